@@ -1,0 +1,41 @@
+// createApp(deps): the express app with every route, no listen (tests import it).
+import express, { type Express, type RequestHandler } from 'express';
+import type { Pool } from 'pg';
+import type { CatalogReads } from './catalog/read-model.ts';
+import { ERROR_CODES } from './errors.ts';
+import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
+import { v1Router } from './http/v1-routes.ts';
+import type { Logger } from './logger.ts';
+
+export type AppDeps = {
+  pool: Pool;
+  reads: CatalogReads;
+  logger: Logger;
+  graphql: RequestHandler;
+  graphqlMaxBodyBytes: number;
+};
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
+
+  app.post('/graphql', express.json({ limit: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.get('/graphql', deps.graphql);
+  app.all('/graphql', methodNotAllowed(['GET', 'POST']));
+
+  // Problem type documentation: the `type` URIs of problem responses resolve here.
+  app.get('/problems/:slug', (req, res, next) => {
+    const entry = Object.entries(ERROR_CODES).find(([, v]) => v.slug === req.params.slug);
+    if (!entry) return next();
+    const [code, { status, title }] = entry;
+    res.json({ type: `/problems/${req.params.slug}`, title, status, code });
+  });
+
+  app.use(notFoundHandler);
+  app.use(problemErrorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,20 @@
+// API keys: only a SHA-256 hash of the key is stored; the key itself is shown once at creation.
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_key',
+  properties: {
+    id: p.uuid().primary(),
+    name: p.text(),
+    /** The first characters of the key, safe to show, so that operators can tell keys apart. */
+    prefix: p.text(),
+    keyHash: p.text().unique(),
+    scopes: p.array(),
+    createdAt: p.datetime(3),
+    revokedAt: p.datetime(3).nullable(),
+  },
+});
+
+export type IApiKey = InferEntity<typeof ApiKey>;
+export const apiKeyEntities = [ApiKey];

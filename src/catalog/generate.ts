@@ -1,0 +1,109 @@
+// A generator of realistic catalog content (every collection used, varied sizes), deterministic for
+// a given seed so that demos and benchmarks are reproducible.
+import type { DeadlineType, Format, LearningOpportunityContent } from './record.ts';
+import { DEADLINE_TYPES, FORMATS } from './record.ts';
+
+export type Random = () => number;
+
+/** mulberry32: a small, fast, seeded PRNG. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function randomUuid(rnd: Random): string {
+  const hex = Array.from({ length: 32 }, () => Math.floor(rnd() * 16).toString(16));
+  hex[12] = '4';
+  hex[16] = ((Math.floor(rnd() * 4) + 8) as number).toString(16);
+  const s = hex.join('');
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+}
+
+const pick = <T>(rnd: Random, list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
+const int = (rnd: Random, min: number, max: number) => min + Math.floor(rnd() * (max - min + 1));
+const maybe = <T>(rnd: Random, p: number, value: () => T): T | null => (rnd() < p ? value() : null);
+
+const SUBJECTS = ['Data Engineering', 'Machine Learning', 'Product Management', 'UX Research', 'Cloud Architecture', 'Public Speaking', 'Financial Modelling', 'Climate Science', 'Nursing Leadership', 'Spanish for Business', 'Welding Safety', 'Cybersecurity', 'Negotiation', 'Urban Planning', 'Bioinformatics'];
+const LEVELS = ['Foundations of', 'Advanced', 'Applied', 'Introduction to', 'Professional Certificate in', 'Bootcamp:', 'Masterclass in'];
+const PROVIDERS = ['Northwind University', 'Open Skills Institute', 'Harbor College', 'Atlas Academy', 'Meridian School of Management', 'Polytechnic of the North'];
+const CITIES: [string, string][] = [['Berlin', 'DE'], ['Lisbon', 'PT'], ['Toronto', 'CA'], ['Nairobi', 'KE'], ['Melbourne', 'AU'], ['Austin', 'US'], ['Utrecht', 'NL']];
+const ZONES = ['Europe/Berlin', 'Europe/Lisbon', 'America/Toronto', 'Africa/Nairobi', 'Australia/Melbourne', 'America/Chicago', 'Europe/Amsterdam'];
+const TOPICS = ['analytics', 'python', 'leadership', 'design', 'sustainability', 'finance', 'healthcare', 'languages', 'security', 'cloud', 'ai', 'communication', 'engineering'];
+const LANGUAGES = ['en', 'de', 'pt-BR', 'es', 'fr', 'nl'];
+const SOURCES = ['Course Report', 'SwitchUp', 'Trustpilot', 'Class Central', 'Google Reviews'];
+const LOREM = 'Learners work through real cases with practitioners, build a portfolio piece, and receive structured feedback. Sessions combine short lectures, guided labs and peer review, with office hours every week.';
+
+const sentence = (rnd: Random, words: number) => LOREM.split(' ').slice(0, Math.max(3, words)).join(' ').replace(/[,.]$/, '') + '.';
+
+/** One record's content. `base` is the time around which its dates are placed. */
+export function generateContent(rnd: Random, base: Date): LearningOpportunityContent {
+  const subject = pick(rnd, SUBJECTS);
+  const format = pick(rnd, FORMATS) as Format;
+  const provider = pick(rnd, PROVIDERS);
+  const slug = subject.toLowerCase().replace(/[^a-z]+/g, '-');
+  const day = 86_400_000;
+  const start = base.getTime() + int(rnd, 7, 180) * day;
+  const sessions = Array.from({ length: int(rnd, 1, 6) }, (_, i) => {
+    const [city, country] = pick(rnd, CITIES);
+    const startsAt = new Date(start + i * 7 * day + int(rnd, 8, 18) * 3_600_000);
+    return {
+      id: randomUuid(rnd),
+      startsAt,
+      endsAt: new Date(startsAt.getTime() + int(rnd, 1, 8) * 3_600_000),
+      timezone: pick(rnd, ZONES),
+      format: format === 'HYBRID' ? (pick(rnd, ['ONLINE', 'IN_PERSON']) as Format) : format,
+      location: format === 'ONLINE' ? null : { name: `${provider} Campus`, address: `${int(rnd, 1, 200)} Market Street`, city, country },
+      capacity: maybe(rnd, 0.8, () => int(rnd, 10, 300)),
+    };
+  });
+  return {
+    id: randomUuid(rnd),
+    title: `${pick(rnd, LEVELS)} ${subject}`,
+    summary: sentence(rnd, int(rnd, 8, 20)),
+    description: maybe(rnd, 0.9, () => Array.from({ length: int(rnd, 1, 4) }, () => LOREM).join('\n\n')),
+    url: `https://courses.example.org/${slug}/${int(rnd, 1000, 9999)}`,
+    provider: maybe(rnd, 0.95, () => ({ name: provider, url: maybe(rnd, 0.8, () => `https://${provider.toLowerCase().replace(/[^a-z]+/g, '')}.example.org`) })),
+    format,
+    language: maybe(rnd, 0.9, () => pick(rnd, LANGUAGES)),
+    topics: [...new Set(Array.from({ length: int(rnd, 0, 5) }, () => pick(rnd, TOPICS)))],
+    price: maybe(rnd, 0.7, () => ({ amount: `${int(rnd, 0, 4000)}.${pick(rnd, ['00', '50', '99'])}`, currency: pick(rnd, ['EUR', 'USD', 'GBP', 'CAD']) })),
+    sessions,
+    deadlines: Array.from({ length: int(rnd, 0, 3) }, (_, i) => ({
+      id: randomUuid(rnd),
+      type: DEADLINE_TYPES[i % DEADLINE_TYPES.length] as DeadlineType,
+      dueAt: new Date(start - int(rnd, 1, 30) * day),
+      description: maybe(rnd, 0.6, () => sentence(rnd, 8)),
+    })),
+    faqs: Array.from({ length: int(rnd, 0, 6) }, (_, i) => ({
+      id: randomUuid(rnd),
+      question: ['Do I need prior experience?', 'Is there a certificate?', 'Can I pay in instalments?', 'How much time per week?', 'Are recordings available?', 'Is there a refund policy?'][i] as string,
+      answer: sentence(rnd, int(rnd, 6, 30)),
+    })),
+    externalReviews: Array.from({ length: int(rnd, 0, 4) }, () => {
+      const maxRating = 5;
+      return {
+        id: randomUuid(rnd),
+        source: pick(rnd, SOURCES),
+        url: maybe(rnd, 0.7, () => `https://reviews.example.org/${slug}/${int(rnd, 1, 99999)}`),
+        rating: Math.round((2.5 + rnd() * 2.5) * 10) / 10,
+        maxRating,
+        reviewCount: int(rnd, 1, 5000),
+        excerpt: maybe(rnd, 0.8, () => sentence(rnd, int(rnd, 6, 18))),
+        reviewedAt: maybe(rnd, 0.9, () => new Date(base.getTime() - int(rnd, 1, 700) * day)),
+      };
+    }),
+    accolades: Array.from({ length: int(rnd, 0, 2) }, () => ({
+      id: randomUuid(rnd),
+      title: pick(rnd, ['Best Online Course', 'Top Employer Pick', 'Excellence in Teaching', 'Editors’ Choice']),
+      issuer: maybe(rnd, 0.8, () => pick(rnd, ['EdTech Awards', 'Learning Guild', 'Skills Council'])),
+      awardedAt: maybe(rnd, 0.8, () => new Date(base.getTime() - int(rnd, 30, 1000) * day)),
+      url: null,
+    })),
+  };
+}

@@ -1,0 +1,97 @@
+// The only reader of process.env: validated once at boot, typed, frozen.
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const schema = z.object({
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  DB_POOL_MAX: int(1, 200).default(10),
+  DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
+  REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
+  GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
+  WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
+  WEBHOOK_BACKOFF_BASE_MS: int(0, 86_400_000).default(5000),
+  WEBHOOK_BACKOFF_MAX_MS: int(0, 86_400_000).default(3_600_000),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.optional(),
+  WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
+  WORKER_CONCURRENCY: int(1, 1000).default(64),
+  DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+});
+
+export type Config = Readonly<{
+  databaseUrl: string | undefined;
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  production: boolean;
+  role: 'all' | 'api' | 'worker';
+  db: Readonly<{ poolMax: number; connectTimeoutMs: number }>;
+  http: Readonly<{ requestTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  webhooks: Readonly<{
+    maxAttempts: number;
+    timeoutMs: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    allowPrivateTargets: boolean;
+    concurrencyPerReceiver: number;
+    workerConcurrency: number;
+  }>;
+  demoSeedCount: number;
+}>;
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment; throws a ConfigError listing every problem at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
+    throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
+  }
+  return Object.freeze({
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    port: e.PORT,
+    host: e.HOST ?? (env.container || existsDockerEnv() ? '0.0.0.0' : '127.0.0.1'),
+    logLevel: e.LOG_LEVEL,
+    production,
+    role: e.ROLE,
+    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS }),
+    http: Object.freeze({ requestTimeoutMs: e.REQUEST_TIMEOUT_MS, graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES }),
+    webhooks: Object.freeze({
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      backoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
+      backoffMaxMs: e.WEBHOOK_BACKOFF_MAX_MS,
+      allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? !production,
+      concurrencyPerReceiver: e.WEBHOOK_CONCURRENCY_PER_RECEIVER,
+      workerConcurrency: e.WORKER_CONCURRENCY,
+    }),
+    demoSeedCount: e.DEMO_SEED_COUNT,
+  });
+}
+
+function existsDockerEnv(): boolean {
+  return existsSync('/.dockerenv');
+}

@@ -1,0 +1,71 @@
+// One error type with a stable code. http/problem.ts maps it to problem+json, graphql/errors.ts to
+// GraphQL errors; anything that is not an AppError is internal and becomes a generic 500.
+
+export type InvalidParam = { name: string; reason: string };
+
+export const ERROR_CODES = {
+  BAD_USER_INPUT: { status: 400, slug: 'invalid-parameters', title: 'Invalid parameters' },
+  UNAUTHENTICATED: { status: 401, slug: 'unauthenticated', title: 'Missing or invalid API key' },
+  FORBIDDEN: { status: 403, slug: 'forbidden', title: 'Insufficient scope' },
+  NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
+  INVALID_STATE_TRANSITION: { status: 409, slug: 'invalid-state-transition', title: 'Invalid state transition' },
+  PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },
+  SERVICE_UNAVAILABLE: { status: 503, slug: 'service-unavailable', title: 'Service temporarily unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly invalidParams: InvalidParam[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: { invalidParams?: InvalidParam[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(detail, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.invalidParams = options.invalidParams;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+export const badInput = (invalidParams: InvalidParam[]): AppError =>
+  new AppError('BAD_USER_INPUT', invalidParams.map((p) => `${p.name}: ${p.reason}`).join('; '), { invalidParams });
+
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} was not found`);
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+/** True for errors that mean "the database cannot be reached right now" (as opposed to a bug). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (CONNECTION_ERROR_CODES.has(code)) return true;
+      // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
+      if (/^08...$/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
+    }
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+export const databaseUnavailable = (cause: unknown): AppError =>
+  new AppError('SERVICE_UNAVAILABLE', 'The database is unreachable; try again shortly', { headers: { 'Retry-After': '5' }, cause });
+
+/** Turns anything thrown into an AppError; unknown errors become INTERNAL_SERVER_ERROR (detail is generic). */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable(error);
+  return new AppError('INTERNAL_SERVER_ERROR', 'An unexpected error occurred', { cause: error });
+}

@@ -1,0 +1,17 @@
+// The event store: one row per publicly observable change, with the exact body bytes delivered.
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+export const Event = defineEntity({
+  name: 'Event',
+  tableName: 'event',
+  properties: {
+    id: p.uuid().primary(),
+    type: p.text(),
+    resourceId: p.uuid().index(),
+    occurredAt: p.datetime(3),
+    body: p.text(),
+  },
+});
+
+export type IEvent = InferEntity<typeof Event>;
+export const eventEntities = [Event];

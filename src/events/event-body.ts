@@ -1,0 +1,13 @@
+// The delivery body of an event (SPEC.md section 6). The record's rendered bytes are spliced in
+// as they are, so `data` is byte for byte what GET /v1/learning-opportunities/{id} returned.
+import type { EventType } from './derive-event.ts';
+
+export function renderEventBody(event: { id: string; type: EventType; occurredAt: Date; resourceId: string; doc: string | null }): string {
+  return (
+    `{"id":${JSON.stringify(event.id)}` +
+    `,"type":${JSON.stringify(event.type)}` +
+    `,"occurredAt":${JSON.stringify(event.occurredAt.toISOString())}` +
+    `,"resource":{"type":"LEARNING_OPPORTUNITY","id":${JSON.stringify(event.resourceId)}}` +
+    `,"data":${event.doc ?? 'null'}}`
+  );
+}

@@ -1,0 +1,33 @@
+// AppError -> GraphQL error with a stable extensions.code; anything unknown becomes a generic
+// INTERNAL_SERVER_ERROR (logged, never shown).
+import type { GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { AppError, ERROR_CODES, toAppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+// Codes produced by GraphQL/Apollo themselves for malformed requests; their messages are safe.
+const REQUEST_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+export function formatGraphQLError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    const code = formatted.extensions?.code;
+    // Request errors of GraphQL itself, and ours raised before resolvers run (authentication).
+    if (!(original instanceof AppError) && typeof code === 'string' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+    }
+    const appError = toAppError(original);
+    if (appError.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: original }, 'unhandled GraphQL error');
+    const extensions: Record<string, unknown> = { code: appError.code };
+    if (appError.invalidParams) extensions.invalidParams = appError.invalidParams;
+    return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
+  };
+}

@@ -1,0 +1,41 @@
+// Thin resolvers: authorize, validate, call the same reads and writes as REST, present.
+import type { Principal } from '../auth/api-keys.ts';
+import { requireScope } from '../auth/bearer.ts';
+import type { CatalogWrites } from '../catalog/catalog-writes.ts';
+import { parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
+import type { CatalogReads } from '../catalog/read-model.ts';
+import { parsePagingArgs } from '../http/paging.ts';
+
+export type GraphQLContext = { principal: Principal };
+type Args = Record<string, unknown>;
+
+export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites }) {
+  const reader = (ctx: GraphQLContext) => requireScope(ctx.principal, 'graphql:read');
+  const writer = (ctx: GraphQLContext) => requireScope(ctx.principal, 'catalog:write');
+  const write = (run: (args: Args) => Promise<string>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
+    writer(ctx);
+    return JSON.parse(await run(args)) as unknown;
+  };
+
+  return {
+    Query: {
+      async learningOpportunity(_: unknown, args: Args, ctx: GraphQLContext) {
+        reader(ctx);
+        const doc = await deps.reads.getOne(parseId(args.id), 'internal');
+        return doc === null ? null : (JSON.parse(doc) as unknown);
+      },
+      async learningOpportunities(_: unknown, args: Args, ctx: GraphQLContext) {
+        reader(ctx);
+        const { limit, offset } = parsePagingArgs(args);
+        const page = await deps.reads.getPage(limit, offset, 'internal');
+        return { results: JSON.parse(`[${page.results}]`) as unknown, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset } };
+      },
+    },
+    Mutation: {
+      upsertLearningOpportunity: write((args) => deps.writes.upsert(parseLearningOpportunityInput(args.input))),
+      publishLearningOpportunity: write((args) => deps.writes.publish(parseId(args.id))),
+      archiveLearningOpportunity: write((args) => deps.writes.archive(parseId(args.id))),
+      deleteLearningOpportunity: write((args) => deps.writes.delete(parseId(args.id))),
+    },
+  };
+}

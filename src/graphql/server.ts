@@ -1,0 +1,54 @@
+// Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
+// bearer authentication in the context, stable error codes from formatError.
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Server } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { IResolvers } from '@graphql-tools/utils';
+import type { RequestHandler } from 'express';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import type { Pool } from 'pg';
+import { principalFromHeader } from '../auth/bearer.ts';
+import { toAppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { formatGraphQLError } from './errors.ts';
+import type { GraphQLContext } from './resolvers.ts';
+
+export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
+
+export function loadTypeDefs(): string[] {
+  return readdirSync(SCHEMA_DIR)
+    .filter((f) => f.endsWith('.graphql'))
+    .sort((a, b) => (a === 'base.graphql' ? -1 : b === 'base.graphql' ? 1 : a.localeCompare(b)))
+    .map((f) => readFileSync(resolve(SCHEMA_DIR, f), 'utf8'));
+}
+
+export function buildSchema(resolvers: IResolvers[]): GraphQLSchema {
+  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
+}
+
+export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; pool: Pool; logger: Logger; httpServer?: Server }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: deps.schema,
+    formatError: formatGraphQLError(deps.logger),
+    includeStacktraceInErrorResponses: false,
+    plugins: deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : [],
+  });
+  await apollo.start();
+  const middleware = expressMiddleware(apollo, {
+    context: async ({ req }) => {
+      try {
+        return { principal: await principalFromHeader(deps.pool, req.get('authorization')) };
+      } catch (error) {
+        const appError = toAppError(error);
+        throw new GraphQLError(appError.message, {
+          extensions: { code: appError.code, http: { status: appError.status, headers: new Map(Object.entries(appError.headers)) } },
+        });
+      }
+    },
+  });
+  return { middleware, stop: () => apollo.stop() };
+}

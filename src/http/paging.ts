@@ -1,0 +1,46 @@
+// limit/offset parsing shared by REST and GraphQL: never clamped, every bad value named.
+import { badInput, type InvalidParam } from '../errors.ts';
+
+export const PAGE_LIMIT_DEFAULT = 20;
+export const PAGE_LIMIT_MAX = 100;
+const DIGITS = /^\d{1,15}$/;
+
+function check(name: 'limit' | 'offset', value: number, problems: InvalidParam[]): void {
+  if (name === 'limit' && (value < 1 || value > PAGE_LIMIT_MAX)) problems.push({ name, reason: `must be an integer from 1 to ${PAGE_LIMIT_MAX}` });
+  if (name === 'offset' && (value < 0 || value > Number.MAX_SAFE_INTEGER)) problems.push({ name, reason: 'must be an integer >= 0' });
+}
+
+/** From raw query-string values (a repeated parameter arrives as an array). */
+export function parsePagingQuery(query: Record<string, unknown>): { limit: number; offset: number } {
+  const problems: InvalidParam[] = [];
+  const read = (name: 'limit' | 'offset', fallback: number): number => {
+    const raw = query[name];
+    if (raw === undefined) return fallback;
+    if (typeof raw !== 'string') {
+      problems.push({ name, reason: 'must be given at most once' });
+      return fallback;
+    }
+    if (!DIGITS.test(raw)) {
+      problems.push({ name, reason: name === 'limit' ? `must be an integer from 1 to ${PAGE_LIMIT_MAX}` : 'must be an integer >= 0' });
+      return fallback;
+    }
+    const value = Number(raw);
+    check(name, value, problems);
+    return value;
+  };
+  const limit = read('limit', PAGE_LIMIT_DEFAULT);
+  const offset = read('offset', 0);
+  if (problems.length) throw badInput(problems);
+  return { limit, offset };
+}
+
+/** From GraphQL arguments (already typed Int by GraphQL). */
+export function parsePagingArgs(args: { limit?: number | null; offset?: number | null }): { limit: number; offset: number } {
+  const problems: InvalidParam[] = [];
+  const limit = args.limit ?? PAGE_LIMIT_DEFAULT;
+  const offset = args.offset ?? 0;
+  check('limit', limit, problems);
+  check('offset', offset, problems);
+  if (problems.length) throw badInput(problems);
+  return { limit, offset };
+}

@@ -1,0 +1,49 @@
+// RFC 7807 problem details: every non-2xx answer of the HTTP surface goes through here.
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { AppError, ERROR_CODES, type ErrorCode, toAppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
+
+export function sendProblem(req: Request, res: Response, error: AppError): void {
+  const { status, title } = ERROR_CODES[error.code];
+  const body: Record<string, unknown> = { type: problemType(error.code), title, status, detail: error.message, instance: req.originalUrl };
+  if (error.invalidParams) body.invalidParams = error.invalidParams;
+  res.status(status).set(error.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** The last error handler: known errors as they are, anything else as a generic 500 (logged). */
+export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const error = mapHttpError(err);
+    if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: err as Error, method: req.method, path: req.path }, 'unhandled error');
+    else if (error.code === 'SERVICE_UNAVAILABLE') logger.warn({ err: (err as Error)?.message, path: req.path }, 'database unavailable');
+    if (res.headersSent) return void res.end();
+    sendProblem(req, res, error);
+  };
+}
+
+/** Errors raised by express's own parsers carry a status; keep their meaning, not their text. */
+function mapHttpError(err: unknown): AppError {
+  const status = (err as { status?: unknown; type?: unknown })?.status;
+  const type = (err as { type?: unknown })?.type;
+  if (!(err instanceof AppError) && typeof status === 'number') {
+    if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+    if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+    if (status === 400 && type === 'entity.parse.failed') return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', { invalidParams: [{ name: 'body', reason: 'is not valid JSON' }] });
+    if (status === 400) return new AppError('BAD_USER_INPUT', 'The request could not be read', { invalidParams: [{ name: 'body', reason: 'could not be read' }] });
+  }
+  return toAppError(err);
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendProblem(req, res, new AppError('NOT_FOUND', `No resource at ${req.path}`));
+};
+
+/** For a known path: any method not in `allowed` is 405 with Allow. */
+export function methodNotAllowed(allowed: string[]): RequestHandler {
+  return (req, res) => {
+    sendProblem(req, res, new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(' or ')}`, { headers: { Allow: allowed.join(', ') } }));
+  };
+}

@@ -1,0 +1,52 @@
+// Wires the parts of the service over an open database: catalog reads and writes, the change
+// recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.ts';
+import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
+import { catalogResolvers } from './graphql/resolvers.ts';
+import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
+import type { Config } from './config.ts';
+import type { Database } from './database.ts';
+import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
+import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
+import type { Logger } from './logger.ts';
+
+export type Api = {
+  server: Server;
+  url: string;
+  reads: CatalogReads;
+  writes: CatalogWrites;
+  /** Stops accepting, drains open requests, stops Apollo. */
+  close: () => Promise<void>;
+};
+
+export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
+  const reads = createCatalogReads(db.pool);
+  const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut) });
+  return { reads, writes };
+}
+
+export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+  const { reads, writes } = createCatalog(db, fanOut);
+  const server = createServer();
+  server.requestTimeout = config.http.requestTimeoutMs;
+  server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
+  server.keepAliveTimeout = 5_000;
+  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes })]), pool: db.pool, logger, httpServer: server });
+  server.on('request', createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes }));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return {
+    server,
+    url: `http://${host}:${port}`,
+    reads,
+    writes,
+    // The drain plugin closes the listener and waits for in-flight requests.
+    close: () => graphql.stop(),
+  };
+}
