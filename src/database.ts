@@ -23,24 +23,33 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
     url = embedded.url;
   }
   try {
-    const orm = await openOrm({ url, poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs });
-    if (options.migrate ?? true) {
-      const applied = await migrate(orm);
-      if (applied.length) logger.info({ applied }, 'migrations applied');
-    }
-    const pool = await nativePool(orm);
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: options.migrate ?? true, logger });
     return {
-      orm,
-      pool,
-      url,
+      ...db,
       embedded: embedded !== null,
       close: async () => {
-        await orm.close(true);
+        await db.close();
         await embedded?.stop();
       },
     };
   } catch (error) {
     await embedded?.stop();
+    throw error;
+  }
+}
+
+/** Opens MikroORM on `url` (migrating it unless told not to). */
+export async function connectDatabase(url: string, options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger }): Promise<Database> {
+  const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
+  try {
+    if (options.migrate) {
+      const applied = await migrate(orm);
+      if (applied.length) options.logger?.info({ applied }, 'migrations applied');
+    }
+    const pool = await nativePool(orm);
+    return { orm, pool, url, embedded: false, close: () => orm.close(true) };
+  } catch (error) {
+    await orm.close(true);
     throw error;
   }
 }

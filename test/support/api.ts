@@ -1,0 +1,51 @@
+// Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
+import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
+import type { Database } from '../../src/database.ts';
+import type { EventFanOut } from '../../src/events/record-change.ts';
+import { createLogger } from '../../src/logger.ts';
+import { type Api, startApi } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
+
+export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null } = {}): Promise<Api> {
+  return await startApi(
+    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    options.db ?? testDb(),
+    silentLogger,
+    options.fanOut ?? null,
+  );
+}
+
+/** A fresh API key with the given scopes (all of them by default). */
+export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb()): Promise<string> {
+  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes] })).key;
+}
+
+export type GraphQLResponse<T = Record<string, unknown>> = {
+  status: number;
+  body: { data?: T | null; errors?: { message: string; extensions?: { code?: string; invalidParams?: { name: string; reason: string }[] } }[] };
+};
+
+export async function graphql<T = Record<string, unknown>>(api: Api, key: string | null, query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResponse<T>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  return { status: res.status, body: (await res.json()) as GraphQLResponse<T>['body'] };
+}
+
+export async function getJson(api: Api, path: string, key: string | null, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
+  const headers = new Headers(init.headers);
+  if (key) headers.set('authorization', `Bearer ${key}`);
+  const res = await fetch(`${api.url}${path}`, { ...init, headers });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: parseOrNull(text), text };
+}
+
+function parseOrNull(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
