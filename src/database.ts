@@ -1,5 +1,8 @@
 // Opens the database the configuration names (or the embedded one), migrated and ready.
-import type { Pool } from 'pg';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
 import { migrate, nativePool, openOrm, type Orm } from './db/orm.ts';
@@ -15,13 +18,22 @@ export type Database = {
 
 export async function openDatabase(config: Config, logger: Logger, options: { migrate?: boolean } = {}): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
-  let url = config.databaseUrl;
+  let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
+  const urlFile = resolve(config.dataDir, 'embedded-url');
   if (!url) {
     const dir = `${config.dataDir}/pg`;
     logger.info({ dir }, 'starting embedded PostgreSQL');
     embedded = await startEmbeddedPostgres({ dir, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres') });
     url = embedded.url;
+    // Lets the CLI (another process) use the cluster this process runs instead of starting its own.
+    await writeFile(urlFile, `${url}\n`, { mode: 0o600 });
   }
+  const ownEmbedded = embedded;
+  const stopEmbedded = async () => {
+    if (!ownEmbedded) return;
+    await rm(urlFile, { force: true });
+    await ownEmbedded.stop();
+  };
   try {
     const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: options.migrate ?? true, logger });
     return {
@@ -29,12 +41,29 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
       embedded: embedded !== null,
       close: async () => {
         await db.close();
-        await embedded?.stop();
+        await stopEmbedded();
       },
     };
   } catch (error) {
-    await embedded?.stop();
+    await stopEmbedded();
     throw error;
+  }
+}
+
+/** The URL of an embedded cluster another process of ours is running on this data dir, if any. */
+async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> {
+  const urlFile = resolve(dataDir, 'embedded-url');
+  if (!existsSync(urlFile)) return undefined;
+  const url = (await readFile(urlFile, 'utf8')).trim();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    return url;
+  } catch {
+    await rm(urlFile, { force: true }); // left behind by a process that was killed
+    return undefined;
+  } finally {
+    await client.end().catch(() => {});
   }
 }
 

@@ -1,0 +1,44 @@
+// keys create | list | revoke
+import type { Command } from 'commander';
+import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
+import { parseId } from '../catalog/input.ts';
+import { output, table, withDatabase } from './run.ts';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('manage API keys (stored only as hashes)');
+
+  keys
+    .command('create')
+    .description('create a key and print it once')
+    .requiredOption('--name <name>', 'who the key is for')
+    .option('--scope <scope>', `a scope to grant (repeatable): ${SCOPES.join(', ')}`, collect, [])
+    .option('--json', 'print JSON only')
+    .action(async (opts: { name: string; scope: string[]; json?: boolean }) => {
+      const scopes = parseScopes(opts.scope);
+      const created = await withDatabase((db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes }));
+      output(opts.json, created, () =>
+        [`Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}.`, `Key (shown only now, store it safely):`, created.key].join('\n'),
+      );
+    });
+
+  keys
+    .command('list')
+    .description('list keys (never the keys themselves)')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withDatabase((db) => listApiKeys(db.orm.em.fork()));
+      output(opts.json, list, () => table(list, ['id', 'name', 'prefix', 'scopes', 'createdAt', 'revokedAt']));
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke a key; it stops working at once')
+    .argument('<id>', 'key id (see keys list)')
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const revoked = await withDatabase((db) => revokeApiKey(db.orm.em.fork(), parseId(id)));
+      output(opts.json, revoked, () => `Revoked key ${revoked.id} (${revoked.name}) at ${revoked.revokedAt}.`);
+    });
+}

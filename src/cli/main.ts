@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
+// registers itself on the program; they share the database opening and output helpers of run.ts.
+import { Command, CommanderError } from 'commander';
+import { registerKeyCommands } from './keys.ts';
+import { registerMigrateCommand } from './migrate.ts';
+import { registerSeedCommand } from './seed.ts';
+import { describeFailure } from './run.ts';
+
+const program = new Command('lods')
+  .description('Learning Opportunities Data Service: operator commands')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+registerKeyCommands(program);
+registerSeedCommand(program);
+registerMigrateCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  const { message, exitCode } = describeFailure(error);
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(exitCode);
+}

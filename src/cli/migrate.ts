@@ -1,0 +1,23 @@
+// migrate
+import type { Command } from 'commander';
+import { migrate } from '../db/orm.ts';
+import { loadConfig } from '../config.ts';
+import { openDatabase } from '../database.ts';
+import { createLogger } from '../logger.ts';
+import { output } from './run.ts';
+
+export function registerMigrateCommand(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations (the service also does this on start)')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { json?: boolean }) => {
+      const db = await openDatabase(loadConfig(), createLogger({ level: 'warn', destination: process.stderr }), { migrate: false });
+      try {
+        const applied = await migrate(db.orm);
+        output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));
+      } finally {
+        await db.close();
+      }
+    });
+}

@@ -1,0 +1,68 @@
+// What every CLI command shares: configuration, a database for the duration of the command, output
+// as text or --json, and errors mapped to exit codes.
+import { loadConfig } from '../config.ts';
+import { openDatabase, type Database } from '../database.ts';
+import { type AppError, toAppError } from '../errors.ts';
+import { createLogger } from '../logger.ts';
+
+/** Exit codes: 0 ok, 1 failure, 2 bad arguments, 3 not found, 4 database unavailable, 5 conflict. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+const EXIT_BY_CODE: Partial<Record<AppError['code'], number>> = {
+  BAD_USER_INPUT: 2,
+  NOT_FOUND: 3,
+  SERVICE_UNAVAILABLE: 4,
+  INVALID_STATE_TRANSITION: 5,
+};
+
+/** The message and exit code for anything a command throws; unknown errors keep their message. */
+export function describeFailure(error: unknown): { message: string; exitCode: number } {
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
+  const appError = toAppError(error);
+  if (appError.code === 'INTERNAL_SERVER_ERROR') return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
+  return { message: appError.message, exitCode: EXIT_BY_CODE[appError.code] ?? 1 };
+}
+
+/** Runs `work` with an open (migrated) database and closes it whatever happens. */
+export async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // Logs go to stderr so that stdout stays clean for --json output.
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', destination: process.stderr });
+  let db: Database;
+  try {
+    db = await openDatabase(config, logger);
+  } catch (error) {
+    throw new CliError(`cannot open the database: ${(error as Error).message}`, 4);
+  }
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Prints `value` as JSON (with --json) or as the given human text. */
+export function output(json: boolean | undefined, value: unknown, human: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
+
+/** A simple aligned table for human output. */
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns), ...cells.map(line)].join('\n');
+}
+
+/** Progress on stderr (so that --json stdout stays parseable). */
+export function progress(message: string): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r${message}`);
+  else process.stderr.write(`${message}\n`);
+}
