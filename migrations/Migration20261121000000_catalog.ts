@@ -15,7 +15,7 @@ export class Migration20261121000000_catalog extends Migration {
         provider_url text,
         format text not null check (format in ('ONLINE', 'IN_PERSON', 'HYBRID')),
         language text,
-        topics text[] not null default '{}',
+        topics jsonb not null default '[]',
         price_amount numeric(14, 2),
         price_currency varchar(3),
         status text not null check (status in ('DRAFT', 'PUBLISHED', 'ARCHIVED')),

@@ -15,7 +15,8 @@ const LearningOpportunitySchema = defineEntity({
     providerUrl: p.text().nullable(),
     format: p.text(),
     language: p.text().nullable(),
-    topics: p.array(),
+    // jsonb, not text[]: MikroORM's array type mangles items such as "NULL" or ' padded '.
+    topics: p.json<string[]>(),
     priceAmount: p.decimal('string').precision(14).scale(2).nullable(),
     priceCurrency: p.string().length(3).nullable(),
     status: p.text(),
