@@ -1,0 +1,196 @@
+// A runnable webhook receiver built on the receiver kit: `npm run example:receiver`.
+// It keeps a local copy of the catalog in a JSON file: snapshot events upsert `data` by resource.id,
+// DELETED removes it. Each verified event is first appended to an inbox (the raw event stored before
+// the 2xx); the file store is updated after the response, and the inbox is replayed at start so that
+// nothing acknowledged is lost if the process dies in between.
+//
+// Environment: PORT (4000), HOST (127.0.0.1), WEBHOOK_SECRET (none: unsigned deliveries accepted),
+// RECEIVER_STORE_PATH (./.data/example-receiver.json).
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import express from 'express';
+import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '../receiver-kit/index.ts';
+
+export type StoreState = {
+  records: Record<string, LearningOpportunitySnapshot>;
+  /** occurredAt of the last event applied per resource (kept after a delete as a tombstone). */
+  lastEventAt: Record<string, string>;
+};
+export type ApplyOutcome = 'upserted' | 'deleted' | 'stale';
+
+/**
+ * Applies one event. Deliveries can arrive out of order (retries, parallel attempts), so an event
+ * older than the last one applied to the same resource is skipped; applying the same event twice
+ * gives the same state.
+ */
+export function applyEvent(state: StoreState, event: WebhookEvent): ApplyOutcome {
+  const id = event.resource.id;
+  const last = state.lastEventAt[id];
+  if (last && event.occurredAt < last) return 'stale'; // same-format UTC timestamps compare as strings
+  state.lastEventAt[id] = event.occurredAt;
+  if (event.type === 'LEARNING_OPPORTUNITY_DELETED') {
+    delete state.records[id];
+    return 'deleted';
+  }
+  state.records[id] = event.data;
+  return 'upserted';
+}
+
+/** The JSON file store, its inbox of accepted events, and at most one write of the file in flight. */
+export class JsonFileStore {
+  readonly path: string;
+  readonly inboxPath: string;
+  state: StoreState = { records: {}, lastEventAt: {} };
+  #writing: Promise<void> | null = null;
+  #dirty = false;
+
+  constructor(path: string) {
+    this.path = resolve(path);
+    this.inboxPath = `${this.path}.inbox.jsonl`;
+  }
+
+  /** Loads the file, replays events accepted but maybe not applied before a stop, then empties the inbox. */
+  async open(): Promise<number> {
+    await mkdir(dirname(this.path), { recursive: true });
+    const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+    if (text) this.state = JSON.parse(text) as StoreState;
+    const inbox = await readFile(this.inboxPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
+    const pending = inbox.split('\n').filter(Boolean).map((line) => JSON.parse(line) as WebhookEvent);
+    for (const event of pending) applyEvent(this.state, event);
+    await this.#write();
+    await rm(this.inboxPath, { force: true });
+    return pending.length;
+  }
+
+  /** The durable receipt: one JSON line per accepted event. */
+  async accept(event: WebhookEvent): Promise<void> {
+    await appendFile(this.inboxPath, `${JSON.stringify(event)}\n`);
+  }
+
+  apply(event: WebhookEvent): ApplyOutcome {
+    const outcome = applyEvent(this.state, event);
+    if (outcome !== 'stale') this.#saveSoon();
+    return outcome;
+  }
+
+  /** Resolves when the file reflects every applied event. */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  #saveSoon(): void {
+    if (this.#writing) {
+      this.#dirty = true;
+      return;
+    }
+    this.#writing = this.#write().finally(() => {
+      this.#writing = null;
+      if (this.#dirty) {
+        this.#dirty = false;
+        this.#saveSoon();
+      }
+    });
+  }
+
+  async #write(): Promise<void> {
+    // Write-then-rename: a reader (or a crash) never sees half a file.
+    const tmp = `${this.path}.tmp`;
+    await writeFile(tmp, JSON.stringify(this.state, null, 2));
+    await rename(tmp, this.path);
+  }
+}
+
+export type ExampleReceiver = { url: string; server: Server; store: JsonFileStore; idle: () => Promise<void>; close: () => Promise<void> };
+
+export async function startExampleReceiver(options: { port: number; host?: string; secret?: string | null; storePath: string; log?: (line: string) => void }): Promise<ExampleReceiver> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const store = new JsonFileStore(options.storePath);
+  const replayed = await store.open();
+  if (replayed) log(`replayed ${replayed} event(s) from ${store.inboxPath}`);
+
+  const receiver = webhookReceiver({
+    secret: options.secret,
+    store: (event) => store.accept(event),
+    process: (event) => {
+      const outcome = store.apply(event);
+      log(`${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} -> ${outcome} (${Object.keys(store.state.records).length} records)`);
+    },
+    logger: {
+      warn: (fields, message) => log(`${message} ${JSON.stringify(fields)}`),
+      error: (fields, message) => log(`${message} ${JSON.stringify(fields, (k, v: unknown) => (k === 'err' && v instanceof Error ? v.message : v))}`),
+    },
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.post('/webhooks', receiver);
+  app.get('/records', (_req, res) => void res.json(Object.values(store.state.records)));
+  app.get('/records/:id', (req, res) => {
+    const record = store.state.records[req.params.id];
+    if (record) res.json(record);
+    else res.status(404).json({ error: 'not found' });
+  });
+
+  const server = app.listen(options.port, options.host ?? '127.0.0.1');
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('listening', resolveListen);
+    server.once('error', reject);
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address === '0.0.0.0' ? '127.0.0.1' : address;
+  const idle = async () => {
+    await receiver.idle();
+    await store.flush();
+  };
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    store,
+    idle,
+    close: async () => {
+      await new Promise<void>((resolveClose) => {
+        server.close(() => resolveClose());
+        server.closeIdleConnections();
+      });
+      await idle();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const port = Number(env.PORT ?? 4000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${env.PORT}"`);
+  const secret = env.WEBHOOK_SECRET || null;
+  const storePath = env.RECEIVER_STORE_PATH || './.data/example-receiver.json';
+  const receiver = await startExampleReceiver({ port, host: env.HOST || '127.0.0.1', secret, storePath });
+  const url = `${receiver.url}/webhooks`;
+  process.stdout.write(
+    `Example webhook receiver listening on ${url}\n` +
+      `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
+      `Signature check: ${secret ? 'on (WEBHOOK_SECRET)' : 'OFF: set WEBHOOK_SECRET to require signed deliveries'}\n\n` +
+      `Register it with the service (the secret is read from your shell, never printed):\n` +
+      `  npm run cli -- receivers add --url ${url}${secret ? ' --secret "$WEBHOOK_SECRET"' : ''}\n\n`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    process.stdout.write(`${signal}: finishing accepted events\n`);
+    receiver.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`fatal: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

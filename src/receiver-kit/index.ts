@@ -1,0 +1,13 @@
+// The receiver kit: what a consumer needs to accept this service's webhook deliveries safely.
+//   verifyDelivery: check one delivery (signature over the raw bytes, timestamp window, event shape)
+//   webhookReceiver: an express / node:http handler that verifies, de-duplicates, acknowledges at
+//                    once and processes afterwards
+//   signPayload, deliveryHeaders: sign test deliveries exactly as the service does
+export * from './event.ts';
+export { verifyDelivery, DEFAULT_TOLERANCE_MS } from './verify.ts';
+export type { HeaderSource, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
+export { webhookReceiver, DEFAULT_MAX_BODY_BYTES } from './middleware.ts';
+export type { ReceiverLogger, WebhookReceiverHandler, WebhookReceiverOptions } from './middleware.ts';
+export { MemorySeenStore } from './seen-store.ts';
+export type { SeenStore } from './seen-store.ts';
+export { deliveryHeaders, signatureDigest, signPayload, USER_AGENT } from './sign.ts';

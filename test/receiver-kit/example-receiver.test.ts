@@ -1,0 +1,111 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { type ExampleReceiver, startExampleReceiver, type StoreState } from '../../src/examples/receiver.ts';
+
+const SECRET = 'example-receiver-secret';
+
+/** POSTs `event` signed by the algorithm of SPEC.md section 6 (computed here, not by the kit). */
+async function post(receiver: ExampleReceiver, event: Record<string, unknown> & { id: string; type: string }, secret = SECRET): Promise<number> {
+  const body = JSON.stringify(event);
+  const timestamp = String(Date.now());
+  const res = await fetch(`${receiver.url}/webhooks`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-service-event-id': event.id,
+      'x-service-event-type': event.type,
+      'x-service-timestamp': timestamp,
+      'x-service-signature': `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`,
+    },
+    body,
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+function snapshotEvent(type: string, resourceId: string, occurredAt: string, fields: Record<string, unknown> = {}) {
+  return {
+    id: randomUUID(),
+    type,
+    occurredAt,
+    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId },
+    data: type === 'LEARNING_OPPORTUNITY_DELETED' ? null : { id: resourceId, title: 'Urban Planning', status: type === 'LEARNING_OPPORTUNITY_ARCHIVED' ? 'ARCHIVED' : 'PUBLISHED', updatedAt: occurredAt, ...fields },
+  };
+}
+
+const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+
+describe('example receiver (npm run example:receiver)', () => {
+  let dir: string;
+  let storePath: string;
+  let receiver: ExampleReceiver;
+  const lines: string[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lods-example-receiver-'));
+    storePath = join(dir, 'store.json');
+    lines.length = 0;
+    receiver = await startExampleReceiver({ port: 0, secret: SECRET, storePath, log: (line) => void lines.push(line) });
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const fileState = async (): Promise<StoreState> => {
+    await receiver.idle();
+    return JSON.parse(await readFile(storePath, 'utf8')) as StoreState;
+  };
+
+  it('upserts snapshots by resource.id on PUBLISHED, UPDATED and ARCHIVED, and deletes on DELETED', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', a, at(1)))).to.equal(202);
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', b, at(2)))).to.equal(202);
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', a, at(3), { title: 'Urban Planning II' }))).to.equal(202);
+    let state = await fileState();
+    expect(Object.keys(state.records).sort()).to.deep.equal([a, b].sort());
+    expect(state.records[a]).to.include({ title: 'Urban Planning II', updatedAt: at(3) });
+
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_ARCHIVED', a, at(4)))).to.equal(202);
+    state = await fileState();
+    expect(state.records[a]).to.include({ status: 'ARCHIVED' });
+
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_DELETED', b, at(5)))).to.equal(202);
+    state = await fileState();
+    expect(Object.keys(state.records)).to.deep.equal([a]);
+    expect(lines.filter((l) => / -> (upserted|deleted) /.test(l))).to.have.length(5);
+
+    const served = (await (await fetch(`${receiver.url}/records`)).json()) as { id: string }[];
+    expect(served.map((r) => r.id)).to.deep.equal([a]);
+  });
+
+  it('skips an event older than the last one applied to the same record (out-of-order delivery)', async () => {
+    const id = randomUUID();
+    await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', id, at(20), { title: 'newer' }));
+    await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(10), { title: 'older' }));
+    expect((await fileState()).records[id]).to.include({ title: 'newer' });
+    await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_DELETED', id, at(30)));
+    await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', id, at(25), { title: 'late' }));
+    expect((await fileState()).records[id]).to.equal(undefined);
+  });
+
+  it('rejects a delivery signed with another secret and leaves the store unchanged', async () => {
+    const id = randomUUID();
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)), 'not-the-secret')).to.equal(401);
+    await receiver.idle();
+    expect(receiver.store.state.records[id]).to.equal(undefined);
+  });
+
+  it('applies, on the next start, events that were accepted but not yet applied', async () => {
+    await receiver.close();
+    const id = randomUUID();
+    // What an acknowledged-but-unprocessed event looks like after a crash: a line in the inbox.
+    await writeFile(`${storePath}.inbox.jsonl`, `${JSON.stringify(snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)))}\n`);
+    receiver = await startExampleReceiver({ port: 0, secret: SECRET, storePath, log: (line) => void lines.push(line) });
+    expect((await fileState()).records[id]).to.include({ id });
+    expect(lines.some((l) => l.startsWith('replayed 1 event'))).to.equal(true);
+  });
+});
