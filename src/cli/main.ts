@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerKeyCommands } from './keys.ts';
 import { registerMigrateCommand } from './migrate.ts';
 import { registerSeedCommand } from './seed.ts';
+import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
 
 const program = new Command('lods')
@@ -15,6 +16,7 @@ const program = new Command('lods')
 registerKeyCommands(program);
 registerSeedCommand(program);
 registerMigrateCommand(program);
+registerWalkCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,103 @@
+// A typed client for the read-only /v1 REST API.
+import { type Expect, getJson, type RequestSettings, type RetryInfo } from './request.ts';
+import type { LearningOpportunity, LearningOpportunityPage } from './types.ts';
+
+export type CatalogClientOptions = {
+  /** Base address of the service, without `/v1` (a path prefix such as `https://host/lods` is kept). */
+  baseUrl: string | URL;
+  /** An API key with the `catalog:read` scope; sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Defaults to the global fetch. */
+  fetch?: typeof globalThis.fetch;
+  /** Retries after the first attempt for network errors, timeouts, 429 and 5xx (default 4). */
+  retries?: number;
+  /** Per-attempt timeout, body included (default 30 000 ms). */
+  timeoutMs?: number;
+  /** First backoff delay; doubles per retry, with jitter (default 500 ms). */
+  minRetryDelayMs?: number;
+  /** Upper bound of any single wait, a Retry-After included (default 30 000 ms). */
+  maxRetryDelayMs?: number;
+  userAgent?: string;
+  /** Called before each retry (for logs or progress output). */
+  onRetry?: (info: RetryInfo) => void;
+};
+
+export type CallOptions = { signal?: AbortSignal };
+
+export type CatalogClient = {
+  readonly baseUrl: string;
+  /** `GET /v1/learning-opportunities/{id}`. A 404 (unknown, archived, deleted) throws CatalogHttpError. */
+  getLearningOpportunity(id: string, options?: CallOptions): Promise<LearningOpportunity>;
+  /** `GET /v1/learning-opportunities?limit&offset` (service defaults: limit 20 of at most 100, offset 0). */
+  listLearningOpportunities(params?: { limit?: number; offset?: number }, options?: CallOptions): Promise<LearningOpportunityPage>;
+};
+
+export function createCatalogClient(options: CatalogClientOptions): CatalogClient {
+  const base = parseBaseUrl(options.baseUrl);
+  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError('createCatalogClient: apiKey is required');
+  const settings: RequestSettings = {
+    apiKey: options.apiKey,
+    fetch: options.fetch ?? globalThis.fetch,
+    retries: nonNegative('retries', options.retries ?? 4, { integer: true }),
+    timeoutMs: nonNegative('timeoutMs', options.timeoutMs ?? 30_000),
+    minRetryDelayMs: nonNegative('minRetryDelayMs', options.minRetryDelayMs ?? 500),
+    maxRetryDelayMs: nonNegative('maxRetryDelayMs', options.maxRetryDelayMs ?? 30_000),
+    userAgent: options.userAgent ?? 'lods-catalog-client/1',
+    onRetry: options.onRetry,
+  };
+  const url = (path: string) => new URL(path, base);
+
+  return {
+    baseUrl: base.href,
+
+    async getLearningOpportunity(id, call = {}) {
+      const target = url(`v1/learning-opportunities/${encodeURIComponent(id)}`);
+      return await getJson(target, RECORD, settings, call.signal);
+    },
+
+    async listLearningOpportunities(params = {}, call = {}) {
+      const target = url('v1/learning-opportunities');
+      if (params.limit !== undefined) target.searchParams.set('limit', String(params.limit));
+      if (params.offset !== undefined) target.searchParams.set('offset', String(params.offset));
+      return await getJson(target, PAGE, settings, call.signal);
+    },
+  };
+}
+
+function parseBaseUrl(value: string | URL): URL {
+  let base: URL;
+  try {
+    base = new URL(String(value));
+  } catch {
+    throw new TypeError(`createCatalogClient: baseUrl is not a URL: ${String(value)}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`createCatalogClient: baseUrl must be http or https, got ${base.protocol}`);
+  if (base.username || base.password) throw new TypeError('createCatalogClient: baseUrl must not carry credentials; pass apiKey');
+  base.search = '';
+  base.hash = '';
+  // Relative resolution needs a trailing slash to keep a path prefix ("https://host/lods/").
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return base;
+}
+
+function nonNegative(name: string, value: number, { integer = false } = {}): number {
+  if (!Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
+    throw new TypeError(`createCatalogClient: ${name} must be a finite ${integer ? 'integer' : 'number'} >= 0`);
+  }
+  return value;
+}
+
+// Enough checking to fail clearly when the base URL points at something else than the service
+// (a proxy's JSON, another API); the full record shape is the service's contract, not re-validated.
+function isRecordLike(value: unknown): value is LearningOpportunity {
+  return !!value && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string' && typeof (value as { updatedAt?: unknown }).updatedAt === 'string';
+}
+
+function isPage(value: unknown): value is LearningOpportunityPage {
+  if (!value || typeof value !== 'object') return false;
+  const { results, pagination } = value as { results?: unknown; pagination?: { totalCount?: unknown } };
+  return Array.isArray(results) && results.every(isRecordLike) && Number.isSafeInteger(pagination?.totalCount) && (pagination!.totalCount as number) >= 0;
+}
+
+const RECORD: Expect<LearningOpportunity> = { is: isRecordLike, what: 'a learning opportunity' };
+const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of learning opportunities' };

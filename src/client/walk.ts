@@ -1,0 +1,104 @@
+// The nightly full walk of SPEC.md section 4.1: page through the list by limit/offset until
+// offset + page size reaches totalCount (or a page comes back empty), de-duplicating by id.
+//
+// A walk is best effort, not a snapshot: a record updated during the walk moves to the top of the
+// list (updatedAt descending), which shifts the records after it one place down, so one of them is
+// seen twice, and the updated record itself may be missed until the next walk (or a webhook event)
+// brings it. Behind read replicas a page can even come from a replica that lags, so an older copy
+// of a record can arrive after a newer one. The rule is therefore "latest copy wins": the copy with
+// the highest updatedAt, and on a tie the copy seen later.
+//
+// Memory: the walk keeps an index of id -> (updatedAt, sequence number), about 150-200 bytes per
+// record, and, unless `keepRecords: false`, the winning records themselves (the catalog's size in
+// JSON several times over once parsed). For large catalogs, pass `keepRecords: false` and
+// consume the pages through `onPage` (the CLI streams them to a file and keeps the winners by
+// their sequence numbers, see src/cli/walk.ts).
+import type { CatalogClient, CallOptions } from './catalog-client.ts';
+import type { LearningOpportunity } from './types.ts';
+
+export type WalkProgress = {
+  /** Pages read so far. */
+  pages: number;
+  /** Records received so far, duplicates included. */
+  received: number;
+  /** Distinct ids so far. */
+  unique: number;
+  /** totalCount of the last page. */
+  totalCount: number;
+};
+
+export type WalkOptions = {
+  client: Pick<CatalogClient, 'listLearningOpportunities'>;
+  /** Page size, 1..100 (default 100, the service's maximum: fewest requests). */
+  limit?: number;
+  onProgress?: (progress: WalkProgress) => void;
+  /**
+   * Every page as it arrives, duplicates included. The n-th record received (counting from 0 over
+   * the whole walk) has sequence number n: `records[i]` has `firstSeq + i`. Awaited, so a slow
+   * consumer slows the walk down instead of piling pages up in memory.
+   */
+  onPage?: (records: readonly LearningOpportunity[], firstSeq: number) => void | Promise<void>;
+  /** Keep the winning records in `result.records` (default true). */
+  keepRecords?: boolean;
+  signal?: AbortSignal;
+};
+
+export type WalkEntry = { updatedAt: string; seq: number };
+
+export type WalkResult = {
+  /** The latest copy of every record, by id (empty with `keepRecords: false`). */
+  records: Map<string, LearningOpportunity>;
+  /** For every id: updatedAt and sequence number of the copy that won. */
+  index: Map<string, WalkEntry>;
+  /** Distinct records. */
+  count: number;
+  /** The highest updatedAt seen (null for an empty catalog): a watermark for later incremental reads. */
+  highestUpdatedAt: string | null;
+  pages: number;
+  /** Records received, duplicates included. */
+  received: number;
+  /** Copies dropped because the same id was seen again. */
+  duplicates: number;
+};
+
+export async function walk(options: WalkOptions): Promise<WalkResult> {
+  const { client, limit = 100, onProgress, onPage, keepRecords = true, signal } = options;
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`walk: limit must be a positive integer, got ${limit}`);
+  const call: CallOptions = signal ? { signal } : {};
+  const records = new Map<string, LearningOpportunity>();
+  const index = new Map<string, WalkEntry>();
+  let highestUpdatedAt: string | null = null;
+  let pages = 0;
+  let received = 0;
+
+  for (let offset = 0; ; offset += limit) {
+    const page = await client.listLearningOpportunities({ limit, offset }, call);
+    pages++;
+    const { results } = page;
+    await onPage?.(results, received);
+    for (const record of results) {
+      const seq = received++;
+      if (highestUpdatedAt === null || compareTimestamps(record.updatedAt, highestUpdatedAt) > 0) highestUpdatedAt = record.updatedAt;
+      const existing = index.get(record.id);
+      // `>= 0`: on equal updatedAt the later-seen copy wins.
+      if (existing && compareTimestamps(record.updatedAt, existing.updatedAt) < 0) continue;
+      index.set(record.id, { updatedAt: record.updatedAt, seq });
+      if (keepRecords) records.set(record.id, record);
+    }
+    const totalCount = page.pagination.totalCount;
+    onProgress?.({ pages, received, unique: index.size, totalCount });
+    // Stepping by `limit` (never clamped by the service); the empty page also ends a walk whose
+    // totalCount shrank or was wrong.
+    if (results.length === 0 || offset + results.length >= totalCount) break;
+  }
+
+  return { records, index, count: index.size, highestUpdatedAt, pages, received, duplicates: received - index.size };
+}
+
+/** Orders two timestamps by time; unparseable ones fall back to string order (which equals time order for the v1 format). */
+export function compareTimestamps(a: string, b: string): number {
+  const ta = Date.parse(a);
+  const tb = Date.parse(b);
+  if (Number.isNaN(ta) || Number.isNaN(tb)) return a < b ? -1 : a > b ? 1 : 0;
+  return ta - tb;
+}
