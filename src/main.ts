@@ -1,15 +1,31 @@
-// read config -> open database -> start the API (and later the worker) -> listen -> shut down in order.
+// read config -> open database -> start pg-boss -> start the API and/or the delivery worker (ROLE, or
+// `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
+import type { PgBoss } from 'pg-boss';
 import { loadConfig, ConfigError } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { releaseSignalHooks } from './db/embedded-postgres.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
 import { type Api, startApi } from './service.ts';
+import { createFanOut } from './webhooks/fan-out.ts';
+import { startBoss } from './webhooks/queue.ts';
+import { type DeliveryWorker, startDeliveryWorker } from './webhooks/worker.ts';
+
+/** `--role worker` (or `--role=worker`) overrides ROLE. */
+function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {
+  const i = argv.findIndex((a) => a === '--role' || a.startsWith('--role='));
+  if (i < 0) return undefined;
+  const value = argv[i]!.includes('=') ? argv[i]!.slice('--role='.length) : argv[i + 1];
+  if (value === 'all' || value === 'api' || value === 'worker') return value;
+  throw new ConfigError([`--role: must be all, api or worker, got ${JSON.stringify(value ?? '')}`]);
+}
 
 async function main(): Promise<void> {
   let config;
+  let role;
   try {
     config = loadConfig();
+    role = roleArgument(process.argv.slice(2)) ?? config.role;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -21,6 +37,8 @@ async function main(): Promise<void> {
 
   let db: Database | null = null;
   let api: Api | null = null;
+  let boss: PgBoss | null = null;
+  let worker: DeliveryWorker | null = null;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -31,6 +49,9 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     try {
       await api?.close();
+      // In-flight deliveries finish (each is bounded by WEBHOOK_TIMEOUT_MS) and their attempts commit.
+      await worker?.stop();
+      await boss?.stop({ graceful: true, timeout: 10_000 });
       await db?.close();
       logger.info('stopped');
       process.exit(0);
@@ -45,9 +66,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  // The API needs pg-boss too: a mutation inserts its delivery jobs in its own transaction.
+  boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: role !== 'api' });
+  if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger });
+  if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
+
   const demoKey = db.embedded ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger }) : null;
-  api = await startApi(config, db, logger);
-  logger.info({ url: api.url, role: config.role }, 'listening');
+  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }));
+  logger.info({ url: api.url, role }, 'listening');
   if (demoKey) {
     process.stdout.write(
       `\nLearning Opportunities Data Service is running at ${api.url}\n` +

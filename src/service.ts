@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
+import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
@@ -33,7 +34,7 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
   server.requestTimeout = config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes })]), pool: db.pool, logger, httpServer: server });
+  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
   server.on('request', createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventEntities } from '../events/entities.ts';
+import { webhookEntities } from '../webhooks/entities.ts';
 
 export type Orm = MikroORM;
 
@@ -14,7 +15,7 @@ export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
 export async function openOrm(options: { url: string; poolMax: number; connectTimeoutMs: number; debug?: boolean }): Promise<Orm> {
   return await MikroORM.init({
     clientUrl: options.url,
-    entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities],
+    entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities, ...webhookEntities],
     extensions: [Migrator],
     discovery: { warnWhenNoEntities: true },
     pool: { min: 0, max: options.poolMax, idleTimeoutMillis: 30_000 },

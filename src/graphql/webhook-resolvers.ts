@@ -1,0 +1,36 @@
+// Thin resolvers over the stored events and delivery attempts (graphql:read).
+import type { Pool } from 'pg';
+import { requireScope } from '../auth/bearer.ts';
+import { parseId } from '../catalog/input.ts';
+import { parsePagingArgs } from '../http/paging.ts';
+import { type AttemptView, getStoredEvent, listAttempts, type StoredEventView } from '../webhooks/attempt-reads.ts';
+import type { GraphQLContext } from './resolvers.ts';
+
+type Args = Record<string, unknown>;
+const optionalId = (value: unknown, name: string): string | undefined => (value === undefined || value === null ? undefined : parseId(value, name));
+
+export function webhookResolvers(deps: { pool: Pool }) {
+  const reader = (ctx: GraphQLContext) => requireScope(ctx.principal, 'graphql:read');
+  return {
+    Query: {
+      async event(_: unknown, args: Args, ctx: GraphQLContext) {
+        reader(ctx);
+        return await getStoredEvent(deps.pool, parseId(args.id));
+      },
+      async deliveryAttempts(_: unknown, args: Args, ctx: GraphQLContext) {
+        reader(ctx);
+        const { limit, offset } = parsePagingArgs(args);
+        return await listAttempts(deps.pool, { eventId: optionalId(args.eventId, 'eventId'), receiverId: optionalId(args.receiverId, 'receiverId'), limit, offset });
+      },
+    },
+    WebhookEvent: {
+      async attempts(event: StoredEventView, args: Args) {
+        const { limit, offset } = parsePagingArgs(args);
+        return await listAttempts(deps.pool, { eventId: event.id, receiverId: optionalId(args.receiverId, 'receiverId'), limit, offset, order: 'oldest' });
+      },
+    },
+    DeliveryAttempt: {
+      outcome: (attempt: AttemptView) => attempt.outcome.toUpperCase(),
+    },
+  };
+}

@@ -1,0 +1,107 @@
+// The one outbound HTTP call of the service: POST a body to a receiver with a hard deadline, keep-alive
+// connections, redirects never followed (a 3xx fails the attempt), private targets refused unless
+// allowed. The result is a classification; nothing in it (or in any error) carries the secret, the
+// signature or the URL's query.
+import http from 'node:http';
+import https from 'node:https';
+import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
+
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect';
+export type SendResult = { outcome: AttemptOutcome; statusCode: number | null; error: string | null; responseExcerpt: string | null; durationMs: number };
+export type WebhookSender = { send: (url: string, headers: Record<string, string>, body: Buffer) => Promise<SendResult>; close: () => void };
+
+/** Bytes of the response body kept in delivery_attempt.response_excerpt. */
+export const EXCERPT_BYTES = 512;
+/** Bytes of a response body read (and thrown away) to keep the connection reusable. */
+const DRAIN_BYTES = 64 * 1024;
+
+export function createWebhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean; maxSockets?: number }): WebhookSender {
+  const lookup = guardedLookup(options.allowPrivateTargets);
+  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: options.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
+
+  function send(rawUrl: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
+    const started = performance.now();
+    const done = (outcome: AttemptOutcome, statusCode: number | null, error: string | null, excerpt: string | null): SendResult => ({
+      outcome,
+      statusCode,
+      error,
+      responseExcerpt: excerpt,
+      durationMs: Math.round(performance.now() - started),
+    });
+
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      return Promise.resolve(done('connection_error', null, 'invalid_url', null));
+    }
+    const agent = url.protocol === 'http:' ? agents['http:'] : url.protocol === 'https:' ? agents['https:'] : null;
+    if (!agent) return Promise.resolve(done('connection_error', null, 'unsupported_protocol', null));
+    const literal = literalHost(url);
+    // An IP literal is connected to without a lookup, so it is checked here.
+    if (!options.allowPrivateTargets && literal && isNonPublicAddress(literal)) return Promise.resolve(done('connection_error', null, 'private_target', null));
+
+    return new Promise<SendResult>((resolve) => {
+      let settled = false;
+      let status: number | null = null;
+      const chunks: Buffer[] = [];
+      let received = 0;
+      const finish = (result: SendResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const excerpt = () => (chunks.length ? Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8') : null);
+      const byStatus = (code: number) =>
+        code >= 200 && code < 300 ? done('success', code, null, excerpt()) : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
+
+      const request = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        agent,
+        lookup,
+        headers: { ...headers, 'content-length': String(body.length) },
+      });
+      const timer = setTimeout(() => {
+        // Headers already in: the status decides; the body was only being drained.
+        finish(status === null ? done('timeout', null, 'timeout', null) : byStatus(status));
+        request.destroy();
+      }, options.timeoutMs);
+
+      request.on('response', (response) => {
+        status = response.statusCode ?? 0;
+        response.on('data', (chunk: Buffer) => {
+          if (received < EXCERPT_BYTES) chunks.push(chunk);
+          received += chunk.length;
+          if (received > DRAIN_BYTES) {
+            finish(byStatus(status!));
+            response.destroy();
+          }
+        });
+        response.on('end', () => finish(byStatus(status!)));
+        response.on('error', () => finish(byStatus(status!)));
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (status !== null) return finish(byStatus(status));
+        finish(done('connection_error', null, errorClass(error), null));
+      });
+      request.end(body);
+    });
+  }
+
+  return {
+    send,
+    close: () => {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}
+
+/** A short, stable class for an error (its code), never its message. */
+function errorClass(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? (error as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(code)) return code;
+  return 'request_error';
+}

@@ -1,0 +1,82 @@
+// The webhook stack for tests: pg-boss on the suite's database, the API with the real fan-out and
+// (unless told otherwise) a delivery worker, all with small timings.
+import type { PgBoss } from 'pg-boss';
+import type { Database } from '../../src/database.ts';
+import type { Api } from '../../src/service.ts';
+import { createFanOut } from '../../src/webhooks/fan-out.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
+import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers.ts';
+import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { testDb } from '../hooks.ts';
+import { silentLogger, startTestApi } from './api.ts';
+
+export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): WebhookConfig {
+  return {
+    maxAttempts: 4,
+    timeoutMs: 1000,
+    backoffBaseMs: 50,
+    backoffMaxMs: 400,
+    allowPrivateTargets: true,
+    concurrencyPerReceiver: 4,
+    workerConcurrency: 32,
+    ...overrides,
+  };
+}
+
+export type WebhookStack = {
+  api: Api;
+  boss: PgBoss;
+  worker: DeliveryWorker | null;
+  config: WebhookConfig;
+  db: Database;
+  addReceiver: (url: string, options?: { secret?: string; types?: string[] }) => Promise<ReceiverInfo>;
+  stop: () => Promise<void>;
+};
+
+export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; pollIntervalMs?: number } = {}): Promise<WebhookStack> {
+  const db = testDb();
+  const config = testWebhookConfig(options.config);
+  const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: true });
+  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, pollIntervalMs: options.pollIntervalMs ?? 200 });
+  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
+  return {
+    api,
+    boss,
+    worker,
+    config,
+    db,
+    addReceiver: (url, o = {}) => addReceiver(db.orm.em.fork(), { url, secret: o.secret, types: o.types }, config),
+    stop: async () => {
+      await api.close();
+      await worker?.stop({ timeoutMs: 2000 });
+      await boss.stop({ graceful: false, close: true });
+    },
+  };
+}
+
+/** Removes every receiver (and their attempts) and every delivery job and dead letter. */
+export async function resetWebhooks(db: Database = testDb()): Promise<void> {
+  await db.pool.query('delete from receiver');
+  const queues = await db.pool.query(`select 1 from information_schema.tables where table_schema = $1 and table_name = 'job'`, [BOSS_SCHEMA]);
+  if (queues.rowCount) await db.pool.query(`delete from ${BOSS_SCHEMA}.job where name in ($1, $2)`, [DELIVERY_QUEUE, DEAD_LETTER_QUEUE]);
+}
+
+/** Jobs of a queue in the given states, for assertions on what is pending. */
+export async function jobs(queue: string, filter: { eventId?: string; receiverId?: string } = {}, db: Database = testDb()): Promise<{ state: string; data: Record<string, unknown> }[]> {
+  const { rows } = await db.pool.query(
+    `select state, data from ${BOSS_SCHEMA}.job where name = $1 and ($2::text is null or data->>'eventId' = $2) and ($3::text is null or data->>'receiverId' = $3) order by created_on`,
+    [queue, filter.eventId ?? null, filter.receiverId ?? null],
+  );
+  return rows;
+}
+
+/** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
+export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,35 @@
+// Low latency from commit to first attempt: the worker wakes on pg-boss's NOTIFY, not on its poll.
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+
+describe('webhook delivery latency', () => {
+  let stack: WebhookStack;
+  let receiver: TestReceiver;
+  before(async () => {
+    await resetWebhooks();
+    // A poll far longer than the test: only a notification can wake the worker in time.
+    stack = await startWebhookStack({ pollIntervalMs: 60_000 });
+    receiver = await startReceiver();
+    await stack.addReceiver(receiver.url);
+  });
+  after(async () => {
+    await stack.stop();
+    await receiver.close();
+  });
+
+  it('delivers within a few tens of milliseconds of the commit, for each of several events', async () => {
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      const committed = Date.now();
+      const [request] = (await receiver.waitFor(i + 1, 3000)).slice(i);
+      latencies.push(request!.arrivedAt - committed);
+    }
+    expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).to.be.below(250);
+  });
+});
