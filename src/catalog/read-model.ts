@@ -6,14 +6,19 @@ import type { Pool } from 'pg';
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
 
-const PAGE_SQL = {
-  // Matches the partial index learning_opportunity_published_order.
+// Exported for bench/read-path's bare baseline, so that it runs exactly the same statements.
+export const PAGE_SQL = {
+  // list_page_start reads the range counts of list_bucket (migration list_buckets) to find
+  // where position $2 lies, so the index-only scan of learning_opportunity_published_order seeks
+  // there and skips at most one range (a few hundred keys), however deep the page. Each doc is then
+  // read by primary key (a subquery per key, so that no plan can turn it into a scan of the table).
   public: `
     select (select n from catalog_count where status = 'PUBLISHED') as total,
-           (select coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '')
-              from (select doc, updated_at, id from learning_opportunity
-                     where status = 'PUBLISHED'
-                     order by updated_at desc, id desc limit $1 offset $2) p) as docs`,
+           (select coalesce(string_agg((select d.doc from learning_opportunity d where d.id = k.id), ',' order by k.updated_at desc, k.id desc), '')
+              from list_page_start($2) s
+              cross join lateral (select id, updated_at from learning_opportunity
+                                   where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
+                                   order by updated_at desc, id desc offset s.skip limit $1) k) as docs`,
   // Matches learning_opportunity_order.
   internal: `
     select (select sum(n) from catalog_count) as total,
@@ -22,7 +27,7 @@ const PAGE_SQL = {
                      order by updated_at desc, id desc limit $1 offset $2) p) as docs`,
 } as const;
 
-const ONE_SQL = {
+export const ONE_SQL = {
   public: `select doc from learning_opportunity where id = $1 and status = 'PUBLISHED'`,
   internal: `select doc from learning_opportunity where id = $1`,
 } as const;

@@ -1,0 +1,53 @@
+// Throughput and latency under concurrent load, with autocannon's programmatic API.
+import autocannon from 'autocannon';
+
+export type LoadResult = { rps: number; p50: number; p99: number; requests: number; failures: number };
+
+export type LoadSpec = {
+  url: string;
+  headers: Record<string, string>;
+  /** Called once per request: spreads the load over many ids / pages. */
+  nextPath: () => string;
+  connections: number;
+  durationS: number;
+};
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const result = await autocannon({
+    url: spec.url,
+    connections: spec.connections,
+    duration: spec.durationS,
+    headers: spec.headers,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: spec.nextPath() }) }],
+  });
+  const completed = result['2xx'] + result.non2xx;
+  return {
+    rps: completed / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: completed,
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/** Warm-up (discarded), then `rounds` interleaved runs per target; the best round of each counts. */
+export async function compareUnderLoad(
+  targets: { name: string; url: string; headers: Record<string, string> }[],
+  nextPath: () => string,
+  options: { connections: number; durationS: number; warmupS: number; rounds: number },
+  log: (line: string) => void,
+): Promise<Map<string, LoadResult>> {
+  const best = new Map<string, LoadResult>();
+  for (const t of targets) {
+    if (options.warmupS > 0) await runLoad({ ...t, nextPath, connections: options.connections, durationS: options.warmupS });
+  }
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const t of targets) {
+      const r = await runLoad({ ...t, nextPath, connections: options.connections, durationS: options.durationS });
+      log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.failures ? `  FAILURES ${r.failures}` : ''}`);
+      const previous = best.get(t.name);
+      if (!previous || r.rps > previous.rps) best.set(t.name, r);
+    }
+  }
+  return best;
+}

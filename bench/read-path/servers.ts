@@ -1,0 +1,26 @@
+// Starts a server under test in its own child process (see server-process.ts).
+import { fork } from 'node:child_process';
+
+export type ServerUnderTest = { name: 'service' | 'baseline'; url: string; stop: () => Promise<void> };
+
+export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string): Promise<ServerUnderTest> {
+  const child = fork(new URL('./server-process.ts', import.meta.url), [name], {
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`${name} process exited with code ${code} before listening`)));
+    child.once('error', reject);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    name,
+    url,
+    stop: async () => {
+      if (child.exitCode === null) child.send('stop');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
