@@ -3,7 +3,11 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
+import { healthRoutes } from './http/health.ts';
+import { metricsRoutes } from './http/metrics-route.ts';
+import { openApiRoutes } from './http/openapi.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
+import { requestContext } from './http/request-context.ts';
 import { v1Router } from './http/v1-routes.ts';
 import type { Logger } from './logger.ts';
 
@@ -21,6 +25,12 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  // First: every later handler (and the problem handler) logs through req.log with the request id.
+  app.use(requestContext(deps.logger));
+  // Operations endpoints and the OpenAPI document need no key (mounted before the keyed /v1 routes).
+  app.use(healthRoutes({ pool: deps.pool }));
+  app.use(metricsRoutes({ pool: deps.pool }));
+  app.use('/v1', openApiRoutes());
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
 
   app.post('/graphql', express.json({ limit: deps.graphqlMaxBodyBytes }), deps.graphql);

@@ -17,8 +17,9 @@ export function sendProblem(req: Request, res: Response, error: AppError): void 
 export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const error = mapHttpError(err);
-    if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: err as Error, method: req.method, path: req.path }, 'unhandled error');
-    else if (error.code === 'SERVICE_UNAVAILABLE') logger.warn({ err: (err as Error)?.message, path: req.path }, 'database unavailable');
+    const log = req.log ?? logger; // req.log carries the request id (http/request-context.ts)
+    if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: err as Error, method: req.method, path: req.path }, 'unhandled error');
+    else if (error.code === 'SERVICE_UNAVAILABLE') log.warn({ err: (err as Error)?.message, path: req.path }, 'database unavailable');
     if (res.headersSent) return void res.end();
     sendProblem(req, res, error);
   };

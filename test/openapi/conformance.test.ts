@@ -1,0 +1,172 @@
+// Real responses of every documented status, validated against schema/openapi.json: the document
+// cannot drift from what the service answers.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { createTestKey, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { openEmptyDatabase, openProxiedDatabase } from '../ops/ops-support.ts';
+import { type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
+
+type Call = { method?: string; path: string; key?: string | null; headers?: Record<string, string>; status: number };
+
+async function call(baseUrl: string, c: Call): Promise<ObservedResponse> {
+  const headers = new Headers(c.headers);
+  if (c.key) headers.set('authorization', `Bearer ${c.key}`);
+  const method = c.method ?? 'GET';
+  const res = await fetch(`${baseUrl}${c.path}`, { method, headers });
+  return { method, path: c.path, status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** Every problem of every call, so that one run shows all the drift at once. */
+async function conformance(validator: OpenApiValidator, baseUrl: string, calls: Call[]): Promise<void> {
+  const problems: string[] = [];
+  for (const c of calls) {
+    const res = await call(baseUrl, c);
+    if (res.status !== c.status) problems.push(`${res.method} ${c.path}: expected ${c.status}, got ${res.status} ${res.text.slice(0, 200)}`);
+    problems.push(...validator.check(res));
+  }
+  expect(problems, problems.join('\n')).to.deep.equal([]);
+}
+
+const NULLS = {
+  summary: null,
+  description: null,
+  url: null,
+  provider: null,
+  language: null,
+  topics: [],
+  price: null,
+  sessions: [{ id: randomUUID(), startsAt: '2027-01-01T00:00:00Z', endsAt: null, timezone: null, format: null, location: { name: null, address: null, city: null, country: null }, capacity: null }],
+  deadlines: [{ id: randomUUID(), type: 'OTHER', dueAt: '2027-01-01T00:00:00.5Z', description: null }],
+  faqs: [],
+  externalReviews: [{ id: randomUUID(), source: 'Somewhere', url: null, rating: null, maxRating: null, reviewCount: null, excerpt: null, reviewedAt: null }],
+  accolades: [{ id: randomUUID(), title: 'Noted', issuer: null, awardedAt: null, url: null }],
+};
+
+describe('OpenAPI conformance of real responses', () => {
+  const validator = new OpenApiValidator();
+
+  describe('with the database up', () => {
+    let api: Api;
+    let key: string;
+    let unscoped: string;
+    let full: { id: string };
+    let sparse: { id: string };
+    before(async () => {
+      api = await startTestApi();
+      key = await createTestKey(['catalog:read']);
+      unscoped = await createTestKey(['graphql:read']);
+      full = await createRecord(api.writes);
+      sparse = await createRecord(api.writes, NULLS);
+    });
+    after(() => api.close());
+
+    it('2xx: list pages, records with every field filled or null, HEAD, the document itself', async () => {
+      await conformance(validator, api.url, [
+        { path: '/v1/learning-opportunities', key, status: 200 },
+        { path: '/v1/learning-opportunities?limit=100&offset=0', key, status: 200 },
+        { path: '/v1/learning-opportunities?offset=999999999', key, status: 200 },
+        { path: `/v1/learning-opportunities/${full.id}`, key, status: 200 },
+        { path: `/v1/learning-opportunities/${sparse.id}`, key, status: 200 },
+        { path: `/v1/learning-opportunities/${full.id.toUpperCase()}`, key, status: 200 },
+        { method: 'HEAD', path: '/v1/learning-opportunities', key, status: 200 },
+        { method: 'HEAD', path: `/v1/learning-opportunities/${full.id}`, key, status: 200 },
+        { path: '/v1/openapi.json', status: 200 },
+        { method: 'HEAD', path: '/v1/openapi.json', status: 200 },
+      ]);
+    });
+
+    it('4xx: every problem response of the document, with its headers', async () => {
+      await conformance(validator, api.url, [
+        { path: '/v1/learning-opportunities?limit=0', key, status: 400 },
+        { path: '/v1/learning-opportunities?limit=abc&offset=-1', key, status: 400 },
+        { path: '/v1/learning-opportunities?limit=1&limit=2', key, status: 400 },
+        { path: '/v1/learning-opportunities/not-a-uuid', key, status: 400 },
+        { path: '/v1/learning-opportunities/%E0%A4%A', key, status: 400 },
+        { method: 'HEAD', path: '/v1/learning-opportunities?limit=101', key, status: 400 },
+        { path: '/v1/learning-opportunities', status: 401 },
+        { path: '/v1/learning-opportunities', headers: { authorization: 'Basic abc' }, status: 401 },
+        { path: `/v1/learning-opportunities/${full.id}`, key: `lods_${randomBytes(32).toString('base64url')}`, status: 401 },
+        { method: 'HEAD', path: '/v1/learning-opportunities', status: 401 },
+        { path: '/v1/learning-opportunities', key: unscoped, status: 403 },
+        { path: `/v1/learning-opportunities/${full.id}`, key: unscoped, status: 403 },
+        { path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 404 },
+        { method: 'HEAD', path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 404 },
+        { method: 'POST', path: '/v1/learning-opportunities', key, status: 405 },
+        { method: 'DELETE', path: `/v1/learning-opportunities/${full.id}`, key, status: 405 },
+        { method: 'PUT', path: '/v1/openapi.json', status: 405 },
+        { path: '/v1/learning-opportunities', headers: { 'X-Request-Id': 'mine-1' }, key, status: 200 },
+      ]);
+    });
+
+    it('catches drift: a body or header that differs from the document is reported', async () => {
+      const real = await call(api.url, { path: `/v1/learning-opportunities/${full.id}`, key, status: 200 });
+      const record = JSON.parse(real.text) as Record<string, unknown>;
+      const variants: Record<string, unknown>[] = [
+        { ...record, extra: true },
+        { ...record, summary: undefined },
+        { ...record, updatedAt: '2026-01-01T00:00:00Z' },
+        { ...record, updatedAt: '2026-01-01T00:00:00.000000Z' },
+        { ...record, status: 'DRAFT' },
+        { ...record, sessions: [{ ...(record.sessions as object[])[0], room: 'A1' }] },
+      ];
+      for (const variant of variants) {
+        expect(validator.check({ ...real, text: JSON.stringify(variant) })).to.have.length.greaterThan(0);
+      }
+      const unauthorized = await call(api.url, { path: '/v1/learning-opportunities', status: 401 });
+      const noChallenge = new Headers(unauthorized.headers);
+      noChallenge.delete('www-authenticate');
+      expect(validator.check({ ...unauthorized, headers: noChallenge }).join()).to.match(/missing header WWW-Authenticate/);
+      expect(validator.check({ ...unauthorized, status: 418 }).join()).to.match(/status not documented/);
+
+      const badRequest = await call(api.url, { path: '/v1/learning-opportunities?limit=0', key, status: 400 });
+      const problem = JSON.parse(badRequest.text) as Record<string, unknown>;
+      for (const variant of [{ ...problem, invalidParams: undefined }, { ...problem, type: '/problems/not-found' }, { ...problem, stack: 'at x' }]) {
+        expect(validator.check({ ...badRequest, text: JSON.stringify(variant) })).to.have.length.greaterThan(0);
+      }
+    });
+  });
+
+  describe('5xx', () => {
+    let proxied: Awaited<ReturnType<typeof openProxiedDatabase>>;
+    let proxiedApi: Api;
+    // A database without the service's tables: the key look-up fails with an unexpected error.
+    let empty: Awaited<ReturnType<typeof openEmptyDatabase>>;
+    let emptyApi: Api;
+    let key: string;
+    before(async () => {
+      key = await createTestKey(['catalog:read']);
+      proxied = await openProxiedDatabase();
+      proxiedApi = await startTestApi({ db: proxied.db });
+      empty = await openEmptyDatabase();
+      emptyApi = await startTestApi({ db: empty.db });
+    });
+    after(async () => {
+      await proxiedApi?.close();
+      await proxied?.close();
+      await emptyApi?.close();
+      await empty?.drop();
+    });
+
+    it('503 with Retry-After while the database is unreachable', async () => {
+      proxied.proxy.cut();
+      try {
+        await conformance(validator, proxiedApi.url, [
+          { path: '/v1/learning-opportunities', key, status: 503 },
+          { path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 503 },
+          { method: 'HEAD', path: '/v1/learning-opportunities', key, status: 503 },
+        ]);
+      } finally {
+        proxied.proxy.restore();
+      }
+    });
+
+    it('500 for an unexpected failure', async () => {
+      await conformance(validator, emptyApi.url, [
+        { path: '/v1/learning-opportunities', key, status: 500 },
+        { method: 'HEAD', path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 500 },
+      ]);
+    });
+  });
+});

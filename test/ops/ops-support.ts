@@ -1,0 +1,86 @@
+// Helpers for the operations tests: the webhook queues (pg-boss schema) in the suite's database,
+// an API whose log lines are captured, and a scratch database without any of the service's tables.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { PgBoss } from 'pg-boss';
+import { connectDatabase, type Database } from '../../src/database.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { type Api, startApi } from '../../src/service.ts';
+import { startBoss } from '../../src/webhooks/queue.ts';
+import { testDb } from '../hooks.ts';
+import { silentLogger } from '../support/api.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+
+/** pg-boss on the suite's database as the service starts it (schema and both webhook queues), without maintenance. */
+export async function startTestBoss(): Promise<PgBoss> {
+  return await startBoss({ url: testDb().url, config: { timeoutMs: 1000 }, logger: silentLogger, supervise: false });
+}
+
+/** Makes sure the suite's database has the pg-boss schema that /readyz checks. */
+export async function ensureQueueSchema(): Promise<void> {
+  const boss = await startTestBoss();
+  await boss.stop({ graceful: false, close: true });
+}
+
+export type LogCapture = { logger: Logger; lines: () => Record<string, unknown>[]; text: () => string };
+
+/** A pino logger (the service's own configuration, redaction included) writing JSON lines into memory. */
+export function captureLogger(level = 'debug'): LogCapture {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      chunks.push(String(chunk));
+      callback();
+    },
+  });
+  const logger = createLogger({ level, destination });
+  const text = () => chunks.join('');
+  const lines = () =>
+    text()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { logger, lines, text };
+}
+
+/** The real API with the given logger. */
+export async function startApiWithLogger(logger: Logger, db: Database = testDb()): Promise<Api> {
+  return await startApi({ port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } }, db, logger);
+}
+
+/**
+ * A fresh, empty database on the suite's server (no migrations, no pg-boss), opened as the
+ * service opens one; dropped by `drop()`.
+ */
+export async function openEmptyDatabase(): Promise<{ db: Database; drop: () => Promise<void> }> {
+  const name = `lods_empty_${randomBytes(4).toString('hex')}`;
+  await testDb().pool.query(`create database ${name}`);
+  const url = new URL(testDb().url);
+  url.pathname = `/${name}`;
+  const db = await connectDatabase(url.toString(), { poolMax: 2, connectTimeoutMs: 500, migrate: false });
+  return {
+    db,
+    drop: async () => {
+      await db.close();
+      await testDb().pool.query(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+/** The suite's database opened through a TCP proxy that the test can cut (as the 503 REST test does). */
+export async function openProxiedDatabase(): Promise<{ db: Database; proxy: TcpProxy; close: () => Promise<void> }> {
+  const target = new URL(testDb().url);
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  target.hostname = '127.0.0.1';
+  target.port = String(proxy.port);
+  const db = await connectDatabase(target.toString(), { poolMax: 2, connectTimeoutMs: 500, migrate: false });
+  return {
+    db,
+    proxy,
+    close: async () => {
+      proxy.restore();
+      await db.close();
+      await proxy.close();
+    },
+  };
+}
