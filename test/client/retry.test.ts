@@ -105,7 +105,7 @@ describe('client retries', () => {
   it('times out an attempt that gets no answer and retries it', async () => {
     // Answers only the third request; the first two hang past the client's timeout.
     const s = await flaky([() => {}, () => {}]);
-    const got = await fast(s, { timeoutMs: 150 }).getLearningOpportunity(ID);
+    const got = await fast(s, { timeoutMs: 500 }).getLearningOpportunity(ID);
     expect(got.id).to.equal(ID);
     expect(s.requests).to.have.length(3);
   });
