@@ -2,7 +2,10 @@
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
+import { registerDeliveryCommands } from './deliveries.ts';
+import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
+import { registerReceiverCommands } from './receivers.ts';
 import { registerMigrateCommand } from './migrate.ts';
 import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
@@ -14,6 +17,9 @@ const program = new Command('lods')
   .exitOverride();
 
 registerKeyCommands(program);
+registerReceiverCommands(program);
+registerEventCommands(program);
+registerDeliveryCommands(program);
 registerSeedCommand(program);
 registerMigrateCommand(program);
 registerWalkCommand(program);

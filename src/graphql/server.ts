@@ -35,6 +35,9 @@ export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; poo
     schema: deps.schema,
     formatError: formatGraphQLError(deps.logger),
     includeStacktraceInErrorResponses: false,
+    // main.ts owns SIGTERM/SIGINT and shuts down in order; Apollo's own handler would re-raise the
+    // signal and kill the process halfway through (before the worker and pg-boss have stopped).
+    stopOnTerminationSignals: false,
     plugins: deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : [],
   });
   await apollo.start();

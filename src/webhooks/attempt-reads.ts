@@ -16,18 +16,15 @@ export type AttemptView = {
   deadLettered: boolean;
 };
 
-const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "receiverId", attempt, started_at as "startedAt",
+/** A timestamptz as the API writes timestamps (the pool returns timestamps as database text). */
+export const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "receiverId", attempt, ${isoSql('started_at')} as "startedAt",
   duration_ms as "durationMs", status_code as "statusCode", error, response_excerpt as "responseExcerpt", outcome, dead_lettered as "deadLettered"`;
 
-const present = (row: Omit<AttemptView, 'startedAt'> & { startedAt: Date }): AttemptView => ({ ...row, startedAt: row.startedAt.toISOString() });
-
 export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEventView | null> {
-  const { rows } = await pool.query<Omit<StoredEventView, 'occurredAt'> & { occurredAt: Date }>(
-    'select id, type, resource_id as "resourceId", occurred_at as "occurredAt", body from event where id = $1',
-    [id],
-  );
-  const row = rows[0];
-  return row ? { ...row, occurredAt: row.occurredAt.toISOString() } : null;
+  const { rows } = await pool.query<StoredEventView>(`select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", body from event where id = $1`, [id]);
+  return rows[0] ?? null;
 }
 
 /** Attempts filtered by event and/or receiver; newest first, or oldest first for one event's history. */
@@ -37,10 +34,10 @@ export async function listAttempts(pool: Pool, filter: { eventId?: string; recei
   if (filter.eventId) where.push(`event_id = $${values.push(filter.eventId)}`);
   if (filter.receiverId) where.push(`receiver_id = $${values.push(filter.receiverId)}`);
   const order = filter.order === 'oldest' ? 'asc' : 'desc';
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<AttemptView>(
     `select ${ATTEMPT_COLUMNS} from delivery_attempt ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by id ${order} limit $${values.push(filter.limit)} offset $${values.push(filter.offset)}`,
+      order by delivery_attempt.id ${order} limit $${values.push(filter.limit)} offset $${values.push(filter.offset)}`,
     values,
   );
-  return rows.map(present);
+  return rows;
 }

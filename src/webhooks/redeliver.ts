@@ -4,6 +4,7 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { badInput, notFound } from '../errors.ts';
+import { isoSql } from './attempt-reads.ts';
 import { enqueueDeliveries, SUBSCRIBED_RECEIVERS_SQL } from './enqueue.ts';
 import { inTransaction } from './pg-transaction.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData } from './queue.ts';
@@ -45,8 +46,8 @@ export type DeadLetter = {
 const DEAD_LETTERS_SQL = `
   select j.data->>'eventId' as "eventId", e.type as "eventType", j.data->>'receiverId' as "receiverId",
          r.url as "receiverUrl", r.enabled as "receiverEnabled", (j.data->>'attempts')::int as attempts,
-         j.data->>'reason' as reason, j.created_on as "deadSince",
-         last.status_code as "lastStatusCode", last.error as "lastError", last.started_at as "lastAttemptAt"
+         j.data->>'reason' as reason, ${isoSql('j.created_on')} as "deadSince",
+         last.status_code as "lastStatusCode", last.error as "lastError", ${isoSql('last.started_at')} as "lastAttemptAt"
     from ${BOSS_SCHEMA}.job j
     left join event e on e.id = (j.data->>'eventId')::uuid
     left join receiver r on r.id = (j.data->>'receiverId')::uuid
@@ -60,6 +61,9 @@ const DEAD_LETTERS_SQL = `
 
 /** Dead letters, oldest first, with the outcome of each delivery's last attempt. */
 export async function listDeadLetters(pool: Pool, options: { receiverId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+  // pg-boss installs its schema on its first start; before that there are no dead letters.
+  const installed = await pool.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  if (!installed.rowCount) return [];
   const { rows } = await pool.query(DEAD_LETTERS_SQL, [DEAD_LETTER_QUEUE, options.receiverId ?? null, options.limit ?? 1000]);
   return rows.map((r) => ({
     eventId: r.eventId,
@@ -71,8 +75,8 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
     lastStatusCode: r.lastStatusCode,
     // A receiver disabled while the delivery waited has no failed attempt to show, only the reason.
     lastError: r.reason ?? (r.lastStatusCode !== null ? `HTTP ${r.lastStatusCode}` : r.lastError),
-    lastAttemptAt: r.lastAttemptAt?.toISOString() ?? null,
-    deadSince: (r.deadSince as Date).toISOString(),
+    lastAttemptAt: r.lastAttemptAt,
+    deadSince: r.deadSince,
   }));
 }
 

@@ -1,0 +1,40 @@
+// deliveries dead [--receiver ID] | replay-dead [--receiver ID]
+import type { Command } from 'commander';
+import { parseId } from '../catalog/input.ts';
+import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
+import { output, progress, table, withDatabase } from './run.ts';
+import { positiveInt } from './seed.ts';
+import { withBoss } from './with-boss.ts';
+
+const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));
+
+export function registerDeliveryCommands(program: Command): void {
+  const deliveries = program.command('deliveries').description('webhook deliveries');
+
+  deliveries
+    .command('dead')
+    .description('list dead-lettered deliveries, oldest first, with their last error')
+    .option('--receiver <id>', 'only this receiver')
+    .option('--limit <n>', 'at most this many', '1000')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { receiver?: string; limit: string; json?: boolean }) => {
+      const receiverId = receiverOption(opts.receiver);
+      const limit = positiveInt('--limit', opts.limit);
+      const dead = await withDatabase((db) => listDeadLetters(db.pool, { receiverId, limit }));
+      output(opts.json, dead, () => table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']));
+    });
+
+  deliveries
+    .command('replay-dead')
+    .description('queue dead letters of enabled receivers again (same event ids); those of disabled receivers stay')
+    .option('--receiver <id>', 'only this receiver')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { receiver?: string; json?: boolean }) => {
+      const receiverId = receiverOption(opts.receiver);
+      const result = await withDatabase((db) =>
+        withBoss(db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
+      );
+      if (result.replayed && process.stderr.isTTY) process.stderr.write('\n');
+      output(opts.json, result, () => `Replayed ${result.replayed} dead letters; ${result.remaining} remain (disabled receivers).`);
+    });
+}

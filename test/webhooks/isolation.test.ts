@@ -1,0 +1,45 @@
+// One slow receiver never delays the others: it holds at most WEBHOOK_CONCURRENCY_PER_RECEIVER of the
+// worker's slots, and the worker refills a slot the moment a delivery ends.
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+
+describe('webhook receiver isolation', () => {
+  let stack: WebhookStack;
+  let slow: TestReceiver;
+  let fast: TestReceiver;
+
+  before(async () => {
+    await resetWebhooks();
+    // Fewer worker slots than the slow receiver's backlog: without the per-receiver limit it would take them all.
+    stack = await startWebhookStack({ config: { workerConcurrency: 4, concurrencyPerReceiver: 2, timeoutMs: 5000 } });
+    slow = await startReceiver();
+    fast = await startReceiver();
+    slow.reply({ hang: true });
+    await stack.addReceiver(slow.url);
+    await stack.addReceiver(fast.url);
+  });
+  after(async () => {
+    slow.releaseHung();
+    await stack.stop();
+    await slow.close();
+    await fast.close();
+  });
+
+  it('delivers to a fast receiver promptly while a hanging one holds only its own share of slots', async () => {
+    const committedAt = new Map<string, number>();
+    for (let i = 0; i < 8; i++) {
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      committedAt.set(input.id, Date.now());
+    }
+    const delivered = await fast.waitFor(8, 3000);
+    const latencies = delivered.map((r) => r.arrivedAt - committedAt.get((JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id)!);
+    // Each one well before the slow receiver's first timeout (5 s) could have freed a slot.
+    expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).to.be.below(1000);
+    expect(slow.requests.length, 'requests held by the slow receiver at once').to.equal(2);
+  });
+});

@@ -1,0 +1,128 @@
+// Who gets what: receivers subscribed by type (empty = all), disabled and removed receivers.
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
+import { removeReceiver, setReceiverEnabled } from '../../src/webhooks/receivers.ts';
+import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { silentLogger } from '../support/api.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { testDb } from '../hooks.ts';
+
+const typesOf = (r: TestReceiver) => r.requests.map((q) => q.headers['x-service-event-type']);
+
+describe('webhook subscriptions', () => {
+  const receivers: TestReceiver[] = [];
+  const newReceiver = async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  };
+  beforeEach(() => resetWebhooks());
+  after(async () => {
+    for (const r of receivers) await r.close();
+  });
+
+  async function lifecycle(stack: WebhookStack): Promise<string> {
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Renamed' }));
+    await stack.api.writes.delete(input.id);
+    return input.id;
+  }
+
+  it('delivers each type only to receivers subscribed to it; an empty subscription gets every type', async () => {
+    const stack = await startWebhookStack();
+    try {
+      const [published, deleted, all, two] = [await newReceiver(), await newReceiver(), await newReceiver(), await newReceiver()];
+      await stack.addReceiver(published.url, { types: ['LEARNING_OPPORTUNITY_PUBLISHED'] });
+      await stack.addReceiver(deleted.url, { types: ['LEARNING_OPPORTUNITY_DELETED'] });
+      await stack.addReceiver(all.url);
+      await stack.addReceiver(two.url, { types: ['LEARNING_OPPORTUNITY_UPDATED', 'LEARNING_OPPORTUNITY_DELETED'] });
+      await lifecycle(stack);
+      await all.waitFor(3);
+      await two.waitFor(2);
+      await published.waitFor(1);
+      await deleted.waitFor(1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(typesOf(all).toSorted()).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_UPDATED']);
+      expect(typesOf(two).toSorted()).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_UPDATED']);
+      expect(typesOf(published)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
+      expect(typesOf(deleted)).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED']);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('a disabled receiver gets nothing (no job is even created for it); enabled again, it gets later events', async () => {
+    const stack = await startWebhookStack();
+    try {
+      const [off, on] = [await newReceiver(), await newReceiver()];
+      const offInfo = await stack.addReceiver(off.url);
+      await stack.addReceiver(on.url);
+      await setReceiverEnabled(testDb().orm.em.fork(), offInfo.id, false);
+      const first = await lifecycle(stack);
+      await on.waitFor(3);
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: offInfo.id })).to.deep.equal([]);
+      await setReceiverEnabled(testDb().orm.em.fork(), offInfo.id, true);
+      const second = await lifecycle(stack);
+      await off.waitFor(3);
+      const resources = off.requests.map((r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id);
+      expect(new Set(resources)).to.deep.equal(new Set([second]));
+      expect(resources).to.not.include(first);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('deliveries waiting for a receiver that gets disabled become dead letters, and replay once it is enabled, same event ids', async () => {
+    const stack = await startWebhookStack({ worker: false });
+    try {
+      const receiver = await newReceiver();
+      const info = await stack.addReceiver(receiver.url);
+      await lifecycle(stack);
+      const pending = await jobs(DELIVERY_QUEUE, { receiverId: info.id });
+      expect(pending).to.have.length(3);
+      await setReceiverEnabled(testDb().orm.em.fork(), info.id, false);
+      const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger });
+      try {
+        const dead = await eventually(async () => {
+          const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
+          return d.length === 3 ? d : null;
+        }, 5000, 'three dead letters');
+        expect(dead.map((d) => d.lastError)).to.deep.equal(['receiver_disabled', 'receiver_disabled', 'receiver_disabled']);
+        expect(receiver.requests).to.deep.equal([]);
+        // Replay skips receivers that are still disabled.
+        expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 0, remaining: 3 });
+        await setReceiverEnabled(testDb().orm.em.fork(), info.id, true);
+        expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 3, remaining: 0 });
+        await receiver.waitFor(3);
+        expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set(pending.map((j) => j.data.eventId)));
+        expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: info.id })).to.deep.equal([]);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('removing a receiver removes it and its pending deliveries', async () => {
+    const stack = await startWebhookStack({ worker: false });
+    try {
+      const receiver = await newReceiver();
+      const info = await stack.addReceiver(receiver.url);
+      await lifecycle(stack);
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: info.id })).to.have.length(3);
+      const removed = await removeReceiver(testDb().orm.em.fork(), info.id);
+      expect(removed).to.include({ id: info.id, removedJobs: 3 });
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: info.id })).to.deep.equal([]);
+      expect((await testDb().pool.query('select 1 from receiver where id = $1', [info.id])).rowCount).to.equal(0);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
