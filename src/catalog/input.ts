@@ -21,16 +21,29 @@ export const LIMITS = {
 export const isUuid = (value: string): boolean => UUID_RE.test(value);
 
 const uuid = z.string().regex(UUID_RE, 'must be a UUID').transform((s) => s.toLowerCase());
-const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+// PostgreSQL text cannot hold NUL, and a lone surrogate would be stored as U+FFFD (so the record
+// would re-render differently): both are bad input, not a database failure.
+const storableText = (s: string): boolean => s.isWellFormed() && !s.includes('\u0000');
+const STORABLE_MESSAGE = 'must be well-formed Unicode text without NUL characters';
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(storableText, STORABLE_MESSAGE);
 const requiredText = (max: number) => text(max).refine((s) => s.trim().length > 0, 'must not be blank');
 const optionalText = (max: number) => text(max).nullish().transform((v) => v ?? null);
+
+/** Date() silently rolls impossible fields over (2027-02-30 -> 03-02, 24:00 -> next day): check them as written. */
+function isCalendarDate(s: string): boolean {
+  const [year, month, day, hour] = s.slice(0, 13).split(/[-T]/).map(Number) as [number, number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23;
+}
 
 const timestamp = z
   .string()
   .regex(TIMESTAMP_RE, 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T09:00:00.000Z')
   .transform((s, ctx) => {
     const d = new Date(s);
-    if (Number.isNaN(d.getTime())) {
+    // Years outside 0001-9999 (UTC) have no YYYY form and PostgreSQL rejects year 0.
+    if (Number.isNaN(d.getTime()) || !isCalendarDate(s) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999) {
       ctx.addIssue({ code: 'custom', message: 'is not a valid date' });
       return z.NEVER;
     }
@@ -44,7 +57,7 @@ const httpUrl = z
   .refine((s) => {
     try {
       const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && storableText(s);
     } catch {
       return false;
     }
@@ -66,7 +79,22 @@ const language = z
   });
 
 const TIME_ZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
-const timezone = z.string().refine((s) => TIME_ZONES.has(s), 'must be an IANA time zone, e.g. Europe/Berlin');
+const ZONE_NAME_RE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+/**
+ * ICU lists one (CLDR) name per zone, so current IANA names such as Asia/Kolkata or Europe/Kyiv are
+ * missing from the list: ask ICU whether it knows the name. Offsets (+01:00) are not zone names.
+ */
+function isTimeZone(s: string): boolean {
+  if (TIME_ZONES.has(s)) return true;
+  if (!ZONE_NAME_RE.test(s)) return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: s });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const timezone = z.string().max(64).refine(isTimeZone, 'must be an IANA time zone, e.g. Europe/Berlin');
 
 const decimal = z
   .string()
@@ -109,7 +137,8 @@ const session = z
       .transform((v) => v ?? null),
     capacity: nonNegativeInt.nullish().transform((v) => v ?? null),
   })
-  .refine((s) => !s.endsAt || s.endsAt >= s.startsAt, { path: ['endsAt'], message: 'must not be before startsAt' });
+  // zod runs this even when a timestamp failed (then a string): compare only two valid dates.
+  .refine((s) => !(s.endsAt instanceof Date) || !(s.startsAt instanceof Date) || s.endsAt >= s.startsAt, { path: ['endsAt'], message: 'must not be before startsAt' });
 
 const deadline = z.object({
   id: uuid,

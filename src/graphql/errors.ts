@@ -21,7 +21,8 @@ export function formatGraphQLError(logger: Logger) {
     const original = unwrapResolverError(error);
     const code = formatted.extensions?.code;
     // Request errors of GraphQL itself, and ours raised before resolvers run (authentication).
-    if (!(original instanceof AppError) && typeof code === 'string' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {
+    // Apollo labels every unknown resolver error INTERNAL_SERVER_ERROR: its message is internal.
+    if (!(original instanceof AppError) && typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {
       return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
     }
     const appError = toAppError(original);

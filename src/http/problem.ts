@@ -33,6 +33,8 @@ function mapHttpError(err: unknown): AppError {
     if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (status === 400 && type === 'entity.parse.failed') return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', { invalidParams: [{ name: 'body', reason: 'is not valid JSON' }] });
+    // The router could not percent-decode a path segment: the path is at fault, not a body.
+    if (status === 400 && err instanceof URIError) return new AppError('BAD_USER_INPUT', 'The request path is not valid percent-encoding', { invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }] });
     if (status === 400) return new AppError('BAD_USER_INPUT', 'The request could not be read', { invalidParams: [{ name: 'body', reason: 'could not be read' }] });
   }
   return toAppError(err);

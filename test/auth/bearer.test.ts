@@ -1,0 +1,79 @@
+// Bearer authentication of /v1: 401 with a challenge for every kind of bad credential, 403 for a
+// key without catalog:read, and revocation that takes effect on the very next request.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
+import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { expectProblem } from '../support/problem.ts';
+
+describe('REST authentication and scopes', () => {
+  let api: Api;
+  let key: string;
+  let one: string;
+  const paths = () => ['/v1/learning-opportunities', one];
+
+  before(async () => {
+    api = await startTestApi();
+    key = await createTestKey(['catalog:read']);
+    one = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
+  });
+  after(() => api.close());
+
+  const unknownKey = `lods_${randomBytes(32).toString('base64url')}`;
+  const badHeaders: [string, string | null][] = [
+    ['a missing header', null],
+    ['an empty header', ''],
+    ['the scheme alone', 'Bearer'],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['two tokens', 'Bearer abc def'],
+    ['a token that is not a key', 'Bearer not-a-key'],
+    ['an unknown key', `Bearer ${unknownKey}`],
+  ];
+  for (const [what, header] of badHeaders) {
+    it(`is 401 with WWW-Authenticate: Bearer for ${what}`, async () => {
+      for (const path of paths()) {
+        const res = await getJson(api, path, null, header === null ? {} : { headers: { authorization: header } });
+        const problem = expectProblem(res, 401);
+        expect(problem.type).to.equal('/problems/unauthenticated');
+        expect(res.headers.get('www-authenticate')).to.match(/^Bearer\b/);
+        expect(res.text).not.to.include(unknownKey);
+      }
+    });
+  }
+
+  it('accepts the scheme in any case', async () => {
+    const res = await getJson(api, one, null, { headers: { authorization: `bearer ${key}` } });
+    expect(res.status).to.equal(200);
+  });
+
+  it('is 403 for a valid key without catalog:read, with the needed scope in the challenge', async () => {
+    const other = await createTestKey(['graphql:read', 'catalog:write']);
+    for (const path of paths()) {
+      const res = await getJson(api, path, other);
+      const problem = expectProblem(res, 403);
+      expect(problem.type).to.equal('/problems/forbidden');
+      expect(res.headers.get('www-authenticate')).to.match(/^Bearer\b.*insufficient_scope/);
+      expect(problem.detail).to.include('catalog:read');
+    }
+  });
+
+  it('checks the key before the input (no 400 or 404 for an anonymous caller)', async () => {
+    expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', null), 401);
+    expectProblem(await getJson(api, '/v1/learning-opportunities/not-a-uuid', null), 401);
+  });
+
+  it('stops a revoked key on the very next request', async () => {
+    const created = await createApiKey(testDb().orm.em.fork(), { name: 'soon revoked', scopes: ['catalog:read'] });
+    expect((await getJson(api, one, created.key)).status).to.equal(200);
+    await revokeApiKey(testDb().orm.em.fork(), created.id);
+    for (const path of paths()) {
+      const res = expectProblem(await getJson(api, path, created.key), 401);
+      expect(res.type).to.equal('/problems/unauthenticated');
+    }
+    // Revoking one key leaves the others working.
+    expect((await getJson(api, one, key)).status).to.equal(200);
+  });
+});

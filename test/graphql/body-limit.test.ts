@@ -1,0 +1,84 @@
+// POST /graphql takes at most 1 MiB: a larger body is a 413 problem and writes nothing; a body
+// just under the limit is served.
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
+import { createTestKey, startTestApi } from '../support/api.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { UPSERT } from '../support/graphql-documents.ts';
+import { expectInvalidParams, expectProblem } from '../support/problem.ts';
+
+const LIMIT = 1024 * 1024;
+
+/** An upsert request padded (with an unused variable) to exactly `bytes` bytes. */
+function upsertBody(id: string, bytes: number): string {
+  const base = JSON.stringify({ query: UPSERT, variables: { input: buildLearningOpportunityInput({ id }), padding: '' } });
+  const body = base.replace('"padding":""', `"padding":"${'x'.repeat(bytes - Buffer.byteLength(base))}"`);
+  expect(Buffer.byteLength(body)).to.equal(bytes);
+  return body;
+}
+
+async function exists(id: string): Promise<boolean> {
+  const { rows } = await testDb().pool.query('select 1 from learning_opportunity where id = $1', [id]);
+  return rows.length === 1;
+}
+
+describe('POST /graphql body limit', () => {
+  let api: Api;
+  let key: string;
+  const post = async (body: string, contentType = 'application/json') => {
+    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${key}` }, body });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  };
+
+  before(async () => {
+    api = await startTestApi();
+    key = await createTestKey(['catalog:write']);
+  });
+  after(() => api.close());
+
+  it('rejects a body one byte over 1 MiB with a 413 problem and writes nothing', async () => {
+    const id = crypto.randomUUID();
+    const res = await post(upsertBody(id, LIMIT + 1));
+    const problem = expectProblem(res, 413);
+    expect(problem.type).to.equal('/problems/payload-too-large');
+    expect(await exists(id)).to.equal(false);
+  });
+
+  it('rejects a much larger body the same way', async () => {
+    const id = crypto.randomUUID();
+    expectProblem(await post(upsertBody(id, 3 * LIMIT)), 413);
+    expect(await exists(id)).to.equal(false);
+  });
+
+  it('rejects an over-limit body sent chunked (no Content-Length) the same way', async () => {
+    const id = crypto.randomUUID();
+    const bytes = new TextEncoder().encode(upsertBody(id, LIMIT + 64 * 1024));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 64 * 1024) controller.enqueue(bytes.subarray(i, i + 64 * 1024));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expectProblem({ status: res.status, headers: res.headers, text: await res.text() }, 413);
+    expect(await exists(id)).to.equal(false);
+  });
+
+  it('serves a body of exactly 1 MiB', async () => {
+    const id = crypto.randomUUID();
+    const res = await post(upsertBody(id, LIMIT));
+    expect(res.status, res.text).to.equal(200);
+    expect(JSON.parse(res.text).data.upsertLearningOpportunity.id).to.equal(id);
+    expect(await exists(id)).to.equal(true);
+  });
+
+  it('answers a body that is not JSON with a 400 problem', async () => {
+    expectInvalidParams(await post('{"query": '), ['body']);
+  });
+});

@@ -1,0 +1,79 @@
+// The HTTP surface around /v1: HEAD mirrors GET, other methods are 405 with Allow, unknown paths
+// are 404, and every non-2xx answer is problem+json without internals.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { expectInvalidParams, expectProblem } from '../support/problem.ts';
+
+describe('HTTP surface of /v1', () => {
+  let api: Api;
+  let key: string;
+  let id: string;
+
+  before(async () => {
+    api = await startTestApi();
+    key = await createTestKey(['catalog:read']);
+    id = (await createRecord(api.writes)).id;
+  });
+  after(() => api.close());
+
+  for (const path of ['/v1/learning-opportunities', '/v1/learning-opportunities?limit=2', '/v1/learning-opportunities/:id']) {
+    it(`HEAD ${path} is 200 with GET's headers and no body`, async () => {
+      const url = path.replace(':id', id);
+      const get = await getJson(api, url, key);
+      const head = await getJson(api, url, key, { method: 'HEAD' });
+      expect(head.status).to.equal(200);
+      expect(head.text).to.equal('');
+      for (const name of ['content-type', 'content-length']) expect(head.headers.get(name), name).to.equal(get.headers.get(name));
+      expect(Number(get.headers.get('content-length'))).to.equal(Buffer.byteLength(get.text));
+    });
+  }
+
+  it('HEAD answers errors with the status of GET (401, 400, 404)', async () => {
+    expect((await getJson(api, '/v1/learning-opportunities', null, { method: 'HEAD' })).status).to.equal(401);
+    expect((await getJson(api, '/v1/learning-opportunities?limit=0', key, { method: 'HEAD' })).status).to.equal(400);
+    expect((await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, key, { method: 'HEAD' })).status).to.equal(404);
+  });
+
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+    for (const path of ['/v1/learning-opportunities', '/v1/learning-opportunities/:id']) {
+      it(`${method} ${path} is 405 with Allow: GET, HEAD and changes nothing`, async () => {
+        const url = path.replace(':id', id);
+        const res = await getJson(api, url, key, { method, headers: { 'content-type': 'application/json' }, body: method === 'OPTIONS' ? undefined : '{}' });
+        const problem = expectProblem(res, 405);
+        expect(res.headers.get('allow')).to.equal('GET, HEAD');
+        expect(problem.type).to.equal('/problems/method-not-allowed');
+        expect(problem.instance).to.equal(url);
+        expect((await getJson(api, `/v1/learning-opportunities/${id}`, key)).status).to.equal(200);
+      });
+    }
+  }
+
+  for (const path of ['/', '/v1', '/v1/', '/v2/learning-opportunities', '/v1/learning-opportunity', '/v1/learning-opportunities/:id/sessions', '/v1/learning-opportunities/:id/x/y']) {
+    it(`GET ${path} is 404 problem+json`, async () => {
+      const url = path.replace(':id', id);
+      const problem = expectProblem(await getJson(api, url, key), 404);
+      expect(problem.type).to.equal('/problems/not-found');
+      expect(problem.instance).to.equal(url);
+    });
+  }
+
+  it('POST to an unknown path is 404, not 405', async () => {
+    expectProblem(await getJson(api, '/v1/nothing-here', key, { method: 'POST', body: '{}' }), 404);
+  });
+
+  it('answers a path that is not valid percent-encoding with a 400 problem, not a crash', async () => {
+    const res = await getJson(api, '/v1/learning-opportunities/%E0%A4%A', key);
+    expectInvalidParams(res, ['path']);
+    expect((await getJson(api, `/v1/learning-opportunities/${id}`, key)).status).to.equal(200);
+  });
+
+  it('links problem types to a description', async () => {
+    const problem = expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', key), 400);
+    const doc = await getJson(api, problem.type, null);
+    expect(doc.status).to.equal(200);
+    expect(doc.body).to.include({ status: 400, title: problem.title });
+  });
+});
