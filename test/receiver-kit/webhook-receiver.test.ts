@@ -183,16 +183,17 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
     });
 
     it('acknowledges before slow processing finishes', async () => {
-      processDelayMs = 800;
+      processDelayMs = 1200;
       const event = buildEvent();
       const started = performance.now();
       const res = await deliver(url, event);
       const ackMs = performance.now() - started;
       expect(res.status).to.equal(202);
-      expect(ackMs).to.be.below(400);
+      // Well under the processing time: the 2xx did not wait for it.
+      expect(ackMs).to.be.below(600);
       expect(processed.map((e) => e.id)).not.to.include(event.id);
       await handler.idle();
-      expect(performance.now() - started).to.be.at.least(800);
+      expect(performance.now() - started).to.be.at.least(1200);
       expect(processed.map((e) => e.id)).to.include(event.id);
     });
 

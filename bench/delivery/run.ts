@@ -1,0 +1,175 @@
+// Delivery benchmark (`npm run bench:delivery`): BENCH_COUNT (10,000) published changes fanned out
+// by pg-boss and delivered by the real worker to one local receiver (a child process that records
+// the arrival of each event id), beside a bare baseline measured in the same run.
+//
+//   live:     the worker runs while BENCH_COUNT pre-seeded drafts are published in BENCH_STREAMS (4)
+//             streams: commit-to-receipt latency p50/p99 (and deliveries/s, which cannot exceed the
+//             producers' commit rate).
+//   backlog:  BENCH_COUNT more changes are committed with the worker stopped, then a worker starts:
+//             deliveries/s of the delivery path itself (worker start to last receipt).
+//   baseline: the live run's event bodies, signed and POSTed by a bare loop over a keep-alive agent
+//             at the same concurrency (WEBHOOK_CONCURRENCY_PER_RECEIVER), released on the live
+//             run's commit schedule (comparable latency), then all at once (ceiling).
+//
+// BENCH_PRODUCER for the live run: recorder (default; the change recorder + fan-out that mutations
+// call, BENCH_BATCH (20) changes per transaction) or catalog (catalog-writes publish(), one
+// transaction per record). BENCH_RATE paces the live producers (changes/s; default 0 = unpaced).
+// Commit time = the moment the producing transaction's promise resolved (after COMMIT); figures
+// from the event's occurredAt (taken inside the transaction, before COMMIT) are printed too.
+// Database: a throw-away embedded PostgreSQL, or a scratch database on DATABASE_URL's server.
+import { fork } from 'node:child_process';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { loadConfig } from '../../src/config.ts';
+import { connectDatabase } from '../../src/database.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startTestPostgres } from '../../test/support/database.ts';
+import { type BaselineBody, runBaseline } from './baseline.ts';
+import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
+import { type Producer, startServiceSide } from './service-run.ts';
+import { summarize, table } from './stats.ts';
+
+const env = process.env;
+const positive = (name: string, fallback: number) => {
+  const value = Number(env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+};
+const COUNT = positive('BENCH_COUNT', 10_000);
+const STREAMS = positive('BENCH_STREAMS', 4);
+const BATCH = positive('BENCH_BATCH', 20);
+const RATE = Number(env.BENCH_RATE ?? 0);
+const PRODUCER = (env.BENCH_PRODUCER ?? 'recorder') as Producer;
+const SECRET = env.BENCH_SECRET === '' ? null : (env.BENCH_SECRET ?? 'bench-signing-secret-0123456789');
+const STALL_MS = positive('BENCH_STALL_MS', 30_000);
+const TARGETS = { perSecond: 1000, p50Ms: 100, p99Ms: 1000 };
+if (PRODUCER !== 'recorder' && PRODUCER !== 'catalog') throw new Error('BENCH_PRODUCER must be recorder or catalog');
+if (!Number.isFinite(RATE) || RATE < 0) throw new Error('BENCH_RATE must be a number >= 0');
+
+const now = () => performance.timeOrigin + performance.now();
+const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const last = (arrivals: [string, number][]) => arrivals.reduce((max, [, at]) => Math.max(max, at), -Infinity);
+
+/** The receiver child, and a request/answer helper over its IPC channel. */
+async function startReceiver() {
+  const child = fork(new URL('./receiver-process.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ask = <T extends ReceiverReport['type']>(command: ReceiverCommand | null, answer: T) =>
+    new Promise<Extract<ReceiverReport, { type: T }>>((resolve) => {
+      const onMessage = (message: ReceiverReport) => {
+        if (message.type !== answer) return;
+        child.off('message', onMessage);
+        resolve(message as Extract<ReceiverReport, { type: T }>);
+      };
+      child.on('message', onMessage);
+      if (command) child.send(command);
+    });
+  const { port } = await ask(null, 'ready');
+  const waitFor = async (expected: number) => {
+    let seen = -1;
+    let changedAt = Date.now();
+    for (;;) {
+      const { received } = await ask({ type: 'count' }, 'count');
+      if (received >= expected) return;
+      if (received !== seen) [seen, changedAt] = [received, Date.now()];
+      if (Date.now() - changedAt > STALL_MS) {
+        log(`gave up waiting: ${received}/${expected} received, no progress for ${STALL_MS} ms`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { url: `http://127.0.0.1:${port}/webhooks`, child, collect: () => ask({ type: 'collect' }, 'collected'), waitFor };
+}
+
+async function main(): Promise<void> {
+  const config = { ...loadConfig(env).webhooks, allowPrivateTargets: true };
+  const logger = createLogger({ level: env.LOG_LEVEL ?? 'warn', destination: process.stderr });
+  const pg = await startTestPostgres();
+  const db = await connectDatabase(pg.url, { poolMax: 20, connectTimeoutMs: 5000, migrate: true });
+  const receiver = await startReceiver();
+  const cleanup = async () => {
+    receiver.child.disconnect();
+    await db.close();
+    await pg.stop();
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+  try {
+    const { rows: version } = await db.pool.query<{ server_version: string }>('show server_version');
+    log(`seeding ${COUNT} records...`);
+    await seedCatalog(db.orm, { count: COUNT, seed: 42 });
+    // Seeded records are PUBLISHED; turned into drafts so that publishing them is a real change.
+    const { rows: drafts } = await db.pool.query<{ id: string; doc: string }>(`update learning_opportunity set status = 'DRAFT', published_at = null returning id, doc`);
+    await db.pool.query('analyze learning_opportunity');
+    const service = await startServiceSide({ db, config, logger, receiverUrl: receiver.url, secret: SECRET });
+
+    log(`live: publishing ${COUNT} drafts (${PRODUCER} producer, ${STREAMS} streams) with the worker running...`);
+    const committedAt = await service.publishLive(drafts, { producer: PRODUCER, streams: STREAMS, batch: BATCH, rate: RATE });
+    await receiver.waitFor(COUNT);
+    const live = await receiver.collect();
+    const { rows: events } = await db.pool.query<{ id: string; type: string; resource_id: string; occurred_at: Date | string; body: string }>(
+      'select id, type, resource_id, occurred_at, body from event order by occurred_at',
+    );
+
+    log(`backlog: committing ${COUNT} more changes with the worker stopped...`);
+    await service.fillBacklog(drafts, { producer: 'recorder', streams: STREAMS, batch: BATCH, rate: 0 });
+    log('backlog: worker started, draining...');
+    const drainStart = await service.drain();
+    await receiver.waitFor(COUNT);
+    const drained = await receiver.collect();
+    await service.stop();
+
+    const liveArrivals = new Map(live.arrivals);
+    const commits = [...committedAt.values()];
+    const [firstCommit, lastCommit] = [Math.min(...commits), Math.max(...commits)];
+    const fromCommit: number[] = [];
+    const fromOccurred: number[] = [];
+    for (const e of events) {
+      const at = liveArrivals.get(e.id);
+      if (at === undefined) continue;
+      fromCommit.push(at - committedAt.get(e.resource_id)!);
+      fromOccurred.push(at - new Date(e.occurred_at).getTime());
+    }
+    const liveSpan = last(live.arrivals) - firstCommit;
+    const liveRun = summarize({ name: 'service live: from commit', delivered: liveArrivals.size, spanMs: liveSpan, latenciesMs: fromCommit, duplicates: live.duplicates });
+    const occurredRun = summarize({ name: 'service live: from occurredAt', delivered: liveArrivals.size, spanMs: liveSpan, latenciesMs: fromOccurred, duplicates: live.duplicates });
+    const drainRun = summarize({ name: 'service backlog drain', delivered: drained.arrivals.length, spanMs: last(drained.arrivals) - drainStart, latenciesMs: null, duplicates: drained.duplicates });
+
+    const concurrency = config.concurrencyPerReceiver;
+    const start = now() + 100;
+    const scheduled: BaselineBody[] = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body), releaseAtMs: start + (committedAt.get(e.resource_id)! - firstCommit) }));
+    log(`baseline: the same ${events.length} bodies on the live commit schedule, concurrency ${concurrency}...`);
+    const replay = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled, concurrency, timeoutMs: config.timeoutMs });
+    const replayed = await receiver.collect();
+    const releaseOf = new Map(scheduled.map((b) => [b.eventId, b.releaseAtMs]));
+    const replayRun = summarize({ name: 'bare baseline: same schedule', delivered: replayed.arrivals.length, spanMs: last(replayed.arrivals) - start, latenciesMs: replayed.arrivals.map(([id, at]) => at - releaseOf.get(id)!), duplicates: replayed.duplicates });
+    log('baseline: all bodies at once...');
+    const t0 = now();
+    const burst = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled.map((b) => ({ ...b, releaseAtMs: t0 })), concurrency, timeoutMs: config.timeoutMs });
+    const burstArrivals = await receiver.collect();
+    const burstRun = summarize({ name: 'bare baseline: all at once', delivered: burstArrivals.arrivals.length, spanMs: last(burstArrivals.arrivals) - t0, latenciesMs: null, duplicates: burstArrivals.duplicates });
+
+    const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+    const producerText = `${PRODUCER} producer, ${STREAMS} streams${PRODUCER === 'recorder' ? `, ${BATCH} changes per transaction` : ''}${RATE ? `, paced at ${RATE}/s` : ''}`;
+    process.stdout.write(
+      `\nDelivery benchmark: ${COUNT} LEARNING_OPPORTUNITY_PUBLISHED events per run -> 1 receiver on 127.0.0.1 (${SECRET ? 'signed' : 'unsigned'})\n` +
+        `PostgreSQL ${version[0]?.server_version} (${env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded'}), Node ${process.version}; ` +
+        `per-receiver concurrency ${concurrency}, worker concurrency ${config.workerConcurrency}\n` +
+        `live producers (${producerText}): ${commits.length} changes committed in ${((lastCommit - firstCommit) / 1000).toFixed(2)} s ` +
+        `(${(commits.length / ((lastCommit - firstCommit) / 1000)).toFixed(0)}/s); baseline failures: ${replay.failed + burst.failed}\n\n` +
+        `${table([liveRun, occurredRun, drainRun, replayRun, burstRun])}\n\n` +
+        `latency = receipt (whole body read by the receiver) - commit (the producing transaction had committed)\n` +
+        `deliveries/s = distinct events received / (last receipt - first commit, worker start or release)\n` +
+        `targets:\n` +
+        `  >= ${TARGETS.perSecond} deliveries/s (backlog drain) : ${verdict(drainRun.perSecond >= TARGETS.perSecond && drainRun.delivered === COUNT)} (${drainRun.perSecond.toFixed(0)}/s, ${drainRun.delivered}/${COUNT} delivered)\n` +
+        `  p50 <= ${TARGETS.p50Ms} ms (live, from commit)     : ${verdict((liveRun.p50 ?? Infinity) <= TARGETS.p50Ms)} (${liveRun.p50?.toFixed(1)} ms)\n` +
+        `  p99 <= ${TARGETS.p99Ms} ms (live, from commit)    : ${verdict((liveRun.p99 ?? Infinity) <= TARGETS.p99Ms && liveRun.delivered === COUNT)} (${liveRun.p99?.toFixed(1)} ms, ${liveRun.delivered}/${COUNT} delivered)\n`,
+    );
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,104 @@
+// The service side of the benchmark: the real fan-out (pg-boss jobs inserted in the producing
+// transaction) and the real delivery worker, in one process as with ROLE=all. The commit time of a
+// change is the moment its transaction's promise resolved, i.e. just after COMMIT.
+//
+// Two producers:
+//   catalog:  catalog-writes publish() of pre-seeded drafts, one transaction per record (the whole
+//             mutation path).
+//   recorder: the change recorder the mutations call (the event stored with its body, then the
+//             fan-out), for `batch` drafts per transaction: the same events and jobs, produced faster.
+import type { Config } from '../../src/config.ts';
+import type { Database } from '../../src/database.ts';
+import { createChangeRecorder } from '../../src/events/record-change.ts';
+import type { Logger } from '../../src/logger.ts';
+import { createCatalog } from '../../src/service.ts';
+import { createFanOut } from '../../src/webhooks/fan-out.ts';
+import { startBoss } from '../../src/webhooks/queue.ts';
+import { addReceiver } from '../../src/webhooks/receivers.ts';
+import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
+
+export type Producer = 'catalog' | 'recorder';
+export type Draft = { id: string; doc: string };
+/** resource id -> epoch ms (fractional) when its transaction had committed. */
+export type CommitTimes = Map<string, number>;
+export type ProduceOptions = { producer: Producer; streams: number; batch: number; /** changes/s to aim for; 0 = unpaced */ rate: number };
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startServiceSide(options: { db: Database; config: Config['webhooks']; logger: Logger; receiverUrl: string; secret: string | null }) {
+  const { db, config, logger } = options;
+  const boss = await startBoss({ url: db.url, config, logger, supervise: true });
+  let worker: DeliveryWorker | null = null;
+  const fanOut = createFanOut({ boss, orm: db.orm });
+  const { writes } = createCatalog(db, fanOut);
+  const recordChange = createChangeRecorder(fanOut);
+  await addReceiver(db.orm.em.fork(), { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) }, { allowPrivateTargets: true });
+
+  async function publishChunk(producer: Producer, chunk: readonly Draft[], committed: CommitTimes): Promise<void> {
+    if (producer === 'catalog') {
+      for (const { id } of chunk) {
+        await writes.publish(id);
+        committed.set(id, now());
+      }
+      return;
+    }
+    await db.orm.em.fork().transactional(async (em) => {
+      const at = new Date();
+      for (const d of chunk) await recordChange(em, { resourceId: d.id, before: { status: 'DRAFT', doc: d.doc }, after: { status: 'PUBLISHED', doc: d.doc }, at });
+    });
+    const t = now();
+    for (const d of chunk) committed.set(d.id, t);
+  }
+
+  async function produce(drafts: readonly Draft[], produceOptions: ProduceOptions): Promise<CommitTimes> {
+    const chunkSize = produceOptions.producer === 'catalog' ? 1 : produceOptions.batch;
+    const committed: CommitTimes = new Map();
+    const start = now();
+    let next = 0;
+    const stream = async () => {
+      while (next < drafts.length) {
+        const from = next;
+        next += chunkSize;
+        if (produceOptions.rate > 0) {
+          const due = start + (from / produceOptions.rate) * 1000;
+          if (due > now()) await sleep(due - now());
+        }
+        await publishChunk(produceOptions.producer, drafts.slice(from, from + chunkSize), committed);
+      }
+    };
+    await Promise.all(Array.from({ length: produceOptions.streams }, stream));
+    return committed;
+  }
+
+  const startWorker = async () => {
+    worker ??= await startDeliveryWorker({ boss, pool: db.pool, config, logger });
+  };
+  const stopWorker = async () => {
+    await worker?.stop({ timeoutMs: 5000 });
+    worker = null;
+  };
+
+  return {
+    /** Live: the worker runs while the changes are produced. */
+    async publishLive(drafts: readonly Draft[], produceOptions: ProduceOptions): Promise<CommitTimes> {
+      await startWorker();
+      return await produce(drafts, produceOptions);
+    },
+    /** Backlog: the changes are committed with no worker running; drain() then starts one. */
+    async fillBacklog(drafts: readonly Draft[], produceOptions: ProduceOptions): Promise<void> {
+      await stopWorker();
+      await produce(drafts, produceOptions);
+    },
+    /** Starts the worker on the backlog; returns the moment it was started. */
+    async drain(): Promise<number> {
+      const startedAt = now();
+      await startWorker();
+      return startedAt;
+    },
+    async stop(): Promise<void> {
+      await stopWorker();
+      await boss.stop({ graceful: true, close: true });
+    },
+  };
+}
