@@ -5,8 +5,8 @@ import { authenticate, type Principal, type Scope } from './api-keys.ts';
 
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
-/** Resolves the Authorization header to a principal, or throws UNAUTHENTICATED. */
-export async function principalFromHeader(pool: Pool, header: string | undefined): Promise<Principal> {
+/** The key presented in the Authorization header, checked for form only (no database), or throws UNAUTHENTICATED. */
+export function presentedKey(header: string | undefined): string {
   if (!header) throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', { headers: challenge() });
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
   if (!match?.[1]) {
@@ -14,9 +14,18 @@ export async function principalFromHeader(pool: Pool, header: string | undefined
       headers: challenge(', error="invalid_request"'),
     });
   }
-  const principal = await authenticate(pool, match[1]);
+  return match[1];
+}
+
+/** The principal of a key look-up, or throws UNAUTHENTICATED for an unknown or revoked key (null). */
+export function knownKey(principal: Principal | null): Principal {
   if (!principal) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
   return principal;
+}
+
+/** Resolves the Authorization header to a principal, or throws UNAUTHENTICATED. */
+export async function principalFromHeader(pool: Pool, header: string | undefined): Promise<Principal> {
+  return knownKey(await authenticate(pool, presentedKey(header)));
 }
 
 /** Throws FORBIDDEN unless the principal holds `scope`. */

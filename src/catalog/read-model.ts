@@ -2,6 +2,7 @@
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
 import type { Pool } from 'pg';
+import { type Principal, queryWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
@@ -33,20 +34,41 @@ export const ONE_SQL = {
 } as const;
 
 export type CatalogReads = ReturnType<typeof createCatalogReads>;
+export type Keyed<T> = { principal: Principal; value: T } | null;
+
+type PageRow = { total: string; docs: string };
+const oneStatement = (id: string, visibility: Visibility): Statement => ({ name: `lo-one-${visibility}`, text: ONE_SQL[visibility], values: [id] });
+const pageStatement = (limit: number, offset: number, visibility: Visibility): Statement => ({ name: `lo-page-${visibility}`, text: PAGE_SQL[visibility], values: [limit, offset] });
+const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
 
 export function createCatalogReads(pool: Pool) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {
-      const { rows } = await pool.query<{ doc: string }>({ name: `lo-one-${visibility}`, text: ONE_SQL[visibility], values: [id] });
+      const { rows } = await pool.query<{ doc: string }>(oneStatement(id, visibility));
       return rows[0]?.doc ?? null;
     },
 
     /** One page in list order; `results` is the comma-joined JSON of the records. */
     async getPage(limit: number, offset: number, visibility: Visibility): Promise<Page> {
-      const { rows } = await pool.query<{ total: string; docs: string }>({ name: `lo-page-${visibility}`, text: PAGE_SQL[visibility], values: [limit, offset] });
-      const row = rows[0];
-      return { totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' };
+      const { rows } = await pool.query<PageRow>(pageStatement(limit, offset, visibility));
+      return pageOf(rows[0], limit, offset);
+    },
+
+    /**
+     * The public reads of /v1 with the API key checked in the same statement (auth/api-keys.ts
+     * queryWithKey): null for an unknown or revoked key; `value` is null when the key lacks `scope`
+     * (the read did not run) or, for getOne, when the record is not visible.
+     */
+    withKey: {
+      async getOne(key: string, scope: Scope, id: string): Promise<Keyed<string | null>> {
+        const result = await queryWithKey<{ doc: string | null }>(pool, key, scope, oneStatement(id, 'public'));
+        return result && { principal: result.principal, value: result.row?.doc ?? null };
+      },
+      async getPage(key: string, scope: Scope, limit: number, offset: number): Promise<Keyed<Page | null>> {
+        const result = await queryWithKey<PageRow>(pool, key, scope, pageStatement(limit, offset, 'public'));
+        return result && { principal: result.principal, value: result.row ? pageOf(result.row, limit, offset) : null };
+      },
     },
   };
 }

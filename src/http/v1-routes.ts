@@ -1,16 +1,20 @@
 // The read-only /v1 facade: parse, authorize, call the read model, present. HEAD is served by the
 // GET routes (express strips the body); every other method on a known path is 405.
-import { Router, type Request, type RequestHandler } from 'express';
+// The key is checked in the same statement as the read (one round trip per request, see
+// auth/api-keys.ts queryWithKey), and always before the input: an invalid key is 401/403 whatever
+// the input, and a 400 or 404 is only ever shown to a caller whose key holds catalog:read.
+import { Router, type Request } from 'express';
 import type { Pool } from 'pg';
-import type { Principal } from '../auth/api-keys.ts';
-import { principalFromHeader, requireScope } from '../auth/bearer.ts';
+import { authenticate, type Principal } from '../auth/api-keys.ts';
+import { knownKey, presentedKey, requireScope } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
-import { type CatalogReads, renderPage } from '../catalog/read-model.ts';
+import { type CatalogReads, type Keyed, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import { methodNotAllowed } from './problem.ts';
 import { parsePagingQuery } from './paging.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const SCOPE = 'catalog:read';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -18,30 +22,40 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requireKeyWithScope(pool: Pool, scope: 'catalog:read'): RequestHandler {
-  return async (req, _res, next) => {
-    const principal = await principalFromHeader(pool, req.get('authorization'));
-    requireScope(principal, scope);
-    req.principal = principal;
-    next();
-  };
+/** Parses the input; if it is invalid, the key is looked up on its own first (401/403 before 400). */
+async function parseAfterKey<T>(pool: Pool, key: string, parse: () => T): Promise<T> {
+  try {
+    return parse();
+  } catch (error) {
+    requireScope(knownKey(await authenticate(pool, key)), SCOPE);
+    throw error;
+  }
+}
+
+/** The value of a keyed read, for a live key holding catalog:read (401/403 otherwise). */
+function authorized<T>(req: Request, result: Keyed<T>): T {
+  const principal = knownKey(result?.principal ?? null);
+  requireScope(principal, SCOPE);
+  req.principal = principal;
+  return result!.value;
 }
 
 export function v1Router(deps: { pool: Pool; reads: CatalogReads }): Router {
   const router = Router();
-  const auth = requireKeyWithScope(deps.pool, 'catalog:read');
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 
-  router.get('/learning-opportunities', auth, async (req: Request, res) => {
-    const { limit, offset } = parsePagingQuery(req.query as Record<string, unknown>);
-    const page = await deps.reads.getPage(limit, offset, 'public');
-    res.type(JSON_TYPE).send(renderPage(page));
+  router.get('/learning-opportunities', async (req: Request, res) => {
+    const key = presentedKey(req.get('authorization'));
+    const { limit, offset } = await parseAfterKey(deps.pool, key, () => parsePagingQuery(req.query as Record<string, unknown>));
+    const page = authorized(req, await deps.reads.withKey.getPage(key, SCOPE, limit, offset));
+    res.type(JSON_TYPE).send(renderPage(page!)); // authorized: the key holds the scope, so the read ran
   });
   router.all('/learning-opportunities', onlyGet);
 
-  router.get('/learning-opportunities/:id', auth, async (req: Request, res) => {
-    const id = parseId(req.params.id);
-    const doc = await deps.reads.getOne(id, 'public');
+  router.get('/learning-opportunities/:id', async (req: Request, res) => {
+    const key = presentedKey(req.get('authorization'));
+    const id = await parseAfterKey(deps.pool, key, () => parseId(req.params.id));
+    const doc = authorized(req, await deps.reads.withKey.getOne(key, SCOPE, id));
     if (doc === null) throw notFound(`Learning opportunity ${id}`);
     res.type(JSON_TYPE).send(doc);
   });
