@@ -170,7 +170,10 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Example webhook receiver listening on ${url}\n` +
       `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
-      `Signature check: ${secret ? 'on (WEBHOOK_SECRET)' : 'OFF: set WEBHOOK_SECRET to require signed deliveries'}\n\n` +
+      `Signature check: ${secret ? 'on (WEBHOOK_SECRET)' : 'OFF: set WEBHOOK_SECRET to require signed deliveries, e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)'}\n` +
+      // The service refuses secrets shorter than 16 characters when the receiver is added.
+      (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
+      '\n' +
       `Register it with the service (the secret is read from your shell, never printed):\n` +
       `  npm run cli -- receivers add --url ${url}${secret ? ' --secret "$WEBHOOK_SECRET"' : ''}\n\n`,
   );
