@@ -52,9 +52,15 @@ describe('REST while the database is unreachable', () => {
       expect(Date.now() - started).to.be.below(5_000);
     }
     // GraphQL readers get a clear UNAVAILABLE answer too, not a 500.
-    const gql = await graphql(api, key, '{ learningOpportunities(limit: 1) { pagination { totalCount } } }');
+    const gql = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: '{ learningOpportunities(limit: 1) { pagination { totalCount } } }' }),
+    });
     expect(gql.status).to.equal(503);
-    expect(gql.body.errors?.[0]?.extensions?.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(gql.headers.get('retry-after'))).to.be.greaterThan(0);
+    const gqlBody = (await gql.json()) as { errors: { extensions: { code: string } }[] };
+    expect(gqlBody.errors[0]!.extensions.code).to.equal('SERVICE_UNAVAILABLE');
 
     proxy.restore();
     let status = 0;

@@ -60,6 +60,12 @@ describe('HTTP surface of /v1', () => {
     });
   }
 
+  it('PUT /graphql is 405 with Allow: GET, POST', async () => {
+    const res = await getJson(api, '/graphql', key, { method: 'PUT', body: '{}' });
+    expectProblem(res, 405);
+    expect(res.headers.get('allow')).to.equal('GET, POST');
+  });
+
   it('POST to an unknown path is 404, not 405', async () => {
     expectProblem(await getJson(api, '/v1/nothing-here', key, { method: 'POST', body: '{}' }), 404);
   });
