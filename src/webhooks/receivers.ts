@@ -61,11 +61,11 @@ export async function removeReceiver(em: EntityManager, id: string): Promise<Rec
     const receiver = await tx.findOne(Receiver, { id });
     if (!receiver) throw notFound(`Receiver ${id}`);
     const info = present(receiver);
-    const execute = <T>(sql: string, params: unknown[] = []) => tx.getConnection().execute<T>(sql, params, 'all', tx.getTransactionContext());
+    const execute = (sql: string, params: unknown[] = []) => tx.getConnection().execute<Record<string, unknown>[]>(sql, params, 'all', tx.getTransactionContext());
     // pg-boss installs its schema on its first start; before that there is nothing to remove.
-    const [{ installed }] = await execute<[{ installed: boolean }]>(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`);
+    const [{ installed } = {}] = await execute(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`);
     const jobs = installed
-      ? await execute<{ n: string }[]>(
+      ? await execute(
           `with removed as (delete from ${BOSS_SCHEMA}.job where name in (?, ?) and state < 'active' and data->>'receiverId' = ? returning 1) select count(*) as n from removed`,
           [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, id],
         )

@@ -33,10 +33,10 @@ export type WebhookStack = {
   stop: () => Promise<void>;
 };
 
-export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; pollIntervalMs?: number } = {}): Promise<WebhookStack> {
+export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; pollIntervalMs?: number } = {}): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
-  const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: true });
+  const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: options.supervise ?? options.worker !== false });
   const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, pollIntervalMs: options.pollIntervalMs ?? 200 });
   const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
   return {

@@ -1,0 +1,104 @@
+// The operator commands, run as a user would (a child process on the suite's database): --json
+// prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
+import { execFile } from 'node:child_process';
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { listDeadLetters } from '../../src/webhooks/redeliver.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { testDb } from '../hooks.ts';
+
+const SECRET = 'cli-test-secret-do-not-print-0123';
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development' } }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+const json = <T>(stdout: string): T => JSON.parse(stdout) as T;
+type Receiver = { id: string; url: string; hasSecret: boolean; eventTypes: string[]; enabled: boolean; createdAt: string };
+
+describe('webhook commands (receivers, events, deliveries)', function () {
+  this.timeout(60_000);
+  let stack: WebhookStack;
+  let receiver: TestReceiver;
+  before(async () => {
+    await resetWebhooks();
+    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await stack.stop();
+    await receiver.close();
+  });
+
+  it('adds, lists, disables, enables and removes a receiver, never printing its secret', async () => {
+    const added = await cli('receivers', 'add', '--url', receiver.url, '--secret', SECRET, '--type', 'LEARNING_OPPORTUNITY_PUBLISHED', '--type', 'LEARNING_OPPORTUNITY_DELETED', '--json');
+    expect(added.code, added.stderr).to.equal(0);
+    expect(added.stdout).to.not.include(SECRET);
+    const created = json<Receiver>(added.stdout);
+    expect(created).to.include({ url: receiver.url, hasSecret: true, enabled: true });
+    expect(created.eventTypes).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_DELETED']);
+    expect(Object.keys(created).toSorted()).to.deep.equal(['createdAt', 'enabled', 'eventTypes', 'hasSecret', 'id', 'url']);
+
+    const listed = await cli('receivers', 'list', '--json');
+    expect(listed.stdout).to.not.include(SECRET);
+    expect(json<Receiver[]>(listed.stdout)).to.deep.include(created);
+
+    const disabled = await cli('receivers', 'disable', created.id, '--json');
+    expect(json<Receiver>(disabled.stdout)).to.include({ id: created.id, enabled: false });
+    const enabled = await cli('receivers', 'enable', created.id, '--json');
+    expect(json<Receiver>(enabled.stdout)).to.include({ id: created.id, enabled: true });
+
+    const removed = await cli('receivers', 'remove', created.id, '--json');
+    expect(json<Receiver & { removedJobs: number }>(removed.stdout)).to.include({ id: created.id, removedJobs: 0 });
+    expect(json<Receiver[]>((await cli('receivers', 'list', '--json')).stdout).map((r) => r.id)).to.not.include(created.id);
+  });
+
+  it('rejects bad arguments with exit 2 and unknown ids with exit 3, with a clear message', async () => {
+    // (Every validation rule is covered in-process by target-policy.test.ts; here, the exit codes.)
+    const cases: [string[], number, RegExp][] = [
+      [['receivers', 'add', '--url', 'ftp://example.org/x', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
+      [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
+      [['events', 'redeliver', '00000000-0000-4000-8000-000000000000'], 3, /Event 00000000-0000-4000-8000-000000000000 was not found/],
+    ];
+    for (const [args, code, message] of cases) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).to.equal(code);
+      expect(result.stderr, args.join(' ')).to.match(message);
+      expect(result.stdout, args.join(' ')).to.equal('');
+    }
+  });
+
+  it('redelivers an event, lists dead letters and replays them, keeping the event id', async () => {
+    receiver.reply({ status: 500 });
+    const info = await stack.addReceiver(receiver.url, { secret: SECRET });
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    const eventId = (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+
+    // One attempt (WEBHOOK_MAX_ATTEMPTS = 1 here), then a dead letter.
+    await eventually(async () => (await listDeadLetters(testDb().pool)).length > 0, 5000, 'a dead letter');
+    const dead = json<{ eventId: string; receiverId: string; attempts: number; lastError: string }[]>((await cli('deliveries', 'dead', '--json')).stdout);
+    expect(dead).to.have.length(1);
+    expect(dead[0]).to.include({ eventId, receiverId: info.id, attempts: 1, lastError: 'HTTP 500' });
+
+    receiver.reply({ status: 200 });
+    const replay = await cli('deliveries', 'replay-dead', '--receiver', info.id, '--json');
+    expect(replay.code, replay.stderr).to.equal(0);
+    expect(json(replay.stdout)).to.deep.equal({ replayed: 1, remaining: 0 });
+    await receiver.waitFor(2);
+    expect(await listDeadLetters(testDb().pool)).to.deep.equal([]);
+
+    const redelivered = await cli('events', 'redeliver', eventId, '--json');
+    expect(redelivered.code, redelivered.stderr).to.equal(0);
+    expect(json(redelivered.stdout)).to.deep.equal({ eventId, eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverIds: [info.id] });
+    const requests = await receiver.waitFor(3);
+    expect(requests.map((r) => r.headers['x-service-event-id'])).to.deep.equal([eventId, eventId, eventId]);
+    expect(new Set(requests.map((r) => r.headers['x-service-timestamp'])).size).to.equal(3);
+  });
+});
