@@ -80,15 +80,17 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
   }));
 }
 
+// Materialized, so that the locked pick runs exactly once (pgboss.job is partitioned; a plain
+// IN (subquery ... limit) may be evaluated per partition and take more than the batch).
 const TAKE_DEAD_LETTERS_SQL = `
-  delete from ${BOSS_SCHEMA}.job
-   where name = $1 and id in (
-     select j.id from ${BOSS_SCHEMA}.job j
-       join receiver r on r.id = (j.data->>'receiverId')::uuid and r.enabled
-      where j.name = $1 and j.state = 'created' and ($2::text is null or j.data->>'receiverId' = $2)
-      order by j.created_on, j.id
-      limit $3
-      for update of j skip locked)
+  with picked as materialized (
+    select j.id from ${BOSS_SCHEMA}.job j
+      join receiver r on r.id = (j.data->>'receiverId')::uuid and r.enabled
+     where j.name = $1 and j.state = 'created' and ($2::text is null or j.data->>'receiverId' = $2)
+     order by j.created_on, j.id
+     limit $3
+     for update of j skip locked)
+  delete from ${BOSS_SCHEMA}.job where name = $1 and id in (select id from picked)
   returning data`;
 
 /**
