@@ -117,6 +117,10 @@ async function main(): Promise<void> {
     await receiver.waitFor(COUNT);
     const drained = await receiver.collect();
     await service.stop();
+    // Every attempt the worker recorded: more attempts than deliveries means retries happened.
+    const { rows: attempts } = await db.pool.query<{ outcome: string; n: string; max_attempt: number }>(
+      'select outcome, count(*) as n, max(attempt) as max_attempt from delivery_attempt group by outcome order by outcome',
+    );
 
     const liveArrivals = new Map(live.arrivals);
     const commits = [...committedAt.values()];
@@ -155,7 +159,8 @@ async function main(): Promise<void> {
         `PostgreSQL ${version[0]?.server_version} (${env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded'}), Node ${process.version}; ` +
         `per-receiver concurrency ${concurrency}, worker concurrency ${config.workerConcurrency}\n` +
         `live producers (${producerText}): ${commits.length} changes committed in ${((lastCommit - firstCommit) / 1000).toFixed(2)} s ` +
-        `(${(commits.length / ((lastCommit - firstCommit) / 1000)).toFixed(0)}/s); baseline failures: ${replay.failed + burst.failed}\n\n` +
+        `(${(commits.length / ((lastCommit - firstCommit) / 1000)).toFixed(0)}/s); baseline failures: ${replay.failed + burst.failed}\n` +
+        `worker attempts (live + backlog): ${attempts.map((a) => `${a.outcome} ${a.n} (attempt <= ${a.max_attempt})`).join(', ')}\n\n` +
         `${table([liveRun, occurredRun, drainRun, replayRun, burstRun])}\n\n` +
         `latency = receipt (whole body read by the receiver) - commit (the producing transaction had committed)\n` +
         `deliveries/s = distinct events received / (last receipt - first commit, worker start or release)\n` +
