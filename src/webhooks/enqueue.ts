@@ -1,7 +1,8 @@
 // Inserting delivery jobs and dead letters, always through a caller-supplied `db` so that they commit
 // with the caller's transaction (a mutation, an attempt's settlement, a redelivery or a replay).
 import type { Db, PgBoss } from 'pg-boss';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeadLetterData, type DeliveryJobData } from './queue.ts';
+import { restoreJobs } from 'pg-boss/dist/plans.js';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeadLetterData, type DeliveryJobData } from './queue.ts';
 
 export type Delivery = DeliveryJobData & { delayMs?: number };
 
@@ -31,3 +32,13 @@ export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly
 
 /** Enabled receivers subscribed to an event type (an empty subscription means every type). */
 export const SUBSCRIBED_RECEIVERS_SQL = `select id from receiver where enabled and (cardinality(event_types) = 0 or $1 = any(event_types)) order by created_at, id`;
+
+/**
+ * Puts fetched jobs back as they were before the fetch (created, and not counted as a retry), for
+ * jobs the worker claimed but will not send now. pg-boss's own statement (what its work() does with
+ * a local group limit's excess); it is not on the public API, hence the deep import.
+ */
+export async function handBackJobs(boss: PgBoss, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await boss.getDb().executeSql(restoreJobs(BOSS_SCHEMA, 'job'), [DELIVERY_QUEUE, ids]);
+}

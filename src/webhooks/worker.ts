@@ -12,13 +12,14 @@
 // `config` is Config['webhooks'] (tests pass their own object with small timings). `pool` is the
 // service's pg pool (db.pool). Any number of workers (processes) may run against one database.
 //
-// How it works: a pump keeps up to WORKER_CONCURRENCY deliveries being sent. It fetches jobs in
-// batches (pg-boss fetch with groupConcurrency = WEBHOOK_CONCURRENCY_PER_RECEIVER, the group being
-// the receiver id, so one slow or dead receiver holds at most that many jobs across all workers)
-// and refills as soon as slots free up, rather than waiting for a whole batch: a delivery that hangs
-// until the timeout holds only its own slot. Finished attempts are committed in groups
-// (record-attempt.ts). The pump wakes on pg-boss's NOTIFY for new jobs, on its own timers for
-// retries it scheduled, and polls every `pollIntervalMs` as a floor (retries scheduled elsewhere).
+// How it works: a pump keeps up to WORKER_CONCURRENCY requests in flight, at most
+// WEBHOOK_CONCURRENCY_PER_RECEIVER of them to one receiver, with a short per-receiver queue of
+// fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
+// share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
+// batches (with their events and receivers: two queries per batch), each slot is refilled as soon
+// as its request ends (a request that hangs until the timeout holds only its own slot), and finished
+// attempts are committed in groups (record-attempt.ts). The pump wakes on pg-boss's NOTIFY for new
+// jobs, on its own timers for retries it scheduled, and polls every `pollIntervalMs` as a floor.
 //
 // Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds,
 // and (every 15 s) lods_webhook_queue_depth / lods_webhook_dead_letters. Logs carry eventId,
@@ -27,15 +28,17 @@ import type { Pool } from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../metrics.ts';
+import { dropDelivery } from './drop-delivery.ts';
+import { handBackJobs } from './enqueue.ts';
 import { refreshWebhookGauges } from './gauges.ts';
-import { loadTargets, type Targets } from './load-targets.ts';
+import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
 import { DELIVERY_QUEUE, type DeliveryJobData, notifyChannel, type WebhookConfig } from './queue.ts';
-import { createAttemptRecorder, type Settled } from './record-attempt.ts';
-import { type NextStep } from './retry-policy.ts';
+import { createReceiverQueues } from './receiver-queues.ts';
+import { createAttemptRecorder } from './record-attempt.ts';
+import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
 import { createWebhookSender } from './send-webhook.ts';
 import { deliveryHeaders } from './sign.ts';
-import { dropDelivery } from './drop-delivery.ts';
 
 export type DeliveryWorkerOptions = {
   boss: PgBoss;
@@ -44,58 +47,52 @@ export type DeliveryWorkerOptions = {
   logger: Logger;
   /** Poll floor when no notification arrives (default 1000 ms). */
   pollIntervalMs?: number;
-  /** Jobs per fetch (default 100, at most WORKER_CONCURRENCY). */
+  /** Jobs per fetch (default 100). */
   fetchBatchSize?: number;
 };
 
 export type DeliveryWorker = {
   /** Stops fetching and waits up to `timeoutMs` (default WEBHOOK_TIMEOUT_MS + 5 s) for deliveries in flight. */
   stop: (options?: { timeoutMs?: number }) => Promise<void>;
-  /** Deliveries in flight right now. */
+  /** Deliveries fetched and not yet recorded. */
   inFlight: () => number;
 };
 
-type DeliveryJob = Job<DeliveryJobData>;
+type Item = { job: Job<DeliveryJobData>; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { boss, pool, config } = options;
   const logger = options.logger.child({ component: 'webhook-worker' });
   const capacity = config.workerConcurrency;
-  const batchSize = Math.max(1, Math.min(capacity, options.fetchBatchSize ?? 100));
-  const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
-  let stopping = false;
-  // A slot is held while a delivery is loaded and sent; the commit of its attempt happens after the
-  // slot is freed (group commit), bounded separately so that a slow database pushes back.
-  let sending = 0;
-  let recording = 0;
+  const maxHeld = capacity * 2;
   const maxRecording = capacity * 4;
-  const hasRoom = () => !stopping && sending < capacity && recording < maxRecording;
-  let fetching = false;
-  let wokenWhileFetching = false;
-
-  const retryTimers = createRetryTimers(() => void fill());
-  // Deliveries settle in batches (group commit): refill once for the whole batch, on the next turn.
-  let fillScheduled = false;
-  const scheduleFill = () => {
-    if (fillScheduled || stopping) return;
-    fillScheduled = true;
-    setImmediate(() => {
-      fillScheduled = false;
-      void fill();
-    });
-  };
+  const batchSize = Math.max(1, options.fetchBatchSize ?? 100);
+  const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
+  // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
+  // timeout of the request ahead of it before the receiver's queue is handed back.
+  const queues = createReceiverQueues<Item>({ limit: config.concurrencyPerReceiver, budgetMs: Math.min(1000, config.timeoutMs / 2), receiverOf: (i) => i.job.data.receiverId });
   const recorder = createAttemptRecorder({
     boss,
     pool,
     config,
     logger,
-    onCommitted: (settled: Settled[]) => {
+    onCommitted: (settled) => {
       const now = Date.now();
       for (const s of settled) if (s.next.kind === 'retry') retryTimers.wakeAt(now + s.next.delayMs);
     },
   });
+  const retryTimers = createRetryTimers(() => void fill());
+  let stopping = false;
+  let sending = 0;
+  let recording = 0;
+  let fetching = false;
+  let wokenWhileFetching = false;
+  let fillScheduled = false;
 
-  /** Fetches until every slot is taken or the queue has nothing more to hand out. */
+  const handBack = (items: Item[]) =>
+    handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
+
+  /** Fetches until the queues are full or the queue has nothing more to hand out. */
   async function fill(): Promise<void> {
     if (stopping) return;
     if (fetching) {
@@ -106,16 +103,24 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     try {
       do {
         wokenWhileFetching = false;
-        while (hasRoom()) {
+        while (!stopping && queues.held() < maxHeld && recording < maxRecording) {
           const jobs = await boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, {
-            batchSize: Math.min(batchSize, capacity - sending),
-            groupConcurrency: config.concurrencyPerReceiver,
+            batchSize: Math.min(batchSize, maxHeld - queues.held()),
+            groupConcurrency: queues.groupConcurrency,
+            ignoreGroups: queues.full(),
           });
           if (jobs.length === 0) break;
-          sending += jobs.length;
-          void deliverBatch(jobs);
+          const targets = await loadTargets(pool, jobs.map((j) => j.data)).catch(async (error: unknown) => {
+            await handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
+            throw error;
+          });
+          const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
+          const excess = queues.accept(items);
+          dispatch();
+          await handBack(excess);
+          if (excess.length === jobs.length) break;
         }
-      } while (wokenWhileFetching && hasRoom());
+      } while (wokenWhileFetching && !stopping);
     } catch (error) {
       logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
     } finally {
@@ -123,27 +128,31 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     }
   }
 
-  async function deliverBatch(jobs: DeliveryJob[]): Promise<void> {
-    let targets: Targets;
-    try {
-      targets = await loadTargets(pool, jobs.map((j) => j.data));
-    } catch (error) {
-      // The jobs stay active and are handed out again once they expire.
-      logger.error({ err: error, jobs: jobs.length }, 'loading deliveries failed');
-      sending -= jobs.length;
-      return;
-    }
-    await Promise.all(jobs.map((job) => deliverOne(job, targets)));
+  // Many deliveries end together (group commit): refill once for all of them, on the next turn.
+  function scheduleFill(): void {
+    if (fillScheduled || stopping) return;
+    fillScheduled = true;
+    setImmediate(() => {
+      fillScheduled = false;
+      void fill();
+    });
   }
 
-  async function deliverOne(job: DeliveryJob, targets: Targets): Promise<void> {
+  function dispatch(): void {
+    while (!stopping && sending < capacity) {
+      const item = queues.next();
+      if (!item) return;
+      sending += 1;
+      void deliver(item);
+    }
+  }
+
+  async function deliver({ job, event, receiver }: Item): Promise<void> {
     const { eventId, receiverId, attempt } = job.data;
     // Not a child logger: creating one per delivery costs more than the signing.
     const ids = { eventId, receiverId, attempt };
     let sent = false;
     try {
-      const event = targets.events.get(eventId);
-      const receiver = targets.receivers.get(receiverId);
       if (!event || !receiver || !receiver.enabled) {
         await dropDelivery({ boss, pool, job, reason: !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled', logger: logger.child(ids) });
         return;
@@ -154,12 +163,14 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       deliveryDuration.observe(result.durationMs / 1000);
       sent = true;
       sending -= 1;
+      void handBack(queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      dispatch();
       recording += 1;
-      scheduleFill();
       let next: NextStep | undefined;
       try {
         next = await recorder.record({ job, data: job.data, startedAt, result });
       } finally {
+        recording -= 1;
         // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
         deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
       }
@@ -170,8 +181,11 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     } catch (error) {
       logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
     } finally {
-      if (sent) recording -= 1;
-      else sending -= 1;
+      if (!sent) {
+        sending -= 1;
+        queues.done(receiverId, null, false);
+        dispatch();
+      }
       scheduleFill();
     }
   }
@@ -194,7 +208,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   logger.info({ capacity, perReceiver: config.concurrencyPerReceiver, maxAttempts: config.maxAttempts }, 'webhook delivery worker started');
 
   return {
-    inFlight: () => sending + recording,
+    inFlight: () => queues.held() + recording,
     async stop(stopOptions = {}) {
       if (stopping) return;
       stopping = true;
@@ -202,6 +216,8 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       clearInterval(gauges);
       retryTimers.clear();
       await listener?.close().catch(() => {});
+      // Jobs queued here go back to the queue at once, for another worker (or the next start).
+      await handBack(queues.takeAll());
       const deadline = Date.now() + (stopOptions.timeoutMs ?? config.timeoutMs + 5000);
       while (sending + recording > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       if (sending + recording > 0) logger.warn({ inFlight: sending + recording }, 'stopped with deliveries still in flight; they will be retried after their jobs expire');

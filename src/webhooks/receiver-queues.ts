@@ -1,0 +1,94 @@
+// Per-receiver concurrency and prefetch, in the worker's memory.
+//
+// At most WEBHOOK_CONCURRENCY_PER_RECEIVER requests go to one receiver at a time. Behind them, a
+// receiver keeps a short local queue of fetched jobs, so that a fast receiver is fed without a
+// database round trip per delivery. The queue is sized from the receiver's recent response times
+// so that no job waits longer than `budgetMs` (an unknown receiver gets a small one, a slow one
+// none), and a receiver that times out or fails to connect hands its queue back at once: nothing
+// waits in memory while its job's expiry runs. Jobs beyond a receiver's room are handed back by the
+// caller (restored to the queue; that does not count as a retry).
+//
+// In the database, pg-boss groupConcurrency (group = receiver id) caps one receiver's jobs in
+// progress across all workers at GROUP_FACTOR times the per-receiver limit (in progress includes
+// queued here and being recorded).
+export const GROUP_FACTOR = 16;
+
+type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
+
+export function createReceiverQueues<T>(options: { limit: number; budgetMs: number; receiverOf: (item: T) => string }) {
+  const { limit, budgetMs } = options;
+  const receivers = new Map<string, Receiver<T>>();
+  let held = 0;
+  let cursor = 0;
+
+  const get = (id: string): Receiver<T> => {
+    let r = receivers.get(id);
+    if (!r) receivers.set(id, (r = { busy: 0, waiting: [], avgMs: null }));
+    return r;
+  };
+  const room = (r: Receiver<T>): number => {
+    const prefetch = r.avgMs === null ? limit : Math.floor((limit * budgetMs) / Math.max(r.avgMs, 1));
+    return Math.min(limit + prefetch, limit * GROUP_FACTOR) - r.busy - r.waiting.length;
+  };
+  const forget = (id: string, r: Receiver<T>) => {
+    if (r.busy === 0 && r.waiting.length === 0 && r.avgMs === null) receivers.delete(id);
+  };
+
+  return {
+    groupConcurrency: limit * GROUP_FACTOR,
+    /** Jobs fetched and not yet finished sending. */
+    held: () => held,
+    /** Receivers with no room, to leave out of the next fetch. */
+    full: (): string[] => [...receivers].filter(([, r]) => room(r) <= 0).map(([id]) => id),
+    /** Queues what fits; returns the rest, to be handed back. */
+    accept(items: T[]): T[] {
+      const excess: T[] = [];
+      for (const item of items) {
+        const r = get(options.receiverOf(item));
+        if (room(r) > 0) {
+          r.waiting.push(item);
+          held += 1;
+        } else excess.push(item);
+      }
+      return excess;
+    },
+    /** The next job whose receiver has a free slot (receivers in turn), marked as sending. */
+    next(): T | undefined {
+      const ids = [...receivers.keys()];
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[(cursor + i) % ids.length]!;
+        const r = receivers.get(id)!;
+        if (r.busy < limit && r.waiting.length > 0) {
+          cursor = (cursor + i + 1) % ids.length;
+          r.busy += 1;
+          return r.waiting.shift();
+        }
+      }
+      return undefined;
+    },
+    /**
+     * A send finished. `durationMs` null: nothing was sent (dropped). Returns the receiver's queued
+     * jobs when it proved slow or unreachable, to be handed back.
+     */
+    done(id: string, durationMs: number | null, unhealthy: boolean): T[] {
+      const r = get(id);
+      r.busy -= 1;
+      held -= 1;
+      if (durationMs !== null) r.avgMs = r.avgMs === null ? durationMs : r.avgMs * 0.8 + durationMs * 0.2;
+      let handBack: T[] = [];
+      if (unhealthy || (durationMs ?? 0) > budgetMs) {
+        handBack = r.waiting;
+        r.waiting = [];
+        held -= handBack.length;
+      }
+      forget(id, r);
+      return handBack;
+    },
+    /** Everything queued (on stop). */
+    takeAll(): T[] {
+      const all = [...receivers.values()].flatMap((r) => r.waiting.splice(0));
+      held -= all.length;
+      return all;
+    },
+  };
+}
