@@ -32,9 +32,14 @@ export type AttemptRecorder = {
 
 const MAX_BATCH = 500;
 
+// A receiver removed meanwhile (with its history) gets no attempt row.
 const INSERT_ATTEMPTS_SQL = `
   insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-  select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::boolean[])`;
+  select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::boolean[])
+      as u (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
+   where exists (select 1 from receiver r where r.id = u.receiver_id)
+  returning receiver_id`;
+const FOREIGN_KEY_VIOLATION = '23503';
 
 export function createAttemptRecorder(deps: {
   boss: PgBoss;
@@ -62,7 +67,7 @@ export function createAttemptRecorder(deps: {
         ...s,
         next: held.has(s.job.id) ? nextStep(s.result.outcome === 'success', s.data.attempt, deps.config) : { kind: 'done' },
       }));
-      await client.query(INSERT_ATTEMPTS_SQL, [
+      const inserted = await client.query<{ receiver_id: string }>(INSERT_ATTEMPTS_SQL, [
         settled.map((s) => s.data.eventId),
         settled.map((s) => s.data.receiverId),
         settled.map((s) => s.data.attempt),
@@ -74,9 +79,11 @@ export function createAttemptRecorder(deps: {
         settled.map((s) => s.result.outcome),
         settled.map((s) => s.next.kind === 'dead'),
       ]);
+      const receiverExists = new Set(inserted.rows.map((r) => r.receiver_id));
       const retries: Delivery[] = [];
       const dead: DeadLetterData[] = [];
       for (const s of settled) {
+        if (!receiverExists.has(s.data.receiverId)) s.next = { kind: 'done' }; // removed: nothing follows
         if (s.next.kind === 'retry') retries.push({ eventId: s.data.eventId, receiverId: s.data.receiverId, attempt: s.data.attempt + 1, delayMs: s.next.delayMs });
         if (s.next.kind === 'dead') dead.push({ eventId: s.data.eventId, receiverId: s.data.receiverId, attempts: s.data.attempt });
       }
@@ -91,7 +98,8 @@ export function createAttemptRecorder(deps: {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
       try {
-        const settled = await commit(batch);
+        // A receiver removed between the check and the insert: the next try leaves it out.
+        const settled = await commit(batch).catch((error: { code?: string }) => (error.code === FOREIGN_KEY_VIOLATION ? commit(batch) : Promise.reject(error)));
         batch.forEach((w, i) => w.resolve(settled[i]!.next));
         deps.onCommitted?.(settled);
       } catch (error) {

@@ -125,4 +125,30 @@ describe('webhook subscriptions', () => {
       await stack.stop();
     }
   });
+
+  it('a receiver removed while a delivery to it is in flight: that attempt leaves no trace and nothing else is held up', async () => {
+    const stack = await startWebhookStack({ config: { maxAttempts: 2 } });
+    try {
+      const [gone, stays] = [await newReceiver(), await newReceiver()];
+      gone.reply({ hang: true });
+      const goneInfo = await stack.addReceiver(gone.url);
+      await stack.addReceiver(stays.url);
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      await gone.waitFor(1);
+      await stays.waitFor(1);
+      await removeReceiver(testDb().orm.em.fork(), goneInfo.id);
+      gone.releaseHung(); // answered 200 now; the worker records it while the receiver is gone
+      await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'After the removal' }));
+      await stays.waitFor(2);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1', [goneInfo.id])).rowCount).to.equal(0);
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
+      expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
+      expect(gone.requests).to.have.length(1);
+    } finally {
+      await stack.stop();
+    }
+  });
 });
