@@ -11,7 +11,7 @@
 // In the database, pg-boss groupConcurrency (group = receiver id) caps one receiver's jobs in
 // progress across all workers at GROUP_FACTOR times the per-receiver limit (in progress includes
 // queued here and being recorded).
-export const GROUP_FACTOR = 16;
+export const GROUP_FACTOR = 32;
 
 type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
 

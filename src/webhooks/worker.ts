@@ -64,7 +64,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const { boss, pool, config } = options;
   const logger = options.logger.child({ component: 'webhook-worker' });
   const capacity = config.workerConcurrency;
-  const maxHeld = capacity * 2;
+  const maxHeld = capacity * 4;
   const maxRecording = capacity * 4;
   const batchSize = Math.max(1, options.fetchBatchSize ?? 100);
   const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
@@ -86,13 +86,17 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   let sending = 0;
   let recording = 0;
   let fetching = false;
+  let loading = 0;
   let wokenWhileFetching = false;
   let fillScheduled = false;
 
   const handBack = (items: Item[]) =>
     handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
 
-  /** Fetches until the queues are full or the queue has nothing more to hand out. */
+  /**
+   * Fetches until the queues are full or the queue has nothing more to hand out. Loading a batch's
+   * events overlaps the next fetch (two batches at most), since each is a database round trip.
+   */
   async function fill(): Promise<void> {
     if (stopping) return;
     if (fetching) {
@@ -100,31 +104,47 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       return;
     }
     fetching = true;
+    const loads: Promise<boolean>[] = [];
     try {
       do {
         wokenWhileFetching = false;
-        while (!stopping && queues.held() < maxHeld && recording < maxRecording) {
+        while (!stopping && queues.held() + loading < maxHeld && recording < maxRecording) {
           const jobs = await boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, {
-            batchSize: Math.min(batchSize, maxHeld - queues.held()),
+            batchSize: Math.min(batchSize, maxHeld - queues.held() - loading),
             groupConcurrency: queues.groupConcurrency,
             ignoreGroups: queues.full(),
           });
           if (jobs.length === 0) break;
-          const targets = await loadTargets(pool, jobs.map((j) => j.data)).catch(async (error: unknown) => {
-            await handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
-            throw error;
-          });
-          const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
-          const excess = queues.accept(items);
-          dispatch();
-          await handBack(excess);
-          if (excess.length === jobs.length) break;
+          loads.push(queueBatch(jobs));
+          // Every job handed back: its receivers have no room now; more fetching would only spin.
+          if (loads.length >= 2 && !(await loads.shift()!)) break;
         }
+        while (loads.length) await loads.shift();
       } while (wokenWhileFetching && !stopping);
     } catch (error) {
       logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
     } finally {
+      await Promise.allSettled(loads);
       fetching = false;
+    }
+  }
+
+  /** Loads a fetched batch's events and receivers and queues it; false when nothing could be queued. */
+  async function queueBatch(jobs: Job<DeliveryJobData>[]): Promise<boolean> {
+    loading += jobs.length;
+    try {
+      const targets = await loadTargets(pool, jobs.map((j) => j.data));
+      const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
+      loading -= jobs.length;
+      const excess = queues.accept(items);
+      dispatch();
+      await handBack(excess);
+      return excess.length < jobs.length;
+    } catch (error) {
+      loading -= jobs.length;
+      logger.warn({ err: error, jobs: jobs.length }, 'loading deliveries failed; handing the jobs back');
+      await handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
+      return false;
     }
   }
 
