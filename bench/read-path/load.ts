@@ -1,18 +1,23 @@
 // Throughput and latency under concurrent load, with autocannon's programmatic API.
 import autocannon from 'autocannon';
+import { processCpuMs } from './cpu.ts';
 
-export type LoadResult = { rps: number; p50: number; p99: number; requests: number; failures: number };
+/** cpuUsPerRequest: CPU time of the server process per completed request (null without /proc). */
+export type LoadResult = { rps: number; p50: number; p99: number; requests: number; failures: number; cpuUsPerRequest: number | null };
 
 export type LoadSpec = {
   url: string;
   headers: Record<string, string>;
   /** Called once per request: spreads the load over many ids / pages. */
   nextPath: () => string;
+  /** The server's process id, for its CPU time. */
+  pid?: number;
   connections: number;
   durationS: number;
 };
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const cpuBefore = spec.pid === undefined ? null : processCpuMs(spec.pid);
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -21,18 +26,20 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: spec.nextPath() }) }],
   });
   const completed = result['2xx'] + result.non2xx;
+  const cpuAfter = spec.pid === undefined ? null : processCpuMs(spec.pid);
   return {
     rps: completed / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: completed,
     failures: result.non2xx + result.errors + result.timeouts,
+    cpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && completed > 0 ? ((cpuAfter - cpuBefore) * 1000) / completed : null,
   };
 }
 
 /** Warm-up (discarded), then `rounds` interleaved runs per target; the best round of each counts. */
 export async function compareUnderLoad(
-  targets: { name: string; url: string; headers: Record<string, string> }[],
+  targets: { name: string; url: string; pid: number; headers: Record<string, string> }[],
   nextPath: () => string,
   options: { connections: number; durationS: number; warmupS: number; rounds: number },
   log: (line: string) => void,
@@ -44,9 +51,13 @@ export async function compareUnderLoad(
   for (let round = 1; round <= options.rounds; round++) {
     for (const t of targets) {
       const r = await runLoad({ ...t, nextPath, connections: options.connections, durationS: options.durationS });
-      log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.failures ? `  FAILURES ${r.failures}` : ''}`);
+      const cpu = r.cpuUsPerRequest === null ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/req`;
+      log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
       const previous = best.get(t.name);
-      if (!previous || r.rps > previous.rps) best.set(t.name, r);
+      // The best round counts; failures of any round stay visible in it.
+      const failures = r.failures + (previous?.failures ?? 0);
+      if (!previous || r.rps > previous.rps) best.set(t.name, { ...r, failures });
+      else previous.failures = failures;
     }
   }
   return best;

@@ -1,5 +1,6 @@
 // The printed result: every figure beside the baseline, the ratio, and PASS/FAIL against the targets.
 import type { CountCost } from './count-cost.ts';
+import type { DeepOffset } from './deep-offset.ts';
 import type { LoadResult } from './load.ts';
 import type { PageLatency, WalkResult } from './walk.ts';
 
@@ -8,6 +9,7 @@ export type Figures = {
   list: { service: LoadResult; baseline: LoadResult };
   walk: { service: WalkResult; baseline: WalkResult };
   pages: { service: PageLatency; baseline: PageLatency };
+  deepOffset: DeepOffset;
   count: { small: CountCost; large: CountCost };
 };
 
@@ -25,6 +27,9 @@ export function buildRows(x: Figures): Row[] {
       { measure: `${name} throughput (req/s)`, service: f(r.service.rps, 0), baseline: f(r.baseline.rps, 0), ratio: f(ratio, 2), target: `>= ${min}x`, verdict: verdict(ratio >= min && r.service.failures === 0 && r.baseline.failures === 0) },
       { measure: `${name} latency p50 (ms)`, service: f(r.service.p50), baseline: f(r.baseline.p50), ratio: f(r.service.p50 / r.baseline.p50, 2), target: '', verdict: '' },
       { measure: `${name} latency p99 (ms)`, service: f(r.service.p99), baseline: f(r.baseline.p99), ratio: f(r.service.p99 / r.baseline.p99, 2), target: '', verdict: '' },
+      ...(r.service.cpuUsPerRequest !== null && r.baseline.cpuUsPerRequest !== null
+        ? [{ measure: `${name} server CPU per request (µs)`, service: f(r.service.cpuUsPerRequest, 0), baseline: f(r.baseline.cpuUsPerRequest, 0), ratio: f(r.service.cpuUsPerRequest / r.baseline.cpuUsPerRequest, 2), target: '', verdict: '' as const }]
+        : []),
     ];
   };
   const walkRatio = x.walk.service.totalMs / x.walk.baseline.totalMs;
@@ -38,6 +43,7 @@ export function buildRows(x: Figures): Row[] {
     { measure: 'first page, offset 0 (ms)', service: f(x.pages.service.firstMs, 2), baseline: f(x.pages.baseline.firstMs, 2), ratio: f(x.pages.service.firstMs / x.pages.baseline.firstMs, 2), target: '', verdict: '' },
     { measure: `last page, offset ${x.pages.service.lastOffset} (ms)`, service: f(x.pages.service.lastMs, 2), baseline: f(x.pages.baseline.lastMs, 2), ratio: f(x.pages.service.lastMs / x.pages.baseline.lastMs, 2), target: '', verdict: '' },
     { measure: 'last page / first page', service: `${f(deep(x.pages.service), 2)}x`, baseline: `${f(deep(x.pages.baseline), 2)}x`, ratio: '', target: '<= 1.5x', verdict: verdict(deep(x.pages.service) <= 1.5) },
+    { measure: `DB: page at offset 0 / ${x.deepOffset.lastOffset} (ms)`, service: `${f(x.deepOffset.ranges.firstMs, 2)} / ${f(x.deepOffset.ranges.lastMs, 2)}`, baseline: `plain OFFSET ${f(x.deepOffset.plain.firstMs, 2)} / ${f(x.deepOffset.plain.lastMs, 2)}`, ratio: '', target: '', verdict: '' },
     { measure: `list limit=1 at ${small.records} records (ms)`, service: f(small.listLimit1Ms, 3), baseline: `count(*) ${f(small.naiveCountMs, 2)}`, ratio: '', target: '', verdict: '' },
     { measure: `list limit=1 at ${large.records} records (ms)`, service: f(large.listLimit1Ms, 3), baseline: `count(*) ${f(large.naiveCountMs, 2)}`, ratio: `${f(large.listLimit1Ms / small.listLimit1Ms, 2)}`, target: 'size-independent', verdict: verdict(countOk) },
     { measure: 'rows read by it (catalog | counter)', service: `${small.catalogRowsRead} | ${small.counterRowsRead} -> ${large.catalogRowsRead} | ${large.counterRowsRead}`, baseline: '', ratio: '', target: 'no table scan', verdict: '' },

@@ -7,6 +7,7 @@ import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { measureCountCost } from './count-cost.ts';
+import { measureDeepOffset } from './deep-offset.ts';
 import { startBenchPostgres } from './database.ts';
 import { createClient } from './http-client.ts';
 import { compareUnderLoad } from './load.ts';
@@ -107,8 +108,8 @@ async function main(): Promise<void> {
     const ids = await publishedIds(db.pool);
     await verifySameBodies(service, baseline, auth, ids, ids.length);
     const targets = [
-      { name: 'baseline', url: baseline.url, headers: {} },
-      { name: 'service', url: service.url, headers: auth },
+      { name: 'baseline', url: baseline.url, pid: baseline.pid, headers: {} },
+      { name: 'service', url: service.url, pid: service.pid, headers: auth },
     ];
     const loadOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds };
 
@@ -123,6 +124,9 @@ async function main(): Promise<void> {
     log(`full walk at limit=${WALK_LIMIT}, sequential`);
     const walk = await bestWalk([baseline, service], auth);
 
+    log(`deep offset in the database: plain OFFSET statement vs range counts, median of ${options.samples}`);
+    const deepOffset = await measureDeepOffset(db.pool, ids.length, options.samples);
+
     log(`first vs last page, median of ${options.samples}`);
     const pages = { service: await firstVersusLastPage(service.url, auth, ids.length, options.samples), baseline: await firstVersusLastPage(baseline.url, {}, ids.length, options.samples) };
 
@@ -134,6 +138,7 @@ async function main(): Promise<void> {
         list: { service: list.get('service')!, baseline: list.get('baseline')! },
         walk: { service: walk.get('service')!, baseline: walk.get('baseline')! },
         pages,
+        deepOffset,
         count: { small: countSmall, large: countLarge },
       }),
       log,

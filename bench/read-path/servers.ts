@@ -1,7 +1,7 @@
 // Starts a server under test in its own child process (see server-process.ts).
 import { fork } from 'node:child_process';
 
-export type ServerUnderTest = { name: 'service' | 'baseline'; url: string; stop: () => Promise<void> };
+export type ServerUnderTest = { name: 'service' | 'baseline'; url: string; pid: number; stop: () => Promise<void> };
 
 export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string): Promise<ServerUnderTest> {
   const child = fork(new URL('./server-process.ts', import.meta.url), [name], {
@@ -17,6 +17,7 @@ export async function startServerProcess(name: 'service' | 'baseline', databaseU
   return {
     name,
     url,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode === null) child.send('stop');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);

@@ -1,6 +1,6 @@
 // API keys: 256 random bits, shown once, stored as a SHA-256 hash and looked up by that hash (so no
 // comparison ever runs over the secret itself), scoped, revocable with immediate effect.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { badInput, notFound } from '../errors.ts';
@@ -15,7 +15,8 @@ const KEY_RE = /^lods_[A-Za-z0-9_-]{43}$/;
 export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; createdAt: string; revokedAt: string | null };
 export type Principal = { keyId: string; scopes: ReadonlySet<string> };
 
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+// crypto.hash: the one-shot form, several times cheaper per call than createHash (it runs on every request).
+export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
 
 function present(k: { id: string; name: string; prefix: string; scopes: string[]; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {

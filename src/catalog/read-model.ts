@@ -20,12 +20,14 @@ export const PAGE_SQL = {
               cross join lateral (select id, updated_at from learning_opportunity
                                    where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
                                    order by updated_at desc, id desc offset s.skip limit $1) k) as docs`,
-  // Matches learning_opportunity_order.
+  // Internal readers (GraphQL, every status): a plain offset over learning_opportunity_order, but
+  // skipped index-only (keys first, then each doc by primary key) so a deep page never reads the
+  // skipped rows and no plan is tempted into sorting the table.
   internal: `
     select (select sum(n) from catalog_count) as total,
-           (select coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '')
-              from (select doc, updated_at, id from learning_opportunity
-                     order by updated_at desc, id desc limit $1 offset $2) p) as docs`,
+           (select coalesce(string_agg((select d.doc from learning_opportunity d where d.id = k.id), ',' order by k.updated_at desc, k.id desc), '')
+              from (select id, updated_at from learning_opportunity
+                     order by updated_at desc, id desc limit $1 offset $2) k) as docs`,
 } as const;
 
 export const ONE_SQL = {
