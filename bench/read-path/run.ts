@@ -27,8 +27,10 @@ async function seed(db: Database, count: number, seedValue: number, label: strin
     seed: seedValue,
     onProgress: ({ done, total }) => {
       if (process.stderr.isTTY) process.stderr.write(`\r  ${label}: ${done}/${total}`);
-      else if (done === total || done - lastShown >= total / 10) log(`  ${label}: ${done}/${total}`);
-      lastShown = done;
+      else if (done === total || done - lastShown >= total / 10) {
+        log(`  ${label}: ${done}/${total}`);
+        lastShown = done;
+      }
     },
   });
   if (process.stderr.isTTY) process.stderr.write('\n');

@@ -9,17 +9,22 @@ export type Visibility = 'public' | 'internal';
 
 // Exported for bench/read-path's bare baseline, so that it runs exactly the same statements.
 export const PAGE_SQL = {
-  // list_page_start reads the range counts of list_bucket (migration list_buckets) to find
-  // where position $2 lies, so the index-only scan of learning_opportunity_published_order seeks
-  // there and skips at most one range (a few hundred keys), however deep the page. Each doc is then
-  // read by primary key (a subquery per key, so that no plan can turn it into a scan of the table).
+  // The plain page query with a lower bound: the first $1 records at or after the key at position
+  // $2. That key comes from list_page_start, which reads the range counts of list_bucket (migration
+  // list_buckets) to find the range holding position $2, and an index-only scan that skips inside
+  // that one range (normally under 1,024 keys). However deep the page, it costs what the first page
+  // costs plus a fraction of a millisecond. Past the end there is no such key, and no rows.
   public: `
     select (select n from catalog_count where status = 'PUBLISHED') as total,
-           (select coalesce(string_agg((select d.doc from learning_opportunity d where d.id = k.id), ',' order by k.updated_at desc, k.id desc), '')
-              from list_page_start($2) s
-              cross join lateral (select id, updated_at from learning_opportunity
-                                   where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
-                                   order by updated_at desc, id desc offset s.skip limit $1) k) as docs`,
+           (select coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '')
+              from (select doc, updated_at, id from learning_opportunity
+                     where status = 'PUBLISHED'
+                       and (updated_at, id) <= (select k.updated_at, k.id
+                                                  from list_page_start($2) s
+                                                  cross join lateral (select updated_at, id from learning_opportunity
+                                                                       where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
+                                                                       order by updated_at desc, id desc offset s.skip limit 1) k)
+                     order by updated_at desc, id desc limit $1) p) as docs`,
   // Internal readers (GraphQL, every status): a plain offset over learning_opportunity_order, but
   // skipped index-only (keys first, then each doc by primary key) so a deep page never reads the
   // skipped rows and no plan is tempted into sorting the table.
