@@ -80,6 +80,7 @@ const keyedTexts = new Map<string, string>();
  * the read needs, and the read's own parameters follow. The read runs only for a live key holding
  * the scope: `offset 0` keeps the planner from flattening the subquery, so the scope test stays a
  * one-time filter in front of it (flattened, it became a join filter applied after the read ran).
+ * The read's parameters are renumbered textually: it must not contain `$n` anywhere else.
  */
 function keyedText(read: string): string {
   const shifted = read.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 2}`);
