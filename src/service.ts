@@ -1,8 +1,9 @@
 // Wires the parts of the service over an open database: catalog reads and writes, the change
 // recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
+import { fastGetOne } from './http/fast-lane.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
@@ -35,7 +36,11 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
   const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
-  server.on('request', createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes }));
+  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
+  const fastLane = fastGetOne({ reads, logger });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    void fastLane(req, res).then((answered) => answered || app(req, res));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
