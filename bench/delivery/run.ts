@@ -22,7 +22,7 @@ import { seedCatalog } from '../../src/catalog/seed.ts';
 import { loadConfig } from '../../src/config.ts';
 import { connectDatabase } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { startTestPostgres } from '../../test/support/database.ts';
+import { startScratchPostgres } from '../../src/db/scratch-postgres.ts';
 import { type BaselineBody, runBaseline } from './baseline.ts';
 import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
 import { type Producer, startServiceSide } from './service-run.ts';
@@ -83,7 +83,7 @@ async function startReceiver() {
 async function main(): Promise<void> {
   const config = { ...loadConfig(env).webhooks, allowPrivateTargets: true };
   const logger = createLogger({ level: env.LOG_LEVEL ?? 'warn', destination: process.stderr });
-  const pg = await startTestPostgres();
+  const pg = await startScratchPostgres({ serverUrl: env.DATABASE_URL, prefix: 'lods-bench-delivery' });
   const db = await connectDatabase(pg.url, { poolMax: 20, connectTimeoutMs: 5000, migrate: true });
   const receiver = await startReceiver();
   const cleanup = async () => {

@@ -1,0 +1,47 @@
+// A throw-away PostgreSQL for tests and benchmarks: an embedded cluster in a temp dir, or a scratch
+// database on the server named by `serverUrl` (created for the run, dropped after it).
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from './embedded-postgres.ts';
+
+export type ScratchPostgres = { url: string; description: string; stop: () => Promise<void> };
+
+export async function startScratchPostgres(options: { serverUrl: string | undefined; prefix: string }): Promise<ScratchPostgres> {
+  if (options.serverUrl) return await createScratchDatabase(options.serverUrl, options.prefix);
+  const dir = await mkdtemp(join(tmpdir(), `${options.prefix}-pg-`));
+  await chmod(dir, 0o755); // PostgreSQL runs as the OS user postgres when we are root
+  const embedded = await startEmbeddedPostgres({ dir: join(dir, 'pg'), database: options.prefix.replace(/\W/g, '_'), persistent: false });
+  return {
+    url: embedded.url,
+    description: `embedded PostgreSQL in ${dir}`,
+    stop: async () => {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createScratchDatabase(serverUrl: string, prefix: string): Promise<ScratchPostgres> {
+  const name = `${prefix.replace(/\W/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(serverUrl, `create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    description: `scratch database ${name} on ${url.host}`,
+    stop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`),
+  };
+}
+
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
