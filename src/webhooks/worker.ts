@@ -21,8 +21,8 @@
 // attempts are committed in groups (record-attempt.ts). The pump wakes on pg-boss's NOTIFY for new
 // jobs, on its own timers for retries it scheduled, and polls every `pollIntervalMs` as a floor.
 //
-// Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds,
-// and (every 15 s) lods_webhook_queue_depth / lods_webhook_dead_letters. Logs carry eventId,
+// Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
+// (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
 // receiverId and attempt, never a secret, a signature or a URL.
 import type { Pool } from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
@@ -30,7 +30,6 @@ import type { Logger } from '../logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../metrics.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import { handBackJobs } from './enqueue.ts';
-import { refreshWebhookGauges } from './gauges.ts';
 import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
 import { DELIVERY_QUEUE, type DeliveryJobData, notifyChannel, type WebhookConfig } from './queue.ts';
 import { createReceiverQueues } from './receiver-queues.ts';
@@ -222,8 +221,6 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   );
   if (!listener) logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
   const poll = setInterval(() => void fill(), options.pollIntervalMs ?? 1000);
-  const gauges = setInterval(() => void refreshWebhookGauges(boss).catch(() => {}), 15_000);
-  gauges.unref();
   void fill();
   logger.info({ capacity, perReceiver: config.concurrencyPerReceiver, maxAttempts: config.maxAttempts }, 'webhook delivery worker started');
 
@@ -233,7 +230,6 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       if (stopping) return;
       stopping = true;
       clearInterval(poll);
-      clearInterval(gauges);
       retryTimers.clear();
       await listener?.close().catch(() => {});
       // Jobs queued here go back to the queue at once, for another worker (or the next start).
