@@ -5,16 +5,21 @@ import { authenticate, type Principal, type Scope } from './api-keys.ts';
 
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
+/** The token of a well-formed `Bearer <token>` header, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  return (header && /^Bearer ([^\s]+)$/i.exec(header.trim())?.[1]) || null;
+}
+
 /** The key presented in the Authorization header, checked for form only (no database), or throws UNAUTHENTICATED. */
 export function presentedKey(header: string | undefined): string {
   if (!header) throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', { headers: challenge() });
-  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-  if (!match?.[1]) {
+  const token = bearerToken(header);
+  if (!token) {
     throw new AppError('UNAUTHENTICATED', 'The Authorization header must have the form "Bearer <API_KEY>"', {
       headers: challenge(', error="invalid_request"'),
     });
   }
-  return match[1];
+  return token;
 }
 
 /** The principal of a key look-up, or throws UNAUTHENTICATED for an unknown or revoked key (null). */

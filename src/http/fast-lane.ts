@@ -6,15 +6,15 @@
 // answers it exactly as before, problem details included. Express costs as much CPU per request as
 // everything else on this path together (bench/README.md), and this request is most of the load.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bearerToken } from '../auth/bearer.ts';
 import { isUuid } from '../catalog/input.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
 import type { Logger } from '../logger.ts';
 import { trackRequest } from './request-context.ts';
+import { JSON_TYPE } from './v1-routes.ts';
 
 const PREFIX = '/v1/learning-opportunities/';
 const ROUTE = '/v1/learning-opportunities/:id';
-const BEARER = /^Bearer ([^\s]+)$/i;
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export type FastLane = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
@@ -26,7 +26,7 @@ export function fastGetOne(deps: { reads: CatalogReads; logger: Logger }): FastL
     const started = process.hrtime.bigint();
     const query = url.indexOf('?', PREFIX.length);
     const id = url.slice(PREFIX.length, query < 0 ? undefined : query);
-    const key = BEARER.exec(req.headers.authorization?.trim() ?? '')?.[1];
+    const key = bearerToken(req.headers.authorization);
     if (!key || !isUuid(id)) return false;
     let doc: string | null;
     try {

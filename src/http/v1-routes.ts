@@ -14,7 +14,7 @@ import { methodNotAllowed } from './problem.ts';
 import { parsePagingQuery } from './paging.ts';
 
 // Set with setHeader: res.type() would look the full type up in the mime table on every request.
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 const SCOPE = 'catalog:read';
 
 declare module 'express-serve-static-core' {
