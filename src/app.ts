@@ -3,6 +3,8 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
+import type { ChangeFeed } from './feed/change-feed.ts';
+import { feedRouter } from './http/feed-routes.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
@@ -14,6 +16,7 @@ import type { Logger } from './logger.ts';
 export type AppDeps = {
   pool: Pool;
   reads: CatalogReads;
+  feed: ChangeFeed;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
@@ -31,6 +34,7 @@ export function createApp(deps: AppDeps): Express {
   // request a few microseconds. Their paths are disjoint from the ones below and each checks its
   // own key, so the order changes nothing else.
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
+  app.use('/v1', feedRouter({ pool: deps.pool, feed: deps.feed }));
   // Operations endpoints and the OpenAPI document need no key.
   app.use(healthRoutes({ pool: deps.pool }));
   app.use(metricsRoutes({ pool: deps.pool }));

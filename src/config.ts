@@ -25,6 +25,10 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+  // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
+  FEED_MAX_WAITERS: int(0, 100_000).default(1000),
+  EVENT_RETENTION_DAYS: int(0, 36_500).default(30),
+  DELIVERY_ATTEMPT_RETENTION_DAYS: int(0, 36_500).default(30),
 });
 
 export type Config = Readonly<{
@@ -47,6 +51,9 @@ export type Config = Readonly<{
     workerConcurrency: number;
   }>;
   demoSeedCount: number;
+  // Change feed and retention.
+  feed: Readonly<{ maxWaiters: number }>;
+  retention: Readonly<{ eventDays: number; deliveryAttemptDays: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -89,6 +96,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerConcurrency: e.WORKER_CONCURRENCY,
     }),
     demoSeedCount: e.DEMO_SEED_COUNT,
+    // Change feed and retention.
+    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),
+    retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),
   });
 }
 

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
   INVALID_STATE_TRANSITION: { status: 409, slug: 'invalid-state-transition', title: 'Invalid state transition' },
+  CURSOR_EXPIRED: { status: 410, slug: 'cursor-expired', title: 'Cursor expired' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },

@@ -11,6 +11,7 @@ import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
+import { startChangeFeed } from './feed/change-feed.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
 
@@ -19,7 +20,7 @@ export type Api = {
   url: string;
   reads: CatalogReads;
   writes: CatalogWrites;
-  /** Stops accepting, drains open requests, stops Apollo. */
+  /** Answers waiting long polls, stops accepting, drains open requests, stops Apollo. */
   close: () => Promise<void>;
 };
 
@@ -29,14 +30,15 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'feed'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
   const server = createServer();
   server.requestTimeout = config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
   const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
-  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
+  const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const app = createApp({ pool: db.pool, reads, feed, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void fastLane(req, res).then((answered) => answered || app(req, res));
@@ -52,7 +54,12 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
     url: `http://${host}:${port}`,
     reads,
     writes,
-    // The drain plugin closes the listener and waits for in-flight requests.
-    close: () => graphql.stop(),
+    // Long polls first (they would hold the drain for up to 30 s), then the drain plugin closes the
+    // listener and waits for in-flight requests.
+    close: async () => {
+      feed.stopWaiting();
+      await graphql.stop();
+      await feed.close();
+    },
   };
 }

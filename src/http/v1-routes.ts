@@ -24,7 +24,7 @@ declare module 'express-serve-static-core' {
 }
 
 /** Parses the input; if it is invalid, the key is looked up on its own first (401/403 before 400). */
-async function parseAfterKey<T>(pool: Pool, key: string, parse: () => T): Promise<T> {
+export async function parseAfterKey<T>(pool: Pool, key: string, parse: () => T): Promise<T> {
   try {
     return parse();
   } catch (error) {
@@ -34,7 +34,7 @@ async function parseAfterKey<T>(pool: Pool, key: string, parse: () => T): Promis
 }
 
 /** The value of a keyed read, for a live key holding catalog:read (401/403 otherwise). */
-function authorized<T>(req: Request, result: Keyed<T>): T {
+export function authorized<T>(req: Request, result: Keyed<T>): T {
   const principal = knownKey(result?.principal ?? null);
   requireScope(principal, SCOPE);
   req.principal = principal;

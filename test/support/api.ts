@@ -8,9 +8,9 @@ import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null } = {}): Promise<Api> {
+export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null; feedMaxWaiters?: number } = {}): Promise<Api> {
   return await startApi(
-    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 }, feed: { maxWaiters: options.feedMaxWaiters ?? 1000 } },
     options.db ?? testDb(),
     silentLogger,
     options.fanOut ?? null,

@@ -1,0 +1,30 @@
+// Reading the change feed over real HTTP in tests.
+import type { Api } from '../../src/service.ts';
+import { getJson } from '../support/api.ts';
+
+export type FeedEvent = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: Record<string, unknown> | null };
+export type FeedResponse = { results: FeedEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+
+export async function head(api: Api, key: string): Promise<string> {
+  const res = await getJson(api, '/v1/events/head', key);
+  if (res.status !== 200) throw new Error(`head: ${res.status} ${res.text}`);
+  return (res.body as { cursor: string }).cursor;
+}
+
+export async function feed(api: Api, key: string, query: Record<string, string | number>): Promise<FeedResponse & { text: string }> {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  const res = await getJson(api, `/v1/events?${params}`, key);
+  if (res.status !== 200) throw new Error(`feed: ${res.status} ${res.text}`);
+  return { ...(res.body as FeedResponse), text: res.text };
+}
+
+/** Follows `next` from `after` until hasMore is false; every event read, in order. */
+export async function follow(api: Api, key: string, after: string, limit = 1000): Promise<{ events: FeedEvent[]; next: string }> {
+  const events: FeedEvent[] = [];
+  for (;;) {
+    const page = await feed(api, key, { after, limit });
+    events.push(...page.results);
+    after = page.pagination.next;
+    if (!page.pagination.hasMore) return { events, next: after };
+  }
+}
