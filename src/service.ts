@@ -11,7 +11,7 @@ import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
-import { startChangeFeed } from './feed/change-feed.ts';
+import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
 
@@ -20,6 +20,7 @@ export type Api = {
   url: string;
   reads: CatalogReads;
   writes: CatalogWrites;
+  feed: ChangeFeed;
   /** Answers waiting long polls, stops accepting, drains open requests, stops Apollo. */
   close: () => Promise<void>;
 };
@@ -54,6 +55,7 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | '
     url: `http://${host}:${port}`,
     reads,
     writes,
+    feed,
     // Long polls first (they would hold the drain for up to 30 s), then the drain plugin closes the
     // listener and waits for in-flight requests.
     close: async () => {

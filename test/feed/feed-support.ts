@@ -28,3 +28,12 @@ export async function follow(api: Api, key: string, after: string, limit = 1000)
     if (!page.pagination.hasMore) return { events, next: after };
   }
 }
+
+/** Resolves once `check()` holds (polled every few ms), or fails after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
