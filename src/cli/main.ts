@@ -7,6 +7,7 @@ import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerReceiverCommands } from './receivers.ts';
 import { registerMigrateCommand } from './migrate.ts';
+import { registerPruneCommand } from './prune.ts';
 import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
@@ -23,6 +24,7 @@ registerDeliveryCommands(program);
 registerSeedCommand(program);
 registerMigrateCommand(program);
 registerWalkCommand(program);
+registerPruneCommand(program);
 
 try {
   await program.parseAsync(process.argv);
