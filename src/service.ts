@@ -7,6 +7,7 @@ import { fastGetOne } from './http/fast-lane.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
+import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
@@ -37,8 +38,9 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | '
   server.requestTimeout = config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
   const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const resolvers = [catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), feedResolvers({ reads: feed.reads })];
+  const graphql = await createGraphQLMiddleware({ schema: buildSchema(resolvers), pool: db.pool, logger, httpServer: server });
   const app = createApp({ pool: db.pool, reads, feed, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
