@@ -8,8 +8,14 @@ import { createCatalogReads } from '../../src/catalog/read-model.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { openApiRoutes } from '../../src/http/openapi.ts';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/http/paging.ts';
+import { FEED_WAIT_MAX_SECONDS } from '../../src/feed/feed-query.ts';
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../../src/feed/feed-reads.ts';
 import { problemType } from '../../src/http/problem.ts';
 import { v1Router } from '../../src/http/v1-routes.ts';
+import { feedRouter } from '../../src/http/feed-routes.ts';
+import type { ChangeFeed } from '../../src/feed/change-feed.ts';
+import { createFeedReads } from '../../src/feed/feed-reads.ts';
+import { createFeedWaiters } from '../../src/feed/feed-waiters.ts';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
@@ -96,6 +102,7 @@ describe('the OpenAPI document', () => {
     const served = [
       ...listRoutes(v1Router({ pool: testDb().pool, reads: createCatalogReads(testDb().pool) })),
       ...listRoutes(openApiRoutes()),
+      ...listRoutes(feedRouter({ pool: testDb().pool, feed: startChangeFeedForListing() })),
     ];
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();
@@ -137,6 +144,10 @@ describe('the OpenAPI document', () => {
     const limit = deref(doc, '#/components/parameters/limit').node.schema as Json;
     const offset = deref(doc, '#/components/parameters/offset').node.schema as Json;
     expect(limit).to.include({ type: 'integer', minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT });
+    const feedLimit = deref(doc, '#/components/parameters/feedLimit').node.schema as Json;
+    expect(feedLimit).to.include({ type: 'integer', minimum: 1, maximum: FEED_LIMIT_MAX, default: FEED_LIMIT_DEFAULT });
+    const wait = deref(doc, '#/components/parameters/wait').node.schema as Json;
+    expect(wait).to.include({ type: 'integer', minimum: 0, maximum: FEED_WAIT_MAX_SECONDS, default: 0 });
     expect(offset).to.include({ type: 'integer', minimum: 0, default: 0 });
     const pagination = deref(doc, '#/components/schemas/Pagination').node.properties as Record<string, Json>;
     expect(pagination.limit).to.include({ minimum: 1, maximum: PAGE_LIMIT_MAX });
@@ -155,7 +166,7 @@ describe('the OpenAPI document', () => {
       statuses.push(status);
     }
     // Every status /v1 can answer with a problem is documented.
-    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 500, 503]);
+    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 410, 500, 503]);
   });
 
   it('is served at GET /v1/openapi.json without a key, as stored, while the other /v1 paths still need one', async () => {
@@ -173,6 +184,12 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+/** A feed without its LISTEN connection: listing routes needs no database. */
+function startChangeFeedForListing(): ChangeFeed {
+  const waiters = createFeedWaiters({ maxWaiters: 1 });
+  return { reads: createFeedReads(testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
+}
 
 type ListedRoute = { path: string; methods: string[] };
 
