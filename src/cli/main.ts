@@ -8,6 +8,7 @@ import { registerKeyCommands } from './keys.ts';
 import { registerReceiverCommands } from './receivers.ts';
 import { registerMigrateCommand } from './migrate.ts';
 import { registerPruneCommand } from './prune.ts';
+import { registerSyncCommand } from './sync.ts';
 import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
@@ -25,6 +26,7 @@ registerSeedCommand(program);
 registerMigrateCommand(program);
 registerWalkCommand(program);
 registerPruneCommand(program);
+registerSyncCommand(program);
 
 try {
   await program.parseAsync(process.argv);

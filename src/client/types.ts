@@ -69,6 +69,21 @@ export type Pagination = { totalCount: number; limit: number; offset: number };
 /** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
 export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };
 
+export type EventType = 'LEARNING_OPPORTUNITY_PUBLISHED' | 'LEARNING_OPPORTUNITY_UPDATED' | 'LEARNING_OPPORTUNITY_ARCHIVED' | 'LEARNING_OPPORTUNITY_DELETED';
+
+/** One change: an item of `GET /v1/events`, byte for byte the webhook body of the same event. */
+export type CatalogEvent = {
+  id: string;
+  type: EventType;
+  occurredAt: Timestamp;
+  resource: { type: 'LEARNING_OPPORTUNITY'; id: string };
+  /** The record after the change; null for DELETED. */
+  data: LearningOpportunity | null;
+};
+
+/** `GET /v1/events`: `next` is always a cursor to continue from (passed back as `after`). */
+export type EventPage = { results: CatalogEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+
 export type InvalidParam = { name: string; reason: string };
 
 /** RFC 7807 problem details, as the service sends them with every non-2xx response. */
