@@ -20,7 +20,7 @@ export async function measureWakeLatency(api: Api, pool: Pool, key: string, roun
     });
     while (api.feed.waiters.waiting() === 0) await new Promise((resolve) => setImmediate(resolve));
     const client = await pool.connect();
-    let committing = 0;
+    let committing: number;
     try {
       await client.query('begin');
       const id = crypto.randomUUID();
