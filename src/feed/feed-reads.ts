@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import { queryWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 import type { Keyed } from '../catalog/read-model.ts';
-import { AppError } from '../errors.ts';
+import { AppError, badInput } from '../errors.ts';
 import { comparePositions, encodeCursor, FEED_START, type FeedPosition } from './cursor.ts';
 
 export const FEED_LIMIT_DEFAULT = 100;
@@ -32,6 +32,7 @@ const SEPARATOR = '\x1e';
 export const FEED_PAGE_SQL = `
   select w.xid::text as pruned_xid, w.position::text as pruned_position,
          ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
+         coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead,
          p.n, p.bodies, p.last_key,
          exists (select 1 from event f
                   where (f.xid, f.position) > (coalesce($1::xid8, w.xid), coalesce($2::bigint, w.position))
@@ -56,7 +57,7 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot())
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
+type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
 const pageStatement = (q: FeedQuery): Statement => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
@@ -71,6 +72,9 @@ export const cursorExpired = (): AppError =>
 function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
   if (!row) throw new Error('feed page statement returned no row'); // event_feed_pruned always has its row
   if (row.expired) throw cursorExpired();
+  // No transaction has that id yet: the cursor comes from another database (or one restored from
+  // an older backup); following it would silently skip events until the ids catch up.
+  if (row.ahead) throw badInput([{ name: 'after', reason: 'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk' }]);
   const count = Number(row.n);
   const start = q.after ?? { xid: row.pruned_xid, position: row.pruned_position };
   const [xid, position] = row.last_key ? row.last_key.split('.') : [start.xid, start.position];

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { encodeCursor } from '../../src/feed/cursor.ts';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
@@ -86,6 +87,7 @@ describe('GET /v1/events', () => {
       [`after=${Buffer.from('v1.1.x').toString('base64url')}`, ['after']],
       [`after=${Buffer.from(`v1.${2n ** 64n}.1`).toString('base64url')}`, ['after']],
       ['after=a&after=b&wait=99', ['after', 'wait']],
+      [`after=${encodeCursor({ xid: String(2n ** 62n), position: '1' })}`, ['after']], // no such transaction yet
     ];
     for (const [query, names] of bad) expectInvalidParams(await getJson(api, `/v1/events?${query}`, key), names);
     expectProblem(await getJson(api, '/v1/events?limit=0', null), 401);
