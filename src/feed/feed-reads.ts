@@ -34,9 +34,11 @@ export const FEED_PAGE_SQL = `
          ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
          coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead,
          p.n, p.bodies, p.last_key,
-         exists (select 1 from event f
-                  where (f.xid, f.position) > (coalesce($1::xid8, w.xid), coalesce($2::bigint, w.position))
-                    and f.xid >= pg_snapshot_xmin(pg_current_snapshot())) as pending
+         -- Events after the cursor that are not readable yet: those at or past the horizon. One
+         -- lower bound (the later of the cursor and the horizon), so the seek never walks the feed.
+         exists (select 1 from event f, lateral (select coalesce($1::xid8, w.xid) as x, coalesce($2::bigint, w.position) as p,
+                                                         pg_snapshot_xmin(pg_current_snapshot()) as h) c
+                  where (f.xid, f.position) > (greatest(c.x, c.h), case when c.x >= c.h then c.p else -1 end)) as pending
     from event_feed_pruned w
    cross join lateral (
      select count(*) as n,
