@@ -86,7 +86,7 @@ describe('OpenAPI conformance of real responses', () => {
         { method: 'HEAD', path: '/v1/openapi.json', status: 200 },
         { path: '/v1/events', key, status: 200 },
         { path: '/v1/events?limit=1000', key, status: 200 },
-        { path: `/v1/events?after=${encodeCursor({ xid: '0', position: '1' })}&limit=1`, key, status: 200 },
+        { path: '/v1/events?limit=1', key, status: 200 },
         { path: `/v1/events?after=${headCursor}&wait=0`, key, status: 200 },
         { path: '/v1/events/head', key, status: 200 },
         { method: 'HEAD', path: '/v1/events', key, status: 200 },
