@@ -1,4 +1,5 @@
 // Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
+import { loadConfig } from '../../src/config.ts';
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
@@ -10,7 +11,7 @@ export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 
 
 export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null } = {}): Promise<Api> {
   return await startApi(
-    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    { port: 0, host: '127.0.0.1', http: { ...loadConfig({}).http, requestTimeoutMs: 10_000, headersTimeoutMs: 10_000 } },
     options.db ?? testDb(),
     silentLogger,
     options.fanOut ?? null,
