@@ -19,6 +19,9 @@ export async function openOrm(options: { url: string; poolMax: number; connectTi
     entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities, ...webhookEntities],
     extensions: [Migrator],
     discovery: { warnWhenNoEntities: true },
+    // MikroORM creates a missing database on connect by default: a mistyped DATABASE_URL would get
+    // one. Only migrate() creates it, for `migrate` and the service's start.
+    ensureDatabase: false,
     pool: { min: 0, max: options.poolMax, idleTimeoutMillis: 30_000 },
     // Fail fast when the database is unreachable (the API answers 503), instead of queueing forever.
     driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs, application_name: 'lods' },
