@@ -107,7 +107,13 @@ export async function connectDatabase(url: string, options: { poolMax: number; c
       if (applied.length) options.logger?.info({ applied }, 'migrations applied');
     }
     const pool = await nativePool(orm);
-    return { orm, pool, url, embedded: false, close: () => orm.close(true) };
+    const close = async () => {
+      await orm.close(true);
+      // MikroORM ends the pool only if its query builder ever ran; plain-SQL commands would otherwise
+      // keep the process waiting for the pool's idle timeout.
+      if (!pool.ending) await pool.end();
+    };
+    return { orm, pool, url, embedded: false, close };
   } catch (error) {
     await orm.close(true);
     throw error;
