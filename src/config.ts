@@ -30,6 +30,9 @@ const schema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
   SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
+  // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
+  LODS_BASE_URL: z.string().optional(),
+  LODS_API_KEY: z.string().optional(),
 });
 
 type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
@@ -48,6 +51,7 @@ export type Config = Readonly<{
   http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; readinessTimeoutMs: number; graphqlMaxBodyBytes: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
+  walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
   webhooks: Readonly<{
     maxAttempts: number;
     timeoutMs: number;
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
     }),
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
+    walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),
     webhooks: Object.freeze({
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

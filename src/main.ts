@@ -4,7 +4,6 @@ import type { PgBoss } from 'pg-boss';
 import { announce } from './banner.ts';
 import { loadConfig, ConfigError } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
-import { EmbeddedPostgresError } from './db/embedded-postgres.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
 import { type Api, startApi } from './service.ts';
@@ -83,8 +82,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // An embedded PostgreSQL that cannot run says why in a sentence; anything else is a bug to trace.
-  const text = error instanceof EmbeddedPostgresError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`fatal: ${text}\n`);
+  // An embedded PostgreSQL that cannot run has a sentence for a stack (EmbeddedPostgresError).
+  process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

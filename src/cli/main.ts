@@ -33,7 +33,7 @@ registerEventCommands(program, config);
 registerDeliveryCommands(program, config);
 registerSeedCommand(program, config);
 registerMigrateCommand(program, config);
-registerWalkCommand(program);
+registerWalkCommand(program, config);
 
 try {
   await program.parseAsync(process.argv);

@@ -16,8 +16,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { EmbeddedPostgresError, placeCluster, type PostgresIdentity, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
 
-export { EmbeddedPostgresError };
-
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
 export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
 

@@ -11,8 +11,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
-/** A failure the operator can act on: its message is one sentence, printed without a stack. */
-export class EmbeddedPostgresError extends Error {}
+/** A failure the operator can act on: its message says why and what to do, so it has no stack. */
+export class EmbeddedPostgresError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.stack = message; // what prints it (main.ts, mocha, the CLI) shows the sentence alone
+  }
+}
 
 /** The OS user PostgreSQL runs as: null when it is ourselves (not root). */
 export type PostgresIdentity = { uid: number; gid: number } | null;
