@@ -22,7 +22,8 @@ export async function startService(options: { cwd?: string; env: Record<string, 
   const child = spawn(command, args, {
     cwd: options.cwd ?? REPO,
     detached: true,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_SEED_COUNT: '0', ...options.env },
+    // The embedded default unless the test names a database (the suite's own DATABASE_URL is not one).
+    env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_SEED_COUNT: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
