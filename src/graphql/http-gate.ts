@@ -1,18 +1,30 @@
 // What POST /graphql checks before Apollo parses or runs anything, in this order: a live key
-// holding a GraphQL scope (401/403), a JSON body (415), its size and syntax (413/400). Every refusal
-// here is a problem+json answer; Apollo only ever sees authorized callers and parsed JSON, so its
-// own plain-text answers (missing body, CSRF) cannot occur.
-import express, { type RequestHandler } from 'express';
+// holding a GraphQL scope (401/403, answered as a GraphQL error with its stable code, as GraphQL
+// clients expect), then a JSON body (415), its size and syntax (413/400, problem+json like every
+// other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
+// plain-text answers (missing body, CSRF) cannot occur.
+import express, { type RequestHandler, type Response } from 'express';
 import type { Pool } from 'pg';
 import { GRAPHQL_SCOPES } from '../auth/api-keys.ts';
 import { principalFromHeader, requireAnyScope } from '../auth/bearer.ts';
-import { AppError } from '../errors.ts';
+import { AppError, toAppError } from '../errors.ts';
+
+function sendGraphQLError(res: Response, error: AppError): void {
+  res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
+}
 
 export function graphqlGate(deps: { pool: Pool; maxBodyBytes: number }): RequestHandler[] {
-  const authorize: RequestHandler = async (req, _res, next) => {
-    const principal = await principalFromHeader(deps.pool, req.get('authorization'));
-    requireAnyScope(principal, GRAPHQL_SCOPES);
-    req.principal = principal;
+  const authorize: RequestHandler = async (req, res, next) => {
+    try {
+      const principal = await principalFromHeader(deps.pool, req.get('authorization'));
+      requireAnyScope(principal, GRAPHQL_SCOPES);
+      req.principal = principal;
+    } catch (error) {
+      const appError = toAppError(error);
+      // A bug or an outage is the problem handler's to log and answer.
+      if (appError.code !== 'UNAUTHENTICATED' && appError.code !== 'FORBIDDEN') return next(error);
+      return sendGraphQLError(res, appError);
+    }
     next();
   };
   const requireJson: RequestHandler = (req, _res, next) => {
