@@ -37,7 +37,12 @@ export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloS
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, request, operationName }) {
+        async didResolveOperation({ document, request, operation, operationName }) {
+          // graphql-js validates a subscription against a schema without one and only fails in
+          // execution, with an error Apollo labels INTERNAL_SERVER_ERROR; it cannot be priced either.
+          if (operation && !schema.getRootType(operation.operation)) {
+            throw new GraphQLError(`This API has no ${operation.operation} operations`, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+          }
           const [shapeError] = validate(schema, document, shapeRules);
           if (shapeError) throw tooComplex(shapeError.message.replace(/^Syntax Error: /, ''));
           let cost: number;
