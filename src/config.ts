@@ -29,7 +29,7 @@ const schema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
   DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
-  GRAPHQL_MAX_COST: int(1, 10_000_000).default(10_000),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),

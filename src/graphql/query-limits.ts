@@ -5,7 +5,17 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
-import { type FormattedExecutionResult, getNullableType, GraphQLError, type GraphQLSchema, isListType, type ValidationRule, validate } from 'graphql';
+import {
+  type FormattedExecutionResult,
+  getNullableType,
+  GraphQLError,
+  type GraphQLField,
+  type GraphQLSchema,
+  isListType,
+  isObjectType,
+  type ValidationRule,
+  validate,
+} from 'graphql';
 import { type ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../http/paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
@@ -21,19 +31,41 @@ const MAX_QUERY_NODES = 10_000;
 export const tooComplex = (detail: string): GraphQLError =>
   new GraphQLError(detail, { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } });
 
-const listEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  if (!isListType(getNullableType(field.type))) return undefined;
-  const paged = field.args.some((a) => a.name === 'limit');
-  // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
-  const size = paged ? (typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), PAGE_LIMIT_MAX) : PAGE_LIMIT_DEFAULT) : UNPAGED_LIST_SIZE;
-  return 1 + size * childComplexity;
-};
-const estimators = [listEstimator, simpleEstimator({ defaultComplexity: 1 })];
+const takesLimit = (field: GraphQLField<unknown, unknown>) => field.args.some((a) => a.name === 'limit');
+
+/**
+ * A field taking `limit` (a list, or a page object such as LearningOpportunityPage) costs its limit
+ * times its selection; the lists of a page object are then counted once, not again.
+ */
+function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
+  const pageTypes = new Set<string>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const returned = getNullableType(field.type);
+      if (takesLimit(field) && isObjectType(returned)) pageTypes.add(returned.name);
+    }
+  }
+  return ({ type, field, args, childComplexity }) => {
+    if (takesLimit(field)) {
+      // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
+      const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), PAGE_LIMIT_MAX) : PAGE_LIMIT_DEFAULT;
+      return 1 + limit * childComplexity;
+    }
+    if (!isListType(getNullableType(field.type))) return undefined;
+    return 1 + (pageTypes.has(type.name) ? 1 : UNPAGED_LIST_SIZE) * childComplexity;
+  };
+}
 
 export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloServerPlugin<GraphQLContext> {
   // armor's rules throw by default; reported instead, they come back from validate() like any rule's.
   const report = { propagateOnRejection: false, onReject: [(ctx: { reportError: (e: GraphQLError) => void } | null, error: GraphQLError) => ctx?.reportError(error)] };
-  const shapeRules: ValidationRule[] = [maxDepthRule({ n: limits.maxDepth, ...report }), maxAliasesRule({ n: limits.maxAliases, ...report })];
+  const shapeRules: ValidationRule[] = [
+    maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...report }),
+    // Every alias counts, also of __typename (armor lets those through by default).
+    maxAliasesRule({ n: limits.maxAliases, allowList: [], ...report }),
+  ];
+  const estimators = [pagedEstimator(schema), simpleEstimator({ defaultComplexity: 1 })];
   return {
     async requestDidStart() {
       return {
