@@ -1,6 +1,6 @@
 // What POST /graphql checks before Apollo parses or runs anything, in this order: a live key
-// holding a GraphQL scope (401/403, answered as a GraphQL error with its stable code, as GraphQL
-// clients expect), then a JSON body (415), its size and syntax (413/400, problem+json like every
+// holding a GraphQL scope (401/403, or 503 while the database is unreachable, answered as a GraphQL
+// error with its stable code and HTTP status, as GraphQL clients expect), then a JSON body (415), its size and syntax (413/400, problem+json like every
 // other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
 // plain-text answers (missing body, CSRF) cannot occur.
 import express, { type RequestHandler, type Response } from 'express';
@@ -20,9 +20,9 @@ export function graphqlGate(deps: { pool: Pool; maxBodyBytes: number }): Request
       requireAnyScope(principal, GRAPHQL_SCOPES);
       req.principal = principal;
     } catch (error) {
+      // 401, 403, and 503 while the database is unreachable; anything else is a bug, logged here.
       const appError = toAppError(error);
-      // A bug or an outage is the problem handler's to log and answer.
-      if (appError.code !== 'UNAUTHENTICATED' && appError.code !== 'FORBIDDEN') return next(error);
+      if (appError.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error as Error }, 'unhandled error');
       return sendGraphQLError(res, appError);
     }
     next();
