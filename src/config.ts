@@ -25,9 +25,15 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
-  // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
-  HTTP_HEADERS_TIMEOUT_MS: int(1000, 600_000).optional(),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
+  // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
+  DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
+  GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
+  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+  // Start-up and shutdown (tunables that were literals in main.ts and health.ts).
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
   SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
@@ -47,8 +53,9 @@ export type Config = Readonly<{
   cliLogLevel: LogLevel;
   production: boolean;
   role: 'all' | 'api' | 'worker';
-  db: Readonly<{ poolMax: number; connectTimeoutMs: number }>;
-  http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; readinessTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
+  http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number; readinessTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
   walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
@@ -84,8 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
   }
-  if (e.HTTP_HEADERS_TIMEOUT_MS !== undefined && e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS']);
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
   }
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
@@ -96,13 +103,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
-    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS }),
+    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
-      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS ?? Math.min(e.REQUEST_TIMEOUT_MS, 60_000),
-      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+    }),
+    graphql: Object.freeze({
+      maxCost: e.GRAPHQL_MAX_COST,
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
     }),
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
     walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),

@@ -49,7 +49,7 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: schema === 'migrate', logger });
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger });
     if (schema === 'current') await requireCurrentSchema(db).catch(async (error: unknown) => {
       await db.close();
       throw error;
@@ -99,7 +99,10 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
 }
 
 /** Opens MikroORM on `url` (migrating it unless told not to). */
-export async function connectDatabase(url: string, options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger }): Promise<Database> {
+export async function connectDatabase(
+  url: string,
+  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger },
+): Promise<Database> {
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
   try {
     if (options.migrate) {
@@ -107,6 +110,7 @@ export async function connectDatabase(url: string, options: { poolMax: number; c
       if (applied.length) options.logger?.info({ applied }, 'migrations applied');
     }
     const pool = await nativePool(orm);
+    if (options.statementTimeoutMs) await applyStatementTimeout(pool, options.statementTimeoutMs);
     const close = async () => {
       await orm.close(true);
       // MikroORM ends the pool only if its query builder ever ran; plain-SQL commands would otherwise
@@ -118,4 +122,16 @@ export async function connectDatabase(url: string, options: { poolMax: number; c
     await orm.close(true);
     throw error;
   }
+}
+
+/**
+ * Bounds every statement of the pool (a runaway query then frees its connection instead of holding
+ * it). The setting travels in each connection's start-up message, so it survives `reset all`; the
+ * connections opened before (the migrations', which may rightly run longer) are closed and reopened
+ * on demand with it.
+ */
+async function applyStatementTimeout(pool: Pool, ms: number): Promise<void> {
+  pool.options.statement_timeout = ms;
+  const open = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()));
+  for (const client of open) client.release(true);
 }

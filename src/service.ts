@@ -1,9 +1,10 @@
 // Wires the parts of the service over an open database: catalog reads and writes, the change
 // recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { fastGetOne } from './http/fast-lane.ts';
+import { createHttpServer } from './http/http-server.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
@@ -32,13 +33,11 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
-  const server = createServer();
-  server.requestTimeout = config.http.requestTimeoutMs;
-  server.headersTimeout = config.http.headersTimeoutMs;
-  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
+  const server = createHttpServer(config.http, logger);
+  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]);
+  const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes, readinessTimeoutMs: config.http.readinessTimeoutMs });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

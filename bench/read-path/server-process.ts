@@ -15,7 +15,7 @@ async function start(kind: string, databaseUrl: string): Promise<{ url: string; 
   if (kind !== 'service') throw new Error(`unknown server kind "${kind}"`);
   const db = await connectDatabase(databaseUrl, { poolMax: POOL_MAX, connectTimeoutMs: 3000, migrate: false });
   const api = await startApi(
-    { port: 0, host: '127.0.0.1', http: loadConfig({}).http },
+    { ...loadConfig({}), port: 0, host: '127.0.0.1' },
     db,
     createLogger({ level: 'silent' }),
   );
@@ -33,7 +33,14 @@ if (import.meta.main) {
   if (!databaseUrl || !process.send) throw new Error('server-process.ts is started by bench/read-path/run.ts');
   const server = await start(process.argv[2] ?? '', databaseUrl);
   const stop = () => void server.close().finally(() => process.exit(0));
-  process.on('message', (message) => message === 'stop' && stop());
+  process.on('message', (message) => {
+    if (message === 'stop') stop();
+    if (message === 'gc') {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      process.send!({ collected: gc !== undefined });
+    }
+  });
   process.on('disconnect', stop);
   process.send({ url: server.url });
 }

@@ -1,6 +1,5 @@
 // Helpers for the operations tests: the webhook queues (pg-boss schema) in the suite's database,
 // an API whose log lines are captured, and a scratch database without any of the service's tables.
-import { loadConfig } from '../../src/config.ts';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
@@ -9,7 +8,7 @@ import { createLogger, type Logger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { testDb } from '../hooks.ts';
-import { silentLogger } from '../support/api.ts';
+import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 /** pg-boss on the suite's database as the service starts it (schema and both webhook queues), without maintenance. */
@@ -46,7 +45,7 @@ export function captureLogger(level = 'debug'): LogCapture {
 
 /** The real API with the given logger. */
 export async function startApiWithLogger(logger: Logger, db: Database = testDb()): Promise<Api> {
-  return await startApi({ port: 0, host: '127.0.0.1', http: { ...loadConfig({}).http, requestTimeoutMs: 10_000, headersTimeoutMs: 10_000 } }, db, logger);
+  return await startApi({ port: 0, host: '127.0.0.1', http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000 }, graphql: DEFAULT_CONFIG.graphql }, db, logger);
 }
 
 /**
