@@ -19,6 +19,7 @@ export type AppDeps = {
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
+  readinessTimeoutMs: number;
 };
 
 export function createApp(deps: AppDeps): Express {
@@ -35,7 +36,7 @@ export function createApp(deps: AppDeps): Express {
   // own key, so the order changes nothing else.
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
   // Operations endpoints and the OpenAPI document need no key.
-  app.use(healthRoutes({ pool: deps.pool }));
+  app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
 
