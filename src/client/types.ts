@@ -1,68 +1,15 @@
 // The public /v1 shapes as a consumer sees them (CONTRACT.md section 1): plain JSON, timestamps as
-// strings. Defined here rather than imported from the service so that the client has no dependency
-// on the service's internals (its record type holds Dates, not strings). New fields may appear in
-// v1 at any time (additive changes); a consumer ignores the ones it does not know.
+// strings. The record's types are generated from the service's record schema (record-types.ts,
+// `npm run generate`), so the client has no dependency on the service's internals at run time.
+// New fields may appear in v1 at any time (additive changes); a consumer ignores the ones it does
+// not know.
+import type { Deadline, LearningOpportunity } from './record-types.ts';
 
-/** `YYYY-MM-DDThh:mm:ss.sssZ`, UTC, exactly three fraction digits. */
-export type Timestamp = string;
+export type * from './record-types.ts';
 
-export type Format = 'ONLINE' | 'IN_PERSON' | 'HYBRID';
-export type DeadlineType = 'APPLICATION' | 'ENROLLMENT' | 'PAYMENT' | 'OTHER';
+export type DeadlineType = Deadline['type'];
 /** REST shows only PUBLISHED records; ARCHIVED appears in ARCHIVED event snapshots. */
-export type LearningOpportunityStatus = 'PUBLISHED' | 'ARCHIVED';
-
-export type Location = { name: string | null; address: string | null; city: string | null; country: string | null };
-
-export type Session = {
-  id: string;
-  startsAt: Timestamp;
-  endsAt: Timestamp | null;
-  timezone: string | null;
-  format: Format | null;
-  location: Location | null;
-  capacity: number | null;
-};
-
-export type Deadline = { id: string; type: DeadlineType; dueAt: Timestamp; description: string | null };
-
-export type Faq = { id: string; question: string; answer: string };
-
-export type ExternalReview = {
-  id: string;
-  source: string;
-  url: string | null;
-  rating: number | null;
-  maxRating: number | null;
-  reviewCount: number | null;
-  excerpt: string | null;
-  reviewedAt: Timestamp | null;
-};
-
-export type Accolade = { id: string; title: string; issuer: string | null; awardedAt: Timestamp | null; url: string | null };
-
-/** One learning opportunity: `GET /v1/learning-opportunities/{id}`, a list item, an event's `data`. */
-export type LearningOpportunity = {
-  id: string;
-  title: string;
-  summary: string | null;
-  description: string | null;
-  url: string | null;
-  provider: { name: string; url: string | null } | null;
-  format: Format;
-  language: string | null;
-  topics: string[];
-  /** `amount` is a decimal string ("1200.00"), never a float. */
-  price: { amount: string; currency: string } | null;
-  status: LearningOpportunityStatus;
-  publishedAt: Timestamp | null;
-  createdAt: Timestamp;
-  updatedAt: Timestamp;
-  sessions: Session[];
-  deadlines: Deadline[];
-  faqs: Faq[];
-  externalReviews: ExternalReview[];
-  accolades: Accolade[];
-};
+export type LearningOpportunityStatus = LearningOpportunity['status'];
 
 export type Pagination = { totalCount: number; limit: number; offset: number };
 
