@@ -3,6 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
+import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
@@ -31,10 +32,11 @@ export function createApp(deps: AppDeps): Express {
   // request a few microseconds. Their paths are disjoint from the ones below and each checks its
   // own key, so the order changes nothing else.
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
-  // Operations endpoints and the OpenAPI document need no key.
+  // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool }));
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
+  app.use(docsRoutes());
 
   app.post('/graphql', express.json({ limit: deps.graphqlMaxBodyBytes }), deps.graphql);
   app.get('/graphql', deps.graphql);

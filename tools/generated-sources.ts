@@ -33,7 +33,7 @@ export function recordComponents(): Record<string, JsonSchema> {
   const components: Record<string, JsonSchema> = {};
   const visit = (id: string) => {
     if (id in components) return;
-    const schema = { $comment: COMMENT, ...schemas[id]! };
+    const schema: JsonSchema = { $comment: COMMENT, ...schemas[id]! };
     delete schema.$schema; // the document's dialect applies
     delete schema.$id; // the component's place is its id
     components[id] = schema;
