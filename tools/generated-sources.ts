@@ -12,7 +12,7 @@ import { PUBLIC_RECORD_ID } from '../src/catalog/record-schema.ts';
 import { OPENAPI_PATH } from '../src/http/openapi.ts';
 
 export { OPENAPI_PATH };
-export const CLIENT_TYPES_PATH = resolve(import.meta.dirname, '../src/client/record-types.ts');
+export const CLIENT_TYPES_PATH = resolve(import.meta.dirname, '../packages/client/src/record-types.ts');
 
 type JsonSchema = { [keyword: string]: unknown };
 const SOURCE = 'src/catalog/record-schema.ts';
