@@ -10,12 +10,15 @@ export type TestServer = ScratchPostgres & { adminUrl: string; template: string 
 
 /** Starts the server and migrates the template (the database `url` names). */
 export async function startTestPostgres(): Promise<TestServer> {
-  const server = await startScratchPostgres({ serverUrl: process.env.DATABASE_URL, prefix: 'lods-test' });
+  const serverUrl = process.env.DATABASE_URL;
+  const server = await startScratchPostgres({ serverUrl, prefix: 'lods-test' });
   try {
     const template = await connectDatabase(server.url, { poolMax: 2, connectTimeoutMs: 3000, migrate: true });
     await template.close();
-    // Clones are made from the maintenance database: a clone fails while its template has sessions.
-    return { ...server, adminUrl: databaseUrl(server.url, 'postgres'), template: new URL(server.url).pathname.slice(1) };
+    // Clones are made from another database (DATABASE_URL's own, or the embedded cluster's
+    // maintenance database): a clone fails while its template has sessions.
+    const adminUrl = serverUrl ?? databaseUrl(server.url, 'postgres');
+    return { ...server, adminUrl, template: new URL(server.url).pathname.slice(1) };
   } catch (error) {
     await server.stop();
     throw error;
