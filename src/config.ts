@@ -33,7 +33,8 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
-  // Start-up and shutdown (tunables that were literals in main.ts and health.ts).
+  // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
   SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
@@ -54,7 +55,14 @@ export type Config = Readonly<{
   production: boolean;
   role: 'all' | 'api' | 'worker';
   db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
-  http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number; readinessTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  http: Readonly<{
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+    readinessTimeoutMs: number;
+    graphqlMaxBodyBytes: number;
+  }>;
   graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
@@ -107,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,

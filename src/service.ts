@@ -38,7 +38,14 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | '
   const server = createHttpServer(config.http, logger);
   const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
-  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes, readinessTimeoutMs: config.http.readinessTimeoutMs });
+  const app = createApp({
+    pool: db.pool,
+    reads,
+    logger,
+    graphql: graphql.middleware,
+    graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    readinessTimeoutMs: config.http.readinessTimeoutMs,
+  });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void fastLane(req, res).then((answered) => answered || app(req, res));
