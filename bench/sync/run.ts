@@ -9,8 +9,9 @@
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { createCatalogClient } from '../../src/client/catalog-client.ts';
-import { sync, type SyncBatch, type SyncState } from '../../src/client/sync.ts';
+import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
+import { sync, type SyncBatch, type SyncState } from '../../packages/client/src/sync.ts';
+import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
     await seedCatalog(db.orm, { count: RECORDS, seed: 8, onProgress: ({ done, total }) => done % (total / 10) < 500 && log(`  seeded ${done}/${total}`) });
     await db.pool.query('vacuum analyze');
     log(`seeded ${RECORDS} records in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
-    api = await startApi({ port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 60_000, graphqlMaxBodyBytes: 1 << 20 }, feed: { maxWaiters: 1000 } }, db, createLogger({ level: 'silent' }));
+    api = await startApi({ ...loadConfig({}), port: 0, host: '127.0.0.1' }, db, createLogger({ level: 'silent' }));
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
     const ids = (await db.pool.query<{ id: string }>(`select id from learning_opportunity where status = 'PUBLISHED' order by random() limit $1`, [CHANGES / 2])).rows.map((r) => r.id);
 

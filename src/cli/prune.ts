@@ -1,17 +1,17 @@
 // prune [--json]: runs the retention prune now (what the hourly job does), with progress on stderr.
 import type { Command } from 'commander';
-import { loadConfig } from '../config.ts';
+import type { Config } from '../config.ts';
 import { pruneRetention } from '../retention/prune.ts';
 import { output, progress, withDatabase } from './run.ts';
 
-export function registerPruneCommand(program: Command): void {
+export function registerPruneCommand(program: Command, config: Config): void {
   program
     .command('prune')
     .description('delete delivery attempts and events past DELIVERY_ATTEMPT_RETENTION_DAYS / EVENT_RETENTION_DAYS now (the hourly job does the same)')
     .option('--json', 'print JSON only: { deliveryAttempts, events, eventsKept, batches, ... }')
     .action(async (opts: { json?: boolean }) => {
-      const { retention } = loadConfig();
-      const result = await withDatabase((db) =>
+      const { retention } = config;
+      const result = await withDatabase(config, (db) =>
         pruneRetention(db.pool, {
           eventDays: retention.eventDays,
           deliveryAttemptDays: retention.deliveryAttemptDays,

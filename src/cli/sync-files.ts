@@ -6,7 +6,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { SyncState } from '../client/sync.ts';
+import type { SyncState } from '../../packages/client/src/sync.ts';
 
 const ID_PREFIX = '{"id":"';
 

@@ -5,20 +5,22 @@
 // state file (sync-files.ts), so an interrupted run resumes where it stopped. HTTP only, no database.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { createCatalogClient } from '../client/catalog-client.ts';
-import { sync, type SyncBatch } from '../client/sync.ts';
+import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
+import { sync, type SyncBatch } from '../../packages/client/src/sync.ts';
+import type { Config } from '../config.ts';
 import { CliError, output, progress } from './run.ts';
 import { copyChunks, readCopy, readState, replaceDurably } from './sync-files.ts';
 import { describeWalkFailure, parseWalkArguments } from './walk.ts';
 
 type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; json?: boolean };
 
-export function registerSyncCommand(program: Command): void {
+export function registerSyncCommand(program: Command, config: Config): void {
   program
     .command('sync')
     .description('keep a JSON-lines copy of the catalog current through the change feed (first run: a full walk; then only the changes, deletions included)')
-    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1').env('LODS_BASE_URL'))
-    .addOption(new Option('--key <key>', 'API key with catalog:read; prefer the environment variable').env('LODS_API_KEY'))
+    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(config.walk.baseUrl))
+    // The description stands in for the value in --help: the key itself is never printed.
+    .addOption(new Option('--key <key>', 'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)').default(config.walk.apiKey, 'from LODS_API_KEY'))
     .option('--state <file>', 'where the feed cursor is kept between runs (created on the first run)')
     .option('--out <file>', 'the JSON-lines copy to keep current')
     .option('--json', 'print JSON only: { mode, restarted, walked, events, upserts, removals, records, out, state }')

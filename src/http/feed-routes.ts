@@ -2,7 +2,7 @@
 // conventions of the other /v1 routes (v1-routes.ts): the key is checked in the same statement as
 // the read and always before the input (401/403 before 400), HEAD is served by GET, other methods
 // are 405. A long poll re-reads (and so re-checks the key) at every wake-up.
-import { Router, type Request } from 'express';
+import type { Request, Router } from 'express';
 import type { Pool } from 'pg';
 import { presentedKey } from '../auth/bearer.ts';
 import type { ChangeFeed } from '../feed/change-feed.ts';
@@ -10,13 +10,14 @@ import { encodeCursor } from '../feed/cursor.ts';
 import { parseFeedQuery } from '../feed/feed-query.ts';
 import { renderFeedPage } from '../feed/feed-reads.ts';
 import { readWithWait } from '../feed/long-poll.ts';
+import { exactRouter } from './exact-router.ts';
 import { methodNotAllowed } from './problem.ts';
 import { authorized, JSON_TYPE, parseAfterKey } from './v1-routes.ts';
 
 const SCOPE = 'catalog:read';
 
 export function feedRouter(deps: { pool: Pool; feed: ChangeFeed }): Router {
-  const router = Router();
+  const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
   const { reads, waiters } = deps.feed;
 

@@ -3,7 +3,8 @@
 // The key is checked in the same statement as the read (one round trip per request, see
 // auth/api-keys.ts queryWithKey), and always before the input: an invalid key is 401/403 whatever
 // the input, and a 400 or 404 is only ever shown to a caller whose key holds catalog:read.
-import { Router, type Request } from 'express';
+import type { Request, Router } from 'express';
+import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { authenticate, type Principal } from '../auth/api-keys.ts';
 import { knownKey, presentedKey, requireScope } from '../auth/bearer.ts';
@@ -11,7 +12,7 @@ import { parseId } from '../catalog/input.ts';
 import { type CatalogReads, type Keyed, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import { methodNotAllowed } from './problem.ts';
-import { parsePagingQuery } from './paging.ts';
+import { parsePagingQuery } from '../paging.ts';
 
 // Set with setHeader: res.type() would look the full type up in the mime table on every request.
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -42,7 +43,7 @@ export function authorized<T>(req: Request, result: Keyed<T>): T {
 }
 
 export function v1Router(deps: { pool: Pool; reads: CatalogReads }): Router {
-  const router = Router();
+  const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 
   router.get('/learning-opportunities', async (req: Request, res) => {

@@ -63,7 +63,8 @@ describe('GET /v1/events', () => {
     expect(fromStart.results.map((e) => e.resource.id)).to.include.members(ids);
   });
 
-  it('HEAD works; other methods are 405 with Allow', async () => {
+  it('HEAD works; other methods are 405 with Allow; paths match exactly', async () => {
+    for (const path of ['/v1/Events', '/v1/events/', '/v1/events/HEAD', '/v1/events/head/']) expectProblem(await getJson(api, path, key), 404);
     expect((await getJson(api, '/v1/events', key, { method: 'HEAD' })).status).to.equal(200);
     expect((await getJson(api, '/v1/events/head', key, { method: 'HEAD' })).status).to.equal(200);
     for (const path of ['/v1/events', '/v1/events/head']) {

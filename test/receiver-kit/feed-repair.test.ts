@@ -1,7 +1,7 @@
 // The receiver kit repairs gaps from the change feed: the feed's items are the very bytes a webhook
 // receiver got, and repairFromFeed hands over exactly the events after the last one processed.
 import { expect } from 'chai';
-import { FeedGapError, MemorySeenStore, repairFromFeed, type WebhookEvent } from '../../src/receiver-kit/index.ts';
+import { FeedGapError, MemorySeenStore, repairFromFeed, type WebhookEvent } from '../../packages/receiver-kit/src/index.ts';
 import { createTestKey } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

@@ -1,8 +1,6 @@
-// Public entry of the /v1 consumer client: `import { createCatalogClient, walk } from
-// 'learning-opportunities-data-service/client'` (package.json "exports"). It is TypeScript, run by
-// Node 24's type stripping; Node does not strip types under node_modules, so consume it from a
-// path outside node_modules (npm link, a file: dependency or a workspace, which npm installs as a
-// symlink) or through a TypeScript-aware loader or bundler. See docs/operations.md.
+// Public entry of the /v1 consumer client: `import { createCatalogClient, walk } from '@lods/client'`.
+// Published as JavaScript + .d.ts built by tsc (`npm pack` builds it); the service and the tests
+// use these sources directly.
 export { createCatalogClient, type CallOptions, type CatalogClient, type CatalogClientOptions } from './catalog-client.ts';
 export { CatalogClientError, CatalogHttpError, CatalogNetworkError, CatalogResponseError } from './errors.ts';
 export { parseRetryAfter, type RetryInfo } from './request.ts';

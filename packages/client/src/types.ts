@@ -1,0 +1,46 @@
+// The public /v1 shapes as a consumer sees them (CONTRACT.md section 1): plain JSON, timestamps as
+// strings. The record's types are generated from the service's record schema (record-types.ts,
+// `npm run generate`), so the client has no dependency on the service's internals at run time.
+// New fields may appear in v1 at any time (additive changes); a consumer ignores the ones it does
+// not know.
+import type { Deadline, LearningOpportunity, Timestamp } from './record-types.ts';
+
+export type * from './record-types.ts';
+
+export type DeadlineType = Deadline['type'];
+/** REST shows only PUBLISHED records; ARCHIVED appears in ARCHIVED event snapshots. */
+export type LearningOpportunityStatus = LearningOpportunity['status'];
+
+export type Pagination = { totalCount: number; limit: number; offset: number };
+
+/** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
+export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };
+
+export type EventType = 'LEARNING_OPPORTUNITY_PUBLISHED' | 'LEARNING_OPPORTUNITY_UPDATED' | 'LEARNING_OPPORTUNITY_ARCHIVED' | 'LEARNING_OPPORTUNITY_DELETED';
+
+/** One change: an item of `GET /v1/events`, byte for byte the webhook body of the same event. */
+export type CatalogEvent = {
+  id: string;
+  type: EventType;
+  occurredAt: Timestamp;
+  resource: { type: 'LEARNING_OPPORTUNITY'; id: string };
+  /** The record after the change; null for DELETED. */
+  data: LearningOpportunity | null;
+};
+
+/** `GET /v1/events`: `next` is always a cursor to continue from (passed back as `after`). */
+export type EventPage = { results: CatalogEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+
+export type InvalidParam = { name: string; reason: string };
+
+/** RFC 7807 problem details, as the service sends them with every non-2xx response. */
+export type ProblemDetails = {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  /** Present on 400 responses: every rejected parameter with the reason. */
+  invalidParams?: InvalidParam[];
+  [member: string]: unknown;
+};
