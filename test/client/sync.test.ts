@@ -13,6 +13,7 @@ import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
+import { collect, head } from '../feed/feed-support.ts';
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -41,12 +42,14 @@ async function fileCopy(path: string): Promise<Map<string, unknown>> {
   return new Map(lines.map((l) => JSON.parse(l) as { id: string }).map((r) => [r.id, r]));
 }
 
-/** Changes of every kind: a new record, an update, an archival, a deletion. */
-async function changeCatalog(api: Api, existing: { id: string }[]): Promise<void> {
+/** Changes of every kind: a new record, an update, an archival, a deletion; returns once they are readable in the feed. */
+async function changeCatalog(api: Api, key: string, existing: { id: string }[]): Promise<void> {
+  const start = await head(api, key);
   await createRecord(api.writes, { title: 'Arrived later' });
   await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: existing[0]!.id, title: 'Changed later' })));
   await api.writes.archive(existing[1]!.id);
   await api.writes.delete(existing[2]!.id);
+  await collect(api, key, start, 4);
 }
 
 describe('sync over the change feed', function () {
@@ -67,7 +70,9 @@ describe('sync over the change feed', function () {
 
   it('cli: a full walk first, then only the changes; a record deleted or archived between two runs is gone from the file', async () => {
     const records = [];
+    const start = await head(api, key);
     for (let i = 0; i < 4; i++) records.push(await createRecord(api.writes, { title: `Sync ${i}` }));
+    await collect(api, key, start, 4); // readable, so the first run's head is past them
     const [out, state] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json')];
     const args = ['sync', '--base-url', api.url, '--state', state, '--out', out, '--json'];
 
@@ -76,7 +81,7 @@ describe('sync over the change feed', function () {
     expect(JSON.parse(first.stdout)).to.deep.include({ mode: 'full', restarted: false, walked: 4, records: 4 });
     expect(await fileCopy(out)).to.deep.equal(await publicCatalog(api, key));
 
-    await changeCatalog(api, records);
+    await changeCatalog(api, key, records);
     const second = await cli(args, { LODS_API_KEY: key });
     expect(second.code, second.stderr).to.equal(0);
     expect(JSON.parse(second.stdout)).to.deep.include({ mode: 'incremental', events: 4, upserts: 2, removals: 2, records: 3 });
@@ -91,7 +96,9 @@ describe('sync over the change feed', function () {
     expect(JSON.parse(third.stdout)).to.deep.include({ mode: 'incremental', events: 0, records: 3 });
 
     // The stored cursor falls out of the retained window (a prune passed it): 410, so it starts over.
+    const beforeDelete = await head(api, key);
     await api.writes.delete(records[3]!.id);
+    await collect(api, key, beforeDelete, 1);
     await testDb().pool.query(`update event_feed_pruned set (xid, position) = (select xid, position from event order by xid desc, position desc limit 1)`);
     const fourth = await cli(args, { LODS_API_KEY: key });
     expect(fourth.code, fourth.stderr).to.equal(0);
@@ -101,7 +108,9 @@ describe('sync over the change feed', function () {
 
   it('library: a run interrupted between batches resumes from the last stored cursor and ends with the same copy', async () => {
     const records = [];
+    const start = await head(api, key);
     for (let i = 0; i < 3; i++) records.push(await createRecord(api.writes));
+    await collect(api, key, start, 3);
     const client = createCatalogClient({ baseUrl: api.url, apiKey: key, minRetryDelayMs: 5 });
     const copy = new Map<string, unknown>();
     let stored: SyncState | null = null;
@@ -121,7 +130,7 @@ describe('sync over the change feed', function () {
     expect(first).to.deep.include({ mode: 'full', walked: 3 });
     expect(stored).to.deep.equal(first.state);
 
-    await changeCatalog(api, records);
+    await changeCatalog(api, key, records);
     // One event per page; the "process" dies after applying two of the four.
     const interrupted = await sync({ client, state: stored, apply: store(2), limit: 1 }).catch((e: Error) => e);
     expect((interrupted as Error).message).to.equal('crash');

@@ -5,7 +5,7 @@ import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import { feed, follow, head } from './feed-support.ts';
+import { collect, feed, head } from './feed-support.ts';
 import { insertRawEvent } from './raw-events.ts';
 
 describe('change feed commit order', function () {
@@ -31,7 +31,7 @@ describe('change feed commit order', function () {
       expect(before.pagination.next).to.equal(start);
 
       await early.query('commit');
-      const after = await follow(api, key, before.pagination.next);
+      const after = await collect(api, key, before.pagination.next, 2);
       expect(after.events.map((e) => e.id)).to.have.length(2);
       expect(after.events[0]!.id).to.equal(earlyEvent);
       expect(after.events[1]!.resource.id).to.equal(later.id);
@@ -44,16 +44,18 @@ describe('change feed commit order', function () {
     const start = await head(api, key);
     const writers = 8;
     const perWriter = 25;
-    let writing = true;
+    const eventsIn = (i: number) => 1 + (i % 3); // events in a writer's i-th transaction
+    const total = writers * Array.from({ length: perWriter }, (_, i) => eventsIn(i)).reduce((a, b) => a + b, 0);
     const seen: string[] = [];
     let cursor = start;
+    // Polls without waiting until it has read as many events as were written (or gives up: then the
+    // comparison below shows what it missed).
     const poller = (async () => {
-      for (;;) {
-        const done = !writing; // read once more after the last commit
+      const deadline = Date.now() + 30_000;
+      while (seen.length < total && Date.now() < deadline) {
         const page = await feed(api, key, { after: cursor, limit: 7 });
         seen.push(...page.results.map((e) => e.id));
         cursor = page.pagination.next;
-        if (done && !page.pagination.hasMore) return;
       }
     })();
     const written: string[] = [];
@@ -63,7 +65,7 @@ describe('change feed commit order', function () {
           const client = await testDb().pool.connect();
           try {
             await client.query('begin');
-            const count = 1 + (i % 3);
+            const count = eventsIn(i);
             const ids: string[] = [];
             for (let j = 0; j < count; j++) {
               ids.push(await insertRawEvent(client));
@@ -78,10 +80,10 @@ describe('change feed commit order', function () {
         }
       }),
     );
-    writing = false;
+    expect(written).to.have.length(total);
     await poller;
 
-    const full = (await follow(api, key, start)).events.map((e) => e.id);
+    const full = (await collect(api, key, start, total)).events.map((e) => e.id);
     const expected = new Set(written);
     const polled = seen.filter((id) => expected.has(id));
     expect(new Set(full.filter((id) => expected.has(id))).size, 'full read has every event').to.equal(written.length);

@@ -9,7 +9,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
-import { feed, follow, head } from './feed-support.ts';
+import { collect, feed, follow, head } from './feed-support.ts';
 
 describe('GET /v1/events', () => {
   let api: Api;
@@ -27,6 +27,7 @@ describe('GET /v1/events', () => {
     await api.writes.archive(record.id);
     await api.writes.delete(record.id);
 
+    await collect(api, key, start, 4);
     const page = await feed(api, key, { after: start });
     expect(page.results.map((e) => [e.type, e.resource.id])).to.deep.equal([
       ['LEARNING_OPPORTUNITY_PUBLISHED', record.id],
@@ -52,6 +53,7 @@ describe('GET /v1/events', () => {
     const start = await head(api, key);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await createRecord(api.writes)).id);
+    await collect(api, key, start, 5);
     const first = await feed(api, key, { after: start, limit: 2 });
     expect(first.results).to.have.length(2);
     expect(first.pagination.hasMore).to.equal(true);

@@ -18,7 +18,25 @@ export async function feed(api: Api, key: string, query: Record<string, string |
   return { ...(res.body as FeedResponse), text: res.text };
 }
 
-/** Follows `next` from `after` until hasMore is false; every event read, in order. */
+/**
+ * Long-polls from `after` until at least `count` events have been read; returns them and the cursor
+ * after them. Transaction ids and the horizon are per cluster, not per database: with the suite's
+ * test files running in parallel on one server, another file's open transaction can hold events of
+ * this one back for a moment (as any long transaction does in production, see README).
+ */
+export async function collect(api: Api, key: string, after: string, count: number, timeoutMs = 15_000): Promise<{ events: FeedEvent[]; next: string }> {
+  const deadline = Date.now() + timeoutMs;
+  const events: FeedEvent[] = [];
+  while (events.length < count) {
+    if (Date.now() > deadline) throw new Error(`read ${events.length} of ${count} events within ${timeoutMs} ms`);
+    const page = await feed(api, key, { after, limit: 1000, wait: 2 });
+    events.push(...page.results);
+    after = page.pagination.next;
+  }
+  return { events, next: after };
+}
+
+/** Follows `next` from `after` until hasMore is false; every event readable now, in order. */
 export async function follow(api: Api, key: string, after: string, limit = 1000): Promise<{ events: FeedEvent[]; next: string }> {
   const events: FeedEvent[] = [];
   for (;;) {

@@ -4,7 +4,7 @@ import type { Api } from '../../src/service.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { onlyError } from '../support/graphql-documents.ts';
-import { feed, head } from './feed-support.ts';
+import { collect, feed, head } from './feed-support.ts';
 
 const EVENTS = `query ($after: String, $limit: Int) {
   events(after: $after, limit: $limit) { results { id type occurredAt resourceId body } pagination { limit after next hasMore } }
@@ -24,6 +24,7 @@ describe('GraphQL events(after, limit)', () => {
     const start = await head(api, key);
     const a = await createRecord(api.writes);
     const b = await createRecord(api.writes);
+    await collect(api, key, start, 2);
     const res = await graphql<EventsData>(api, key, EVENTS, { after: start, limit: 1 });
     expect(res.body.errors).to.equal(undefined);
     const rest = await feed(api, key, { after: start, limit: 1 });

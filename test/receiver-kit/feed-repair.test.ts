@@ -6,7 +6,7 @@ import { createTestKey } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
-import { feed, head } from '../feed/feed-support.ts';
+import { collect, feed, head } from '../feed/feed-support.ts';
 
 describe('receiver kit: repairFromFeed', function () {
   this.timeout(30_000);
@@ -30,7 +30,7 @@ describe('receiver kit: repairFromFeed', function () {
     const start = await head(stack.api, key);
     await createRecord(stack.api.writes);
     const [delivered] = await receiver.waitFor(1);
-    const page = await feed(stack.api, key, { after: start });
+    const page = await feed(stack.api, key, { after: start, wait: 5 });
     expect(page.results).to.have.length(1);
     expect(page.text).to.contain(`"results":[${delivered!.body.toString('utf8')}]`);
     expect(page.results[0]!.id).to.equal(delivered!.headers['x-service-event-id']);
@@ -39,7 +39,7 @@ describe('receiver kit: repairFromFeed', function () {
   it('hands over the events after the last one processed, skips what the seen store has, and continues from its cursor', async () => {
     const start = await head(stack.api, key);
     for (let i = 0; i < 4; i++) await createRecord(stack.api.writes);
-    const events = (await feed(stack.api, key, { after: start })).results;
+    const { events, next: end } = await collect(stack.api, key, start, 4);
     const handled: WebhookEvent[] = [];
     const dedupe = new MemorySeenStore();
     await dedupe.claim(events[2]!.id); // already taken by a delivery
@@ -50,6 +50,7 @@ describe('receiver kit: repairFromFeed', function () {
     expect(repaired).to.deep.include({ handled: 2, skipped: 1 });
 
     const later = await createRecord(stack.api.writes);
+    await collect(stack.api, key, end, 1);
     handled.length = 0;
     const next = await repairFromFeed({ ...base, after: repaired.cursor });
     expect(handled.map((e) => e.resource.id)).to.deep.equal([later.id]);

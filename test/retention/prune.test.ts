@@ -14,7 +14,7 @@ import { getJson, createTestKey, silentLogger } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
-import { feed, head } from '../feed/feed-support.ts';
+import { collect, feed, head } from '../feed/feed-support.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
 
@@ -63,8 +63,10 @@ describe('retention prune', function () {
     const [goneEvent] = await eventIdsOf(gone.id);
     const [deadEvent] = await eventIdsOf(dead.id);
     const [lastEvent] = await eventIdsOf(last.id);
-    const afterLast = await head(api, key);
+    // Readable (below the horizon) before pruning: the prune never passes the horizon.
+    const { next: afterLast } = await collect(api, key, before, 3);
     const fresh = await createRecord(api.writes); // inside the window
+    await collect(api, key, afterLast, 1);
 
     const receiver = await stack.addReceiver('http://127.0.0.1:9/hook');
     const goneAttempt = await insertAttempt(goneEvent!, receiver.id);
@@ -115,7 +117,9 @@ describe('retention prune', function () {
       const schedules = await stack.boss.getSchedules();
       expect(schedules.map((s) => [s.name, s.cron])).to.deep.include([PRUNE_QUEUE, PRUNE_CRON]);
       await resetWebhooks(); // no receiver: no delivery job holds the new event
+      const start = await head(stack.api, key);
       const old = await createRecord(stack.api.writes);
+      await collect(stack.api, key, start, 1);
       const [oldEvent] = await eventIdsOf(old.id);
       await backdate(await positionOf(oldEvent!));
       const id = await stack.boss.send(PRUNE_QUEUE, {}); // what the cron does each hour
@@ -128,8 +132,10 @@ describe('retention prune', function () {
 
   it('works in small batches, each up to the first row inside the window', async () => {
     await resetWebhooks();
+    const start = await head(stack.api, key);
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await createRecord(stack.api.writes)).id);
+    await collect(stack.api, key, start, 7);
     const eventIds = (await Promise.all(ids.map(eventIdsOf))).flat();
     await backdate(await positionOf(eventIds[4]!)); // the first five are old, the last two are not
     const progress: number[] = [];
