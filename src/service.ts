@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
-import { fastGetOne } from './http/fast-lane.ts';
+import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
@@ -30,17 +30,15 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 }
 
 export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
-  const { reads, writes } = createCatalog(db, fanOut);
+  const catalog = createCatalog(db, fanOut);
   const server = createServer();
   server.requestTimeout = config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
-  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
-  const fastLane = fastGetOne({ reads, logger });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void fastLane(req, res).then((answered) => answered || app(req, res));
-  });
+  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers(catalog), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
+  const app = createApp({ pool: db.pool, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
+  const reads = v1Reads({ pool: db.pool, reads: catalog.reads, logger });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -50,8 +48,7 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
   return {
     server,
     url: `http://${host}:${port}`,
-    reads,
-    writes,
+    ...catalog,
     // The drain plugin closes the listener and waits for in-flight requests.
     close: () => graphql.stop(),
   };

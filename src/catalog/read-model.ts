@@ -2,7 +2,7 @@
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
 import type { Pool } from 'pg';
-import { type Principal, queryWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
@@ -41,12 +41,11 @@ export const ONE_SQL = {
 } as const;
 
 export type CatalogReads = ReturnType<typeof createCatalogReads>;
-export type Keyed<T> = { principal: Principal; value: T } | null;
 
-type PageRow = { total: string; docs: string };
+export type PageRow = { total: string; docs: string };
 const oneStatement = (id: string, visibility: Visibility): Statement => ({ name: `lo-one-${visibility}`, text: ONE_SQL[visibility], values: [id] });
 const pageStatement = (limit: number, offset: number, visibility: Visibility): Statement => ({ name: `lo-page-${visibility}`, text: PAGE_SQL[visibility], values: [limit, offset] });
-const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
+export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
 
 export function createCatalogReads(pool: Pool) {
   return {
@@ -64,18 +63,13 @@ export function createCatalogReads(pool: Pool) {
 
     /**
      * The public reads of /v1 with the API key checked in the same statement (auth/api-keys.ts
-     * queryWithKey): null for an unknown or revoked key; `value` is null when the key lacks `scope`
-     * (the read did not run) or, for getOne, when the record is not visible.
+     * readWithKey): null for an unknown or revoked key; `row` is undefined when the key lacks `scope`
+     * (the read did not run); for getOne, `doc` is null when the record is not visible.
      */
     withKey: {
-      async getOne(key: string, scope: Scope, id: string): Promise<Keyed<string | null>> {
-        const result = await queryWithKey<{ doc: string | null }>(pool, key, scope, oneStatement(id, 'public'));
-        return result && { principal: result.principal, value: result.row?.doc ?? null };
-      },
-      async getPage(key: string, scope: Scope, limit: number, offset: number): Promise<Keyed<Page | null>> {
-        const result = await queryWithKey<PageRow>(pool, key, scope, pageStatement(limit, offset, 'public'));
-        return result && { principal: result.principal, value: result.row ? pageOf(result.row, limit, offset) : null };
-      },
+      getOne: (keyHash: string, scope: Scope, id: string): Promise<KeyCheck<{ doc: string | null }>> => readWithKey(pool, keyHash, scope, oneStatement(id, 'public')),
+      getPage: (keyHash: string, scope: Scope, limit: number, offset: number): Promise<KeyCheck<PageRow>> =>
+        readWithKey(pool, keyHash, scope, pageStatement(limit, offset, 'public')),
     },
   };
 }

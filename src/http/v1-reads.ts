@@ -1,0 +1,94 @@
+// The read-only /v1 facade, served on node:http in front of express: these two endpoints are most
+// of the load, and express costs as much CPU per request as everything else on the path together
+// (bench/README.md). Each endpoint is one handler mounted once; express never sees these paths.
+// Every outcome is answered here: the record or page, 304, and every problem (405, 401, 403, 400,
+// 404, 503, 500) through the same problem writer as express.
+// The key is checked in the same statement as the read (one round trip, auth/api-keys.ts
+// readWithKey) and always before the input: an invalid key is 401/403 whatever the input, and a 400
+// or 404 is only ever shown to a caller whose key holds catalog:read.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { Pool } from 'pg';
+import { lookUpKey, type Scope } from '../auth/api-keys.ts';
+import { authenticate } from '../auth/bearer.ts';
+import { parseId } from '../catalog/input.ts';
+import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
+import { notFound } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { parsePagingQuery } from './paging.ts';
+import { answerError, badPathEncoding, notAllowed } from './problem.ts';
+import { trackRequest } from './request-context.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const SCOPE: Scope = 'catalog:read';
+const LIST_PATH = '/v1/learning-opportunities';
+const ONE_PREFIX = '/v1/learning-opportunities/';
+const READ_METHODS = ['GET', 'HEAD'];
+
+/** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
+export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
+
+type Deps = { pool: Pool; reads: CatalogReads; logger: Logger };
+type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
+
+/** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
+export function v1Reads(deps: Deps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const list: Endpoint = { route: V1_READ_ROUTES[0]!.path, serve: (req, res, _path, query) => servePage(deps, req, res, query) };
+  const one: Endpoint = { route: V1_READ_ROUTES[1]!.path, serve: (req, res, path) => serveRecord(deps, req, res, path.slice(ONE_PREFIX.length)) };
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const endpoint = path === LIST_PATH ? list : isOneSegmentBelow(path) ? one : null;
+    if (!endpoint) return false;
+    const { log } = trackRequest(deps.logger, req, res, { started, route: () => endpoint.route, path: () => url });
+    const answered = READ_METHODS.includes(req.method!)
+      ? endpoint.serve(req, res, path, q < 0 ? '' : url.slice(q + 1))
+      : Promise.reject(notAllowed(req.method, READ_METHODS));
+    answered.catch((error: unknown) => answerError(log, req, res, error, url));
+    return true;
+  };
+}
+
+const isOneSegmentBelow = (path: string): boolean => path.length > ONE_PREFIX.length && path.startsWith(ONE_PREFIX) && !path.includes('/', ONE_PREFIX.length);
+
+async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
+  const header = req.headers.authorization;
+  const id = await parseAfterKey(deps.pool, header, () => parseId(decodeSegment(segment)));
+  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id));
+  if (!row?.doc) throw notFound(`Learning opportunity ${id}`);
+  sendJson(res, row.doc);
+}
+
+async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
+  const header = req.headers.authorization;
+  const { limit, offset } = await parseAfterKey(deps.pool, header, () => parsePagingQuery(parseQuery(query)));
+  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset));
+  sendJson(res, renderPage(pageOf(row, limit, offset)));
+}
+
+/** Parses the input; if it is invalid, the key is judged on its own first (401/403 before 400). */
+async function parseAfterKey<T>(pool: Pool, header: string | undefined, parse: () => T): Promise<T> {
+  try {
+    return parse();
+  } catch (error) {
+    await authenticate(header, SCOPE, (keyHash) => lookUpKey(pool, keyHash));
+    throw error;
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badPathEncoding();
+  }
+}
+
+function sendJson(res: ServerResponse, body: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
