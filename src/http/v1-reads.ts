@@ -15,11 +15,11 @@ import { parseId } from '../catalog/input.ts';
 import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { heldTags, sendCacheable } from './conditional.ts';
 import { parsePagingQuery } from './paging.ts';
 import { answerError, badPathEncoding, notAllowed } from './problem.ts';
 import { trackRequest } from './request-context.ts';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const SCOPE: Scope = 'catalog:read';
 const LIST_PATH = '/v1/learning-opportunities';
 const ONE_PREFIX = '/v1/learning-opportunities/';
@@ -53,19 +53,24 @@ export function v1Reads(deps: Deps): (req: IncomingMessage, res: ServerResponse)
 
 const isOneSegmentBelow = (path: string): boolean => path.length > ONE_PREFIX.length && path.startsWith(ONE_PREFIX) && !path.includes('/', ONE_PREFIX.length);
 
+// With If-None-Match, the read leaves the body out when the stored tag matches (`held`); `*`
+// matches any tag, so the body is not needed either.
 async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
   const header = req.headers.authorization;
   const id = await parseAfterKey(deps.pool, header, () => parseId(decodeSegment(segment)));
-  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id));
-  if (!row?.doc) throw notFound(`Learning opportunity ${id}`);
-  sendJson(res, row.doc);
+  const held = heldTags(req.headers['if-none-match']);
+  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id, held === '*' ? null : held));
+  if (!row?.etag) throw notFound(`Learning opportunity ${id}`);
+  sendCacheable(res, row.etag, held === '*' ? null : row.doc);
 }
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
   const header = req.headers.authorization;
   const { limit, offset } = await parseAfterKey(deps.pool, header, () => parsePagingQuery(parseQuery(query)));
-  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset));
-  sendJson(res, renderPage(pageOf(row, limit, offset)));
+  const held = heldTags(req.headers['if-none-match']);
+  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset, held === '*' ? null : held));
+  const page = row!; // the key holds the scope, so the read ran: one row, always
+  sendCacheable(res, page.etag!, held === '*' || page.docs === null ? null : renderPage(pageOf(page, limit, offset)));
 }
 
 /** Parses the input; if it is invalid, the key is judged on its own first (401/403 before 400). */
@@ -84,11 +89,4 @@ function decodeSegment(segment: string): string {
   } catch {
     throw badPathEncoding();
   }
-}
-
-function sendJson(res: ServerResponse, body: string): void {
-  res.statusCode = 200;
-  res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
 }
