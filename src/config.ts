@@ -25,6 +25,9 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+  // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
+  RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
+  RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
 });
 
 export type Config = Readonly<{
@@ -47,6 +50,8 @@ export type Config = Readonly<{
     workerConcurrency: number;
   }>;
   demoSeedCount: number;
+  /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
+  rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -89,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workerConcurrency: e.WORKER_CONCURRENCY,
     }),
     demoSeedCount: e.DEMO_SEED_COUNT,
+    rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
   });
 }
 

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   INVALID_STATE_TRANSITION: { status: 409, slug: 'invalid-state-transition', title: 'Invalid state transition' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, slug: 'service-unavailable', title: 'Service temporarily unavailable' },
 } as const;

@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
 import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
@@ -29,7 +30,7 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'rateLimit'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
   const catalog = createCatalog(db, fanOut);
   const server = createServer();
   server.requestTimeout = config.http.requestTimeoutMs;
@@ -37,7 +38,9 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
   server.keepAliveTimeout = 5_000;
   const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers(catalog), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
   const app = createApp({ pool: db.pool, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
-  const reads = v1Reads({ pool: db.pool, reads: catalog.reads, logger });
+  const { perMinute, syncMs } = config.rateLimit;
+  const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
+  const reads = v1Reads({ pool: db.pool, reads: catalog.reads, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -50,6 +53,9 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
     url: `http://${host}:${port}`,
     ...catalog,
     // The drain plugin closes the listener and waits for in-flight requests.
-    close: () => graphql.stop(),
+    close: async () => {
+      await graphql.stop();
+      await limiter?.stop();
+    },
   };
 }

@@ -12,15 +12,24 @@ export type Scope = (typeof SCOPES)[number];
 const KEY_PREFIX = 'lods_';
 const KEY_RE = /^lods_[A-Za-z0-9_-]{43}$/;
 
-export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; createdAt: string; revokedAt: string | null };
-export type Principal = { keyId: string; scopes: ReadonlySet<string> };
+export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; rateLimit: number | null; createdAt: string; revokedAt: string | null };
+/** rateLimit: the key's own requests per minute, or null for the service default. */
+export type Principal = { keyId: string; scopes: ReadonlySet<string>; rateLimit: number | null };
 
 // crypto.hash: the one-shot form, several times cheaper per call than createHash (it runs on every request).
 export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
 
-function present(k: { id: string; name: string; prefix: string; scopes: string[]; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
-  return { id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes as Scope[], createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null };
+function present(k: { id: string; name: string; prefix: string; scopes: string[]; rateLimit?: number | null; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes as Scope[],
+    rateLimit: k.rateLimit ?? null,
+    createdAt: k.createdAt.toISOString(),
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+  };
 }
 
 export function parseScopes(values: readonly string[]): Scope[] {
@@ -30,8 +39,12 @@ export function parseScopes(values: readonly string[]): Scope[] {
   return [...new Set(values)] as Scope[];
 }
 
-export async function createApiKey(em: EntityManager, input: { name: string; scopes: Scope[]; key?: string }): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(em: EntityManager, input: { name: string; scopes: Scope[]; rateLimit?: number | null; key?: string }): Promise<ApiKeyInfo & { key: string }> {
   if (!input.name.trim()) throw badInput([{ name: 'name', reason: 'must not be blank' }]);
+  const rateLimit = input.rateLimit ?? null;
+  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0 && rateLimit <= 2 ** 31 - 1)) {
+    throw badInput([{ name: 'rate-limit', reason: 'must be a positive integer (requests per minute)' }]);
+  }
   const key = input.key ?? KEY_PREFIX + randomBytes(32).toString('base64url');
   const entity = em.create(ApiKey, {
     id: randomUUID(),
@@ -39,6 +52,7 @@ export async function createApiKey(em: EntityManager, input: { name: string; sco
     prefix: key.slice(0, KEY_PREFIX.length + 6),
     keyHash: hashKey(key),
     scopes: input.scopes,
+    rateLimit,
     createdAt: new Date(),
     revokedAt: null,
   });
@@ -67,14 +81,14 @@ export type Statement = { name: string; text: string; values: unknown[] };
  */
 export type KeyCheck<R> = { principal: Principal; row: R | undefined } | null;
 
-type KeyColumns = { key_id: string; key_scopes: string[] };
-const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes) });
+type KeyColumns = { key_id: string; key_scopes: string[]; key_rate_limit: number | null };
+const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes), rateLimit: row.key_rate_limit });
 
 /** The live key with this hash, on its own (for callers with no read to attach it to). */
 export async function lookUpKey(pool: Pool, keyHash: string): Promise<KeyCheck<never>> {
   const { rows } = await pool.query<KeyColumns>({
     name: 'api-key-auth',
-    text: 'select id as key_id, scopes as key_scopes from api_key where key_hash = $1 and revoked_at is null',
+    text: 'select id as key_id, scopes as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null',
     values: [keyHash],
   });
   return rows[0] ? { principal: principalOf(rows[0]), row: undefined } : null;
@@ -91,8 +105,8 @@ const keyedTexts = new Map<string, string>();
 function keyedText(read: Statement): string {
   const keyHash = `$${read.values.length + 1}`;
   const scope = `$${read.values.length + 2}`;
-  return `with caller as (select id, scopes from api_key where key_hash = ${keyHash} and revoked_at is null)
-          select caller.id as key_id, caller.scopes as key_scopes, r.*
+  return `with caller as (select id, scopes, rate_limit from api_key where key_hash = ${keyHash} and revoked_at is null)
+          select caller.id as key_id, caller.scopes as key_scopes, caller.rate_limit as key_rate_limit, r.*
             from caller
             left join lateral (select * from (${read.text}) q where ${scope} = any(caller.scopes) offset 0) r on true`;
 }

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Pool } from 'pg';
-import { lookUpKey, type Scope } from '../auth/api-keys.ts';
+import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
 import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
@@ -17,6 +17,7 @@ import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { heldTags, sendCacheable } from './conditional.ts';
 import { parsePagingQuery } from './paging.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { answerError, badPathEncoding, notAllowed } from './problem.ts';
 import { trackRequest } from './request-context.ts';
 
@@ -28,7 +29,7 @@ const READ_METHODS = ['GET', 'HEAD'];
 /** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
 export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
 
-type Deps = { pool: Pool; reads: CatalogReads; logger: Logger };
+type Deps = { pool: Pool; reads: CatalogReads; logger: Logger; limiter: RateLimiter | null };
 type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
 
 /** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
@@ -56,29 +57,46 @@ const isOneSegmentBelow = (path: string): boolean => path.length > ONE_PREFIX.le
 // With If-None-Match, the read leaves the body out when the stored tag matches (`held`); `*`
 // matches any tag, so the body is not needed either.
 async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
-  const header = req.headers.authorization;
-  const id = await parseAfterKey(deps.pool, header, () => parseId(decodeSegment(segment)));
+  const id = await parseAfterKey(deps, req, res, () => parseId(decodeSegment(segment)));
   const held = heldTags(req.headers['if-none-match']);
-  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id, held === '*' ? null : held));
+  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id, held === '*' ? null : held));
   if (!row?.etag) throw notFound(`Learning opportunity ${id}`);
   sendCacheable(res, row.etag, held === '*' ? null : row.doc);
 }
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
-  const header = req.headers.authorization;
-  const { limit, offset } = await parseAfterKey(deps.pool, header, () => parsePagingQuery(parseQuery(query)));
+  const { limit, offset } = await parseAfterKey(deps, req, res, () => parsePagingQuery(parseQuery(query)));
   const held = heldTags(req.headers['if-none-match']);
-  const { row } = await authenticate(header, SCOPE, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset, held === '*' ? null : held));
+  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset, held === '*' ? null : held));
   const page = row!; // the key holds the scope, so the read ran: one row, always
   sendCacheable(res, page.etag!, held === '*' || page.docs === null ? null : renderPage(pageOf(page, limit, offset)));
 }
 
+/**
+ * Authenticates the request with `read` as its key check (the keyed read), under the key's rate
+ * limit: a key that has used up its window gets only the key checked (401/403 still come first)
+ * and a 429, without the read. Returns the read's row; the answer carries the RateLimit headers.
+ */
+async function admit<R>(deps: Deps, req: IncomingMessage, res: ServerResponse, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R | undefined> {
+  const { limiter } = deps;
+  if (!limiter) return (await authenticate(req.headers.authorization, SCOPE, read)).row;
+  let hash = '';
+  let refused = false;
+  const found = await authenticate(req.headers.authorization, SCOPE, (keyHash) => {
+    hash = keyHash;
+    refused = limiter.exhausted(keyHash);
+    return refused ? lookUpKey(deps.pool, keyHash) : read(keyHash);
+  });
+  limiter.admit(hash, found.principal, res, refused);
+  return found.row;
+}
+
 /** Parses the input; if it is invalid, the key is judged on its own first (401/403 before 400). */
-async function parseAfterKey<T>(pool: Pool, header: string | undefined, parse: () => T): Promise<T> {
+async function parseAfterKey<T>(deps: Deps, req: IncomingMessage, res: ServerResponse, parse: () => T): Promise<T> {
   try {
     return parse();
   } catch (error) {
-    await authenticate(header, SCOPE, (keyHash) => lookUpKey(pool, keyHash));
+    await admit(deps, req, res, (keyHash) => lookUpKey(deps.pool, keyHash));
     throw error;
   }
 }

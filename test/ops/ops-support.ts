@@ -45,7 +45,7 @@ export function captureLogger(level = 'debug'): LogCapture {
 
 /** The real API with the given logger. */
 export async function startApiWithLogger(logger: Logger, db: Database = testDb()): Promise<Api> {
-  return await startApi({ port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } }, db, logger);
+  return await startApi({ port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 }, rateLimit: { perMinute: 6000, syncMs: 1000 } }, db, logger);
 }
 
 /**

@@ -8,9 +8,9 @@ import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null } = {}): Promise<Api> {
+export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null; rateLimit?: { perMinute: number; syncMs: number } } = {}): Promise<Api> {
   return await startApi(
-    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 }, rateLimit: options.rateLimit ?? { perMinute: 6000, syncMs: 1000 } },
     options.db ?? testDb(),
     silentLogger,
     options.fanOut ?? null,
@@ -18,8 +18,8 @@ export async function startTestApi(options: { db?: Database; fanOut?: EventFanOu
 }
 
 /** A fresh API key with the given scopes (all of them by default). */
-export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb()): Promise<string> {
-  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes] })).key;
+export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb(), rateLimit: number | null = null): Promise<string> {
+  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
 }
 
 export type GraphQLResponse<T = Record<string, unknown>> = {
