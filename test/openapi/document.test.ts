@@ -153,7 +153,7 @@ describe('the OpenAPI document', () => {
       statuses.push(status);
     }
     // Every status /v1 can answer with a problem is documented.
-    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 500, 503]);
+    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 429, 500, 503]);
   });
 
   it('is served at GET /v1/openapi.json without a key, as stored, while the other /v1 paths still need one', async () => {
