@@ -1,11 +1,13 @@
 // Starts a server under test in its own child process (see server-process.ts).
 import { fork } from 'node:child_process';
 
-export type ServerUnderTest = { name: 'service' | 'baseline'; url: string; pid: number; stop: () => Promise<void> };
+export type ServerUnderTest = { name: string; url: string; pid: number; stop: () => Promise<void> };
 
-export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string): Promise<ServerUnderTest> {
-  const child = fork(new URL('./server-process.ts', import.meta.url), [name], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+/** `kind` is what runs (server-process.ts); `name` labels it (several services may run side by side). */
+export async function startServerProcess(kind: 'service' | 'baseline', databaseUrl: string, options: { name?: string; rateLimit?: boolean } = {}): Promise<ServerUnderTest> {
+  const name = options.name ?? kind;
+  const child = fork(new URL('./server-process.ts', import.meta.url), [kind], {
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_RATE_LIMIT: options.rateLimit ? 'on' : 'off' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {
