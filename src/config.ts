@@ -28,6 +28,14 @@ const schema = z.object({
   // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
   RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
   RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
+  // ... and read replicas: /v1 reads and GraphQL queries on streaming replicas when healthy.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/ })))
+    .optional(),
+  READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
+  READ_CHECK_MS: int(100, 60_000).default(1000),
 });
 
 export type Config = Readonly<{
@@ -52,6 +60,8 @@ export type Config = Readonly<{
   demoSeedCount: number;
   /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
   rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
+  /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
+  readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -95,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     demoSeedCount: e.DEMO_SEED_COUNT,
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
+    readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
   });
 }
 

@@ -6,11 +6,15 @@ import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
 import { migrate, nativePool, openOrm, type Orm } from './db/orm.ts';
+import { createReadPool, type Queryable } from './db/read-replicas.ts';
 import type { Logger } from './logger.ts';
 
 export type Database = {
   orm: Orm;
+  /** The primary: writes, keys management, pg-boss, and reads outside /v1 and GraphQL queries. */
   pool: Pool;
+  /** The /v1 reads and GraphQL queries: a healthy read replica when DATABASE_READ_URL names any, else the primary. */
+  readPool: Queryable;
   url: string;
   embedded: boolean;
   close: () => Promise<void>;
@@ -35,7 +39,13 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: options.migrate ?? true, logger });
+    const db = await connectDatabase(url, {
+      poolMax: config.db.poolMax,
+      connectTimeoutMs: config.db.connectTimeoutMs,
+      migrate: options.migrate ?? true,
+      logger,
+      readReplicas: config.readReplicas,
+    });
     return {
       ...db,
       embedded: embedded !== null,
@@ -67,8 +77,11 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
   }
 }
 
-/** Opens MikroORM on `url` (migrating it unless told not to). */
-export async function connectDatabase(url: string, options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger }): Promise<Database> {
+/** Opens MikroORM on `url` (migrating it unless told not to), and the read replicas if any. */
+export async function connectDatabase(
+  url: string,
+  options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
+): Promise<Database> {
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
   try {
     if (options.migrate) {
@@ -76,7 +89,14 @@ export async function connectDatabase(url: string, options: { poolMax: number; c
       if (applied.length) options.logger?.info({ applied }, 'migrations applied');
     }
     const pool = await nativePool(orm);
-    return { orm, pool, url, embedded: false, close: () => orm.close(true) };
+    const replicas = options.readReplicas?.urls.length
+      ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, logger: options.logger })
+      : null;
+    const close = async () => {
+      await replicas?.close();
+      await orm.close(true);
+    };
+    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, close };
   } catch (error) {
     await orm.close(true);
     throw error;

@@ -25,7 +25,7 @@ export type Api = {
 };
 
 export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
-  const reads = createCatalogReads(db.pool);
+  const reads = createCatalogReads(db.readPool);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut) });
   return { reads, writes };
 }
@@ -40,7 +40,7 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | '
   const app = createApp({ pool: db.pool, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
   const { perMinute, syncMs } = config.rateLimit;
   const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
-  const reads = v1Reads({ pool: db.pool, reads: catalog.reads, logger, limiter });
+  const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -2,7 +2,8 @@
 // comparison ever runs over the secret itself), scoped, revocable with immediate effect.
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
+import type { QueryResultRow } from 'pg';
+import type { Queryable } from '../db/read-replicas.ts';
 import { badInput, notFound } from '../errors.ts';
 import { ApiKey } from './entities.ts';
 
@@ -85,7 +86,7 @@ type KeyColumns = { key_id: string; key_scopes: string[]; key_rate_limit: number
 const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes), rateLimit: row.key_rate_limit });
 
 /** The live key with this hash, on its own (for callers with no read to attach it to). */
-export async function lookUpKey(pool: Pool, keyHash: string): Promise<KeyCheck<never>> {
+export async function lookUpKey(pool: Queryable, keyHash: string): Promise<KeyCheck<never>> {
   const { rows } = await pool.query<KeyColumns>({
     name: 'api-key-auth',
     text: 'select id as key_id, scopes as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null',
@@ -116,7 +117,7 @@ function keyedText(read: Statement): string {
  * snapshot, so a key revoked before the request began fails on that request, exactly as with a
  * separate look-up, and nothing is cached.
  */
-export async function readWithKey<R>(pool: Pool, keyHash: string, scope: Scope, read: Statement): Promise<KeyCheck<R>> {
+export async function readWithKey<R extends QueryResultRow>(pool: Queryable, keyHash: string, scope: Scope, read: Statement): Promise<KeyCheck<R>> {
   let text = keyedTexts.get(read.name);
   if (text === undefined) keyedTexts.set(read.name, (text = keyedText(read)));
   const { rows } = await pool.query<KeyColumns & R>({ name: `keyed-${read.name}`, text, values: [...read.values, keyHash, scope] });

@@ -1,7 +1,7 @@
 // The read path, in plain SQL on MikroORM's pool: records are served as the bytes stored by the
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
-import type { Pool } from 'pg';
+import type { Queryable } from '../db/read-replicas.ts';
 import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
@@ -71,7 +71,7 @@ const pageStatement = (limit: number, offset: number, visibility: Visibility, he
 });
 export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
 
-export function createCatalogReads(pool: Pool) {
+export function createCatalogReads(pool: Queryable) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {

@@ -8,10 +8,10 @@
 // or 404 is only ever shown to a caller whose key holds catalog:read.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import type { Pool } from 'pg';
 import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
+import type { Queryable } from '../db/read-replicas.ts';
 import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -29,7 +29,7 @@ const READ_METHODS = ['GET', 'HEAD'];
 /** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
 export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
 
-type Deps = { pool: Pool; reads: CatalogReads; logger: Logger; limiter: RateLimiter | null };
+type Deps = { pool: Queryable; reads: CatalogReads; logger: Logger; limiter: RateLimiter | null };
 type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
 
 /** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
