@@ -6,12 +6,14 @@
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { generateContent, seededRandom } from '../../src/catalog/generate.ts';
+import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
+const config = loadConfig({});
 const RECORDS = Number(process.env.BENCH_WRITE_RECORDS ?? 4000);
 const WRITERS = 8;
 const BATCH = 500;
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
   try {
     db = await connectDatabase(pg.url, { poolMax: 10, connectTimeoutMs: 5000, migrate: true });
     api = await startApi(
-      { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 120_000, graphqlMaxBodyBytes: 50 * 1024 * 1024 }, rateLimit: { perMinute: 0, syncMs: 1000 } },
+      { ...config, port: 0, host: '127.0.0.1', http: { ...config.http, requestTimeoutMs: 120_000, graphqlMaxBodyBytes: 50 * 1024 * 1024 }, rateLimit: { perMinute: 0, syncMs: 1000 } },
       db,
       createLogger({ level: 'silent' }),
     );

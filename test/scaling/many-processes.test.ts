@@ -8,7 +8,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
+import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
 import { eventually, jobs, resetWebhooks, testWebhookConfig } from '../support/webhooks.ts';
 
 const UPSERT_MANY = 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
@@ -18,8 +18,8 @@ const UPSERT = 'mutation ($input: LearningOpportunityInput!) { upsertLearningOpp
 describe('two API and two worker processes on one database', function () {
   this.timeout(120_000);
   let receiver: TestReceiver;
-  const apis: ServiceProcess[] = [];
-  const workers: ServiceProcess[] = [];
+  const apis: RoleProcess[] = [];
+  const workers: RoleProcess[] = [];
 
   before(async () => {
     await resetWebhooks();
@@ -27,8 +27,8 @@ describe('two API and two worker processes on one database', function () {
     await addReceiver(testDb().orm.em.fork(), { url: receiver.url }, testWebhookConfig());
     const env = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '1000', RATE_LIMIT_PER_MINUTE: '0' };
     for (let i = 0; i < 2; i++) {
-      apis.push(await startServiceProcess('api', env));
-      workers.push(await startServiceProcess('worker', env));
+      apis.push(await startRoleProcess('api', env));
+      workers.push(await startRoleProcess('worker', env));
     }
   });
   after(async () => {
@@ -37,7 +37,7 @@ describe('two API and two worker processes on one database', function () {
     await resetWebhooks();
   });
 
-  async function gql(api: ServiceProcess, key: string, query: string, variables: Record<string, unknown>): Promise<void> {
+  async function gql(api: RoleProcess, key: string, query: string, variables: Record<string, unknown>): Promise<void> {
     const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
     const body = (await res.json()) as { errors?: unknown };
     expect(body.errors, JSON.stringify(body.errors)).to.equal(undefined);
@@ -53,9 +53,9 @@ describe('two API and two worker processes on one database', function () {
     await Promise.all(inputs.slice(0, 10).map((input, i) => gql(apis[i % 2]!, key, UPSERT, { input: { ...input, title: `Edited ${i}` } })));
 
     for (const id of ids) {
-      const [a, b] = await Promise.all(apis.map((api) => fetch(`${api.url}/v1/learning-opportunities/${id}`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => [r.status, await r.text()] as const)));
-      expect(a[0]).to.equal(200);
-      expect(b, 'the same bytes from both APIs').to.deep.equal(a);
+      const answers = await Promise.all(apis.map((api) => fetch(`${api.url}/v1/learning-opportunities/${id}`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => [r.status, await r.text()] as const)));
+      expect(answers[0]![0]).to.equal(200);
+      expect(answers[1], 'the same bytes from both APIs').to.deep.equal(answers[0]);
     }
 
     const { rows } = await testDb().pool.query<{ id: string }>('select id from event where resource_id = any($1::uuid[])', [ids]);

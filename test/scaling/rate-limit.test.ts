@@ -9,7 +9,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import { type ServiceProcess, startServiceProcess } from '../support/service-process.ts';
+import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
 
 /**
  * The limits count per clock minute: a test that must stay within one window starts early in one
@@ -88,10 +88,10 @@ describe('rate limits of /v1', () => {
 
   describe('shared by two API processes', function () {
     this.timeout(60_000);
-    const processes: ServiceProcess[] = [];
+    const processes: RoleProcess[] = [];
     before(async () => {
       const env = { RATE_LIMIT_PER_MINUTE: '6000', RATE_LIMIT_SYNC_MS: '50' };
-      processes.push(await startServiceProcess('api', env), await startServiceProcess('api', env));
+      processes.push(await startRoleProcess('api', env), await startRoleProcess('api', env));
     });
     after(async () => {
       for (const p of processes) expect(await p.stop()).to.equal(0);
