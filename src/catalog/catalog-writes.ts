@@ -44,7 +44,10 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
 
   /** Stores the events of the changes, in order, inside the transaction. */
   async function recordChanges(em: EntityManager, changes: readonly Change[]): Promise<void> {
-    for (const c of changes) await deps.recordChange(em, { resourceId: c.id, before: c.before, after: c.after, at: c.at });
+    await deps.recordChange(
+      em,
+      changes.map((c) => ({ resourceId: c.id, before: c.before, after: c.after, at: c.at })),
+    );
   }
 
   /**
