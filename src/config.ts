@@ -25,7 +25,25 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+  // Receiver management: signing secrets at rest and automatic disabling (issue 10).
+  SECRET_ENCRYPTION_KEY: z.string().optional(),
+  SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
+  WEBHOOK_DISABLE_AFTER_HOURS: int(0, 100_000).default(120),
 });
+
+/** A 32-byte AES key given as base64; `undefined` when absent. */
+function secretKey(name: string, value: string | undefined, problems: string[]): Buffer | undefined {
+  if (value === undefined) return undefined;
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== value.replace(/\s+$/, '')) {
+    problems.push(`${name}: must be the base64 of exactly 32 bytes (e.g. openssl rand -base64 32)`);
+    return undefined;
+  }
+  return key;
+}
+
+/** The one-line refusal when production runs without a key (also used by the key resolution). */
+export const MISSING_SECRET_KEY = 'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
 
 export type Config = Readonly<{
   databaseUrl: string | undefined;
@@ -45,7 +63,11 @@ export type Config = Readonly<{
     allowPrivateTargets: boolean;
     concurrencyPerReceiver: number;
     workerConcurrency: number;
+    /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
+    disableAfterHours: number;
   }>;
+  /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
+  secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
 }>;
 
@@ -69,6 +91,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
   }
+  const keyProblems: string[] = [];
+  const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, keyProblems);
+  const previous = secretKey('SECRET_ENCRYPTION_KEY_PREVIOUS', e.SECRET_ENCRYPTION_KEY_PREVIOUS, keyProblems);
+  if (production && e.SECRET_ENCRYPTION_KEY === undefined) keyProblems.push(MISSING_SECRET_KEY);
+  if (keyProblems.length) throw new ConfigError(keyProblems);
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
@@ -87,7 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? !production,
       concurrencyPerReceiver: e.WEBHOOK_CONCURRENCY_PER_RECEIVER,
       workerConcurrency: e.WORKER_CONCURRENCY,
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
     }),
+    secretKeys: Object.freeze({ key, previous }),
     demoSeedCount: e.DEMO_SEED_COUNT,
   });
 }

@@ -6,6 +6,7 @@ import { createApp } from './app.ts';
 import { fastGetOne } from './http/fast-lane.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
+import { receiverResolvers } from './graphql/receiver-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
@@ -13,6 +14,7 @@ import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
+import type { ReceiverDeps } from './webhooks/receivers.ts';
 
 export type Api = {
   server: Server;
@@ -29,13 +31,22 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+/** What receiver management needs besides the pool (GraphQL receivers:manage); main.ts always passes it. */
+export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
+
+export async function startApi(
+  config: Pick<Config, 'port' | 'host' | 'http'>,
+  db: Database,
+  logger: Logger,
+  fanOut: EventFanOut | null = null,
+  receivers: ReceiverManagement | null = null,
+): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
   const server = createServer();
   server.requestTimeout = config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
+  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]), pool: db.pool, logger, httpServer: server });
   const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

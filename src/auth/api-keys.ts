@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import { badInput, notFound } from '../errors.ts';
 import { ApiKey } from './entities.ts';
 
-export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write'] as const;
+export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write', 'receivers:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const KEY_PREFIX = 'lods_';

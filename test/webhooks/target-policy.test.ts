@@ -6,7 +6,7 @@ import { addReceiver } from '../../src/webhooks/receivers.ts';
 import { isNonPublicAddress, parseReceiverUrl } from '../../src/webhooks/target-policy.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const refused = { allowPrivateTargets: false };
@@ -41,11 +41,11 @@ describe('webhook targets', () => {
   });
 
   it('validates the secret and the event types of a new receiver', async () => {
-    const em = testDb().orm.em.fork();
+    const deps = { pool: testDb().pool, secrets: testSecrets, ...refused };
     const codeOf = (p: Promise<unknown>) => p.then(() => null, (e: { invalidParams?: { name: string; reason: string }[] }) => e.invalidParams?.[0]);
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', secret: 'too-short' }, refused))).to.deep.include({ name: 'secret' });
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', secret: 'has spaces in it, sixteen+' }, refused))).to.deep.include({ name: 'secret' });
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', types: ['LEARNING_OPPORTUNITY_MOVED'] }, refused))).to.deep.equal({
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', secret: 'too-short' }))).to.deep.include({ name: 'secret' });
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', secret: 'has spaces in it, sixteen+' }))).to.deep.include({ name: 'secret' });
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', types: ['LEARNING_OPPORTUNITY_MOVED'] }))).to.deep.equal({
       name: 'type',
       reason: 'unknown event type LEARNING_OPPORTUNITY_MOVED; known: LEARNING_OPPORTUNITY_PUBLISHED, LEARNING_OPPORTUNITY_UPDATED, LEARNING_OPPORTUNITY_ARCHIVED, LEARNING_OPPORTUNITY_DELETED',
     });
@@ -66,8 +66,8 @@ describe('webhook targets', () => {
 
     it('never connects to a name that resolves to a loopback address, nor to a loopback literal', async () => {
       // Added while allowed (or a public name that now resolves to a private address): the worker checks again.
-      const byName = await addReceiver(testDb().orm.em.fork(), { url: receiver.url.replace('127.0.0.1', 'localhost') }, allowed);
-      const byLiteral = await addReceiver(testDb().orm.em.fork(), { url: receiver.url }, allowed);
+      const byName = await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url: receiver.url.replace('127.0.0.1', 'localhost') });
+      const byLiteral = await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url: receiver.url });
       const input = buildLearningOpportunityInput();
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
       await stack.api.writes.publish(input.id);
