@@ -97,7 +97,7 @@ describe('webhook targets', () => {
 
     it('never connects to an IPv6 literal that embeds a private IPv4 address', async () => {
       // Added while allowed (e.g. before the policy tightened): the worker judges the embedded IPv4 again.
-      const ids = [];
+      const ids: string[] = [];
       for (const url of EMBEDDED_PRIVATE) ids.push((await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url })).id);
       const input = buildLearningOpportunityInput();
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
