@@ -23,10 +23,12 @@ const HEALTH_SQL = `
   ), s as (
     select receiver_id, max(started_at) filter (where ok) as last_ok, max(started_at) filter (where not ok) as last_fail from a group by receiver_id
   ), h as (
-    select s.*,
-           (select min(f.started_at) from a f where f.receiver_id = s.receiver_id and not f.ok and f.started_at > coalesce(s.last_ok, '-infinity')) as first_fail,
-           exists (select 1 from a g where g.receiver_id = s.receiver_id and g.gone and g.started_at > coalesce(s.last_ok, '-infinity')) as gone
-      from s
+    -- after the batch's last success: the first failure, and whether a 410 came
+    select s.receiver_id, s.last_ok, s.last_fail,
+           min(a.started_at) filter (where not a.ok and a.started_at > coalesce(s.last_ok, '-infinity')) as first_fail,
+           coalesce(bool_or(a.gone and a.started_at > coalesce(s.last_ok, '-infinity')), false) as gone
+      from s join a using (receiver_id)
+     group by s.receiver_id, s.last_ok, s.last_fail
   ), locked as (
     select id, enabled, failing_since from receiver where id in (select receiver_id from s) order by id for no key update
   ), next as (
@@ -55,13 +57,11 @@ export async function recordReceiverHealth(
   settled: readonly Pick<Settled, 'data' | 'startedAt' | 'result'>[],
 ): Promise<void> {
   if (settled.length === 0) return;
-  const { rows } = await deps.client.query<{ id: string; reason: DisabledReason; failingSince: string | null }>(HEALTH_SQL, [
-    settled.map((s) => s.data.receiverId),
-    settled.map((s) => s.result.outcome === 'success'),
-    settled.map((s) => s.result.statusCode === GONE),
-    settled.map((s) => s.startedAt),
-    deps.disableAfterHours,
-  ]);
+  const { rows } = await deps.client.query<{ id: string; reason: DisabledReason; failingSince: string | null }>({
+    name: 'webhook-receiver-health',
+    text: HEALTH_SQL,
+    values: [settled.map((s) => s.data.receiverId), settled.map((s) => s.result.outcome === 'success'), settled.map((s) => s.result.statusCode === GONE), settled.map((s) => s.startedAt), deps.disableAfterHours],
+  });
   if (rows.length === 0) return;
   const setAside = await setAsideWaitingDeliveries(deps, rows.map((r) => r.id));
   for (const r of rows) {
