@@ -5,10 +5,13 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { receiversDisabled } from '../../src/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { recordReceiverHealth } from '../../src/webhooks/auto-disable.ts';
+import { inTransaction } from '../../src/webhooks/pg-transaction.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { silentLogger } from '../support/api.ts';
 import { testDb } from '../hooks.ts';
 
 const disabledCount = async (reason: string) => (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -92,5 +95,29 @@ describe('automatic disabling of failing receivers', function () {
     await publish();
     await eventually(async () => (await attempts(id)) === 1, 5000, 'an attempt');
     expect(await getReceiver({ pool: testDb().pool }, id)).to.include({ enabled: true, lastSuccessAt: null });
+  });
+
+  it('orders the attempts of one batch: only failures after its last success count, a 410 before a success does not disable', async () => {
+    const { id } = await stack.addReceiver(receiver.url);
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const attempt = (s: number, statusCode: number) => ({
+      data: { receiverId: id, eventId: id, attempt: 1 },
+      startedAt: at(s),
+      result: { outcome: statusCode < 300 ? ('success' as const) : ('http_error' as const), statusCode, error: null, responseExcerpt: null, durationMs: 1 },
+    });
+    const settle = (batch: ReturnType<typeof attempt>[]) =>
+      inTransaction(testDb().pool, (client, db) => recordReceiverHealth({ boss: stack.boss, client, db, disableAfterHours: 120, logger: silentLogger }, batch));
+    const state = async () =>
+      // Seconds after the batch's origin, as at() counts them.
+      (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::int as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
+
+    await settle([attempt(1, 500), attempt(2, 200), attempt(3, 503), attempt(4, 500)]);
+    expect(await state()).to.deep.equal({ enabled: true, failingSince: 3, lastSuccessAt: 2, lastFailureAt: 4 });
+    await settle([attempt(5, 500), attempt(6, 204)]);
+    expect(await state()).to.deep.include({ enabled: true, failingSince: null, lastSuccessAt: 6, lastFailureAt: 5 });
+    await settle([attempt(7, 410), attempt(8, 200)]);
+    expect(await state()).to.deep.include({ enabled: true, failingSince: null });
+    await settle([attempt(9, 200), attempt(10, 410)]);
+    expect(await state()).to.deep.include({ enabled: false, failingSince: 10 });
   });
 });
