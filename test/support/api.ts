@@ -2,17 +2,17 @@
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { type Api, type ReceiverManagement, startApi } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null; receivers?: ReceiverManagement | null } = {}): Promise<Api> {
+export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null; receivers?: ReceiverManagement | null; logger?: Logger } = {}): Promise<Api> {
   return await startApi(
     { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
     options.db ?? testDb(),
-    silentLogger,
+    options.logger ?? silentLogger,
     options.fanOut ?? null,
     options.receivers ?? null,
   );

@@ -2,6 +2,7 @@
 // (unless told otherwise) a delivery worker, all with small timings.
 import type { PgBoss } from 'pg-boss';
 import type { Database } from '../../src/database.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
@@ -39,12 +40,15 @@ export type WebhookStack = {
   stop: () => Promise<void>;
 };
 
-export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; pollIntervalMs?: number } = {}): Promise<WebhookStack> {
+export async function startWebhookStack(
+  options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; pollIntervalMs?: number; logger?: Logger } = {},
+): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
-  const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: options.supervise ?? options.worker !== false });
-  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, secrets: testSecrets, pollIntervalMs: options.pollIntervalMs ?? 200 });
-  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }), receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets } });
+  const logger = options.logger ?? silentLogger;
+  const boss = await startBoss({ url: db.url, config, logger, supervise: options.supervise ?? options.worker !== false });
+  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets, pollIntervalMs: options.pollIntervalMs ?? 200 });
+  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }), receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, logger });
   return {
     api,
     boss,

@@ -49,6 +49,12 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('keys create --scope receivers:manage grants the self-service scope', async () => {
+    const created = await cli(['keys', 'create', '--name', 'team-hooks', '--scope', 'receivers:manage', '--json']);
+    expect(created.code, created.stderr).to.equal(0);
+    expect((JSON.parse(created.stdout) as { scopes: string[] }).scopes).to.deep.equal(['receivers:manage']);
+  });
+
   it('--help of add and rotate-secret names --secret-file and --secret-stdin', async () => {
     for (const command of ['add', 'rotate-secret']) {
       const help = await cli(['receivers', command, '--help']);

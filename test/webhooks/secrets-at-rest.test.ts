@@ -6,9 +6,11 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { loadConfig, MISSING_SECRET_KEY } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
 import { prepareSecrets, reencryptSecrets } from '../../src/webhooks/seal-secrets.ts';
 import { createSecretKeyring, keyIdOf } from '../../src/webhooks/secret-box.ts';
 import { resolveSecretKeyring } from '../../src/webhooks/secret-keys.ts';
@@ -42,9 +44,12 @@ describe('receiver secrets at rest', function () {
   this.timeout(30_000);
   let stack: WebhookStack;
   let receiver: TestReceiver;
+  // Every log line of the API, pg-boss and the worker, at the most verbose level.
+  let logged = '';
+  const logSink = new Writable({ write: (chunk: Buffer, _encoding, done) => void ((logged += chunk.toString()), done()) });
   before(async () => {
     await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
+    stack = await startWebhookStack({ config: { maxAttempts: 1 }, logger: createLogger({ level: 'trace', destination: logSink }) });
     receiver = await startReceiver();
   });
   after(async () => {
@@ -73,8 +78,15 @@ describe('receiver secrets at rest', function () {
     const [, second] = await receiver.waitFor(2);
     expect(second!.headers['x-service-signature']).to.equal(signs(ROTATED, second));
 
+    // A bad secret and an unknown id on the way: errors and their log lines must not echo it either.
+    const bad = await graphql(stack.api, key, `mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }`, { id, secret: `${SECRET} with spaces` });
+    const unknown = await graphql(stack.api, key, `mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }`, { id: '00000000-0000-4000-8000-000000000000', secret: SECRET });
+    expect(JSON.stringify([bad.body, unknown.body])).to.not.include(SECRET);
+
     expect(await columnsHolding(SECRET)).to.deep.equal([]);
     expect(await columnsHolding(ROTATED)).to.deep.equal([]);
+    expect(logged).to.include('delivery attempt finished'); // the sink did receive the worker's lines
+    expect(logged).to.not.include(SECRET).and.not.include(ROTATED);
     const row = (await testDb().pool.query('select secret, secret_key_id from receiver where id = $1', [id])).rows[0];
     expect(row).to.deep.equal({ secret: null, secret_key_id: testSecrets.currentKeyId });
   });
