@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createSecretKeyring, type SecretKeyring } from './secret-box.ts';
 
-export const KEY_FILE = 'secret-key';
+const KEY_FILE = 'secret-key';
 
 export async function resolveSecretKeyring(config: Pick<Config, 'secretKeys' | 'dataDir' | 'databaseUrl'>, logger: Logger): Promise<SecretKeyring> {
   const { key, previous } = config.secretKeys;
@@ -29,6 +29,7 @@ export async function resolveSecretKeyring(config: Pick<Config, 'secretKeys' | '
       generated = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
     });
   }
+  if (generated.length !== 32) throw new Error(`${file} must hold the base64 of 32 bytes (delete it to generate a new key only if no receiver secret was sealed with it)`);
   if (config.databaseUrl) logger.warn({ file }, 'SECRET_ENCRYPTION_KEY is not set: receiver secrets are sealed with a key kept in DATA_DIR; set the variable wherever DATABASE_URL is shared');
   return createSecretKeyring({ current: generated, previous });
 }
