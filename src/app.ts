@@ -3,6 +3,8 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
+import { graphqlGate } from './graphql/http-gate.ts';
+import { routeExactly } from './http/exact-router.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
@@ -24,6 +26,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  routeExactly(app);
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
@@ -36,9 +39,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
 
-  app.post('/graphql', express.json({ limit: deps.graphqlMaxBodyBytes }), deps.graphql);
-  app.get('/graphql', deps.graphql);
-  app.all('/graphql', methodNotAllowed(['GET', 'POST']));
+  // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
+  app.post('/graphql', ...graphqlGate({ pool: deps.pool, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.
   app.get('/problems/:slug', (req, res, next) => {

@@ -29,6 +29,14 @@ const schema = z.object({
   SECRET_ENCRYPTION_KEY: z.string().optional(),
   SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
   WEBHOOK_DISABLE_AFTER_HOURS: int(0, 100_000).default(120),
+  // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
+  DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
+  GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
+  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
 });
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
@@ -53,8 +61,9 @@ export type Config = Readonly<{
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   production: boolean;
   role: 'all' | 'api' | 'worker';
-  db: Readonly<{ poolMax: number; connectTimeoutMs: number }>;
-  http: Readonly<{ requestTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
+  http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number; graphqlMaxBodyBytes: number }>;
+  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
   webhooks: Readonly<{
     maxAttempts: number;
     timeoutMs: number;
@@ -91,6 +100,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
+  }
   const keyProblems: string[] = [];
   const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, keyProblems);
   const previous = secretKey('SECRET_ENCRYPTION_KEY_PREVIOUS', e.SECRET_ENCRYPTION_KEY_PREVIOUS, keyProblems);
@@ -104,8 +116,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     production,
     role: e.ROLE,
-    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS }),
-    http: Object.freeze({ requestTimeoutMs: e.REQUEST_TIMEOUT_MS, graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES }),
+    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS }),
+    http: Object.freeze({
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+    }),
+    graphql: Object.freeze({
+      maxCost: e.GRAPHQL_MAX_COST,
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
+    }),
     webhooks: Object.freeze({
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

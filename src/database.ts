@@ -35,7 +35,7 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: options.migrate ?? true, logger });
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: options.migrate ?? true, logger });
     return {
       ...db,
       embedded: embedded !== null,
@@ -68,7 +68,10 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
 }
 
 /** Opens MikroORM on `url` (migrating it unless told not to). */
-export async function connectDatabase(url: string, options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger }): Promise<Database> {
+export async function connectDatabase(
+  url: string,
+  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger },
+): Promise<Database> {
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
   try {
     if (options.migrate) {
@@ -76,9 +79,22 @@ export async function connectDatabase(url: string, options: { poolMax: number; c
       if (applied.length) options.logger?.info({ applied }, 'migrations applied');
     }
     const pool = await nativePool(orm);
+    if (options.statementTimeoutMs) await applyStatementTimeout(pool, options.statementTimeoutMs);
     return { orm, pool, url, embedded: false, close: () => orm.close(true) };
   } catch (error) {
     await orm.close(true);
     throw error;
   }
+}
+
+/**
+ * Bounds every statement of the pool (a runaway query then frees its connection instead of holding
+ * it). The setting travels in each connection's start-up message, so it survives `reset all`; the
+ * connections opened before (the migrations', which may rightly run longer) are closed and reopened
+ * on demand with it.
+ */
+async function applyStatementTimeout(pool: Pool, ms: number): Promise<void> {
+  pool.options.statement_timeout = ms;
+  const open = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()));
+  for (const client of open) client.release(true);
 }

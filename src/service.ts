@@ -1,9 +1,10 @@
 // Wires the parts of the service over an open database: catalog reads and writes, the change
 // recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { fastGetOne } from './http/fast-lane.ts';
+import { createHttpServer } from './http/http-server.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
@@ -35,18 +36,16 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
   receivers: ReceiverManagement | null = null,
 ): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
-  const server = createServer();
-  server.requestTimeout = config.http.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
-  server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]), pool: db.pool, logger, httpServer: server });
+  const server = createHttpServer(config.http, logger);
+  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
+  const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

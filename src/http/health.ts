@@ -1,7 +1,8 @@
 // Probes for orchestrators, no API key: /healthz says the process is alive (it never touches the
 // database, so a database outage does not get the process restarted), /readyz says it can serve:
 // the database answers and pg-boss's schema (the webhook queue, same database) is installed.
-import { Router } from 'express';
+import type { Router } from 'express';
+import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { AppError } from '../errors.ts';
 import { BOSS_SCHEMA } from '../webhooks/queue.ts';
@@ -26,7 +27,7 @@ export async function checkReadiness(pool: Pool, timeoutMs: number = READINESS_T
 }
 
 export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs?: number }): Router {
-  const router = Router();
+  const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 
   router.get('/healthz', (_req, res) => {
