@@ -71,6 +71,17 @@ describe('GraphQL: self-service webhook receivers', function () {
     expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/' } }, reader)).to.deep.equal([['FORBIDDEN', undefined]]);
   });
 
+  it('never echoes a secret in an error, even when graphql-js would repeat a rejected variable', async () => {
+    const typo = await call(CREATE, { input: { url: 'https://hooks.example.org/', secret: SECRET, zzz: 1 } });
+    expect(typo.errors.map((e) => [e.extensions?.code, e.message])).to.deep.equal([
+      ['BAD_USER_INPUT', 'Variable "$input" got invalid value; Field "zzz" is not defined by type "CreateWebhookReceiverInput".'],
+    ]);
+    const listed = await call(ROTATE, { id: UNKNOWN, secret: [SECRET] });
+    expect(listed.errors.map((e) => e.message)).to.deep.equal(['Variable "$secret" got invalid value; String cannot represent a non string value']);
+    const nested = await call(CREATE, { input: { url: ['https://hooks.example.org/'], secret: SECRET } });
+    expect(nested.errors.map((e) => e.message)).to.deep.equal(['Variable "$input" got invalid value at "input.url"; String cannot represent a non string value']);
+  });
+
   it('disable moves waiting deliveries to the dead letters at once and says so in the counts; enable clears the reason', async () => {
     const id = (await call(CREATE, { input: { url: 'https://hooks.example.org/waiting' } })).data!.id; // no worker runs: deliveries wait
     for (let i = 0; i < 2; i++) {
