@@ -10,7 +10,7 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   NODE_ENV: z.string().default('development'),
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   DB_POOL_MAX: int(1, 200).default(10),
@@ -37,6 +37,13 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+  // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
+  READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
+  SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
+  // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
+  LODS_BASE_URL: z.string().optional(),
+  LODS_API_KEY: z.string().optional(),
 });
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
@@ -53,17 +60,31 @@ function secretKey(name: string, value: string | undefined, problems: string[]):
 /** The one-line refusal when production runs without a key (also used by the key resolution). */
 export const MISSING_SECRET_KEY = 'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
 
+type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
+
 export type Config = Readonly<{
   databaseUrl: string | undefined;
   dataDir: string;
   port: number;
   host: string;
-  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  logLevel: LogLevel;
+  /** The CLI logs to stderr and keeps quiet unless LOG_LEVEL says otherwise. */
+  cliLogLevel: LogLevel;
   production: boolean;
   role: 'all' | 'api' | 'worker';
   db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
-  http: Readonly<{ requestTimeoutMs: number; headersTimeoutMs: number; maxConnections: number; graphqlMaxBodyBytes: number }>;
+  http: Readonly<{
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+    readinessTimeoutMs: number;
+    graphqlMaxBodyBytes: number;
+  }>;
   graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
+  /** How long a shutdown waits for pg-boss to finish its work before closing it. */
+  shutdownQueueTimeoutMs: number;
+  walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
   webhooks: Readonly<{
     maxAttempts: number;
     timeoutMs: number;
@@ -113,14 +134,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     port: e.PORT,
     host: e.HOST ?? (env.container || existsDockerEnv() ? '0.0.0.0' : '127.0.0.1'),
-    logLevel: e.LOG_LEVEL,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
     db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
+      readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
     }),
     graphql: Object.freeze({
@@ -129,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
     }),
+    shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
+    walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),
     webhooks: Object.freeze({
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

@@ -19,7 +19,10 @@ import type { ReceiverDeps } from './webhooks/receivers.ts';
 
 export type Api = {
   server: Server;
+  /** Where a client on this machine reaches it (loopback when bound to every interface). */
   url: string;
+  /** The address the server is bound to, as the kernel reports it. */
+  bound: { address: string; port: number };
   reads: CatalogReads;
   writes: CatalogWrites;
   /** Stops accepting, drains open requests, stops Apollo. */
@@ -46,7 +49,14 @@ export async function startApi(
   const server = createHttpServer(config.http, logger);
   const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
-  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
+  const app = createApp({
+    pool: db.pool,
+    reads,
+    logger,
+    graphql: graphql.middleware,
+    graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    readinessTimeoutMs: config.http.readinessTimeoutMs,
+  });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void fastLane(req, res).then((answered) => answered || app(req, res));
@@ -55,11 +65,12 @@ export async function startApi(
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const { address, port } = server.address() as AddressInfo;
+  const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
     server,
-    url: `http://${host}:${port}`,
+    url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
+    bound: { address, port },
     reads,
     writes,
     // The drain plugin closes the listener and waits for in-flight requests.

@@ -1,14 +1,15 @@
 // deliveries dead [--receiver ID] | replay-dead [--receiver ID]
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
+import { positiveInt } from './arguments.ts';
 import { output, progress, table, withDatabase } from './run.ts';
-import { positiveInt } from './seed.ts';
 import { withBoss } from './with-boss.ts';
 
 const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));
 
-export function registerDeliveryCommands(program: Command): void {
+export function registerDeliveryCommands(program: Command, config: Config): void {
   const deliveries = program.command('deliveries').description('webhook deliveries');
 
   deliveries
@@ -20,7 +21,7 @@ export function registerDeliveryCommands(program: Command): void {
     .action(async (opts: { receiver?: string; limit: string; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
       const limit = positiveInt('--limit', opts.limit);
-      const dead = await withDatabase((db) => listDeadLetters(db.pool, { receiverId, limit }));
+      const dead = await withDatabase(config, (db) => listDeadLetters(db.pool, { receiverId, limit }));
       output(opts.json, dead, () => table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']));
     });
 
@@ -31,8 +32,8 @@ export function registerDeliveryCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { receiver?: string; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
-      const result = await withDatabase((db) =>
-        withBoss(db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
+      const result = await withDatabase(config, (db) =>
+        withBoss(config, db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
       );
       if (result.replayed && process.stderr.isTTY) process.stderr.write('\n');
       output(opts.json, result, () => `Replayed ${result.replayed} dead letters; ${result.remaining} remain (disabled receivers).`);

@@ -1,11 +1,12 @@
 // events redeliver EVENT_ID [--receiver ID]
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
 import { redeliverEvent } from '../webhooks/redeliver.ts';
 import { output, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
-export function registerEventCommands(program: Command): void {
+export function registerEventCommands(program: Command, config: Config): void {
   const events = program.command('events').description('stored webhook events');
 
   events
@@ -17,7 +18,7 @@ export function registerEventCommands(program: Command): void {
     .action(async (eventId: string, opts: { receiver?: string; json?: boolean }) => {
       const id = parseId(eventId, 'eventId');
       const receiverId = opts.receiver === undefined ? undefined : parseId(opts.receiver, 'receiver');
-      const result = await withDatabase((db) => withBoss(db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId)));
+      const result = await withDatabase(config, (db) => withBoss(config, db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId)));
       output(opts.json, result, () =>
         result.receiverIds.length
           ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}.`

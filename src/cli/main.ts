@@ -2,6 +2,7 @@
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
@@ -11,18 +12,28 @@ import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
 
+// Read once, here; every command gets the same validated configuration as the service.
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(78); // EX_CONFIG, as the service
+}
+
 const program = new Command('lods')
   .description('Learning Opportunities Data Service: operator commands')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-registerKeyCommands(program);
-registerReceiverCommands(program);
-registerEventCommands(program);
-registerDeliveryCommands(program);
-registerSeedCommand(program);
-registerMigrateCommand(program);
-registerWalkCommand(program);
+registerKeyCommands(program, config);
+registerReceiverCommands(program, config);
+registerEventCommands(program, config);
+registerDeliveryCommands(program, config);
+registerSeedCommand(program, config);
+registerMigrateCommand(program, config);
+registerWalkCommand(program, config);
 
 try {
   await program.parseAsync(process.argv);

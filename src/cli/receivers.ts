@@ -2,10 +2,9 @@
 // never printed (hasSecret only); they go in through a file or stdin rather than the command line.
 import type { Command } from 'commander';
 import { parseId } from '../catalog/input.ts';
-import { loadConfig } from '../config.ts';
+import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
-import { createLogger } from '../logger.ts';
 import {
   addReceiver,
   disableReceiver,
@@ -18,7 +17,7 @@ import {
 } from '../webhooks/receivers.ts';
 import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
-import { output, table, withDatabase } from './run.ts';
+import { cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 import { withBoss } from './with-boss.ts';
 
@@ -27,13 +26,12 @@ const describe = (r: ReceiverInfo) =>
   `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
 
 /** The pool, the secret keyring and the target policy, as the service has them. */
-async function receiverDeps(db: Database) {
-  const config = loadConfig();
-  const secrets = await resolveSecretKeyring(config, createLogger({ level: process.env.LOG_LEVEL ?? 'warn', destination: process.stderr }));
+async function receiverDeps(config: Config, db: Database) {
+  const secrets = await resolveSecretKeyring(config, cliLogger(config));
   return { pool: db.pool, secrets, allowPrivateTargets: config.webhooks.allowPrivateTargets };
 }
 
-export function registerReceiverCommands(program: Command): void {
+export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
 
   addSecretOptions(
@@ -47,7 +45,7 @@ export function registerReceiverCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (opts: SecretOptions & { url: string; type: string[]; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
-      const added = await withDatabase(async (db) => addReceiver(await receiverDeps(db), { url: opts.url, secret, types: opts.type }));
+      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });
 
@@ -56,7 +54,7 @@ export function registerReceiverCommands(program: Command): void {
     .description('list receivers (never their secrets), with why a disabled one is disabled and its waiting and dead deliveries')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withDatabase((db) => listReceivers({ pool: db.pool }));
+      const list = await withDatabase(config, (db) => listReceivers({ pool: db.pool }));
       const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
       output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), columns));
     });
@@ -71,7 +69,7 @@ export function registerReceiverCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; json?: boolean }) => {
       const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
-      const changed = await withDatabase(async (db) => updateReceiver(await receiverDeps(db), parseId(id), { url: opts.url, types }));
+      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types }));
       output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
     });
 
@@ -81,7 +79,7 @@ export function registerReceiverCommands(program: Command): void {
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase((db) => withBoss(db, (boss) => disableReceiver({ pool: db.pool, boss }, parseId(id))));
+      const changed = await withDatabase(config, (db) => withBoss(config, db, (boss) => disableReceiver({ pool: db.pool, boss }, parseId(id))));
       output(opts.json, changed, () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`);
     });
 
@@ -91,7 +89,7 @@ export function registerReceiverCommands(program: Command): void {
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase((db) => enableReceiver({ pool: db.pool }, parseId(id)));
+      const changed = await withDatabase(config, (db) => enableReceiver({ pool: db.pool }, parseId(id)));
       output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
     });
 
@@ -101,7 +99,7 @@ export function registerReceiverCommands(program: Command): void {
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const removed = await withDatabase((db) => removeReceiver({ pool: db.pool }, parseId(id)));
+      const removed = await withDatabase(config, (db) => removeReceiver({ pool: db.pool }, parseId(id)));
       output(opts.json, removed, () => `Removed receiver ${removed.id} (${removed.url}) and ${removed.removedJobs} waiting deliveries or dead letters.`);
     });
 
@@ -115,7 +113,7 @@ export function registerReceiverCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: SecretOptions & { json?: boolean }) => {
       const secret = (await readSecretOption(opts, true))!;
-      const changed = await withDatabase(async (db) => rotateReceiverSecret(await receiverDeps(db), parseId(id), secret));
+      const changed = await withDatabase(config, async (db) => rotateReceiverSecret(await receiverDeps(config, db), parseId(id), secret));
       output(opts.json, changed, () => `Rotated the secret of receiver ${describe(changed)}.`);
     });
 
@@ -124,7 +122,7 @@ export function registerReceiverCommands(program: Command): void {
     .description('seal every stored secret with SECRET_ENCRYPTION_KEY (after a key rotation; then drop SECRET_ENCRYPTION_KEY_PREVIOUS)')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const result = await withDatabase(async (db) => reencryptSecrets(db.pool, (await receiverDeps(db)).secrets));
+      const result = await withDatabase(config, async (db) => reencryptSecrets(db.pool, (await receiverDeps(config, db)).secrets));
       output(opts.json, result, () => `Sealed ${result.resealed} secrets again; ${result.underCurrentKey} are now under key ${result.keyId}.`);
     });
 }

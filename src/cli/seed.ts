@@ -1,9 +1,11 @@
 // seed --count N
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { seedCatalog } from '../catalog/seed.ts';
-import { CliError, output, progress, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { output, progress, withDatabase } from './run.ts';
 
-export function registerSeedCommand(program: Command): void {
+export function registerSeedCommand(program: Command, config: Config): void {
   program
     .command('seed')
     .description('insert a generated, realistic catalog of published records (no events are emitted)')
@@ -16,16 +18,11 @@ export function registerSeedCommand(program: Command): void {
       const batchSize = positiveInt('--batch-size', opts.batchSize);
       const seed = opts.seed === undefined ? undefined : positiveInt('--seed', opts.seed);
       const started = Date.now();
-      const result = await withDatabase((db) =>
+      const result = await withDatabase(config, (db) =>
         seedCatalog(db.orm, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
       );
       if (process.stderr.isTTY) process.stderr.write('\n');
       const summary = { inserted: result.inserted, seconds: (Date.now() - started) / 1000 };
       output(opts.json, summary, () => `Inserted ${summary.inserted} published records in ${summary.seconds.toFixed(1)} s.`);
     });
-}
-
-export function positiveInt(name: string, value: string): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new CliError(`${name} must be a positive integer, got "${value}"`, 2);
-  return Number(value);
 }

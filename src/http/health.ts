@@ -9,13 +9,12 @@ import { BOSS_SCHEMA } from '../webhooks/queue.ts';
 import { boundedQuery, isMissingRelation } from './bounded-query.ts';
 import { methodNotAllowed, sendProblem } from './problem.ts';
 
-export const READINESS_TIMEOUT_MS = 1000;
 const RETRY_AFTER_SECONDS = '5';
 
 type Readiness = { ready: true } | { ready: false; reason: string };
 
 /** One cheap read answers both questions: a missing relation means the database is up but the queue is not. */
-export async function checkReadiness(pool: Pool, timeoutMs: number = READINESS_TIMEOUT_MS): Promise<Readiness> {
+export async function checkReadiness(pool: Pool, timeoutMs: number): Promise<Readiness> {
   try {
     const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
     if (rows.length === 0) return { ready: false, reason: 'the job queue schema is being installed' };
@@ -26,7 +25,7 @@ export async function checkReadiness(pool: Pool, timeoutMs: number = READINESS_T
   }
 }
 
-export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs?: number }): Router {
+export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs: number }): Router {
   const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 

@@ -5,13 +5,13 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { answerClientError } from './client-errors.ts';
 
-export type HttpLimits = Pick<Config['http'], 'requestTimeoutMs' | 'headersTimeoutMs' | 'maxConnections'>;
+export type HttpLimits = Pick<Config['http'], 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
 
 export function createHttpServer(limits: HttpLimits, logger: Logger): Server {
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: 5_000,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     // Node looks for requests past those timeouts only this often (30 s by default, so a slow client
     // lasted up to timeout + 30 s): a quarter of the headers timeout, at most 1 s, costs nothing.
     connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),

@@ -1,6 +1,6 @@
 // Webhook receivers and delivery attempts. The worker reads and writes these tables in plain SQL
 // (hot path); the entities serve the operator commands and keep the schema listed in one place.
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 export const Receiver = defineEntity({
   name: 'Receiver',
@@ -44,6 +44,4 @@ export const DeliveryAttempt = defineEntity({
   },
 });
 
-export type IReceiver = InferEntity<typeof Receiver>;
-export type IDeliveryAttempt = InferEntity<typeof DeliveryAttempt>;
 export const webhookEntities = [Receiver, DeliveryAttempt];
