@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
 import { parseId } from '../catalog/input.ts';
 import { output, table, withDatabase } from './run.ts';
-import { positiveInt } from './seed.ts';
+import { positiveInt } from './arguments.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 

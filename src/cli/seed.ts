@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { seedCatalog } from '../catalog/seed.ts';
-import { CliError, output, progress, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { output, progress, withDatabase } from './run.ts';
 
 export function registerSeedCommand(program: Command, config: Config): void {
   program
@@ -25,9 +26,4 @@ export function registerSeedCommand(program: Command, config: Config): void {
       const skippedText = summary.skipped ? ` (${summary.skipped} already present from an earlier run with this seed, kept as they were)` : '';
       output(opts.json, summary, () => `Inserted ${summary.inserted} published records in ${summary.seconds.toFixed(1)} s${skippedText}.`);
     });
-}
-
-export function positiveInt(name: string, value: string): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new CliError(`${name} must be a positive integer, got "${value}"`, 2);
-  return Number(value);
 }

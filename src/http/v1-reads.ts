@@ -16,7 +16,7 @@ import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts'
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { heldTags, sendCacheable } from './conditional.ts';
-import { parsePagingQuery } from './paging.ts';
+import { parsePagingQuery } from '../paging.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { answerError, badPathEncoding, notAllowed } from './problem.ts';
 import { trackRequest } from './request-context.ts';

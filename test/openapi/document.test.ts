@@ -6,7 +6,7 @@ import type { Router } from 'express';
 import { renderRecord, type LearningOpportunityRecord } from '../../src/catalog/record.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { openApiRoutes } from '../../src/http/openapi.ts';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/http/paging.ts';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/paging.ts';
 import { problemType } from '../../src/http/problem.ts';
 import { V1_READ_ROUTES } from '../../src/http/v1-reads.ts';
 import type { Api } from '../../src/service.ts';

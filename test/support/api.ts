@@ -3,8 +3,8 @@ import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type Api, startApi } from '../../src/service.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { type Api, type ReceiverManagement, startApi } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -12,7 +12,15 @@ export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 
 /** The settings of startApi as the service would read them from an empty environment. */
 export const DEFAULT_CONFIG = loadConfig({});
 
-export type TestApiOptions = { db?: Database; fanOut?: EventFanOut | null; http?: Partial<Config['http']>; graphql?: Partial<Config['graphql']>; rateLimit?: Config['rateLimit'] };
+export type TestApiOptions = {
+  db?: Database;
+  fanOut?: EventFanOut | null;
+  http?: Partial<Config['http']>;
+  graphql?: Partial<Config['graphql']>;
+  receivers?: ReceiverManagement | null;
+  logger?: Logger;
+  rateLimit?: Config['rateLimit'];
+};
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
   return await startApi(
@@ -24,8 +32,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
     },
     options.db ?? testDb(),
-    silentLogger,
+    options.logger ?? silentLogger,
     options.fanOut ?? null,
+    options.receivers ?? null,
   );
 }
 
