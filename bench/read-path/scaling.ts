@@ -44,6 +44,7 @@ export async function measureScaling(
 
   log('GET one: two service processes (half the connections each) vs one');
   const half = { connections: Math.max(1, Math.floor(options.connections / 2)), durationS: options.durationS, headers: auth, nextPath: plain };
+  if (options.warmupS > 0) await runLoad({ ...half, durationS: options.warmupS, url: servers.second.url }); // the second process is cold
   const one = await runLoad({ ...half, connections: options.connections, url: servers.off.url });
   const both = await Promise.all([runLoad({ ...half, url: servers.off.url }), runLoad({ ...half, url: servers.second.url })]);
   const two = both[0].rps + both[1].rps;

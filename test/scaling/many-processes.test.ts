@@ -24,7 +24,7 @@ describe('two API and two worker processes on one database', function () {
   before(async () => {
     await resetWebhooks();
     receiver = await startReceiver();
-    await addReceiver({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true }, { url: receiver.url, secret: 'a-shared-secret' });
+    await addReceiver({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true }, { url: receiver.url, secret: 'a-shared-secret-of-enough-length' });
     const env = { SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '1000', RATE_LIMIT_PER_MINUTE: '0' };
     for (let i = 0; i < 2; i++) {
       apis.push(await startRoleProcess('api', env));
