@@ -25,6 +25,10 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+  // Receiver management: signing secrets at rest and automatic disabling (issue 10).
+  SECRET_ENCRYPTION_KEY: z.string().optional(),
+  SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
+  WEBHOOK_DISABLE_AFTER_HOURS: int(0, 100_000).default(120),
   // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
@@ -40,11 +44,36 @@ const schema = z.object({
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
   LODS_BASE_URL: z.string().optional(),
   LODS_API_KEY: z.string().optional(),
+  // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
+  RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
+  RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
+  // ... and read replicas: /v1 reads and GraphQL queries on streaming replicas when healthy.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/ })))
+    .optional(),
+  READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
+  READ_CHECK_MS: int(100, 60_000).default(1000),
   // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
   FEED_MAX_WAITERS: int(0, 100_000).default(1000),
   EVENT_RETENTION_DAYS: int(0, 36_500).default(30),
   DELIVERY_ATTEMPT_RETENTION_DAYS: int(0, 36_500).default(30),
 });
+
+/** A 32-byte AES key given as base64; `undefined` when absent. */
+function secretKey(name: string, value: string | undefined, problems: string[]): Buffer | undefined {
+  if (value === undefined) return undefined;
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== value.replace(/\s+$/, '')) {
+    problems.push(`${name}: must be the base64 of exactly 32 bytes (e.g. openssl rand -base64 32)`);
+    return undefined;
+  }
+  return key;
+}
+
+/** The one-line refusal when production runs without a key (also used by the key resolution). */
+export const MISSING_SECRET_KEY = 'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
 
 type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
 
@@ -79,8 +108,16 @@ export type Config = Readonly<{
     allowPrivateTargets: boolean;
     concurrencyPerReceiver: number;
     workerConcurrency: number;
+    /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
+    disableAfterHours: number;
   }>;
+  /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
+  secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
+  /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
+  rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
+  /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
+  readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
   // Change feed and retention.
   feed: Readonly<{ maxWaiters: number }>;
   retention: Readonly<{ eventDays: number; deliveryAttemptDays: number }>;
@@ -109,6 +146,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
   }
+  const keyProblems: string[] = [];
+  const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, keyProblems);
+  const previous = secretKey('SECRET_ENCRYPTION_KEY_PREVIOUS', e.SECRET_ENCRYPTION_KEY_PREVIOUS, keyProblems);
+  if (production && e.SECRET_ENCRYPTION_KEY === undefined) keyProblems.push(MISSING_SECRET_KEY);
+  if (keyProblems.length) throw new ConfigError(keyProblems);
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
@@ -143,8 +185,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? !production,
       concurrencyPerReceiver: e.WEBHOOK_CONCURRENCY_PER_RECEIVER,
       workerConcurrency: e.WORKER_CONCURRENCY,
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
     }),
+    secretKeys: Object.freeze({ key, previous }),
     demoSeedCount: e.DEMO_SEED_COUNT,
+    rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
+    readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
     // Change feed and retention.
     feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),
     retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),

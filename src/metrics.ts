@@ -42,3 +42,10 @@ export const feedHorizonAge = new Gauge({
   help: 'How long the oldest running write transaction has been open: the change feed serves nothing past it until it ends',
   registers: [registry],
 });
+
+export const receiversDisabled = new Counter({
+  name: 'lods_webhook_receivers_disabled_total',
+  help: 'Webhook receivers disabled, by reason (manual, failing, gone)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});

@@ -3,10 +3,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
-import { fastGetOne } from './http/fast-lane.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
+import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
+import { receiverResolvers } from './graphql/receiver-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
@@ -16,6 +18,7 @@ import { createChangeRecorder, type EventFanOut } from './events/record-change.t
 import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
+import type { ReceiverDeps } from './webhooks/receivers.ts';
 
 export type Api = {
   server: Server;
@@ -31,30 +34,44 @@ export type Api = {
 };
 
 export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
-  const reads = createCatalogReads(db.pool);
+  const reads = createCatalogReads(db.readPool);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut) });
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'feed'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
-  const { reads, writes } = createCatalog(db, fanOut);
+/** What receiver management needs besides the pool (GraphQL receivers:manage); main.ts always passes it. */
+export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
+
+export async function startApi(
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'feed'>,
+  db: Database,
+  logger: Logger,
+  fanOut: EventFanOut | null = null,
+  receivers: ReceiverManagement | null = null,
+): Promise<Api> {
+  const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
+  // The feed reads the primary: its horizon must be the writers' own.
   const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
-  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), feedResolvers({ reads: feed.reads })]);
+  const schema = buildSchema([
+    catalogResolvers(catalog),
+    webhookResolvers({ pool: db.pool }),
+    feedResolvers({ reads: feed.reads }),
+    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
+  ]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({
     pool: db.pool,
-    reads,
     feed,
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const fastLane = fastGetOne({ reads, logger });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void fastLane(req, res).then((answered) => answered || app(req, res));
-  });
+  const { perMinute, syncMs } = config.rateLimit;
+  const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
+  const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -65,14 +82,14 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | '
     server,
     url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
     bound: { address, port },
-    reads,
-    writes,
+    ...catalog,
     feed,
     // Long polls first (they would hold the drain for up to 30 s), then the drain plugin closes the
     // listener and waits for in-flight requests.
     close: async () => {
       feed.stopWaiting();
       await graphql.stop();
+      await limiter?.stop();
       await feed.close();
     },
   };

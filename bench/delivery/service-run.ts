@@ -7,6 +7,7 @@
 //             mutation path).
 //   recorder: the change recorder the mutations call (the event stored with its body, then the
 //             fan-out), for `batch` drafts per transaction: the same events and jobs, produced faster.
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
@@ -15,6 +16,7 @@ import { createCatalog } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { addReceiver } from '../../src/webhooks/receivers.ts';
+import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
 
 export type Producer = 'catalog' | 'recorder';
@@ -33,7 +35,8 @@ export async function startServiceSide(options: { db: Database; config: Config['
   const fanOut = createFanOut({ boss, orm: db.orm });
   const { writes } = createCatalog(db, fanOut);
   const recordChange = createChangeRecorder(fanOut);
-  await addReceiver(db.orm.em.fork(), { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) }, { allowPrivateTargets: true });
+  const secrets = createSecretKeyring({ current: randomBytes(32) });
+  await addReceiver({ pool: db.pool, secrets, allowPrivateTargets: true }, { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) });
 
   async function publishChunk(producer: Producer, chunk: readonly Draft[], committed: CommitTimes): Promise<void> {
     if (producer === 'catalog') {
@@ -45,7 +48,10 @@ export async function startServiceSide(options: { db: Database; config: Config['
     }
     await db.orm.em.fork().transactional(async (em) => {
       const at = new Date();
-      for (const d of chunk) await recordChange(em, { resourceId: d.id, before: { status: 'DRAFT', doc: d.doc }, after: { status: 'PUBLISHED', doc: d.doc }, at });
+      await recordChange(
+        em,
+        chunk.map((d) => ({ resourceId: d.id, before: { status: 'DRAFT' as const, doc: d.doc }, after: { status: 'PUBLISHED' as const, doc: d.doc }, at })),
+      );
     });
     const t = now();
     for (const d of chunk) committed.set(d.id, t);
@@ -72,7 +78,7 @@ export async function startServiceSide(options: { db: Database; config: Config['
   }
 
   const startWorker = async () => {
-    worker ??= await startDeliveryWorker({ boss, pool: db.pool, config, logger });
+    worker ??= await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets });
   };
   const stopWorker = async () => {
     await worker?.stop({ timeoutMs: 5000 });

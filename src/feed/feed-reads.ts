@@ -3,8 +3,7 @@
 // horizon: only events whose transaction id is below pg_snapshot_xmin(pg_current_snapshot()) are
 // read, so every transaction that could still add an event before the cursor has ended.
 import type { Pool } from 'pg';
-import { queryWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
-import type { Keyed } from '../catalog/read-model.ts';
+import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 import { AppError, badInput } from '../errors.ts';
 import { comparePositions, encodeCursor, FEED_START, type FeedPosition } from './cursor.ts';
 
@@ -107,15 +106,18 @@ export function createFeedReads(pool: Pool) {
     async head(): Promise<FeedPosition> {
       return presentHead((await pool.query<HeadRow>(headStatement)).rows[0]);
     },
-    /** The same reads with the API key checked in the same statement (auth/api-keys.ts queryWithKey). */
+    /**
+     * The same reads with the API key checked in the same statement (auth/api-keys.ts readWithKey):
+     * null for an unknown or revoked key; `row` is undefined when the key lacks `scope`.
+     */
     withKey: {
-      async page(key: string, scope: Scope, q: FeedQuery): Promise<Keyed<FeedPage | null>> {
-        const result = await queryWithKey<PageRow>(pool, key, scope, pageStatement(q));
-        return result && { principal: result.principal, value: result.row ? presentPage(result.row, q) : null };
+      async page(keyHash: string, scope: Scope, q: FeedQuery): Promise<KeyCheck<FeedPage>> {
+        const found = await readWithKey<PageRow>(pool, keyHash, scope, pageStatement(q));
+        return found && { principal: found.principal, row: found.row && presentPage(found.row, q) };
       },
-      async head(key: string, scope: Scope): Promise<Keyed<FeedPosition | null>> {
-        const result = await queryWithKey<HeadRow>(pool, key, scope, headStatement);
-        return result && { principal: result.principal, value: result.row ? presentHead(result.row) : null };
+      async head(keyHash: string, scope: Scope): Promise<KeyCheck<FeedPosition>> {
+        const found = await readWithKey<HeadRow>(pool, keyHash, scope, headStatement);
+        return found && { principal: found.principal, row: found.row && presentHead(found.row) };
       },
     },
   };

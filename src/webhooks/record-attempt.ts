@@ -8,6 +8,7 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.ts';
+import { recordReceiverHealth } from './auto-disable.ts';
 import { enqueueDeadLetters, enqueueDeliveries, type Delivery } from './enqueue.ts';
 import { inTransaction } from './pg-transaction.ts';
 import { DELIVERY_QUEUE, type DeadLetterData, type DeliveryJobData, type WebhookConfig } from './queue.ts';
@@ -44,7 +45,7 @@ const FOREIGN_KEY_VIOLATION = '23503';
 export function createAttemptRecorder(deps: {
   boss: PgBoss;
   pool: Pool;
-  config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs'>;
+  config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs' | 'disableAfterHours'>;
   logger: Logger;
   /** Called after each commit with the batch (e.g. to wake the worker when a retry comes due). */
   onCommitted?: (settled: Settled[]) => void;
@@ -89,6 +90,7 @@ export function createAttemptRecorder(deps: {
       }
       await enqueueDeliveries(deps.boss, db, retries);
       await enqueueDeadLetters(deps.boss, db, dead);
+      await recordReceiverHealth({ boss: deps.boss, client, db, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled);
       return settled;
     });
   }

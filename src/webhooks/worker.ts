@@ -36,6 +36,7 @@ import { createReceiverQueues } from './receiver-queues.ts';
 import { createAttemptRecorder } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
+import type { SecretKeyring } from './secret-box.ts';
 import { createWebhookSender } from './send-webhook.ts';
 import { deliveryHeaders } from './sign.ts';
 
@@ -44,6 +45,8 @@ export type DeliveryWorkerOptions = {
   pool: Pool;
   config: WebhookConfig;
   logger: Logger;
+  /** Opens the receivers' sealed signing secrets (webhooks/secret-keys.ts). */
+  secrets: SecretKeyring;
   /** Poll floor when no notification arrives (default 1000 ms). */
   pollIntervalMs?: number;
   /** Jobs per fetch (default 100). */
@@ -132,7 +135,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   async function queueBatch(jobs: Job<DeliveryJobData>[]): Promise<boolean> {
     loading += jobs.length;
     try {
-      const targets = await loadTargets(pool, jobs.map((j) => j.data));
+      const targets = await loadTargets(pool, jobs.map((j) => j.data), options.secrets);
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
       loading -= jobs.length;
       const excess = queues.accept(items);

@@ -3,8 +3,8 @@ import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type Api, startApi } from '../../src/service.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { type Api, type ReceiverManagement, startApi } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -12,7 +12,16 @@ export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 
 /** The settings of startApi as the service would read them from an empty environment. */
 export const DEFAULT_CONFIG = loadConfig({});
 
-export type TestApiOptions = { db?: Database; fanOut?: EventFanOut | null; http?: Partial<Config['http']>; graphql?: Partial<Config['graphql']>; feedMaxWaiters?: number };
+export type TestApiOptions = {
+  db?: Database;
+  fanOut?: EventFanOut | null;
+  http?: Partial<Config['http']>;
+  graphql?: Partial<Config['graphql']>;
+  receivers?: ReceiverManagement | null;
+  logger?: Logger;
+  rateLimit?: Config['rateLimit'];
+  feedMaxWaiters?: number;
+};
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
   return await startApi(
@@ -21,17 +30,19 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       host: '127.0.0.1',
       http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000, ...options.http },
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
+      rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
       feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
     },
     options.db ?? testDb(),
-    silentLogger,
+    options.logger ?? silentLogger,
     options.fanOut ?? null,
+    options.receivers ?? null,
   );
 }
 
 /** A fresh API key with the given scopes (all of them by default). */
-export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb()): Promise<string> {
-  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes] })).key;
+export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb(), rateLimit: number | null = null): Promise<string> {
+  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
 }
 
 export type GraphQLResponse<T = Record<string, unknown>> = {

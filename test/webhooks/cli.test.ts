@@ -6,14 +6,14 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/redeliver.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'cli-test-secret-do-not-print-0123';
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development' } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY } }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -42,7 +42,20 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const created = json<Receiver>(added.stdout);
     expect(created).to.include({ url: receiver.url, hasSecret: true, enabled: true });
     expect(created.eventTypes).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_DELETED']);
-    expect(Object.keys(created).toSorted()).to.deep.equal(['createdAt', 'enabled', 'eventTypes', 'hasSecret', 'id', 'url']);
+    expect(Object.keys(created).toSorted()).to.deep.equal([
+      'createdAt',
+      'deadDeliveries',
+      'disabledAt',
+      'disabledReason',
+      'enabled',
+      'eventTypes',
+      'hasSecret',
+      'id',
+      'lastFailureAt',
+      'lastSuccessAt',
+      'url',
+      'waitingDeliveries',
+    ]);
 
     const listed = await cli('receivers', 'list', '--json');
     expect(listed.stdout).to.not.include(SECRET);
