@@ -88,7 +88,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // An embedded PostgreSQL that cannot run has a sentence for a stack (EmbeddedPostgresError).
+  // A failure the operator can act on (OperatorError: a port in use, PostgreSQL that cannot run) has a sentence for a stack.
   process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

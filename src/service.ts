@@ -12,6 +12,7 @@ import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
+import { OperatorError } from './errors.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
@@ -62,7 +63,7 @@ export async function startApi(
     void fastLane(req, res).then((answered) => answered || app(req, res));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());
   });
   const { address, port } = server.address() as AddressInfo;
@@ -76,4 +77,11 @@ export async function startApi(
     // The drain plugin closes the listener and waits for in-flight requests.
     close: () => graphql.stop(),
   };
+}
+
+/** A port in use (a second `npm start`, most often) as a sentence instead of a stack. */
+function listenError(error: NodeJS.ErrnoException, config: Pick<Config, 'port' | 'host'>): Error {
+  const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  if (error.code === 'EADDRINUSE') return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, { cause: error });
+  return error;
 }

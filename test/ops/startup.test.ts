@@ -3,6 +3,8 @@
 // DATABASE_URL starts, and a clone in a private directory started by root.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -72,6 +74,25 @@ describe('starting and stopping the service', function () {
     expect(service.output()).not.to.include('Demo API key');
     expect(service.output()).not.to.include('psql');
     expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
+  });
+
+  it('says in one sentence that the port is taken (a second `npm start`), without a stack, and exits 1', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failure = await startService({ env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api', HOST: '127.0.0.1', PORT: String(port) } }).then(
+        () => expect.fail('the service started on a port in use'),
+        (error: Error) => error.message,
+      );
+      expect(failure).to.include('exited with 1');
+      expect(failure).to.include(`fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`);
+      expect(failure).not.to.match(/^\s+at /m);
+    } finally {
+      taken.close();
+    }
   });
 
   it('starts and stops as root from a clone in a private (0700) directory', async function () {
