@@ -1,6 +1,6 @@
-// DB_STATEMENT_TIMEOUT_MS bounds every statement of the service's pool, on connections opened
-// before the setting was applied (by the migrations) as on new ones; the migrations themselves,
-// which may rightly wait or run longer, are not bounded by it (the service's start or `migrate`).
+// DB_STATEMENT_TIMEOUT_MS bounds every statement of the service's pool, on every connection; the
+// migrations, which may rightly wait or run longer, are not bounded by it (the service's start or
+// `migrate`).
 import { execFile } from 'node:child_process';
 import { expect } from 'chai';
 import pg from 'pg';
