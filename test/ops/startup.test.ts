@@ -76,6 +76,24 @@ describe('starting and stopping the service', function () {
     expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
   });
 
+  it('a second `npm start` on the same DATA_DIR says it uses the first one\'s embedded PostgreSQL, and leaves it running when it stops', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const first = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+    try {
+      const second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+      const warning = second.logs().find((l) => l.msg === 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
+      expect(warning, second.output()).to.include({ level: 40, dataDir: data });
+      second.child.kill('SIGTERM');
+      expect(await second.exited, second.output()).to.equal(0);
+      expect((await fetch(`${first.url}/readyz`)).status).to.equal(200);
+      expect(first.logs().some((l) => String(l.msg).startsWith('using the embedded PostgreSQL'))).to.equal(false);
+    } finally {
+      first.child.kill('SIGTERM');
+      expect(await first.exited, first.output()).to.equal(0);
+    }
+  });
+
   it('says in one sentence that the port is taken (a second `npm start`), without a stack, and exits 1', async () => {
     const data = await dataDir();
     cleanups.push(data);
