@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { testDb } from '../hooks.ts';
-import { REPO, startService } from '../support/service-process.ts';
+import { REPO, type ServiceProcess, startService } from '../support/service-process.ts';
 
 const RUNTIME_DIR = '/var/tmp/lods-embedded-postgres';
 
@@ -80,8 +80,9 @@ describe('starting and stopping the service', function () {
     const data = await dataDir();
     cleanups.push(data);
     const first = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+    let second: ServiceProcess | null = null;
     try {
-      const second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+      second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
       const warning = second.logs().find((l) => l.msg === 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
       expect(warning, second.output()).to.include({ level: 40, dataDir: data });
       second.child.kill('SIGTERM');
@@ -89,6 +90,8 @@ describe('starting and stopping the service', function () {
       expect((await fetch(`${first.url}/readyz`)).status).to.equal(200);
       expect(first.logs().some((l) => String(l.msg).startsWith('using the embedded PostgreSQL'))).to.equal(false);
     } finally {
+      // Both stopped whatever failed above (kill is a no-op on a process that has exited).
+      second?.child.kill('SIGTERM');
       first.child.kill('SIGTERM');
       expect(await first.exited, first.output()).to.equal(0);
     }
