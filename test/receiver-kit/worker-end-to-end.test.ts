@@ -21,7 +21,7 @@ import { mutate } from '../support/graphql-documents.ts';
 const SECRET = 'e2e-receiver-secret-7c1f0a9b';
 
 describe('receiver kit end to end: the real delivery worker to a kit receiver', () => {
-  const config = { ...loadConfig({}).webhooks, allowPrivateTargets: true, backoffBaseMs: 200, backoffMaxMs: 1000, timeoutMs: 2000 };
+  const config = { ...loadConfig({}).webhooks, allowPrivateTargets: true, backoffBaseMs: 200, backoffMaxMs: 1000, timeoutMs: 2000, pollIntervalMs: 200 };
   let boss: PgBoss;
   let worker: DeliveryWorker;
   let api: Api;
@@ -35,7 +35,7 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
     this.timeout(30_000);
     const db = testDb();
     boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: true });
-    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, pollIntervalMs: 200 });
+    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger });
     api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
     key = await createTestKey(['catalog:write', 'catalog:read', 'graphql:read']);
 

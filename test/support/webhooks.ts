@@ -1,6 +1,7 @@
 // The webhook stack for tests: pg-boss on the suite's database, the API with the real fan-out and
 // (unless told otherwise) a delivery worker, all with small timings.
 import type { PgBoss } from 'pg-boss';
+import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
@@ -12,6 +13,7 @@ import { silentLogger, startTestApi } from './api.ts';
 
 export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): WebhookConfig {
   return {
+    ...loadConfig({}).webhooks,
     maxAttempts: 4,
     timeoutMs: 1000,
     backoffBaseMs: 50,
@@ -19,6 +21,7 @@ export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): Webho
     allowPrivateTargets: true,
     concurrencyPerReceiver: 4,
     workerConcurrency: 32,
+    pollIntervalMs: 200,
     ...overrides,
   };
 }
@@ -33,11 +36,11 @@ export type WebhookStack = {
   stop: () => Promise<void>;
 };
 
-export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; pollIntervalMs?: number } = {}): Promise<WebhookStack> {
+export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean } = {}): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
   const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: options.supervise ?? options.worker !== false });
-  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, pollIntervalMs: options.pollIntervalMs ?? 200 });
+  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger });
   const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
   return {
     api,
