@@ -1,7 +1,7 @@
 // Webhook receivers, for the operator commands. The worker reads receivers and writes
 // delivery_attempt in plain SQL (hot path); delivery_attempt has no entity, since nothing reads or
 // writes it through the ORM (its columns are listed in the migrations and attempt-reads.ts).
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 export const Receiver = defineEntity({
   name: 'Receiver',
@@ -18,5 +18,4 @@ export const Receiver = defineEntity({
   },
 });
 
-export type IReceiver = InferEntity<typeof Receiver>;
 export const webhookEntities = [Receiver];
