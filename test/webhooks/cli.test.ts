@@ -64,6 +64,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       [['receivers', 'add', '--url', 'ftp://example.org/x', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
       [['events', 'redeliver', '00000000-0000-4000-8000-000000000000'], 3, /Event 00000000-0000-4000-8000-000000000000 was not found/],
+      [['deliveries', 'replay-dead', '--receiver', '00000000-0000-4000-8000-000000000001'], 3, /Receiver 00000000-0000-4000-8000-000000000001 was not found/],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(...args);
