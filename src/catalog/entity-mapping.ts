@@ -76,8 +76,12 @@ export async function deleteNestedItems(em: EntityManager, id: string): Promise<
 /** Loads a record with its five collections (one query per collection) for re-rendering. */
 export async function loadRecord(em: EntityManager, id: string): Promise<{ entity: ILearningOpportunity; record: LearningOpportunityRecord } | null> {
   const entity = await em.findOne(LearningOpportunity, id, { populate: ['doc', ...NESTED_PROPERTIES] });
-  if (!entity) return null;
-  const record: LearningOpportunityRecord = {
+  return entity && { entity, record: recordOf(entity) };
+}
+
+/** The record the renderer takes, from an entity loaded with its five collections. */
+export function recordOf(entity: ILearningOpportunity): LearningOpportunityRecord {
+  return {
     id: entity.id,
     title: entity.title,
     summary: entity.summary ?? null,
@@ -112,5 +116,4 @@ export async function loadRecord(em: EntityManager, id: string): Promise<{ entit
     })),
     accolades: entity.accolades.getItems().map((a) => ({ id: a.itemId, title: a.title, issuer: a.issuer ?? null, awardedAt: a.awardedAt ?? null, url: a.url ?? null })),
   };
-  return { entity, record };
 }

@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import { parseId } from '../catalog/input.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
-import { output, progress, table, withDatabase } from './run.ts';
-import { positiveInt } from './seed.ts';
+import { output, positiveInt, progress, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
 const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));

@@ -2,6 +2,7 @@
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
+import { registerCatalogCommands } from './catalog.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
@@ -19,6 +20,7 @@ const program = new Command('lods')
 registerKeyCommands(program);
 registerReceiverCommands(program);
 registerEventCommands(program);
+registerCatalogCommands(program);
 registerDeliveryCommands(program);
 registerSeedCommand(program);
 registerMigrateCommand(program);

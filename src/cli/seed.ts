@@ -1,7 +1,7 @@
 // seed --count N
 import type { Command } from 'commander';
 import { seedCatalog } from '../catalog/seed.ts';
-import { CliError, output, progress, withDatabase } from './run.ts';
+import { output, positiveInt, progress, withDatabase } from './run.ts';
 
 export function registerSeedCommand(program: Command): void {
   program
@@ -23,9 +23,4 @@ export function registerSeedCommand(program: Command): void {
       const summary = { inserted: result.inserted, seconds: (Date.now() - started) / 1000 };
       output(opts.json, summary, () => `Inserted ${summary.inserted} published records in ${summary.seconds.toFixed(1)} s.`);
     });
-}
-
-export function positiveInt(name: string, value: string): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new CliError(`${name} must be a positive integer, got "${value}"`, 2);
-  return Number(value);
 }
