@@ -30,6 +30,9 @@ export type AttemptRecorder = {
 };
 
 const MAX_BATCH = 500;
+/** Settling statements at once: a second one keeps the group commit going while the first waits on the server. */
+const SETTLERS = 2;
+const S = { ms: 0, n: 0, items: 0 };
 
 export function createAttemptRecorder(deps: {
   pool: Pool;
@@ -40,7 +43,8 @@ export function createAttemptRecorder(deps: {
 }): AttemptRecorder {
   type Waiting = { settlement: Settlement; resolve: (step: NextStep) => void; reject: (error: unknown) => void };
   let queue: Waiting[] = [];
-  let running: Promise<void> | null = null;
+  // Settling statements in flight (each takes whatever has queued up when it starts).
+  const running = new Set<Promise<void>>();
 
   /** Settles `batch` in one statement; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
   async function settle(batch: readonly Waiting[]): Promise<Settled[]> {
@@ -76,11 +80,12 @@ export function createAttemptRecorder(deps: {
   }
 
   function kick(): void {
-    if (running) return;
-    running = run().finally(() => {
-      running = null;
-      if (queue.length > 0) kick();
+    if (running.size >= SETTLERS || queue.length === 0) return;
+    const runner: Promise<void> = run().finally(() => {
+      running.delete(runner);
+      kick();
     });
+    running.add(runner);
   }
 
   return {
@@ -91,7 +96,7 @@ export function createAttemptRecorder(deps: {
       });
     },
     async drain() {
-      while (running) await running;
+      while (running.size) await Promise.all(running);
     },
   };
 }
