@@ -180,7 +180,8 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 // jobs (state active at the fetched retry count: a job that expired and was handed to another worker
 // is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
 // and, for claims still ours whose receiver exists, the follow-up job with the queue's own settings
-// (what boss.insert() writes; the schema test compares the two).
+// (what boss.insert() writes; the schema test compares the two). `id = any($1)` makes the delete
+// a primary-key lookup per job rather than a scan of the queue's whole backlog.
 const SETTLE_SQL = `
   with s as (
     select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
@@ -189,7 +190,7 @@ const SETTLE_SQL = `
                             error, excerpt, outcome, next, delay_ms, reason, record, n)),
   held as (
     delete from ${BOSS_SCHEMA}.job j using s
-     where j.name = '${DELIVERY_QUEUE}' and j.id = s.job_id and j.state = 'active' and j.retry_count = s.retry_count
+     where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.id = s.job_id and j.state = 'active' and j.retry_count = s.retry_count
     returning j.id),
   k as (
     select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists from s),
