@@ -3,6 +3,8 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
+import { graphqlGate } from './graphql/http-gate.ts';
+import { routeExactly } from './http/exact-router.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
@@ -17,6 +19,7 @@ export type AppDeps = {
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
+  readinessTimeoutMs: number;
 };
 
 export function createApp(deps: AppDeps): Express {
@@ -24,6 +27,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  routeExactly(app);
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
@@ -32,13 +36,13 @@ export function createApp(deps: AppDeps): Express {
   // own key, so the order changes nothing else.
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
   // Operations endpoints and the OpenAPI document need no key.
-  app.use(healthRoutes({ pool: deps.pool }));
+  app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
 
-  app.post('/graphql', express.json({ limit: deps.graphqlMaxBodyBytes }), deps.graphql);
-  app.get('/graphql', deps.graphql);
-  app.all('/graphql', methodNotAllowed(['GET', 'POST']));
+  // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
+  app.post('/graphql', ...graphqlGate({ pool: deps.pool, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.
   app.get('/problems/:slug', (req, res, next) => {

@@ -10,7 +10,7 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   NODE_ENV: z.string().default('development'),
   ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   DB_POOL_MAX: int(1, 200).default(10),
@@ -35,18 +35,48 @@ const schema = z.object({
   WEBHOOK_POLL_INTERVAL_MS: int(10, 60_000).default(1000),
   PGBOSS_POOL_MAX: int(1, 100).default(4),
   PGBOSS_MAINTENANCE_INTERVAL_SECONDS: int(1, 86_400).default(300),
+  // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
+  DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
+  GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
+  GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
+  GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+  // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
+  READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
+  SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
+  // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
+  LODS_BASE_URL: z.string().optional(),
+  LODS_API_KEY: z.string().optional(),
 });
+
+type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
 
 export type Config = Readonly<{
   databaseUrl: string | undefined;
   dataDir: string;
   port: number;
   host: string;
-  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  logLevel: LogLevel;
+  /** The CLI logs to stderr and keeps quiet unless LOG_LEVEL says otherwise. */
+  cliLogLevel: LogLevel;
   production: boolean;
   role: 'all' | 'api' | 'worker';
-  db: Readonly<{ poolMax: number; connectTimeoutMs: number }>;
-  http: Readonly<{ requestTimeoutMs: number; graphqlMaxBodyBytes: number }>;
+  db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
+  http: Readonly<{
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+    readinessTimeoutMs: number;
+    graphqlMaxBodyBytes: number;
+  }>;
+  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
+  /** How long a shutdown waits for pg-boss to finish its work before closing it. */
+  shutdownQueueTimeoutMs: number;
+  walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
   webhooks: Readonly<{
     maxAttempts: number;
     timeoutMs: number;
@@ -98,16 +128,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
   }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
+  }
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     port: e.PORT,
     host: e.HOST ?? (env.container || existsDockerEnv() ? '0.0.0.0' : '127.0.0.1'),
-    logLevel: e.LOG_LEVEL,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
-    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS }),
-    http: Object.freeze({ requestTimeoutMs: e.REQUEST_TIMEOUT_MS, graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES }),
+    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS }),
+    http: Object.freeze({
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+      graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+    }),
+    graphql: Object.freeze({
+      maxCost: e.GRAPHQL_MAX_COST,
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
+    }),
+    shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
+    walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),
     webhooks: Object.freeze({
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
-import { migrate, nativePool, openOrm, type Orm } from './db/orm.ts';
+import { migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
 import type { Logger } from './logger.ts';
 
 export type Database = {
@@ -16,14 +16,28 @@ export type Database = {
   close: () => Promise<void>;
 };
 
-export async function openDatabase(config: Config, logger: Logger, options: { migrate?: boolean } = {}): Promise<Database> {
+/**
+ * What opening does to the schema. `migrate`: create the database if missing and apply pending
+ * migrations (the service's start). `current`: the database must exist and be fully migrated (CLI
+ * commands: a mistyped DATABASE_URL fails instead of creating a database). `as-is`: neither (the
+ * `migrate` command, which migrates itself). The embedded default is always migrated: it is ours.
+ */
+export type SchemaPolicy = 'migrate' | 'current' | 'as-is';
+
+/** Where a running embedded cluster's URL is kept, so that the CLI and psql can reach it. */
+export function embeddedUrlFile(dataDir: string): string {
+  return resolve(dataDir, 'embedded-url');
+}
+
+export async function openDatabase(config: Config, logger: Logger, options: { schema: SchemaPolicy }): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
-  const urlFile = resolve(config.dataDir, 'embedded-url');
+  const urlFile = embeddedUrlFile(config.dataDir);
+  const schema = options.schema === 'current' && !config.databaseUrl ? 'migrate' : options.schema;
   if (!url) {
-    const dir = `${config.dataDir}/pg`;
-    logger.info({ dir }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dir, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres') });
+    logger.info({ dataDir: config.dataDir }, 'starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({ dir: `${config.dataDir}/pg`, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres') });
+    logger.info({ dir: embedded.dir, binaries: embedded.binaries }, 'embedded PostgreSQL running');
     url = embedded.url;
     // Lets the CLI (another process) use the cluster this process runs instead of starting its own.
     await writeFile(urlFile, `${url}\n`, { mode: 0o600 });
@@ -35,7 +49,11 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, migrate: options.migrate ?? true, logger });
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger });
+    if (schema === 'current') await requireCurrentSchema(db).catch(async (error: unknown) => {
+      await db.close();
+      throw error;
+    });
     return {
       ...db,
       embedded: embedded !== null,
@@ -50,9 +68,22 @@ export async function openDatabase(config: Config, logger: Logger, options: { mi
   }
 }
 
+/** Fails with a sentence an operator can act on when the database is missing or not migrated. */
+async function requireCurrentSchema(db: Database): Promise<void> {
+  const name = decodeURIComponent(new URL(db.url).pathname.slice(1));
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(db.pool);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '3D000') throw error;
+    throw new Error(`database "${name}" does not exist (check DATABASE_URL; \`npm run cli -- migrate\` creates and migrates a new one)`, { cause: error });
+  }
+  if (pending.length) throw new Error(`database "${name}" is not migrated (${pending.length} pending; run \`npm run cli -- migrate\`)`);
+}
+
 /** The URL of an embedded cluster another process of ours is running on this data dir, if any. */
 async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> {
-  const urlFile = resolve(dataDir, 'embedded-url');
+  const urlFile = embeddedUrlFile(dataDir);
   if (!existsSync(urlFile)) return undefined;
   const url = (await readFile(urlFile, 'utf8')).trim();
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
@@ -68,17 +99,39 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
 }
 
 /** Opens MikroORM on `url` (migrating it unless told not to). */
-export async function connectDatabase(url: string, options: { poolMax: number; connectTimeoutMs: number; migrate: boolean; logger?: Logger }): Promise<Database> {
+export async function connectDatabase(
+  url: string,
+  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger },
+): Promise<Database> {
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
   try {
     if (options.migrate) {
-      const applied = await migrate(orm);
+      const applied = await migrate(orm, url);
       if (applied.length) options.logger?.info({ applied }, 'migrations applied');
     }
     const pool = await nativePool(orm);
-    return { orm, pool, url, embedded: false, close: () => orm.close(true) };
+    if (options.statementTimeoutMs) await applyStatementTimeout(pool, options.statementTimeoutMs);
+    const close = async () => {
+      await orm.close(true);
+      // MikroORM ends the pool only if its query builder ever ran; plain-SQL commands would otherwise
+      // keep the process waiting for the pool's idle timeout.
+      if (!pool.ending) await pool.end();
+    };
+    return { orm, pool, url, embedded: false, close };
   } catch (error) {
     await orm.close(true);
     throw error;
   }
+}
+
+/**
+ * Bounds every statement of the pool (a runaway query then frees its connection instead of holding
+ * it). The setting travels in each connection's start-up message, so it survives `reset all`; the
+ * connections opened before (the migrations', which may rightly run longer) are closed and reopened
+ * on demand with it.
+ */
+async function applyStatementTimeout(pool: Pool, ms: number): Promise<void> {
+  pool.options.statement_timeout = ms;
+  const open = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()));
+  for (const client of open) client.release(true);
 }

@@ -9,9 +9,12 @@ export const ERROR_CODES = {
   FORBIDDEN: { status: 403, slug: 'forbidden', title: 'Insufficient scope' },
   NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, slug: 'request-timeout', title: 'Request timeout' },
   INVALID_STATE_TRANSITION: { status: 409, slug: 'invalid-state-transition', title: 'Invalid state transition' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  QUERY_TOO_COMPLEX: { status: 400, slug: 'query-too-complex', title: 'GraphQL query too complex' },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, slug: 'request-header-fields-too-large', title: 'Request header fields too large' },
   INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, slug: 'service-unavailable', title: 'Service temporarily unavailable' },
 } as const;

@@ -1,15 +1,19 @@
 // read config -> open database -> start pg-boss -> start the API and/or the delivery worker (ROLE, or
 // `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
 import type { PgBoss } from 'pg-boss';
+import { announce } from './banner.ts';
 import { loadConfig, ConfigError } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
-import { releaseSignalHooks } from './db/embedded-postgres.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
 import { type Api, startApi } from './service.ts';
 import { createFanOut } from './webhooks/fan-out.ts';
 import { startBoss } from './webhooks/queue.ts';
 import { type DeliveryWorker, startDeliveryWorker } from './webhooks/worker.ts';
+
+// npm forwards the terminal's SIGINT to us, so one Ctrl-C under `npm start` arrives twice within
+// milliseconds: only a signal after this long counts as the second one that forces the exit.
+const REPEAT_SIGNAL_MS = 1000;
 
 /** `--role worker` (or `--role=worker`) overrides ROLE. */
 function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {
@@ -39,19 +43,20 @@ async function main(): Promise<void> {
   let api: Api | null = null;
   let boss: PgBoss | null = null;
   let worker: DeliveryWorker | null = null;
-  let stopping = false;
+  let stoppingSince: number | null = null;
   const shutdown = async (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      if (Date.now() - stoppingSince < REPEAT_SIGNAL_MS) return;
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(130);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.info({ signal }, 'shutting down');
     try {
       await api?.close();
       // In-flight deliveries finish (each is bounded by WEBHOOK_TIMEOUT_MS) and their attempts commit.
       await worker?.stop();
-      await boss?.stop({ graceful: true, timeout: 10_000 });
+      await boss?.stop({ graceful: true, timeout: config.shutdownQueueTimeoutMs });
       await db?.close();
       logger.info('stopped');
       process.exit(0);
@@ -61,8 +66,7 @@ async function main(): Promise<void> {
     }
   };
 
-  db = await openDatabase(config, logger);
-  if (db.embedded) releaseSignalHooks();
+  db = await openDatabase(config, logger, { schema: 'migrate' });
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
@@ -71,19 +75,14 @@ async function main(): Promise<void> {
   if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger });
   if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
 
-  const demoKey = db.embedded ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger }) : null;
+  // A demo key only on the embedded default of a development start: never on a real database.
+  const demoKey = !config.databaseUrl && !config.production ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger }) : null;
   api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }));
-  logger.info({ url: api.url, role }, 'listening');
-  if (demoKey) {
-    process.stdout.write(
-      `\nLearning Opportunities Data Service is running at ${api.url}\n` +
-        `Demo API key (all scopes; kept in ${config.dataDir}/demo-key): ${demoKey}\n\n` +
-        `  curl -H "Authorization: Bearer ${demoKey}" "${api.url}/v1/learning-opportunities?limit=2"\n\n`,
-    );
-  }
+  announce({ api, config, demoKey, logger });
 }
 
 main().catch((error: unknown) => {
+  // An embedded PostgreSQL that cannot run has a sentence for a stack (EmbeddedPostgresError).
   process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

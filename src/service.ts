@@ -1,9 +1,10 @@
 // Wires the parts of the service over an open database: catalog reads and writes, the change
 // recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { fastGetOne } from './http/fast-lane.ts';
+import { createHttpServer } from './http/http-server.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
@@ -16,7 +17,10 @@ import type { Logger } from './logger.ts';
 
 export type Api = {
   server: Server;
+  /** Where a client on this machine reaches it (loopback when bound to every interface). */
   url: string;
+  /** The address the server is bound to, as the kernel reports it. */
+  bound: { address: string; port: number };
   reads: CatalogReads;
   writes: CatalogWrites;
   /** Stops accepting, drains open requests, stops Apollo. */
@@ -29,14 +33,19 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
-  const server = createServer();
-  server.requestTimeout = config.http.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.http.requestTimeoutMs, 60_000);
-  server.keepAliveTimeout = 5_000;
-  const graphql = await createGraphQLMiddleware({ schema: buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]), pool: db.pool, logger, httpServer: server });
-  const app = createApp({ pool: db.pool, reads, logger, graphql: graphql.middleware, graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes });
+  const server = createHttpServer(config.http, logger);
+  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]);
+  const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
+  const app = createApp({
+    pool: db.pool,
+    reads,
+    logger,
+    graphql: graphql.middleware,
+    graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    readinessTimeoutMs: config.http.readinessTimeoutMs,
+  });
   const fastLane = fastGetOne({ reads, logger });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void fastLane(req, res).then((answered) => answered || app(req, res));
@@ -45,11 +54,12 @@ export async function startApi(config: Pick<Config, 'port' | 'host' | 'http'>, d
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const { address, port } = server.address() as AddressInfo;
+  const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
     server,
-    url: `http://${host}:${port}`,
+    url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
+    bound: { address, port },
     reads,
     writes,
     // The drain plugin closes the listener and waits for in-flight requests.

@@ -10,7 +10,7 @@ export type BenchOptions = Readonly<{
   databaseUrl: string | undefined;
 }>;
 
-function intFromEnv(name: string, fallback: number, min: number): number {
+export function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

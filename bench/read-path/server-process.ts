@@ -1,6 +1,7 @@
 // Child process that hosts one server under test, so that the load generator (autocannon, in the
 // parent) never competes with it for the same event loop. Usage: server-process.ts service|baseline
 // with BENCH_DATABASE_URL set; it reports { url } over IPC and stops on the message 'stop'.
+import { loadConfig } from '../../src/config.ts';
 import { connectDatabase } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startApi } from '../../src/service.ts';
@@ -14,7 +15,7 @@ async function start(kind: string, databaseUrl: string): Promise<{ url: string; 
   if (kind !== 'service') throw new Error(`unknown server kind "${kind}"`);
   const db = await connectDatabase(databaseUrl, { poolMax: POOL_MAX, connectTimeoutMs: 3000, migrate: false });
   const api = await startApi(
-    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 30_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    { ...loadConfig({}), port: 0, host: '127.0.0.1' },
     db,
     createLogger({ level: 'silent' }),
   );
@@ -32,7 +33,14 @@ if (import.meta.main) {
   if (!databaseUrl || !process.send) throw new Error('server-process.ts is started by bench/read-path/run.ts');
   const server = await start(process.argv[2] ?? '', databaseUrl);
   const stop = () => void server.close().finally(() => process.exit(0));
-  process.on('message', (message) => message === 'stop' && stop());
+  process.on('message', (message) => {
+    if (message === 'stop') stop();
+    if (message === 'gc') {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      process.send!({ collected: gc !== undefined });
+    }
+  });
   process.on('disconnect', stop);
   process.send({ url: server.url });
 }

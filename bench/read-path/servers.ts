@@ -1,11 +1,19 @@
 // Starts a server under test in its own child process (see server-process.ts).
 import { fork } from 'node:child_process';
 
-export type ServerUnderTest = { name: 'service' | 'baseline'; url: string; pid: number; stop: () => Promise<void> };
+export type ServerUnderTest = {
+  name: 'service' | 'baseline';
+  url: string;
+  pid: number;
+  /** A full garbage collection in the server process (bench/memory); false unless started with exposeGc. */
+  collectGarbage: () => Promise<boolean>;
+  stop: () => Promise<void>;
+};
 
-export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string): Promise<ServerUnderTest> {
+export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string, options: { exposeGc?: boolean } = {}): Promise<ServerUnderTest> {
   const child = fork(new URL('./server-process.ts', import.meta.url), [name], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+    execArgv: [...process.execArgv, ...(options.exposeGc ? ['--expose-gc'] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -18,6 +26,11 @@ export async function startServerProcess(name: 'service' | 'baseline', databaseU
     name,
     url,
     pid: child.pid!,
+    collectGarbage: () =>
+      new Promise<boolean>((resolve) => {
+        child.once('message', (message) => resolve((message as { collected?: boolean }).collected === true));
+        child.send('gc');
+      }),
     stop: async () => {
       if (child.exitCode === null) child.send('stop');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);

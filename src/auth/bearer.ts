@@ -35,7 +35,12 @@ export async function principalFromHeader(pool: Pool, header: string | undefined
 
 /** Throws FORBIDDEN unless the principal holds `scope`. */
 export function requireScope(principal: Principal, scope: Scope): void {
-  if (!principal.scopes.has(scope)) {
-    throw new AppError('FORBIDDEN', `This API key lacks the "${scope}" scope`, { headers: challenge(`, error="insufficient_scope", scope="${scope}"`) });
-  }
+  requireAnyScope(principal, [scope]);
+}
+
+/** Throws FORBIDDEN unless the principal holds at least one of `scopes`. */
+export function requireAnyScope(principal: Principal, scopes: readonly Scope[]): void {
+  if (scopes.some((scope) => principal.scopes.has(scope))) return;
+  const detail = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+  throw new AppError('FORBIDDEN', `This API key lacks ${detail}`, { headers: challenge(`, error="insufficient_scope", scope="${scopes.join(' ')}"`) });
 }

@@ -1,5 +1,6 @@
 // deliveries dead [--receiver ID] | replay-dead [--receiver ID]
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
 import { output, positiveInt, progress, table, withDatabase } from './run.ts';
@@ -7,7 +8,7 @@ import { withBoss } from './with-boss.ts';
 
 const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));
 
-export function registerDeliveryCommands(program: Command): void {
+export function registerDeliveryCommands(program: Command, config: Config): void {
   const deliveries = program.command('deliveries').description('webhook deliveries');
 
   deliveries
@@ -19,7 +20,7 @@ export function registerDeliveryCommands(program: Command): void {
     .action(async (opts: { receiver?: string; limit: string; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
       const limit = positiveInt('--limit', opts.limit);
-      const dead = await withDatabase((db) => listDeadLetters(db.pool, { receiverId, limit }));
+      const dead = await withDatabase(config, (db) => listDeadLetters(db.pool, { receiverId, limit }));
       output(opts.json, dead, () => table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']));
     });
 
@@ -30,8 +31,8 @@ export function registerDeliveryCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { receiver?: string; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
-      const result = await withDatabase((db) =>
-        withBoss(db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
+      const result = await withDatabase(config, (db) =>
+        withBoss(config, db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
       );
       if (result.replayed && process.stderr.isTTY) process.stderr.write('\n');
       output(opts.json, result, () => `Replayed ${result.replayed} dead letters; ${result.remaining} remain (disabled receivers).`);

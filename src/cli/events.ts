@@ -1,5 +1,6 @@
 // events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID]
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
 import { listStoredEvents } from '../webhooks/attempt-reads.ts';
@@ -7,7 +8,7 @@ import { redeliverEvent } from '../webhooks/redeliver.ts';
 import { CliError, output, positiveInt, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
-export function registerEventCommands(program: Command): void {
+export function registerEventCommands(program: Command, config: Config): void {
   const events = program.command('events').description('stored webhook events');
 
   events
@@ -21,7 +22,7 @@ export function registerEventCommands(program: Command): void {
       if (opts.type !== undefined && !EVENT_TYPES.includes(opts.type as EventType)) throw new CliError(`--type must be one of ${EVENT_TYPES.join(', ')}, got "${opts.type}"`, 2);
       const resourceId = opts.resource === undefined ? undefined : parseId(opts.resource, 'resource');
       const limit = positiveInt('--limit', opts.limit, 1000);
-      const events = await withDatabase((db) => listStoredEvents(db.pool, { type: opts.type, resourceId, limit }));
+      const events = await withDatabase(config, (db) => listStoredEvents(db.pool, { type: opts.type, resourceId, limit }));
       output(opts.json, events, () => table(events, ['id', 'type', 'resourceId', 'occurredAt']));
     });
 
@@ -34,7 +35,7 @@ export function registerEventCommands(program: Command): void {
     .action(async (eventId: string, opts: { receiver?: string; json?: boolean }) => {
       const id = parseId(eventId, 'eventId');
       const receiverId = opts.receiver === undefined ? undefined : parseId(opts.receiver, 'receiver');
-      const result = await withDatabase((db) => withBoss(db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId)));
+      const result = await withDatabase(config, (db) => withBoss(config, db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId)));
       output(opts.json, result, () =>
         result.receiverIds.length
           ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}.`

@@ -1,12 +1,13 @@
 // keys create | list | revoke
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
 import { parseId } from '../catalog/input.ts';
 import { output, table, withDatabase } from './run.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-export function registerKeyCommands(program: Command): void {
+export function registerKeyCommands(program: Command, config: Config): void {
   const keys = program.command('keys').description('manage API keys (stored only as hashes)');
 
   keys
@@ -17,7 +18,7 @@ export function registerKeyCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { name: string; scope: string[]; json?: boolean }) => {
       const scopes = parseScopes(opts.scope);
-      const created = await withDatabase((db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes }));
+      const created = await withDatabase(config, (db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes }));
       output(opts.json, created, () =>
         [`Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}.`, `Key (shown only now, store it safely):`, created.key].join('\n'),
       );
@@ -28,7 +29,7 @@ export function registerKeyCommands(program: Command): void {
     .description('list keys (never the keys themselves)')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withDatabase((db) => listApiKeys(db.orm.em.fork()));
+      const list = await withDatabase(config, (db) => listApiKeys(db.orm.em.fork()));
       output(opts.json, list, () => table(list, ['id', 'name', 'prefix', 'scopes', 'createdAt', 'revokedAt']));
     });
 
@@ -38,7 +39,7 @@ export function registerKeyCommands(program: Command): void {
     .argument('<id>', 'key id (see keys list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const revoked = await withDatabase((db) => revokeApiKey(db.orm.em.fork(), parseId(id)));
+      const revoked = await withDatabase(config, (db) => revokeApiKey(db.orm.em.fork(), parseId(id)));
       output(opts.json, revoked, () => `Revoked key ${revoked.id} (${revoked.name}) at ${revoked.revokedAt}.`);
     });
 }

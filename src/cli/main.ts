@@ -3,6 +3,7 @@
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
 import { registerCatalogCommands } from './catalog.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
@@ -12,19 +13,29 @@ import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
 
+// Read once, here; every command gets the same validated configuration as the service.
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(78); // EX_CONFIG, as the service
+}
+
 const program = new Command('lods')
   .description('Learning Opportunities Data Service: operator commands')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-registerKeyCommands(program);
-registerReceiverCommands(program);
-registerEventCommands(program);
-registerCatalogCommands(program);
-registerDeliveryCommands(program);
-registerSeedCommand(program);
-registerMigrateCommand(program);
-registerWalkCommand(program);
+registerKeyCommands(program, config);
+registerReceiverCommands(program, config);
+registerEventCommands(program, config);
+registerCatalogCommands(program, config);
+registerDeliveryCommands(program, config);
+registerSeedCommand(program, config);
+registerMigrateCommand(program, config);
+registerWalkCommand(program, config);
 
 try {
   await program.parseAsync(process.argv);

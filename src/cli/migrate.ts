@@ -1,20 +1,19 @@
-// migrate
+// migrate: the one command that may create and migrate a database (the service's start does too).
 import type { Command } from 'commander';
-import { migrate } from '../db/orm.ts';
-import { loadConfig } from '../config.ts';
+import type { Config } from '../config.ts';
 import { openDatabase } from '../database.ts';
-import { createLogger } from '../logger.ts';
-import { output } from './run.ts';
+import { migrate } from '../db/orm.ts';
+import { cliLogger, output } from './run.ts';
 
-export function registerMigrateCommand(program: Command): void {
+export function registerMigrateCommand(program: Command, config: Config): void {
   program
     .command('migrate')
-    .description('apply pending database migrations (the service also does this on start)')
+    .description('create the database if missing and apply pending migrations (the service also does this on start)')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const db = await openDatabase(loadConfig(), createLogger({ level: 'warn', destination: process.stderr }), { migrate: false });
+      const db = await openDatabase(config, cliLogger(config), { schema: 'as-is' });
       try {
-        const applied = await migrate(db.orm);
+        const applied = await migrate(db.orm, db.url);
         output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));
       } finally {
         await db.close();

@@ -1,7 +1,7 @@
 // receivers add | list | disable | enable | remove. Secrets are never printed (hasSecret only).
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
-import { loadConfig } from '../config.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
 import { addReceiver, listReceivers, type ReceiverInfo, removeReceiver, setReceiverEnabled } from '../webhooks/receivers.ts';
 import { output, table, withDatabase } from './run.ts';
@@ -10,7 +10,7 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 const describe = (r: ReceiverInfo) =>
   `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : 'disabled'}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
 
-export function registerReceiverCommands(program: Command): void {
+export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
 
   receivers
@@ -21,8 +21,8 @@ export function registerReceiverCommands(program: Command): void {
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .option('--json', 'print JSON only')
     .action(async (opts: { url: string; secret?: string; type: string[]; json?: boolean }) => {
-      const policy = { allowPrivateTargets: loadConfig().webhooks.allowPrivateTargets };
-      const added = await withDatabase((db) => addReceiver(db.orm.em.fork(), { url: opts.url, secret: opts.secret, types: opts.type }, policy));
+      const policy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
+      const added = await withDatabase(config, (db) => addReceiver(db.orm.em.fork(), { url: opts.url, secret: opts.secret, types: opts.type }, policy));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });
 
@@ -31,7 +31,7 @@ export function registerReceiverCommands(program: Command): void {
     .description('list receivers (never their secrets)')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withDatabase((db) => listReceivers(db.orm.em.fork()));
+      const list = await withDatabase(config, (db) => listReceivers(db.orm.em.fork()));
       output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), ['id', 'url', 'enabled', 'hasSecret', 'eventTypes', 'createdAt']));
     });
 
@@ -45,7 +45,7 @@ export function registerReceiverCommands(program: Command): void {
       .argument('<id>', 'receiver id (see receivers list)')
       .option('--json', 'print JSON only')
       .action(async (id: string, opts: { json?: boolean }) => {
-        const changed = await withDatabase((db) => setReceiverEnabled(db.orm.em.fork(), parseId(id), enabled));
+        const changed = await withDatabase(config, (db) => setReceiverEnabled(db.orm.em.fork(), parseId(id), enabled));
         output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
       });
   }
@@ -56,7 +56,7 @@ export function registerReceiverCommands(program: Command): void {
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const removed = await withDatabase((db) => removeReceiver(db.orm.em.fork(), parseId(id)));
+      const removed = await withDatabase(config, (db) => removeReceiver(db.orm.em.fork(), parseId(id)));
       output(opts.json, removed, () => `Removed receiver ${removed.id} (${removed.url}) and ${removed.removedJobs} waiting deliveries or dead letters.`);
     });
 }

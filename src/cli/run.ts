@@ -1,9 +1,9 @@
 // What every CLI command shares: configuration, a database for the duration of the command, output
 // as text or --json, and errors mapped to exit codes.
-import { loadConfig } from '../config.ts';
+import type { Config } from '../config.ts';
 import { openDatabase, type Database } from '../database.ts';
 import { type AppError, toAppError } from '../errors.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
 
 /** Exit codes: 0 ok, 1 failure, 2 bad arguments, 3 not found, 4 database unavailable, 5 conflict. */
 export class CliError extends Error {
@@ -29,14 +29,19 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
   return { message: appError.message, exitCode: EXIT_BY_CODE[appError.code] ?? 1 };
 }
 
-/** Runs `work` with an open (migrated) database and closes it whatever happens. */
-export async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  // Logs go to stderr so that stdout stays clean for --json output.
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', destination: process.stderr });
+/** The CLI's logger: on stderr, so that stdout stays clean for --json output. */
+export function cliLogger(config: Config): Logger {
+  return createLogger({ level: config.cliLogLevel, destination: process.stderr });
+}
+
+/**
+ * Runs `work` with an open database and closes it whatever happens. The database must exist and be
+ * migrated: a command never creates or migrates one (only `migrate` and the service's start do).
+ */
+export async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {
   let db: Database;
   try {
-    db = await openDatabase(config, logger);
+    db = await openDatabase(config, cliLogger(config), { schema: 'current' });
   } catch (error) {
     throw new CliError(`cannot open the database: ${(error as Error).message}`, 4);
   }

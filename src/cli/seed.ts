@@ -1,9 +1,10 @@
 // seed --count N
 import type { Command } from 'commander';
+import type { Config } from '../config.ts';
 import { seedCatalog } from '../catalog/seed.ts';
 import { output, positiveInt, progress, withDatabase } from './run.ts';
 
-export function registerSeedCommand(program: Command): void {
+export function registerSeedCommand(program: Command, config: Config): void {
   program
     .command('seed')
     .description('insert a generated, realistic catalog of published records (no events are emitted)')
@@ -16,7 +17,7 @@ export function registerSeedCommand(program: Command): void {
       const batchSize = positiveInt('--batch-size', opts.batchSize);
       const seed = opts.seed === undefined ? undefined : positiveInt('--seed', opts.seed);
       const started = Date.now();
-      const result = await withDatabase((db) =>
+      const result = await withDatabase(config, (db) =>
         seedCatalog(db.orm, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
       );
       if (process.stderr.isTTY) process.stderr.write('\n');

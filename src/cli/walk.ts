@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
+import type { Config } from '../config.ts';
 import { createCatalogClient } from '../client/catalog-client.ts';
 import { CatalogHttpError, CatalogNetworkError } from '../client/errors.ts';
 import { walk, type WalkResult } from '../client/walk.ts';
@@ -18,12 +19,13 @@ import { CliError, output, progress } from './run.ts';
 
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };
 
-export function registerWalkCommand(program: Command): void {
+export function registerWalkCommand(program: Command, config: Config): void {
   program
     .command('walk')
     .description('read the whole catalog over /v1, as a consumer does nightly, into a JSON-lines file (each record once)')
-    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1').env('LODS_BASE_URL'))
-    .addOption(new Option('--key <key>', 'API key with catalog:read; prefer the environment variable, which keeps the key out of shell history').env('LODS_API_KEY'))
+    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(config.walk.baseUrl))
+    // The description stands in for the value in --help: the key itself is never printed.
+    .addOption(new Option('--key <key>', 'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)').default(config.walk.apiKey, 'from LODS_API_KEY'))
     .option('--out <file>', 'the JSON-lines file to write (replaced only when the walk succeeds)')
     .option('--limit <n>', 'page size, 1..100', '100')
     .option('--json', 'print JSON only: { count, highestUpdatedAt, pages, out, received, duplicates }')

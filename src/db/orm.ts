@@ -1,8 +1,9 @@
 // Opens MikroORM on PostgreSQL with every entity listed explicitly, and runs migrations.
+import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
+import pg, { type Pool } from 'pg';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventEntities } from '../events/entities.ts';
@@ -18,6 +19,9 @@ export async function openOrm(options: { url: string; poolMax: number; connectTi
     entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities, ...webhookEntities],
     extensions: [Migrator],
     discovery: { warnWhenNoEntities: true },
+    // MikroORM creates a missing database on connect by default: a mistyped DATABASE_URL would get
+    // one. Only migrate() creates it, for `migrate` and the service's start.
+    ensureDatabase: false,
     pool: { min: 0, max: options.poolMax, idleTimeoutMillis: 30_000 },
     // Fail fast when the database is unreachable (the API answers 503), instead of queueing forever.
     driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs, application_name: 'lods' },
@@ -37,10 +41,38 @@ export async function openOrm(options: { url: string; poolMax: number; connectTi
   });
 }
 
-/** Applies pending migrations; returns the names of those applied. */
-export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.migrator.up();
-  return applied.map((m) => m.name);
+// Any constant shared by every process of this service; advisory locks are per database.
+const MIGRATION_LOCK = 7_429_001;
+
+/**
+ * Applies pending migrations; returns the names of those applied. Processes starting together take
+ * turns on a session-level advisory lock held on a connection of its own (MikroORM's migrator has
+ * none): the first applies, the others wait and then find nothing pending. Creates the database
+ * first if it is missing (only `migrate` and the service's start come here).
+ */
+export async function migrate(orm: Orm, url: string): Promise<string[]> {
+  await orm.schema.ensureDatabase();
+  const lock = new pg.Client({ connectionString: url, application_name: 'lods-migrate' });
+  lock.on('error', () => {}); // a lost connection also fails the migration in flight, which reports it
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await orm.migrator.up();
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.end(); // ending the session releases the lock
+  }
+}
+
+/** The migrations in MIGRATIONS_DIR the database has not recorded, read without writing anything. */
+export async function pendingMigrations(pool: Pool): Promise<string[]> {
+  const known = readdirSync(MIGRATIONS_DIR)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => file.slice(0, -'.ts'.length));
+  const [{ tracked }] = (await pool.query<{ tracked: boolean }>("select to_regclass('mikro_orm_migrations') is not null as tracked")).rows as [{ tracked: boolean }];
+  const rows = tracked ? (await pool.query<{ name: string }>('select name from mikro_orm_migrations')).rows : [];
+  const applied = new Set(rows.map((r) => r.name));
+  return known.filter((name) => !applied.has(name)).sort();
 }
 
 /** The pg pool behind MikroORM, for the few hot paths written in plain SQL. */

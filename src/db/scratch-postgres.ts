@@ -1,27 +1,40 @@
 // A throw-away PostgreSQL for tests and benchmarks: an embedded cluster in a temp dir, or a scratch
 // database on the server named by `serverUrl` (created for the run, dropped after it).
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { postgresIdentity, scratchParent } from './postgres-placement.ts';
 
 export type ScratchPostgres = { url: string; description: string; stop: () => Promise<void> };
 
 export async function startScratchPostgres(options: { serverUrl: string | undefined; prefix: string }): Promise<ScratchPostgres> {
   if (options.serverUrl) return await createScratchDatabase(options.serverUrl, options.prefix);
-  const dir = await mkdtemp(join(tmpdir(), `${options.prefix}-pg-`));
-  await chmod(dir, 0o755); // PostgreSQL runs as the OS user postgres when we are root
-  const embedded = await startEmbeddedPostgres({ dir: join(dir, 'pg'), database: options.prefix.replace(/\W/g, '_'), persistent: false });
-  return {
-    url: embedded.url,
-    description: `embedded PostgreSQL in ${dir}`,
-    stop: async () => {
-      await embedded.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
+  const dir = await mkdtemp(join(await scratchParent(await postgresIdentity()), `${options.prefix}-pg-`));
+  // The directory goes on every way out: a failed start, a normal stop, and an exit without one.
+  const removeNow = () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+  process.on('exit', removeNow);
+  const remove = async () => {
+    process.off('exit', removeNow);
+    await rm(dir, { recursive: true, force: true });
   };
+  try {
+    await chmod(dir, 0o755); // as root, PostgreSQL runs as the OS user postgres
+    const embedded = await startEmbeddedPostgres({ dir: join(dir, 'pg'), database: options.prefix.replace(/\W/g, '_'), persistent: false });
+    return {
+      url: embedded.url,
+      description: `embedded PostgreSQL in ${dir}`,
+      stop: async () => {
+        await embedded.stop();
+        await remove();
+      },
+    };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
 }
 
 async function createScratchDatabase(serverUrl: string, prefix: string): Promise<ScratchPostgres> {

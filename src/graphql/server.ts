@@ -1,5 +1,5 @@
 // Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
-// bearer authentication in the context, stable error codes from formatError.
+// the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError.
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
@@ -9,12 +9,11 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { IResolvers } from '@graphql-tools/utils';
 import type { RequestHandler } from 'express';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
-import type { Pool } from 'pg';
-import { principalFromHeader } from '../auth/bearer.ts';
-import { toAppError } from '../errors.ts';
+import type { GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.ts';
 import { formatGraphQLError } from './errors.ts';
+import { hideSuggestionsWithoutGraphqlRead } from './hide-suggestions.ts';
+import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
@@ -30,28 +29,28 @@ export function buildSchema(resolvers: IResolvers[]): GraphQLSchema {
   return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
 }
 
-export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; pool: Pool; logger: Logger; httpServer?: Server }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; limits: QueryLimits; logger: Logger; httpServer?: Server }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema: deps.schema,
     formatError: formatGraphQLError(deps.logger),
     includeStacktraceInErrorResponses: false,
+    // Automatic persisted queries would let any caller fill a server-side cache, and no client of
+    // this internal API sends them: a persistedQuery extension gets PERSISTED_QUERY_NOT_SUPPORTED.
+    persistedQueries: false,
+    stringifyResult: stringifyWithin(deps.limits.maxResponseBytes),
     // main.ts owns SIGTERM/SIGINT and shuts down in order; Apollo's own handler would re-raise the
     // signal and kill the process halfway through (before the worker and pg-boss have stopped).
     stopOnTerminationSignals: false,
-    plugins: deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : [],
+    plugins: [
+      hideSuggestionsWithoutGraphqlRead(),
+      queryLimits(deps.schema, deps.limits),
+      ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
+    ],
   });
   await apollo.start();
   const middleware = expressMiddleware(apollo, {
-    context: async ({ req }) => {
-      try {
-        return { principal: await principalFromHeader(deps.pool, req.get('authorization')) };
-      } catch (error) {
-        const appError = toAppError(error);
-        throw new GraphQLError(appError.message, {
-          extensions: { code: appError.code, http: { status: appError.status, headers: new Map(Object.entries(appError.headers)) } },
-        });
-      }
-    },
+    // graphqlGate (http-gate.ts) authenticated the caller and checked a GraphQL scope before this runs.
+    context: async ({ req }) => ({ principal: req.principal! }),
   });
   return { middleware, stop: () => apollo.stop() };
 }

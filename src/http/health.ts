@@ -1,20 +1,20 @@
 // Probes for orchestrators, no API key: /healthz says the process is alive (it never touches the
 // database, so a database outage does not get the process restarted), /readyz says it can serve:
 // the database answers and pg-boss's schema (the webhook queue, same database) is installed.
-import { Router } from 'express';
+import type { Router } from 'express';
+import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { AppError } from '../errors.ts';
 import { BOSS_SCHEMA } from '../webhooks/queue.ts';
 import { boundedQuery, isMissingRelation } from './bounded-query.ts';
 import { methodNotAllowed, sendProblem } from './problem.ts';
 
-export const READINESS_TIMEOUT_MS = 1000;
 const RETRY_AFTER_SECONDS = '5';
 
 type Readiness = { ready: true } | { ready: false; reason: string };
 
 /** One cheap read answers both questions: a missing relation means the database is up but the queue is not. */
-export async function checkReadiness(pool: Pool, timeoutMs: number = READINESS_TIMEOUT_MS): Promise<Readiness> {
+export async function checkReadiness(pool: Pool, timeoutMs: number): Promise<Readiness> {
   try {
     const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
     if (rows.length === 0) return { ready: false, reason: 'the job queue schema is being installed' };
@@ -25,8 +25,8 @@ export async function checkReadiness(pool: Pool, timeoutMs: number = READINESS_T
   }
 }
 
-export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs?: number }): Router {
-  const router = Router();
+export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs: number }): Router {
+  const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 
   router.get('/healthz', (_req, res) => {

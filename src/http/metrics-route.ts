@@ -1,7 +1,8 @@
 // GET /metrics: the process registry in Prometheus text format, no API key. The webhook queue
 // gauges are read from pg-boss's tables at scrape time (not kept in memory) so that every replica
 // reports the same truth, whichever of them runs the worker.
-import { Router } from 'express';
+import type { Router } from 'express';
+import { exactRouter } from './exact-router.ts';
 import pg, { type Pool } from 'pg';
 import { deadLetters, queueDepth, registry } from '../metrics.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../webhooks/queue.ts';
@@ -41,7 +42,7 @@ export async function readQueueGauges(pool: Pool, queues: WebhookQueueNames, tim
 }
 
 export function metricsRoutes(deps: { pool: Pool; queues?: WebhookQueueNames; timeoutMs?: number }): Router {
-  const router = Router();
+  const router = exactRouter();
   router.get('/metrics', async (req, res) => {
     try {
       const { depth, dead } = await readQueueGauges(deps.pool, deps.queues ?? WEBHOOK_QUEUES, deps.timeoutMs);

@@ -22,6 +22,12 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 // Probes and scrapes arrive every few seconds: logged at debug so they do not drown the access log.
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 export const UNMATCHED_ROUTE = 'unmatched';
+// Metric labels take only these methods; any other (Node parses some thirty, WebDAV's among them)
+// is 'other', so a client cannot add series by inventing requests. Routes are bounded the same way:
+// the route pattern, never the path, and UNMATCHED_ROUTE for every unknown path.
+const LABELLED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const OTHER_METHOD = 'other';
+export const methodLabel = (method: string | undefined): string => (method !== undefined && LABELLED_METHODS.has(method) ? method : OTHER_METHOD);
 
 export function acceptRequestId(incoming: string | undefined): string {
   return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -56,7 +62,7 @@ export function trackRequest(
     const seconds = Number(process.hrtime.bigint() - at.started) / 1e9;
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
     const routeLabel = at.route() ?? UNMATCHED_ROUTE;
-    httpRequestDuration.observe({ method: req.method ?? '', route: routeLabel, status: String(status) }, seconds);
+    httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel, status: String(status) }, seconds);
     const path = at.path().split('?', 1)[0]!; // the query string is the caller's; keep it out of logs
     const line = { method: req.method, route: routeLabel, path, status, durationMs: Math.round(seconds * 1e6) / 1e3 };
     if (QUIET_PATHS.has(path)) log.debug(line, 'request');

@@ -3,7 +3,8 @@
 // The key is checked in the same statement as the read (one round trip per request, see
 // auth/api-keys.ts queryWithKey), and always before the input: an invalid key is 401/403 whatever
 // the input, and a 400 or 404 is only ever shown to a caller whose key holds catalog:read.
-import { Router, type Request } from 'express';
+import type { Request, Router } from 'express';
+import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { authenticate, type Principal } from '../auth/api-keys.ts';
 import { knownKey, presentedKey, requireScope } from '../auth/bearer.ts';
@@ -42,7 +43,7 @@ function authorized<T>(req: Request, result: Keyed<T>): T {
 }
 
 export function v1Router(deps: { pool: Pool; reads: CatalogReads }): Router {
-  const router = Router();
+  const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
 
   router.get('/learning-opportunities', async (req: Request, res) => {

@@ -1,5 +1,6 @@
 // Helpers for the operations tests: the webhook queues (pg-boss schema) in the suite's database,
 // an API whose log lines are captured, and a scratch database without any of the service's tables.
+import { loadConfig } from '../../src/config.ts';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
@@ -8,7 +9,7 @@ import { createLogger, type Logger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { testDb } from '../hooks.ts';
-import { silentLogger } from '../support/api.ts';
+import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';
 import { testWebhookConfig } from '../support/webhooks.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -46,7 +47,7 @@ export function captureLogger(level = 'debug'): LogCapture {
 
 /** The real API with the given logger. */
 export async function startApiWithLogger(logger: Logger, db: Database = testDb()): Promise<Api> {
-  return await startApi({ port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } }, db, logger);
+  return await startApi({ port: 0, host: '127.0.0.1', http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000 }, graphql: DEFAULT_CONFIG.graphql }, db, logger);
 }
 
 /**

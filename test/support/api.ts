@@ -1,5 +1,6 @@
 // Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -8,9 +9,19 @@ import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startTestApi(options: { db?: Database; fanOut?: EventFanOut | null } = {}): Promise<Api> {
+/** The settings of startApi as the service would read them from an empty environment. */
+export const DEFAULT_CONFIG = loadConfig({});
+
+export type TestApiOptions = { db?: Database; fanOut?: EventFanOut | null; http?: Partial<Config['http']>; graphql?: Partial<Config['graphql']> };
+
+export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
   return await startApi(
-    { port: 0, host: '127.0.0.1', http: { requestTimeoutMs: 10_000, graphqlMaxBodyBytes: 1024 * 1024 } },
+    {
+      port: 0,
+      host: '127.0.0.1',
+      http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000, ...options.http },
+      graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
+    },
     options.db ?? testDb(),
     silentLogger,
     options.fanOut ?? null,

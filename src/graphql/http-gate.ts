@@ -1,0 +1,35 @@
+// What POST /graphql checks before Apollo parses or runs anything, in this order: a live key
+// holding a GraphQL scope (401/403, or 503 while the database is unreachable, answered as a GraphQL
+// error with its stable code and HTTP status, as GraphQL clients expect), then a JSON body (415), its size and syntax (413/400, problem+json like every
+// other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
+// plain-text answers (missing body, CSRF) cannot occur.
+import express, { type RequestHandler, type Response } from 'express';
+import type { Pool } from 'pg';
+import { GRAPHQL_SCOPES } from '../auth/api-keys.ts';
+import { principalFromHeader, requireAnyScope } from '../auth/bearer.ts';
+import { AppError, toAppError } from '../errors.ts';
+
+function sendGraphQLError(res: Response, error: AppError): void {
+  res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
+}
+
+export function graphqlGate(deps: { pool: Pool; maxBodyBytes: number }): RequestHandler[] {
+  const authorize: RequestHandler = async (req, res, next) => {
+    try {
+      const principal = await principalFromHeader(deps.pool, req.get('authorization'));
+      requireAnyScope(principal, GRAPHQL_SCOPES);
+      req.principal = principal;
+    } catch (error) {
+      // 401, 403, and 503 while the database is unreachable; anything else is a bug, logged here.
+      const appError = toAppError(error);
+      if (appError.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error as Error }, 'unhandled error');
+      return sendGraphQLError(res, appError);
+    }
+    next();
+  };
+  const requireJson: RequestHandler = (req, _res, next) => {
+    if (req.is('application/json')) return next();
+    next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: send "Content-Type: application/json"'));
+  };
+  return [authorize, requireJson, express.json({ limit: deps.maxBodyBytes })];
+}

@@ -1,0 +1,115 @@
+// Bounds on what one GraphQL request may cost, checked after validation and before anything runs:
+// depth and aliases (graphql-armor's rules), and an estimated cost (graphql-query-complexity) in
+// which a paged list costs its `limit` times what is selected under it, so aliases and list sizes
+// both count. A last bound caps the serialized response. Every refusal is QUERY_TOO_COMPLEX.
+import type { ApolloServerPlugin } from '@apollo/server';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import {
+  type FormattedExecutionResult,
+  getNullableType,
+  GraphQLError,
+  type GraphQLField,
+  type GraphQLSchema,
+  isListType,
+  isObjectType,
+  type ValidationRule,
+  validate,
+} from 'graphql';
+import { type ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../http/paging.ts';
+import type { GraphQLContext } from './resolvers.ts';
+
+export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number };
+
+// Lists without paging (a record's sessions, the schema's types in introspection) are priced at an
+// assumed size: enough to make nested introspection lists expensive, small against real pages.
+const UNPAGED_LIST_SIZE = 10;
+// Guards the estimate itself: fragments spread inside fragments multiply the nodes to visit.
+const MAX_QUERY_NODES = 10_000;
+
+export const tooComplex = (detail: string): GraphQLError =>
+  new GraphQLError(detail, { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } });
+
+const takesLimit = (field: GraphQLField<unknown, unknown>) => field.args.some((a) => a.name === 'limit');
+
+/**
+ * A field taking `limit` (a list, or a page object such as LearningOpportunityPage) costs its limit
+ * times its selection; the lists of a page object are then counted once, not again.
+ */
+function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
+  const pageTypes = new Set<string>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const returned = getNullableType(field.type);
+      if (takesLimit(field) && isObjectType(returned)) pageTypes.add(returned.name);
+    }
+  }
+  return ({ type, field, args, childComplexity }) => {
+    if (takesLimit(field)) {
+      // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
+      const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), PAGE_LIMIT_MAX) : PAGE_LIMIT_DEFAULT;
+      return 1 + limit * childComplexity;
+    }
+    if (!isListType(getNullableType(field.type))) return undefined;
+    return 1 + (pageTypes.has(type.name) ? 1 : UNPAGED_LIST_SIZE) * childComplexity;
+  };
+}
+
+export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloServerPlugin<GraphQLContext> {
+  // armor's rules throw by default; reported instead, they come back from validate() like any rule's.
+  const report = { propagateOnRejection: false, onReject: [(ctx: { reportError: (e: GraphQLError) => void } | null, error: GraphQLError) => ctx?.reportError(error)] };
+  const shapeRules: ValidationRule[] = [
+    maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...report }),
+    // Every alias counts, also of __typename (armor lets those through by default).
+    maxAliasesRule({ n: limits.maxAliases, allowList: [], ...report }),
+  ];
+  const estimators = [pagedEstimator(schema), simpleEstimator({ defaultComplexity: 1 })];
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, request, operation, operationName }) {
+          // graphql-js validates a subscription against a schema without one and only fails in
+          // execution, with an error Apollo labels INTERNAL_SERVER_ERROR; it cannot be priced either.
+          if (operation && !schema.getRootType(operation.operation)) {
+            throw new GraphQLError(`This API has no ${operation.operation} operations`, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+          }
+          const [shapeError] = validate(schema, document, shapeRules);
+          if (shapeError) throw tooComplex(shapeError.message.replace(/^Syntax Error: /, ''));
+          let cost: number;
+          try {
+            cost = getComplexity({ schema, query: document, variables: request.variables ?? {}, operationName: operationName ?? undefined, estimators, maxQueryNodes: MAX_QUERY_NODES });
+          } catch (error) {
+            if (error instanceof GraphQLError && /maximum allowed number of nodes/.test(error.message)) throw tooComplex(`The query has more than ${MAX_QUERY_NODES} fields once its fragments are expanded`);
+            return; // invalid variables: execution reports them as BAD_USER_INPUT
+          }
+          if (cost > limits.maxCost) {
+            throw tooComplex(`The query costs ${cost}, more than the limit of ${limits.maxCost}: ask for fewer records (limit), fields or aliases per request`);
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Apollo's stringifyResult: the response as JSON, or a QUERY_TOO_COMPLEX error instead when it is
+ * larger than `maxBytes` (or too large for a string at all, which JSON.stringify reports as a RangeError).
+ */
+export function stringifyWithin(maxBytes: number): (value: FormattedExecutionResult) => string {
+  const refusal = JSON.stringify({
+    errors: [{ message: `The response would be larger than ${maxBytes} bytes: ask for fewer records or fields per request`, extensions: { code: 'QUERY_TOO_COMPLEX' } }],
+    data: null,
+  });
+  return (value) => {
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch (error) {
+      if (error instanceof RangeError) return refusal;
+      throw error;
+    }
+    return text.length > maxBytes || Buffer.byteLength(text) > maxBytes ? refusal : text;
+  };
+}

