@@ -32,7 +32,6 @@ export type AttemptRecorder = {
 const MAX_BATCH = 500;
 /** Settling statements at once: a second one keeps the group commit going while the first waits on the server. */
 const SETTLERS = 2;
-const S = { ms: 0, n: 0, items: 0 };
 
 export function createAttemptRecorder(deps: {
   pool: Pool;

@@ -1,6 +1,5 @@
 // Helpers for the operations tests: the webhook queues (pg-boss schema) in the suite's database,
 // an API whose log lines are captured, and a scratch database without any of the service's tables.
-import { loadConfig } from '../../src/config.ts';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
