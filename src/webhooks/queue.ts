@@ -8,8 +8,10 @@
 //
 // pg-boss's public API is used for starting, queues, inserting and fetching. Raw SQL on
 // pgboss.job is kept to what the API cannot do in one round trip or at all (settling with the
-// attempt row, handing fetched jobs back uncounted, dead-letter reads); test/webhooks/boss-schema.test.ts
-// fails when pg-boss's schema or behaviour moves away from what these statements assume.
+// attempt row, handing fetched jobs back uncounted, dead-letter reads joined with our tables, a
+// receiver's jobs); test/webhooks/boss-schema.test.ts fails when pg-boss's schema or behaviour
+// moves away from what these statements assume. (The /metrics and /readyz reads in src/http/
+// still query pgboss tables themselves.)
 import type { Pool, PoolClient } from 'pg';
 import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
@@ -293,4 +295,16 @@ export async function takeDeadLetters(client: PoolClient, receiverId: string | n
 export async function countDeadLetters(pool: Pool, receiverId: string | null): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`, [receiverId]);
   return Number(rows[0]?.n ?? 0);
+}
+
+/** Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many. */
+export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
+  // pg-boss installs its schema on its first start; before that there is nothing to remove.
+  const { rows: installed } = await db.executeSql(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  if (installed.length === 0) return 0;
+  const { rows } = await db.executeSql(
+    `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
+    [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
+  );
+  return rows[0].n as number;
 }

@@ -2,10 +2,11 @@
 // without its secret (`hasSecret` only).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { fromKysely } from 'pg-boss';
 import { badInput, notFound } from '../errors.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
 import { Receiver } from './entities.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, BOSS_SCHEMA } from './queue.ts';
+import { removeReceiverJobs } from './queue.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
 export type ReceiverInfo = { id: string; url: string; hasSecret: boolean; eventTypes: EventType[]; enabled: boolean; createdAt: string };
@@ -61,16 +62,8 @@ export async function removeReceiver(em: EntityManager, id: string): Promise<Rec
     const receiver = await tx.findOne(Receiver, { id });
     if (!receiver) throw notFound(`Receiver ${id}`);
     const info = present(receiver);
-    const execute = (sql: string, params: unknown[] = []) => tx.getConnection().execute<Record<string, unknown>[]>(sql, params, 'all', tx.getTransactionContext());
-    // pg-boss installs its schema on its first start; before that there is nothing to remove.
-    const [{ installed } = {}] = await execute(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`);
-    const jobs = installed
-      ? await execute(
-          `with removed as (delete from ${BOSS_SCHEMA}.job where name in (?, ?) and state < 'active' and data->>'receiverId' = ? returning 1) select count(*) as n from removed`,
-          [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, id],
-        )
-      : [];
+    const removedJobs = await removeReceiverJobs(fromKysely(tx.getKysely()), id);
     await tx.nativeDelete(Receiver, { id });
-    return { ...info, removedJobs: Number(jobs[0]?.n ?? 0) };
+    return { ...info, removedJobs };
   });
 }
