@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # Production image. There is no build step: Node 24 runs the TypeScript sources directly (type
-# stripping), so the image holds src/, migrations/, schema/ and the production dependencies.
+# stripping), so the image holds src/, migrations/, schema/, the sources of the consumer packages
+# the service imports (packages/: the webhook contract lives in the receiver kit) and the
+# production dependencies.
 #
 # The `node` devDependency pins Node 24 for npm scripts on machines whose system Node is older; it
 # is not installed here: the base image's own Node 24 runs the service (`node src/main.ts`).
@@ -9,6 +11,9 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces' manifests: npm ci links them and installs their dependencies.
+COPY packages/client/package.json ./packages/client/
+COPY packages/receiver-kit/package.json ./packages/receiver-kit/
 # --omit=dev       no node@24 package, no test and lint tooling
 # --ignore-scripts  no install script is needed at run time: the one of the embedded PostgreSQL
 #                   binaries only prepares them for starting a cluster, which a container never
@@ -27,6 +32,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY schema ./schema
 COPY migrations ./migrations
+COPY packages ./packages
 COPY src ./src
 # The base image's unprivileged user (uid 1000).
 USER node

@@ -5,6 +5,7 @@ import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
+import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
@@ -35,10 +36,11 @@ export function createApp(deps: AppDeps): Express {
   // request a few microseconds. Their paths are disjoint from the ones below and each checks its
   // own key, so the order changes nothing else.
   app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
-  // Operations endpoints and the OpenAPI document need no key.
+  // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
+  app.use(docsRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
   app.post('/graphql', ...graphqlGate({ pool: deps.pool, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);

@@ -1,5 +1,5 @@
 // First-start demo for the embedded database: a seeded catalog and a demo key, kept under DATA_DIR
-// so that later starts print the same key. Never used with DATABASE_URL.
+// so that later starts print the same key. Never used with DATABASE_URL or NODE_ENV=production.
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';

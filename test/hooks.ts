@@ -1,26 +1,46 @@
-// Root hooks: one PostgreSQL and one migrated database for the whole run; every test builds its
-// own data through the factories in support/.
+// Mocha hooks (.mocharc.json requires this file). Global set-up, once per run in the main process:
+// one PostgreSQL server and a migrated template database. Root hooks, once per test file in
+// parallel mode (once per run in serial mode): a clone of the template that only this file's
+// tests use, reached through testDb().
 import { connectDatabase, type Database } from '../src/database.ts';
-import { startTestPostgres, type TestServer } from './support/database.ts';
+import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
+
+// How the main process tells the workers where the template is (they inherit its environment).
+const SERVER_ENV = 'LODS_TEST_POSTGRES';
 
 let server: TestServer | null = null;
 let database: Database | null = null;
+let dropDatabase: (() => Promise<void>) | null = null;
 
-/** The suite's migrated database (available inside tests and hooks). */
+/** This test file's migrated database (available inside tests and hooks). */
 export function testDb(): Database {
   if (!database) throw new Error('test database not started (root hooks did not run)');
   return database;
 }
 
+export async function mochaGlobalSetup(): Promise<void> {
+  server = await startTestPostgres();
+  process.env[SERVER_ENV] = JSON.stringify({ adminUrl: server.adminUrl, template: server.template });
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await server?.stop();
+}
+
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(60_000);
-    server = await startTestPostgres();
-    database = await connectDatabase(server.url, { poolMax: 10, connectTimeoutMs: 3000, migrate: true });
+    const shared = process.env[SERVER_ENV];
+    if (!shared) throw new Error(`${SERVER_ENV} unset: the global set-up of test/hooks.ts did not run`);
+    const clone = await cloneTestDatabase(JSON.parse(shared) as { adminUrl: string; template: string });
+    dropDatabase = clone.drop;
+    database = await connectDatabase(clone.url, { poolMax: 10, connectTimeoutMs: 3000, migrate: false });
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
     await database?.close();
-    await server?.stop();
+    database = null;
+    await dropDatabase?.();
+    dropDatabase = null;
   },
 };

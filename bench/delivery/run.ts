@@ -25,7 +25,7 @@ import { seedCatalog } from '../../src/catalog/seed.ts';
 import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
-import { startScratchPostgres } from '../../src/db/scratch-postgres.ts';
+import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { type BaselineBody, runBaseline } from './baseline.ts';
 import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
 import { type Producer, startServiceSide } from './service-run.ts';

@@ -1,5 +1,5 @@
 // API keys: only a SHA-256 hash of the key is stored; the key itself is shown once at creation.
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 export const ApiKey = defineEntity({
   name: 'ApiKey',
@@ -16,5 +16,4 @@ export const ApiKey = defineEntity({
   },
 });
 
-export type IApiKey = InferEntity<typeof ApiKey>;
 export const apiKeyEntities = [ApiKey];

@@ -104,10 +104,5 @@ export const Accolade = defineEntity({
 
 export const LearningOpportunity = LearningOpportunitySchema;
 export type ILearningOpportunity = InferEntity<typeof LearningOpportunity>;
-export type ISession = InferEntity<typeof Session>;
-export type IDeadline = InferEntity<typeof Deadline>;
-export type IFaq = InferEntity<typeof Faq>;
-export type IExternalReview = InferEntity<typeof ExternalReview>;
-export type IAccolade = InferEntity<typeof Accolade>;
 
 export const catalogEntities = [LearningOpportunity, Session, Deadline, Faq, ExternalReview, Accolade];

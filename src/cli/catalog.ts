@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { rerenderCatalog } from '../catalog/rerender.ts';
-import { output, positiveInt, progress, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { output, progress, withDatabase } from './run.ts';
 
 export function registerCatalogCommands(program: Command, config: Config): void {
   const catalog = program.command('catalog').description('the stored catalog');

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
-import { output, positiveInt, progress, table, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { output, progress, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
 const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));

@@ -5,7 +5,8 @@ import { parseId } from '../catalog/input.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
 import { listStoredEvents } from '../webhooks/attempt-reads.ts';
 import { redeliverEvent } from '../webhooks/redeliver.ts';
-import { CliError, output, positiveInt, table, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { CliError, output, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
 export function registerEventCommands(program: Command, config: Config): void {

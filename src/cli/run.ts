@@ -66,14 +66,6 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   return [line(columns), ...cells.map(line)].join('\n');
 }
 
-/** A positive integer option (at most `max`), or a CliError with exit code 2. */
-export function positiveInt(name: string, value: string, max = 999_999_999): number {
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
-    throw new CliError(`${name} must be a positive integer${max < 999_999_999 ? ` (at most ${max})` : ''}, got "${value}"`, 2);
-  }
-  return Number(value);
-}
-
 /** Progress on stderr (so that --json stdout stays parseable). */
 export function progress(message: string): void {
   if (process.stderr.isTTY) process.stderr.write(`\r${message}`);

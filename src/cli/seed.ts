@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { seedCatalog } from '../catalog/seed.ts';
-import { output, positiveInt, progress, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { output, progress, withDatabase } from './run.ts';
 
 export function registerSeedCommand(program: Command, config: Config): void {
   program

@@ -12,9 +12,9 @@ import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
 import type { Config } from '../config.ts';
-import { createCatalogClient } from '../client/catalog-client.ts';
-import { CatalogHttpError, CatalogNetworkError } from '../client/errors.ts';
-import { walk, type WalkResult } from '../client/walk.ts';
+import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
+import { CatalogHttpError, CatalogNetworkError } from '../../packages/client/src/errors.ts';
+import { walk, type WalkResult } from '../../packages/client/src/walk.ts';
 import { CliError, output, progress } from './run.ts';
 
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };

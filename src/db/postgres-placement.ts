@@ -71,7 +71,8 @@ export async function placeCluster(ids: PostgresIdentity, preferred: string): Pr
   await mkdir(dirname(wanted), { recursive: true });
   if (!ids || canReach(ids, dirname(wanted))) return wanted;
   const home = join(await runtimeDir(ids), `cluster-${keyOf(wanted)}`);
-  await mkdir(home, { recursive: true, mode: 0o755 });
+  await mkdir(home, { recursive: true });
+  await chmod(home, 0o755); // whatever the umask: PostgreSQL must pass through it
   return join(home, 'pg');
 }
 
@@ -125,7 +126,8 @@ function keyOf(path: string): string {
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
-  await mkdir(to, { mode: 0o755 });
+  await mkdir(to);
+  await chmod(to, 0o755); // whatever the umask (files keep their modes: hard links, or copyFile)
   for (const entry of await readdir(from, { withFileTypes: true })) {
     const [source, target] = [join(from, entry.name), join(to, entry.name)];
     if (entry.isDirectory()) await copyTree(source, target);

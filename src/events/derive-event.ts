@@ -1,13 +1,10 @@
 // Which event, if any, a change emits: the table of CONTRACT.md section 5, in one place.
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../packages/receiver-kit/src/event.ts';
 import type { Status } from '../catalog/record.ts';
 
-export const EVENT_TYPES = [
-  'LEARNING_OPPORTUNITY_PUBLISHED',
-  'LEARNING_OPPORTUNITY_UPDATED',
-  'LEARNING_OPPORTUNITY_ARCHIVED',
-  'LEARNING_OPPORTUNITY_DELETED',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** The event types are part of the webhook contract, declared once in the receiver kit. */
+export const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
+export type EventType = WebhookEventType;
 
 /** A record as a public consumer could see it at one moment; null when it does not exist. */
 export type Snapshot = { status: Status; doc: string } | null;

@@ -1,5 +1,5 @@
 // The event store: one row per publicly observable change, with the exact body bytes delivered.
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 export const Event = defineEntity({
   name: 'Event',
@@ -13,5 +13,4 @@ export const Event = defineEntity({
   },
 });
 
-export type IEvent = InferEntity<typeof Event>;
 export const eventEntities = [Event];

@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import express from 'express';
-import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '../receiver-kit/index.ts';
+import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 
 export type StoreState = {
   records: Record<string, LearningOpportunitySnapshot>;

@@ -17,7 +17,7 @@ import {
   validate,
 } from 'graphql';
 import { type ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../http/paging.ts';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number };

@@ -4,7 +4,7 @@ import { requireScope } from '../auth/bearer.ts';
 import type { CatalogWrites } from '../catalog/catalog-writes.ts';
 import { parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
-import { parsePagingArgs } from '../http/paging.ts';
+import { parsePagingArgs } from '../paging.ts';
 
 export type GraphQLContext = { principal: Principal };
 type Args = Record<string, unknown>;

@@ -12,7 +12,7 @@ import { parseId } from '../catalog/input.ts';
 import { type CatalogReads, type Keyed, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import { methodNotAllowed } from './problem.ts';
-import { parsePagingQuery } from './paging.ts';
+import { parsePagingQuery } from '../paging.ts';
 
 // Set with setHeader: res.type() would look the full type up in the mime table on every request.
 export const JSON_TYPE = 'application/json; charset=utf-8';

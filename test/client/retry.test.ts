@@ -2,9 +2,9 @@
 // and what a caller gets back when it gives up.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createCatalogClient, type CatalogClientOptions } from '../../src/client/catalog-client.ts';
-import { CatalogHttpError, CatalogNetworkError, CatalogResponseError } from '../../src/client/errors.ts';
-import { parseRetryAfter, type RetryInfo } from '../../src/client/request.ts';
+import { createCatalogClient, type CatalogClientOptions } from '../../packages/client/src/catalog-client.ts';
+import { CatalogHttpError, CatalogNetworkError, CatalogResponseError } from '../../packages/client/src/errors.ts';
+import { parseRetryAfter, type RetryInfo } from '../../packages/client/src/request.ts';
 import { fakeRecord, resetConnection, type ScriptedServer, sendJson, sendProblem, startScriptedServer } from './fake-servers.ts';
 
 const ID = '0b6f3f0e-4c2a-4d4e-9a57-3f1a2b3c4d5e';

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { createCatalogClient, type CatalogClient } from '../../src/client/catalog-client.ts';
-import { walk } from '../../src/client/walk.ts';
+import { createCatalogClient, type CatalogClient } from '../../packages/client/src/catalog-client.ts';
+import { walk } from '../../packages/client/src/walk.ts';
 import type { Api } from '../../src/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';

@@ -7,7 +7,7 @@ import { renderRecord, type LearningOpportunityRecord } from '../../src/catalog/
 import { createCatalogReads } from '../../src/catalog/read-model.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { openApiRoutes } from '../../src/http/openapi.ts';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/http/paging.ts';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/paging.ts';
 import { problemType } from '../../src/http/problem.ts';
 import { v1Router } from '../../src/http/v1-routes.ts';
 import type { Api } from '../../src/service.ts';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
-import { MemorySeenStore, type WebhookEvent, type WebhookReceiverOptions, webhookReceiver } from '../../src/receiver-kit/index.ts';
+import { MemorySeenStore, type WebhookEvent, type WebhookReceiverOptions, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 
 // Signed here independently of the kit (the algorithm of SPEC.md section 6), so that a mistake in
 // the kit's own signer cannot hide a mistake in its verifier.

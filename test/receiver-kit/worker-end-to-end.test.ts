@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import express from 'express';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig } from '../../src/config.ts';
-import { type WebhookEvent, verifyDelivery, webhookReceiver } from '../../src/receiver-kit/index.ts';
+import { type WebhookEvent, verifyDelivery, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';

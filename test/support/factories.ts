@@ -49,7 +49,7 @@ export async function createRecord(writes: CatalogWrites, overrides: Record<stri
   return JSON.parse(doc) as Record<string, unknown> & { id: string; updatedAt: string };
 }
 
-/** Empties the catalog (through DELETE, so that the count triggers keep totalCount right). */
+/** Empties this test file's catalog (through DELETE, so that the count triggers keep totalCount right). */
 export async function resetCatalog(): Promise<void> {
   await testDb().pool.query('delete from learning_opportunity');
 }

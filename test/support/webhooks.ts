@@ -57,7 +57,7 @@ export async function startWebhookStack(options: { config?: Partial<WebhookConfi
   };
 }
 
-/** Removes every receiver (and their attempts) and every delivery job and dead letter. */
+/** Removes every receiver (and their attempts), delivery job and dead letter of this test file's database. */
 export async function resetWebhooks(db: Database = testDb()): Promise<void> {
   await db.pool.query('delete from receiver');
   const queues = await db.pool.query(`select 1 from information_schema.tables where table_schema = $1 and table_name = 'job'`, [BOSS_SCHEMA]);

@@ -1,5 +1,5 @@
 // limit/offset parsing shared by REST and GraphQL: never clamped, every bad value named.
-import { badInput, type InvalidParam } from '../errors.ts';
+import { badInput, type InvalidParam } from './errors.ts';
 
 export const PAGE_LIMIT_DEFAULT = 20;
 export const PAGE_LIMIT_MAX = 100;

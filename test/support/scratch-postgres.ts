@@ -5,8 +5,8 @@ import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from './embedded-postgres.ts';
-import { postgresIdentity, scratchParent } from './postgres-placement.ts';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
+import { postgresIdentity, scratchParent } from '../../src/db/postgres-placement.ts';
 
 export type ScratchPostgres = { url: string; description: string; stop: () => Promise<void> };
 
@@ -40,13 +40,28 @@ export async function startScratchPostgres(options: { serverUrl: string | undefi
 async function createScratchDatabase(serverUrl: string, prefix: string): Promise<ScratchPostgres> {
   const name = `${prefix.replace(/\W/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await adminQuery(serverUrl, `create database ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const url = databaseUrl(serverUrl, name);
   return {
-    url: url.toString(),
-    description: `scratch database ${name} on ${url.host}`,
+    url,
+    description: `scratch database ${name} on ${new URL(url).host}`,
     stop: () => adminQuery(serverUrl, `drop database if exists ${name} with (force)`),
   };
+}
+
+/** The URL of database `name` on the server of `url`. */
+export function databaseUrl(url: string, name: string): string {
+  const next = new URL(url);
+  next.pathname = `/${name}`;
+  return next.toString();
+}
+
+/**
+ * Creates database `name` as a copy of `template` (which nobody may be connected to) on the server
+ * of `adminUrl` (a URL of another database there); returns its URL and how to drop it.
+ */
+export async function cloneDatabase(adminUrl: string, template: string, name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  await adminQuery(adminUrl, `create database ${name} template ${template}`);
+  return { url: databaseUrl(adminUrl, name), drop: () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`) };
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {

@@ -1,0 +1,31 @@
+// The public /v1 shapes as a consumer sees them (CONTRACT.md section 1): plain JSON, timestamps as
+// strings. The record's types are generated from the service's record schema (record-types.ts,
+// `npm run generate`), so the client has no dependency on the service's internals at run time.
+// New fields may appear in v1 at any time (additive changes); a consumer ignores the ones it does
+// not know.
+import type { Deadline, LearningOpportunity } from './record-types.ts';
+
+export type * from './record-types.ts';
+
+export type DeadlineType = Deadline['type'];
+/** REST shows only PUBLISHED records; ARCHIVED appears in ARCHIVED event snapshots. */
+export type LearningOpportunityStatus = LearningOpportunity['status'];
+
+export type Pagination = { totalCount: number; limit: number; offset: number };
+
+/** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
+export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };
+
+export type InvalidParam = { name: string; reason: string };
+
+/** RFC 7807 problem details, as the service sends them with every non-2xx response. */
+export type ProblemDetails = {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  /** Present on 400 responses: every rejected parameter with the reason. */
+  invalidParams?: InvalidParam[];
+  [member: string]: unknown;
+};
