@@ -10,9 +10,10 @@
 //   await boss.stop({ graceful: true });
 //
 // `config` is Config['webhooks'] (tests pass their own object with small timings). `pool` is the
-// service's pg pool (db.pool). pg-boss is reached only through queue.ts. Any number of workers (processes) may run against one database.
+// service's pg pool (db.pool). pg-boss is reached only through queue.ts. Any number of workers
+// (processes) may run against one database.
 //
-// How it works: a pump keeps up to WORKER_CONCURRENCY requests in flight, at most
+// How it works: up to WORKER_CONCURRENCY requests are in flight, at most
 // WEBHOOK_CONCURRENCY_PER_RECEIVER of them to one receiver, with a short per-receiver queue of
 // fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
 // share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
