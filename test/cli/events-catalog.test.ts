@@ -11,7 +11,8 @@ import type { Api } from '../../src/service.ts';
 type EventRow = { id: string; type: string; resourceId: string; occurredAt: string };
 
 describe('events list and catalog rerender commands', function () {
-  this.timeout(60_000);
+  // Each command is a Node process loading the ORM: seconds each on a busy machine.
+  this.timeout(180_000);
   let api: Api;
   let first: string;
   let second: string;
@@ -32,19 +33,13 @@ describe('events list and catalog rerender commands', function () {
     // (Other test files' events share the database: only the order is checked here.)
     expect(events.map((e) => e.occurredAt)).to.deep.equal(events.map((e) => e.occurredAt).toSorted().reverse());
 
-    const ofFirst = json<EventRow[]>((await cli('events', 'list', '--resource', first, '--json')).stdout);
-    expect(ofFirst.map((e) => e.type)).to.deep.equal(['LEARNING_OPPORTUNITY_ARCHIVED', 'LEARNING_OPPORTUNITY_PUBLISHED']);
     const published = json<EventRow[]>((await cli('events', 'list', '--resource', first, '--type', 'LEARNING_OPPORTUNITY_PUBLISHED', '--json')).stdout);
-    expect(published.map((e) => e.type)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
-    const newest = json<EventRow[]>((await cli('events', 'list', '--resource', first, '--limit', '1', '--json')).stdout);
-    expect(newest.map((e) => e.type)).to.deep.equal(['LEARNING_OPPORTUNITY_ARCHIVED']);
-    const ofType = json<EventRow[]>((await cli('events', 'list', '--type', 'LEARNING_OPPORTUNITY_ARCHIVED', '--json')).stdout);
-    expect(ofType.length).to.be.at.least(1);
-    expect(ofType.every((e) => e.type === 'LEARNING_OPPORTUNITY_ARCHIVED')).to.equal(true);
-
-    const text = await cli('events', 'list', '--resource', second);
+    expect(published.map((e) => [e.type, e.resourceId])).to.deep.equal([['LEARNING_OPPORTUNITY_PUBLISHED', first]]);
+    // Text output, the newest of the record's two events only.
+    const text = await cli('events', 'list', '--resource', first, '--limit', '1');
+    expect(text.code, text.stderr).to.equal(0);
     expect(text.stdout).to.match(/^id\s+type\s+resourceId\s+occurredAt\n/);
-    expect(text.stdout).to.include(second);
+    expect(text.stdout).to.include('LEARNING_OPPORTUNITY_ARCHIVED').and.not.include('LEARNING_OPPORTUNITY_PUBLISHED');
   });
 
   it('refuses bad arguments with exit 2 and a message', async () => {
