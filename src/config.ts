@@ -35,6 +35,10 @@ const schema = z.object({
   WEBHOOK_POLL_INTERVAL_MS: int(10, 60_000).default(1000),
   PGBOSS_POOL_MAX: int(1, 100).default(4),
   PGBOSS_MAINTENANCE_INTERVAL_SECONDS: int(1, 86_400).default(300),
+  // Receiver management: signing secrets at rest and automatic disabling (issue 10).
+  SECRET_ENCRYPTION_KEY: z.string().optional(),
+  SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
+  WEBHOOK_DISABLE_AFTER_HOURS: int(0, 100_000).default(120),
   // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
@@ -51,6 +55,20 @@ const schema = z.object({
   LODS_BASE_URL: z.string().optional(),
   LODS_API_KEY: z.string().optional(),
 });
+
+/** A 32-byte AES key given as base64; `undefined` when absent. */
+function secretKey(name: string, value: string | undefined, problems: string[]): Buffer | undefined {
+  if (value === undefined) return undefined;
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32 || key.toString('base64') !== value.replace(/\s+$/, '')) {
+    problems.push(`${name}: must be the base64 of exactly 32 bytes (e.g. openssl rand -base64 32)`);
+    return undefined;
+  }
+  return key;
+}
+
+/** The one-line refusal when production runs without a key (also used by the key resolution). */
+export const MISSING_SECRET_KEY = 'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
 
 type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
 
@@ -104,7 +122,11 @@ export type Config = Readonly<{
     bossPoolMax: number;
     /** pg-boss maintenance (deleting old jobs) interval. */
     bossMaintenanceIntervalSeconds: number;
+    /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
+    disableAfterHours: number;
   }>;
+  /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
+  secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
 }>;
 
@@ -131,6 +153,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
   }
+  const keyProblems: string[] = [];
+  const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, keyProblems);
+  const previous = secretKey('SECRET_ENCRYPTION_KEY_PREVIOUS', e.SECRET_ENCRYPTION_KEY_PREVIOUS, keyProblems);
+  if (production && e.SECRET_ENCRYPTION_KEY === undefined) keyProblems.push(MISSING_SECRET_KEY);
+  if (keyProblems.length) throw new ConfigError(keyProblems);
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
@@ -174,7 +201,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
       bossPoolMax: e.PGBOSS_POOL_MAX,
       bossMaintenanceIntervalSeconds: e.PGBOSS_MAINTENANCE_INTERVAL_SECONDS,
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
     }),
+    secretKeys: Object.freeze({ key, previous }),
     demoSeedCount: e.DEMO_SEED_COUNT,
   });
 }

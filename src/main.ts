@@ -9,6 +9,8 @@ import { createLogger } from './logger.ts';
 import { type Api, startApi } from './service.ts';
 import { createFanOut } from './webhooks/fan-out.ts';
 import { startBoss } from './webhooks/queue.ts';
+import { prepareSecrets } from './webhooks/seal-secrets.ts';
+import { resolveSecretKeyring } from './webhooks/secret-keys.ts';
 import { type DeliveryWorker, startDeliveryWorker } from './webhooks/worker.ts';
 
 // npm forwards the terminal's SIGINT to us, so one Ctrl-C under `npm start` arrives twice within
@@ -70,14 +72,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  // Before anything is served: plain secrets sealed, every sealed one openable (seal-secrets.ts).
+  const secrets = await resolveSecretKeyring(config, logger);
+  await prepareSecrets(db.pool, secrets, logger);
+
   // The API needs pg-boss too: a mutation inserts its delivery jobs in its own transaction.
   boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: role !== 'api' });
-  if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger });
+  if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
   if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
 
   // A demo key only on the embedded default of a development start: never on a real database.
   const demoKey = !config.databaseUrl && !config.production ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger }) : null;
-  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }));
+  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }), { boss, secrets, allowPrivateTargets: config.webhooks.allowPrivateTargets });
   announce({ api, config, demoKey, logger });
 }
 

@@ -7,6 +7,7 @@ import { fastGetOne } from './http/fast-lane.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
+import { receiverResolvers } from './graphql/receiver-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
@@ -14,6 +15,7 @@ import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
+import type { ReceiverDeps } from './webhooks/receivers.ts';
 
 export type Api = {
   server: Server;
@@ -33,10 +35,19 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
   return { reads, writes };
 }
 
-export async function startApi(config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>, db: Database, logger: Logger, fanOut: EventFanOut | null = null): Promise<Api> {
+/** What receiver management needs besides the pool (GraphQL receivers:manage); main.ts always passes it. */
+export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
+
+export async function startApi(
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>,
+  db: Database,
+  logger: Logger,
+  fanOut: EventFanOut | null = null,
+  receivers: ReceiverManagement | null = null,
+): Promise<Api> {
   const { reads, writes } = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool })]);
+  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({
     pool: db.pool,

@@ -7,6 +7,7 @@
 //             mutation path).
 //   recorder: the change recorder the mutations call (the event stored with its body, then the
 //             fan-out), for `batch` drafts per transaction: the same events and jobs, produced faster.
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
@@ -15,6 +16,7 @@ import { createCatalog } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { addReceiver } from '../../src/webhooks/receivers.ts';
+import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
 
 export type Producer = 'catalog' | 'recorder';
@@ -33,7 +35,8 @@ export async function startServiceSide(options: { db: Database; config: Config['
   const fanOut = createFanOut({ boss, orm: db.orm });
   const { writes } = createCatalog(db, fanOut);
   const recordChange = createChangeRecorder(fanOut);
-  await addReceiver(db.orm.em.fork(), { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) }, { allowPrivateTargets: true });
+  const secrets = createSecretKeyring({ current: randomBytes(32) });
+  await addReceiver({ pool: db.pool, secrets, allowPrivateTargets: true }, { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) });
 
   async function publishChunk(producer: Producer, chunk: readonly Draft[], committed: CommitTimes): Promise<void> {
     if (producer === 'catalog') {
@@ -72,7 +75,7 @@ export async function startServiceSide(options: { db: Database; config: Config['
   }
 
   const startWorker = async () => {
-    worker ??= await startDeliveryWorker({ boss, pool: db.pool, config, logger });
+    worker ??= await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets });
   };
   const stopWorker = async () => {
     await worker?.stop({ timeoutMs: 5000 });

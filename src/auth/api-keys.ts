@@ -6,10 +6,10 @@ import type { Pool } from 'pg';
 import { badInput, notFound } from '../errors.ts';
 import { ApiKey } from './entities.ts';
 
-export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write'] as const;
+export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write', 'receivers:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 /** Every scope that grants some GraphQL operation: /graphql lets in a key holding any of them. */
-export const GRAPHQL_SCOPES: readonly Scope[] = ['graphql:read', 'catalog:write'];
+export const GRAPHQL_SCOPES: readonly Scope[] = ['graphql:read', 'catalog:write', 'receivers:manage'];
 
 const KEY_PREFIX = 'lods_';
 const KEY_RE = /^lods_[A-Za-z0-9_-]{43}$/;

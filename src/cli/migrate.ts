@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { openDatabase } from '../database.ts';
 import { migrate } from '../db/orm.ts';
+import { prepareSecrets } from '../webhooks/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
 import { cliLogger, output } from './run.ts';
 
 export function registerMigrateCommand(program: Command, config: Config): void {
@@ -11,9 +13,12 @@ export function registerMigrateCommand(program: Command, config: Config): void {
     .description('create the database if missing and apply pending migrations (the service also does this on start)')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const db = await openDatabase(config, cliLogger(config), { schema: 'as-is' });
+      const logger = cliLogger(config);
+      const db = await openDatabase(config, logger, { schema: 'as-is' });
       try {
         const applied = await migrate(db.orm, db.url);
+        // Like the service's start: secrets left in plain text by older versions are sealed now.
+        await prepareSecrets(db.pool, await resolveSecretKeyring(config, logger), logger);
         output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));
       } finally {
         await db.close();

@@ -1,54 +1,97 @@
-// receivers add | list | disable | enable | remove. Secrets are never printed (hasSecret only).
+// receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt. Secrets are
+// never printed (hasSecret only); they go in through a file or stdin rather than the command line.
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
-import { addReceiver, listReceivers, type ReceiverInfo, removeReceiver, setReceiverEnabled } from '../webhooks/receivers.ts';
-import { output, table, withDatabase } from './run.ts';
+import {
+  addReceiver,
+  disableReceiver,
+  enableReceiver,
+  listReceivers,
+  type ReceiverInfo,
+  removeReceiver,
+  rotateReceiverSecret,
+  updateReceiver,
+} from '../webhooks/receivers.ts';
+import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
+import { cliLogger, output, table, withDatabase } from './run.ts';
+import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
+import { withBoss } from './with-boss.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 const describe = (r: ReceiverInfo) =>
-  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : 'disabled'}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+
+/** The pool, the secret keyring and the target policy, as the service has them. */
+async function receiverDeps(config: Config, db: Database) {
+  const secrets = await resolveSecretKeyring(config, cliLogger(config));
+  return { pool: db.pool, secrets, allowPrivateTargets: config.webhooks.allowPrivateTargets };
+}
 
 export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
 
-  receivers
-    .command('add')
-    .description('register a receiver; it gets every later event of its types')
-    .requiredOption('--url <url>', 'http(s) URL the events are POSTed to')
-    .option('--secret <secret>', 'signing secret (16-512 printable characters); deliveries carry x-service-signature')
+  addSecretOptions(
+    receivers
+      .command('add')
+      .description('register a receiver; it gets every later event of its types')
+      .requiredOption('--url <url>', 'http(s) URL the events are POSTed to'),
+    'signing secret; deliveries carry x-service-signature',
+  )
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .option('--json', 'print JSON only')
-    .action(async (opts: { url: string; secret?: string; type: string[]; json?: boolean }) => {
-      const policy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
-      const added = await withDatabase(config, (db) => addReceiver(db.orm.em.fork(), { url: opts.url, secret: opts.secret, types: opts.type }, policy));
+    .action(async (opts: SecretOptions & { url: string; type: string[]; json?: boolean }) => {
+      const secret = await readSecretOption(opts, false);
+      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });
 
   receivers
     .command('list')
-    .description('list receivers (never their secrets)')
+    .description('list receivers (never their secrets), with why a disabled one is disabled and its waiting and dead deliveries')
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withDatabase(config, (db) => listReceivers(db.orm.em.fork()));
-      output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), ['id', 'url', 'enabled', 'hasSecret', 'eventTypes', 'createdAt']));
+      const list = await withDatabase(config, (db) => listReceivers({ pool: db.pool }));
+      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
+      output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), columns));
     });
 
-  for (const [name, enabled, help] of [
-    ['disable', false, 'stop deliveries to a receiver; its waiting deliveries become dead letters'],
-    ['enable', true, 'resume deliveries to a receiver (see deliveries replay-dead for those set aside)'],
-  ] as const) {
-    receivers
-      .command(name)
-      .description(help)
-      .argument('<id>', 'receiver id (see receivers list)')
-      .option('--json', 'print JSON only')
-      .action(async (id: string, opts: { json?: boolean }) => {
-        const changed = await withDatabase(config, (db) => setReceiverEnabled(db.orm.em.fork(), parseId(id), enabled));
-        output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
-      });
-  }
+  receivers
+    .command('update')
+    .description('change a receiver URL and/or its subscription')
+    .argument('<id>', 'receiver id (see receivers list)')
+    .option('--url <url>', 'new http(s) URL')
+    .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
+    .option('--all-types', 'subscribe to every type')
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; json?: boolean }) => {
+      const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
+      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types }));
+      output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
+    });
+
+  receivers
+    .command('disable')
+    .description('stop deliveries to a receiver; its waiting deliveries become dead letters at once')
+    .argument('<id>', 'receiver id (see receivers list)')
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const changed = await withDatabase(config, (db) => withBoss(config, db, (boss) => disableReceiver({ pool: db.pool, boss }, parseId(id))));
+      output(opts.json, changed, () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`);
+    });
+
+  receivers
+    .command('enable')
+    .description('resume deliveries to a receiver and restart its failure clock (see deliveries replay-dead for those set aside)')
+    .argument('<id>', 'receiver id (see receivers list)')
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const changed = await withDatabase(config, (db) => enableReceiver({ pool: db.pool }, parseId(id)));
+      output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
+    });
 
   receivers
     .command('remove')
@@ -56,7 +99,30 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const removed = await withDatabase(config, (db) => removeReceiver(db.orm.em.fork(), parseId(id)));
+      const removed = await withDatabase(config, (db) => removeReceiver({ pool: db.pool }, parseId(id)));
       output(opts.json, removed, () => `Removed receiver ${removed.id} (${removed.url}) and ${removed.removedJobs} waiting deliveries or dead letters.`);
+    });
+
+  addSecretOptions(
+    receivers
+      .command('rotate-secret')
+      .description('replace a receiver signing secret (let the receiver accept both secrets first: see README)')
+      .argument('<id>', 'receiver id (see receivers list)'),
+    'new signing secret',
+  )
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: SecretOptions & { json?: boolean }) => {
+      const secret = (await readSecretOption(opts, true))!;
+      const changed = await withDatabase(config, async (db) => rotateReceiverSecret(await receiverDeps(config, db), parseId(id), secret));
+      output(opts.json, changed, () => `Rotated the secret of receiver ${describe(changed)}.`);
+    });
+
+  receivers
+    .command('reencrypt')
+    .description('seal every stored secret with SECRET_ENCRYPTION_KEY (after a key rotation; then drop SECRET_ENCRYPTION_KEY_PREVIOUS)')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { json?: boolean }) => {
+      const result = await withDatabase(config, async (db) => reencryptSecrets(db.pool, (await receiverDeps(config, db)).secrets));
+      output(opts.json, result, () => `Sealed ${result.resealed} secrets again; ${result.underCurrentKey} are now under key ${result.keyId}.`);
     });
 }

@@ -4,8 +4,9 @@
 // the 2xx); the file store is updated after the response, and the inbox is replayed at start so that
 // nothing acknowledged is lost if the process dies in between.
 //
-// Environment: PORT (4000), HOST (127.0.0.1), WEBHOOK_SECRET (none: unsigned deliveries accepted),
-// RECEIVER_STORE_PATH (./.data/example-receiver.json).
+// Environment: PORT (4000), HOST (127.0.0.1), WEBHOOK_SECRET (required), WEBHOOK_SECRET_PREVIOUS (also
+// accepted, during a rotation), WEBHOOK_ALLOW_UNSIGNED=1 (start without a secret and accept unsigned
+// deliveries: for a receiver registered without one), RECEIVER_STORE_PATH (./.data/example-receiver.json).
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,7 +105,15 @@ export class JsonFileStore {
 
 export type ExampleReceiver = { url: string; server: Server; store: JsonFileStore; idle: () => Promise<void>; close: () => Promise<void> };
 
-export async function startExampleReceiver(options: { port: number; host?: string; secret?: string | null; storePath: string; log?: (line: string) => void }): Promise<ExampleReceiver> {
+export async function startExampleReceiver(options: {
+  port: number;
+  host?: string;
+  /** The secret, or [new, previous] during a rotation. */
+  secret?: string | readonly string[] | null;
+  allowUnsigned?: boolean;
+  storePath: string;
+  log?: (line: string) => void;
+}): Promise<ExampleReceiver> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const store = new JsonFileStore(options.storePath);
   const replayed = await store.open();
@@ -112,6 +121,7 @@ export async function startExampleReceiver(options: { port: number; host?: strin
 
   const receiver = webhookReceiver({
     secret: options.secret,
+    allowUnsigned: options.allowUnsigned,
     store: (event) => store.accept(event),
     process: (event) => {
       const outcome = store.apply(event);
@@ -164,19 +174,15 @@ async function main(): Promise<void> {
   const port = Number(env.PORT ?? 4000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${env.PORT}"`);
   const secret = env.WEBHOOK_SECRET || null;
+  const allowUnsigned = env.WEBHOOK_ALLOW_UNSIGNED === '1' || env.WEBHOOK_ALLOW_UNSIGNED === 'true';
+  if (!secret && !allowUnsigned) {
+    throw new Error('WEBHOOK_SECRET is required (e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)); set WEBHOOK_ALLOW_UNSIGNED=1 to accept unsigned deliveries instead');
+  }
+  const secrets = [secret, env.WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => Boolean(s));
   const storePath = env.RECEIVER_STORE_PATH || './.data/example-receiver.json';
-  const receiver = await startExampleReceiver({ port, host: env.HOST || '127.0.0.1', secret, storePath });
+  const receiver = await startExampleReceiver({ port, host: env.HOST || '127.0.0.1', secret: secrets, allowUnsigned, storePath });
   const url = `${receiver.url}/webhooks`;
-  process.stdout.write(
-    `Example webhook receiver listening on ${url}\n` +
-      `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
-      `Signature check: ${secret ? 'on (WEBHOOK_SECRET)' : 'OFF: set WEBHOOK_SECRET to require signed deliveries, e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)'}\n` +
-      // The service refuses secrets shorter than 16 characters when the receiver is added.
-      (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
-      '\n' +
-      `Register it with the service (the secret is read from your shell, never printed):\n` +
-      `  npm run cli -- receivers add --url ${url}${secret ? ' --secret "$WEBHOOK_SECRET"' : ''}\n\n`,
-  );
+  // Before the banner: a supervisor may signal as soon as it sees it.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(130);
@@ -189,6 +195,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.stdout.write(
+    `Example webhook receiver listening on ${url}\n` +
+      `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
+      `Signature check: ${secret ? `on (WEBHOOK_SECRET${secrets.length > 1 ? ' and WEBHOOK_SECRET_PREVIOUS' : ''})` : 'OFF (WEBHOOK_ALLOW_UNSIGNED=1): unsigned deliveries are accepted'}\n` +
+      // The service refuses secrets shorter than 16 characters when the receiver is added.
+      (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
+      '\n' +
+      `Register it with the service (the secret is read from your shell, never printed or put on a command line):\n` +
+      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ''}\n\n`,
+  );
 }
 
 if (import.meta.main) {

@@ -4,6 +4,7 @@ import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { AppError, ERROR_CODES, toAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { withoutVariableValue } from './variable-values.ts';
 
 // Codes produced by GraphQL/Apollo themselves for malformed requests; their messages are safe.
 const REQUEST_ERROR_CODES = new Set([
@@ -23,7 +24,7 @@ export function formatGraphQLError(logger: Logger) {
     // Request errors of GraphQL itself, and ours raised before resolvers run (authentication).
     // Apollo labels every unknown resolver error INTERNAL_SERVER_ERROR: its message is internal.
     if (!(original instanceof AppError) && typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {
-      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+      return { message: withoutVariableValue(formatted.message, original), locations: formatted.locations, path: formatted.path, extensions: { code } };
     }
     const appError = toAppError(original);
     if (appError.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: original }, 'unhandled GraphQL error');

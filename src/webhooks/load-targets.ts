@@ -1,22 +1,32 @@
 // What a batch of fetched jobs needs to be sent: the stored event bodies and the receivers, read in
-// two plain queries per batch (no ORM on the hot path).
+// two plain queries per batch (no ORM on the hot path). Secrets are opened here, in memory only, for
+// signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
+// sealed at the next start (seal-secrets.ts).
 import type { Pool } from 'pg';
 import type { DeliveryJobData } from './queue.ts';
+import type { SecretKeyring } from './secret-box.ts';
 
 export type EventToSend = { id: string; type: string; body: Buffer };
 export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
-export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[]): Promise<Targets> {
+type ReceiverRow = { id: string; url: string; secret: string | null; secret_ciphertext: Buffer | null; secret_key_id: string | null; enabled: boolean };
+
+export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], secrets: SecretKeyring): Promise<Targets> {
   const eventIds = [...new Set(jobs.map((j) => j.eventId))];
   const receiverIds = [...new Set(jobs.map((j) => j.receiverId))];
   const [events, receivers] = await Promise.all([
     pool.query<{ id: string; type: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, body from event where id = any($1::uuid[])', values: [eventIds] }),
-    pool.query<ReceiverToSend>({ name: 'webhook-load-receivers', text: 'select id, url, secret, enabled from receiver where id = any($1::uuid[])', values: [receiverIds] }),
+    pool.query<ReceiverRow>({
+      name: 'webhook-load-receivers',
+      text: 'select id, url, secret, secret_ciphertext, secret_key_id, enabled from receiver where id = any($1::uuid[])',
+      values: [receiverIds],
+    }),
   ]);
+  const open = (r: ReceiverRow) => (r.secret_ciphertext && r.secret_key_id ? secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id) : r.secret);
   return {
     // Encoded once: these exact bytes are signed and sent.
     events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, body: Buffer.from(e.body, 'utf8') }])),
-    receivers: new Map(receivers.rows.map((r) => [r.id, r])),
+    receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, secret: open(r), enabled: r.enabled }])),
   };
 }

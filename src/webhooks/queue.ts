@@ -154,6 +154,29 @@ export async function enqueueDeliveries(boss: PgBoss, db: Db, deliveries: readon
   );
 }
 
+/** Dead letters through the caller's `db` (e.g. deliveries of a receiver that was just disabled). */
+export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly DeadLetterData[]): Promise<void> {
+  if (letters.length === 0) return;
+  await boss.insert(
+    DEAD_LETTER_QUEUE,
+    letters.map((l) => ({ data: { eventId: l.eventId, receiverId: l.receiverId, attempts: l.attempts, ...(l.reason ? { reason: l.reason } : {}) } satisfies DeadLetterData })),
+    { db },
+  );
+}
+
+/**
+ * Deletes the waiting (not in flight) deliveries of `receiverIds` through `client` (the caller's
+ * transaction) and returns them. A job being fetched concurrently is locked by the fetch (SKIP
+ * LOCKED there), so the delete waits and then skips it as active: sent or taken, never both.
+ */
+export async function takeWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<DeliveryJobData[]> {
+  const { rows } = await client.query<{ data: DeliveryJobData }>(
+    `delete from ${BOSS_SCHEMA}.job where name = $1 and state < 'active' and data->>'receiverId' = any($2::text[]) returning data`,
+    [DELIVERY_QUEUE, receiverIds],
+  );
+  return rows.map((r) => r.data);
+}
+
 /**
  * Puts fetched jobs back as they were before the fetch (created, not counted as a retry: pg-boss
  * counts a claim only when started_on is set), for jobs the worker claimed but will not send now.

@@ -1,22 +1,26 @@
-// Receivers: provisioned by operators (SPEC.md 4.3: no endpoint manages them). A receiver is shown
-// without its secret (`hasSecret` only).
+// Receiver management: one function per operation, used by both the CLI (cli/receivers.ts) and
+// GraphQL (graphql/receiver-resolvers.ts), so that both validate and act alike. Secrets are
+// write-only: sealed (secret-box.ts) before they reach a statement, never returned, logged or put
+// in an error.
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { fromKysely } from 'pg-boss';
+import type { Pool } from 'pg';
+import type { PgBoss } from 'pg-boss';
 import { badInput, notFound } from '../errors.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
-import { Receiver } from './entities.ts';
+import { receiversDisabled } from '../metrics.ts';
+import { inTransaction } from './pg-transaction.ts';
 import { removeReceiverJobs } from './queue.ts';
+import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import type { SecretKeyring } from './secret-box.ts';
+import { setAsideWaitingDeliveries } from './set-aside.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
-export type ReceiverInfo = { id: string; url: string; hasSecret: boolean; eventTypes: EventType[]; enabled: boolean; createdAt: string };
+export type { ReceiverInfo } from './receiver-reads.ts';
+
+export type ReceiverDeps = { pool: Pool; boss: PgBoss; secrets: SecretKeyring; allowPrivateTargets: boolean };
 
 const SECRET_MIN = 16;
 const SECRET_MAX = 512;
-
-function present(r: { id: string; url: string; secret?: string | null; eventTypes: string[]; enabled: boolean; createdAt: Date }): ReceiverInfo {
-  return { id: r.id, url: r.url, hasSecret: Boolean(r.secret), eventTypes: r.eventTypes as EventType[], enabled: r.enabled, createdAt: r.createdAt.toISOString() };
-}
 
 export function parseEventTypes(values: readonly string[]): EventType[] {
   const unknown = values.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
@@ -24,46 +28,101 @@ export function parseEventTypes(values: readonly string[]): EventType[] {
   return [...new Set(values)] as EventType[];
 }
 
-function parseSecret(secret: string | undefined): string | null {
-  if (secret === undefined) return null;
+export function parseSecret(secret: string): string {
   if (secret.length < SECRET_MIN || secret.length > SECRET_MAX || !/^[\x21-\x7e]+$/.test(secret)) {
     throw badInput([{ name: 'secret', reason: `must be ${SECRET_MIN} to ${SECRET_MAX} printable ASCII characters without spaces` }]);
   }
   return secret;
 }
 
-export async function addReceiver(em: EntityManager, input: { url: string; secret?: string; types?: readonly string[] }, policy: { allowPrivateTargets: boolean }): Promise<ReceiverInfo> {
-  const url = parseReceiverUrl(input.url, policy);
-  const secret = parseSecret(input.secret);
-  const eventTypes = parseEventTypes(input.types ?? []);
-  const receiver = em.create(Receiver, { id: randomUUID(), url, secret, eventTypes, enabled: true, createdAt: new Date() });
-  await em.flush();
-  return present(receiver);
-}
-
-export async function listReceivers(em: EntityManager): Promise<ReceiverInfo[]> {
-  return (await em.find(Receiver, {}, { orderBy: { createdAt: 'asc', id: 'asc' } })).map(present);
-}
-
-export async function setReceiverEnabled(em: EntityManager, id: string, enabled: boolean): Promise<ReceiverInfo> {
-  const receiver = await em.findOne(Receiver, { id });
+async function one(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
+  const [receiver] = await readReceivers(deps.pool, id);
   if (!receiver) throw notFound(`Receiver ${id}`);
-  receiver.enabled = enabled;
-  await em.flush();
-  return present(receiver);
+  return receiver;
+}
+
+export async function listReceivers(deps: Pick<ReceiverDeps, 'pool'>): Promise<ReceiverInfo[]> {
+  return await readReceivers(deps.pool, null);
+}
+
+/** One receiver, or null when there is none. */
+export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo | null> {
+  return (await readReceivers(deps.pool, id))[0] ?? null;
+}
+
+export async function addReceiver(
+  deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
+  input: { url: string; secret?: string | null; types?: readonly string[] },
+): Promise<ReceiverInfo> {
+  const url = parseReceiverUrl(input.url, deps);
+  const secret = input.secret === undefined || input.secret === null ? null : parseSecret(input.secret);
+  const eventTypes = parseEventTypes(input.types ?? []);
+  const id = randomUUID();
+  const sealed = secret === null ? null : deps.secrets.seal(secret, id);
+  await deps.pool.query(
+    `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at) values ($1, $2, $3, $4, $5, true, now())`,
+    [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes],
+  );
+  return await one(deps, id);
+}
+
+/** Changes the URL and/or the subscribed types (an empty list = every type); deliveries already queued keep going. */
+export async function updateReceiver(
+  deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets'>,
+  id: string,
+  input: { url?: string | null; types?: readonly string[] | null },
+): Promise<ReceiverInfo> {
+  const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
+  const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
+  const { rowCount } = await deps.pool.query(`update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types) where id = $1`, [id, url, eventTypes]);
+  if (!rowCount) throw notFound(`Receiver ${id}`);
+  return await one(deps, id);
+}
+
+/** Seals a new signing secret; the next attempt of every delivery is signed with it. */
+export async function rotateReceiverSecret(deps: Pick<ReceiverDeps, 'pool' | 'secrets'>, id: string, secret: string): Promise<ReceiverInfo> {
+  const sealed = deps.secrets.seal(parseSecret(secret), id);
+  const { rowCount } = await deps.pool.query(`update receiver set secret_ciphertext = $2, secret_key_id = $3, secret = null where id = $1`, [id, sealed.ciphertext, sealed.keyId]);
+  if (!rowCount) throw notFound(`Receiver ${id}`);
+  return await one(deps, id);
+}
+
+/**
+ * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (replayable
+ * after `enable`). Disabling a disabled receiver changes nothing (it keeps its first reason).
+ */
+export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool' | 'boss'>, id: string): Promise<ReceiverInfo & { setAside: number }> {
+  const { setAside, wasEnabled } = await inTransaction(deps.pool, async (client, db) => {
+    const { rows } = await client.query<{ was_enabled: boolean }>(
+      `update receiver r set enabled = false, disabled_reason = coalesce(r.disabled_reason, 'manual'), disabled_at = coalesce(r.disabled_at, now())
+         from (select id, enabled as was_enabled from receiver where id = $1 for no key update) old
+        where r.id = old.id returning old.was_enabled`,
+      [id],
+    );
+    if (!rows[0]) throw notFound(`Receiver ${id}`);
+    return { wasEnabled: rows[0].was_enabled, setAside: await setAsideWaitingDeliveries({ boss: deps.boss, client, db }, [id]) };
+  });
+  if (wasEnabled) receiversDisabled.inc({ reason: 'manual' });
+  return { ...(await one(deps, id)), setAside };
+}
+
+/** Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). */
+export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
+  const { rowCount } = await deps.pool.query(`update receiver set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null where id = $1`, [id]);
+  if (!rowCount) throw notFound(`Receiver ${id}`);
+  return await one(deps, id);
 }
 
 /**
  * Removes a receiver with its attempt history, its pending deliveries and its dead letters, in one
  * transaction. A delivery already in flight finishes; the worker drops its follow-up.
  */
-export async function removeReceiver(em: EntityManager, id: string): Promise<ReceiverInfo & { removedJobs: number }> {
-  return await em.transactional(async (tx) => {
-    const receiver = await tx.findOne(Receiver, { id });
-    if (!receiver) throw notFound(`Receiver ${id}`);
-    const info = present(receiver);
-    const removedJobs = await removeReceiverJobs(fromKysely(tx.getKysely()), id);
-    await tx.nativeDelete(Receiver, { id });
+export async function removeReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo & { removedJobs: number }> {
+  const info = await one(deps, id);
+  return await inTransaction(deps.pool, async (client, db) => {
+    const removedJobs = await removeReceiverJobs(db, id);
+    const { rowCount } = await client.query('delete from receiver where id = $1', [id]);
+    if (!rowCount) throw notFound(`Receiver ${id}`);
     return { ...info, removedJobs };
   });
 }

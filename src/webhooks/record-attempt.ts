@@ -9,6 +9,8 @@
 // handed out again when they expire: at-least-once).
 import type { Pool } from 'pg';
 import type { Logger } from '../logger.ts';
+import type { PgBoss } from 'pg-boss';
+import { recordReceiverHealth } from './auto-disable.ts';
 import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from './queue.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
@@ -34,8 +36,9 @@ const MAX_BATCH = 500;
 const SETTLERS = 2;
 
 export function createAttemptRecorder(deps: {
+  boss: PgBoss;
   pool: Pool;
-  config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs'>;
+  config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs' | 'disableAfterHours'>;
   logger: Logger;
   /** Called after each commit with what was settled (e.g. to wake the worker when a retry comes due). */
   onCommitted?: (settled: Settled[]) => void;
@@ -52,22 +55,34 @@ export function createAttemptRecorder(deps: {
     return planned.map((s, i) => (taken(outcomes[i]!) ? s : { ...s, next: { kind: 'done' } }));
   }
 
-  function finish(batch: readonly Waiting[], settled: Settled[]): void {
+  function finish(batch: readonly Waiting[], settled: Settled[]): Settled[] {
     batch.forEach((w, i) => w.resolve(settled[i]!.next));
     deps.onCommitted?.(settled);
+    return settled;
+  }
+
+  // Receiver health and automatic disabling (auto-disable.ts) follow each settled group, after its
+  // waiters are released, so that they never hold up the next fetch. A failure here loses that
+  // group's health update only; the next group's attempts update the same receivers.
+  async function updateHealth(settled: readonly Settled[]): Promise<void> {
+    if (settled.length === 0) return;
+    await recordReceiverHealth({ boss: deps.boss, pool: deps.pool, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled).catch((error: unknown) =>
+      deps.logger.warn({ err: error, attempts: settled.length }, 'updating receiver health failed; later attempts update it again'),
+    );
   }
 
   async function run(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
+      const settled: Settled[] = [];
       try {
-        finish(batch, await settle(batch));
+        settled.push(...finish(batch, await settle(batch)));
       } catch (groupError) {
         if (batch.length > 1) deps.logger.warn({ err: groupError, jobs: batch.length }, 'settling a group of attempts failed; settling them one by one');
         for (const w of batch) {
           try {
-            finish([w], await settle([w]));
+            settled.push(...finish([w], await settle([w])));
           } catch (error) {
             const { eventId, receiverId, attempt } = w.settlement.data;
             deps.logger.error({ err: error, eventId, receiverId, attempt }, 'recording a delivery attempt failed; the job will be handed out again when it expires');
@@ -75,6 +90,7 @@ export function createAttemptRecorder(deps: {
           }
         }
       }
+      await updateHealth(settled);
     }
   }
 

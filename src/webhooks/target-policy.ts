@@ -2,7 +2,8 @@
 // WEBHOOK_ALLOW_PRIVATE_TARGETS is on, loopback, private, link-local and other non-public addresses
 // are refused: the literal host when a receiver is added, and every resolved address at delivery
 // time (the check runs inside the connection's DNS lookup, so a name cannot resolve to a public
-// address for the check and to a private one for the connection).
+// address for the check and to a private one for the connection). IPv6 forms that carry an IPv4
+// address (NAT64, 6to4, Teredo, mapped, compatible, SIIT) are judged by that IPv4 address.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { badInput } from '../errors.ts';
@@ -41,13 +42,47 @@ for (const [network, prefix] of [
   nonPublic.addSubnet(network, prefix, 'ipv6');
 }
 
-/** True for an address a public webhook target never has (IPv4-mapped IPv6 is checked as IPv4). */
+/** The eight 16-bit words of an IPv6 address (already validated by isIP), a trailing dotted quad included. */
+function ipv6Words(address: string): number[] {
+  let text = address.replace(/%.*$/, ''); // zone id
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const words = (part: string | undefined) => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
+  const [head, tail] = text.split('::');
+  if (tail === undefined) return words(head);
+  const [h, t] = [words(head), words(tail)];
+  return [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/**
+ * The IPv4 addresses an IPv6 address carries and a network may route it to: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-compatible (::/96), SIIT (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
+ * (2002::/16: bits 16-47) and Teredo (2001::/32: the server in bits 32-63, the client XOR 0xffffffff
+ * in the last 32 bits). [64:ff9b::a9fe:a9fe] is the metadata address 169.254.169.254.
+ */
+export function embeddedIPv4(address: string): string[] {
+  const w = ipv6Words(address);
+  const zero = (from: number, to: number) => w.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && w[5] === 0xffff) return [ipv4(w[6]!, w[7]!)];
+  if (zero(0, 6)) return [ipv4(w[6]!, w[7]!)];
+  if (zero(0, 4) && w[4] === 0xffff && w[5] === 0) return [ipv4(w[6]!, w[7]!)];
+  if (w[0] === 0x64 && w[1] === 0xff9b && zero(2, 6)) return [ipv4(w[6]!, w[7]!)];
+  if (w[0] === 0x2002) return [ipv4(w[1]!, w[2]!)];
+  if (w[0] === 0x2001 && w[1] === 0) return [ipv4(w[2]!, w[3]!), ipv4(w[6]! ^ 0xffff, w[7]! ^ 0xffff)];
+  return [];
+}
+
+/** True for an address a public webhook target never has (IPv4 embedded in IPv6 is judged as IPv4). */
 export function isNonPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return nonPublic.check(mapped[1]!, 'ipv4');
-  return nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return nonPublic.check(address, 'ipv4');
+  return nonPublic.check(address, 'ipv6') || embeddedIPv4(address).some((v4) => nonPublic.check(v4, 'ipv4'));
 }
 
 /** The host of a URL as an IP literal ("[::1]" -> "::1"), or null when it is a name. */

@@ -39,6 +39,7 @@ import { createReceiverQueues } from './receiver-queues.ts';
 import { createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
+import type { SecretKeyring } from './secret-box.ts';
 import { createWebhookSender } from './send-webhook.ts';
 import { deliveryHeaders } from './sign.ts';
 
@@ -47,6 +48,8 @@ export type DeliveryWorkerOptions = {
   pool: Pool;
   config: WebhookConfig;
   logger: Logger;
+  /** Opens the receivers' sealed signing secrets (webhooks/secret-keys.ts). */
+  secrets: SecretKeyring;
 };
 
 export type DeliveryWorker = {
@@ -74,6 +77,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     receiverOf: (i) => i.job.data.receiverId,
   });
   const recorder = createAttemptRecorder({
+    boss,
     pool,
     config,
     logger,
@@ -123,7 +127,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   async function queueBatch(jobs: DeliveryJob[]): Promise<boolean> {
     loading += jobs.length;
     try {
-      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data)), recordLostAttempts(pool, jobs)]);
+      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), options.secrets), recordLostAttempts(pool, jobs)]);
       if (lost) logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
       loading -= jobs.length;

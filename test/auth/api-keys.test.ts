@@ -75,7 +75,7 @@ describe('API keys', () => {
 
   it('reject unknown, missing scopes and a blank name; revoking an unknown id is NOT_FOUND', async () => {
     expect((await rejects(() => parseScopes(['catalog:read', 'catalog:admin']))).invalidParams).to.deep.include.members([
-      { name: 'scope', reason: 'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write' },
+      { name: 'scope', reason: 'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write, receivers:manage' },
     ]);
     expect((await rejects(() => parseScopes([]))).code).to.equal('BAD_USER_INPUT');
     expect(parseScopes(['graphql:read', 'graphql:read'])).to.deep.equal(['graphql:read']);

@@ -54,7 +54,7 @@ describe('starting and stopping the service', function () {
   it('creates no demo key with NODE_ENV=production, even on the embedded default', async () => {
     const data = await dataDir();
     cleanups.push(data);
-    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production' } });
+    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') } });
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).to.equal(0);
     expect(service.output()).not.to.include('lods_');

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -107,5 +108,35 @@ describe('example receiver (npm run example:receiver)', () => {
     receiver = await startExampleReceiver({ port: 0, secret: SECRET, storePath, log: (line) => void lines.push(line) });
     expect((await fileState()).records[id]).to.include({ id });
     expect(lines.some((l) => l.startsWith('replayed 1 event'))).to.equal(true);
+  });
+});
+
+describe('example receiver process: fails closed', function () {
+  this.timeout(20_000);
+  const run = (env: Record<string, string>) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['src/examples/receiver.ts'], { env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => {
+        stdout += c.toString();
+        if (stdout.includes('Register it')) child.kill('SIGTERM'); // started: stop it
+      });
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('refuses to start without WEBHOOK_SECRET, naming WEBHOOK_ALLOW_UNSIGNED; starts with it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lods-example-unsigned-'));
+    try {
+      const refused = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json') });
+      expect(refused.code).to.equal(1);
+      expect(refused.stderr).to.include('WEBHOOK_SECRET is required').and.include('WEBHOOK_ALLOW_UNSIGNED=1');
+      const unsigned = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_ALLOW_UNSIGNED: '1' });
+      expect(unsigned.stdout).to.include('Signature check: OFF (WEBHOOK_ALLOW_UNSIGNED=1)');
+      expect(unsigned.code).to.equal(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

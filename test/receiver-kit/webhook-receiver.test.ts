@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
-import { MemorySeenStore, type WebhookEvent, type WebhookReceiverOptions, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import { MemorySeenStore, NO_SECRET_MESSAGE, verifyDelivery, type WebhookEvent, type WebhookReceiverOptions, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 
 // Signed here independently of the kit (the algorithm of SPEC.md section 6), so that a mistake in
 // the kit's own signer cannot hide a mistake in its verifier.
@@ -198,7 +198,7 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
     });
 
     it('answers 405 to anything but POST on a plain node:http server', async () => {
-      const plain = createServer(webhookReceiver({ process: () => {} }));
+      const plain = createServer(webhookReceiver({ secret: SECRET, process: () => {} }));
       await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
       try {
         const res = await fetch(`http://127.0.0.1:${(plain.address() as AddressInfo).port}/`);
@@ -248,8 +248,8 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
       expect(processed.map((e) => e.id)).to.deep.equal([next.id]);
     });
 
-    it('accepts unsigned deliveries when no secret is configured, still checking the event shape', async () => {
-      await start({ secret: null });
+    it('accepts unsigned deliveries only with an explicit allowUnsigned, still checking the event shape', async () => {
+      await start({ secret: null, allowUnsigned: true });
       expect((await deliver(url, buildEvent(), { secret: null })).status).to.equal(202);
       const bad = await deliver(url, buildEvent(), { secret: null, body: '{"hello":"world"}' });
       expect(bad.status).to.equal(400);
@@ -271,5 +271,28 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
       expect((await deliver(url, buildEvent(), { secret: SECRET })).status).to.equal(202);
       expect((await deliver(url, buildEvent(), { secret: 'retired' })).status).to.equal(401);
     });
+  });
+});
+
+describe('receiver kit: fails closed without a secret', () => {
+  const unsigned = () => {
+    const event = buildEvent();
+    return { rawBody: JSON.stringify(event), headers: { 'x-service-event-id': event.id, 'x-service-event-type': event.type, 'x-service-timestamp': String(Date.now()) } };
+  };
+
+  it('webhookReceiver refuses to be built with no secret, an empty one or a list of empty ones', () => {
+    for (const secret of [undefined, null, '', [''], []]) {
+      expect(() => webhookReceiver({ secret, process: () => {} }), JSON.stringify(secret)).to.throw(TypeError, NO_SECRET_MESSAGE);
+    }
+    expect(() => webhookReceiver({ secret: '', allowUnsigned: true, process: () => {} })).to.not.throw();
+  });
+
+  it('verifyDelivery refuses a forged unsigned delivery when the secret is missing or empty, unless allowUnsigned', () => {
+    for (const secret of [undefined, null, '', ['']]) {
+      expect(verifyDelivery({ ...unsigned(), secret }), JSON.stringify(secret)).to.deep.include({ ok: false, reason: 'NO_SECRET_CONFIGURED', status: 401 });
+    }
+    expect(verifyDelivery({ ...unsigned(), secret: '', allowUnsigned: true })).to.deep.include({ ok: true, signed: false });
+    // A configured secret always wins: allowUnsigned never lets an unsigned delivery past a secret.
+    expect(verifyDelivery({ ...unsigned(), secret: SECRET, allowUnsigned: true })).to.deep.include({ ok: false, reason: 'MISSING_SIGNATURE' });
   });
 });

@@ -17,6 +17,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, silentLogger, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { mutate } from '../support/graphql-documents.ts';
+import { testSecrets } from '../support/webhooks.ts';
 
 const SECRET = 'e2e-receiver-secret-7c1f0a9b';
 
@@ -35,7 +36,7 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
     this.timeout(30_000);
     const db = testDb();
     boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: true });
-    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger });
+    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, secrets: testSecrets });
     api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
     key = await createTestKey(['catalog:write', 'catalog:read', 'graphql:read']);
 
@@ -54,13 +55,13 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
-    receiverId = (await addReceiver(db.orm.em.fork(), { url, secret: SECRET }, { allowPrivateTargets: true })).id;
+    receiverId = (await addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: true }, { url, secret: SECRET })).id;
   });
 
   after(async function () {
     this.timeout(30_000);
     // Removed first, so that later test files' mutations do not queue deliveries to a closed port.
-    await removeReceiver(testDb().orm.em.fork(), receiverId).catch(() => {});
+    await removeReceiver({ pool: testDb().pool }, receiverId).catch(() => {});
     await api?.close();
     await worker?.stop({ timeoutMs: 5000 });
     await boss?.stop({ graceful: true, close: true });

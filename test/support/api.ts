@@ -3,8 +3,8 @@ import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type Api, startApi } from '../../src/service.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { type Api, type ReceiverManagement, startApi } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -12,7 +12,14 @@ export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 
 /** The settings of startApi as the service would read them from an empty environment. */
 export const DEFAULT_CONFIG = loadConfig({});
 
-export type TestApiOptions = { db?: Database; fanOut?: EventFanOut | null; http?: Partial<Config['http']>; graphql?: Partial<Config['graphql']> };
+export type TestApiOptions = {
+  db?: Database;
+  fanOut?: EventFanOut | null;
+  http?: Partial<Config['http']>;
+  graphql?: Partial<Config['graphql']>;
+  receivers?: ReceiverManagement | null;
+  logger?: Logger;
+};
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
   return await startApi(
@@ -23,8 +30,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
     },
     options.db ?? testDb(),
-    silentLogger,
+    options.logger ?? silentLogger,
     options.fanOut ?? null,
+    options.receivers ?? null,
   );
 }
 

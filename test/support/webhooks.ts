@@ -3,13 +3,19 @@
 import type { PgBoss } from 'pg-boss';
 import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
+import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
 import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers.ts';
+import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
 import { testDb } from '../hooks.ts';
 import { silentLogger, startTestApi } from './api.ts';
+
+/** The suite's SECRET_ENCRYPTION_KEY (also given to CLI child processes) and its keyring. */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+export const testSecrets = createSecretKeyring({ current: Buffer.from(TEST_SECRET_KEY, 'base64') });
 
 export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): WebhookConfig {
   return {
@@ -22,6 +28,7 @@ export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): Webho
     concurrencyPerReceiver: 4,
     workerConcurrency: 32,
     pollIntervalMs: 200,
+    disableAfterHours: 120,
     ...overrides,
   };
 }
@@ -36,19 +43,22 @@ export type WebhookStack = {
   stop: () => Promise<void>;
 };
 
-export async function startWebhookStack(options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean } = {}): Promise<WebhookStack> {
+export async function startWebhookStack(
+  options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; logger?: Logger } = {},
+): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
-  const boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: options.supervise ?? options.worker !== false });
-  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger });
-  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
+  const logger = options.logger ?? silentLogger;
+  const boss = await startBoss({ url: db.url, config, logger, supervise: options.supervise ?? options.worker !== false });
+  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets });
+  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }), receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, logger });
   return {
     api,
     boss,
     worker,
     config,
     db,
-    addReceiver: (url, o = {}) => addReceiver(db.orm.em.fork(), { url, secret: o.secret, types: o.types }, config),
+    addReceiver: (url, o = {}) => addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, { url, secret: o.secret, types: o.types }),
     stop: async () => {
       await api.close();
       await worker?.stop({ timeoutMs: 2000 });

@@ -34,7 +34,20 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const created = json<Receiver>(added.stdout);
     expect(created).to.include({ url: receiver.url, hasSecret: true, enabled: true });
     expect(created.eventTypes).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_DELETED']);
-    expect(Object.keys(created).toSorted()).to.deep.equal(['createdAt', 'enabled', 'eventTypes', 'hasSecret', 'id', 'url']);
+    expect(Object.keys(created).toSorted()).to.deep.equal([
+      'createdAt',
+      'deadDeliveries',
+      'disabledAt',
+      'disabledReason',
+      'enabled',
+      'eventTypes',
+      'hasSecret',
+      'id',
+      'lastFailureAt',
+      'lastSuccessAt',
+      'url',
+      'waitingDeliveries',
+    ]);
 
     const listed = await cli('receivers', 'list', '--json');
     expect(listed.stdout).to.not.include(SECRET);

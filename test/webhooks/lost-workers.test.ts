@@ -9,7 +9,7 @@ import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 describe('deliveries of a worker that died', function () {
@@ -43,7 +43,7 @@ describe('deliveries of a worker that died', function () {
 
   it('records the lost attempt as worker_lost when its expired job comes back, then delivers it', async () => {
     const { eventId } = await claimAndDie({ lostRetryLimit: 2 });
-    const worker = await startDeliveryWorker({ boss: stack!.boss, pool: stack!.db.pool, config: stack!.config, logger: silentLogger });
+    const worker = await startDeliveryWorker({ boss: stack!.boss, pool: stack!.db.pool, config: stack!.config, logger: silentLogger, secrets: testSecrets });
     try {
       const [request] = await receiver.waitFor(1, 20_000);
       expect(request!.headers['x-service-event-id']).to.equal(eventId);

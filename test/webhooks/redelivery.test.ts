@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue.ts';
 import { listDeadLetters, redeliverEvent, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { setReceiverEnabled } from '../../src/webhooks/receivers.ts';
+import { disableReceiver } from '../../src/webhooks/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
@@ -46,7 +46,7 @@ describe('webhook redelivery and dead-letter replay', () => {
     await a.waitFor(1);
     await b.waitFor(1);
     await off.waitFor(1);
-    await setReceiverEnabled(testDb().orm.em.fork(), roff.id, false);
+    await disableReceiver({ pool: testDb().pool, boss: stack.boss }, roff.id);
 
     const all = await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, event.id);
     expect(all.receiverIds.toSorted()).to.deep.equal([ra.id, rb.id].toSorted());
@@ -67,7 +67,7 @@ describe('webhook redelivery and dead-letter replay', () => {
   it('refuses an unknown event or receiver, and a disabled receiver', async () => {
     const receiver = await newReceiver();
     const info = await stack.addReceiver(receiver.url);
-    await setReceiverEnabled(testDb().orm.em.fork(), info.id, false);
+    await disableReceiver({ pool: testDb().pool, boss: stack.boss }, info.id);
     const event = await publishOne();
     const deps = { pool: testDb().pool, boss: stack.boss };
     const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code);

@@ -3,12 +3,12 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { removeReceiver, setReceiverEnabled } from '../../src/webhooks/receivers.ts';
+import { disableReceiver, enableReceiver, removeReceiver } from '../../src/webhooks/receivers.ts';
 import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, jobs, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const typesOf = (r: TestReceiver) => r.requests.map((q) => q.headers['x-service-event-type']);
@@ -63,11 +63,11 @@ describe('webhook subscriptions', () => {
       const [off, on] = [await newReceiver(), await newReceiver()];
       const offInfo = await stack.addReceiver(off.url);
       await stack.addReceiver(on.url);
-      await setReceiverEnabled(testDb().orm.em.fork(), offInfo.id, false);
+      await disableReceiver({ pool: testDb().pool, boss: stack.boss }, offInfo.id);
       const first = await lifecycle(stack);
       await on.waitFor(3);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: offInfo.id })).to.deep.equal([]);
-      await setReceiverEnabled(testDb().orm.em.fork(), offInfo.id, true);
+      await enableReceiver({ pool: testDb().pool }, offInfo.id);
       const second = await lifecycle(stack);
       await off.waitFor(3);
       const resources = off.requests.map((r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id);
@@ -86,8 +86,8 @@ describe('webhook subscriptions', () => {
       await lifecycle(stack);
       const pending = await jobs(DELIVERY_QUEUE, { receiverId: info.id });
       expect(pending).to.have.length(3);
-      await setReceiverEnabled(testDb().orm.em.fork(), info.id, false);
-      const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger });
+      await disableReceiver({ pool: testDb().pool, boss: stack.boss }, info.id);
+      const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
       try {
         const dead = await eventually(async () => {
           const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
@@ -97,7 +97,7 @@ describe('webhook subscriptions', () => {
         expect(receiver.requests).to.deep.equal([]);
         // Replay skips receivers that are still disabled.
         expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 0, remaining: 3 });
-        await setReceiverEnabled(testDb().orm.em.fork(), info.id, true);
+        await enableReceiver({ pool: testDb().pool }, info.id);
         expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 3, remaining: 0 });
         await receiver.waitFor(3);
         expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set(pending.map((j) => j.data.eventId)));
@@ -117,7 +117,7 @@ describe('webhook subscriptions', () => {
       const info = await stack.addReceiver(receiver.url);
       await lifecycle(stack);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: info.id })).to.have.length(3);
-      const removed = await removeReceiver(testDb().orm.em.fork(), info.id);
+      const removed = await removeReceiver({ pool: testDb().pool }, info.id);
       expect(removed).to.include({ id: info.id, removedJobs: 3 });
       expect(await jobs(DELIVERY_QUEUE, { receiverId: info.id })).to.deep.equal([]);
       expect((await testDb().pool.query('select 1 from receiver where id = $1', [info.id])).rowCount).to.equal(0);
@@ -138,7 +138,7 @@ describe('webhook subscriptions', () => {
       await stack.api.writes.publish(input.id);
       await gone.waitFor(1);
       await stays.waitFor(1);
-      await removeReceiver(testDb().orm.em.fork(), goneInfo.id);
+      await removeReceiver({ pool: testDb().pool }, goneInfo.id);
       gone.releaseHung(); // answered 200 now; the worker records it while the receiver is gone
       await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'After the removal' }));
       await stays.waitFor(2);

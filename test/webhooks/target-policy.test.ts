@@ -6,9 +6,20 @@ import { addReceiver } from '../../src/webhooks/receivers.ts';
 import { isNonPublicAddress, parseReceiverUrl } from '../../src/webhooks/target-policy.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
+// IPv6 forms that carry a private IPv4 address (issue 7 item 6), and public ones of the same forms.
+const EMBEDDED_PRIVATE = [
+  'http://[64:ff9b::a9fe:a9fe]/latest/meta-data', // NAT64 of 169.254.169.254
+  'http://[64:ff9b::10.0.0.1]/',
+  'http://[::127.0.0.1]/', // IPv4-compatible
+  'http://[::ffff:0:7f00:1]/', // SIIT ::ffff:0:0/96
+  'http://[2002:a9fe:a9fe::1]/', // 6to4 of 169.254.169.254
+  'http://[2001:0:808:808::5601:5601]/', // Teredo, client 169.254.169.254 (XOR 0xffffffff)
+  'http://[2001:0:7f00:1::f7f7:f7f7]/', // Teredo, server 127.0.0.1
+];
+const EMBEDDED_PUBLIC = ['http://[64:ff9b::808:808]/', 'http://[2002:808:808::1]/', 'http://[2001:0:808:808::f7f7:f7f7]/'];
 const refused = { allowPrivateTargets: false };
 const allowed = { allowPrivateTargets: true };
 const problem = (run: () => unknown): string | null => {
@@ -40,12 +51,17 @@ describe('webhook targets', () => {
     for (const address of ['100.64.0.1', 'fe80::1', '224.0.0.1', '255.255.255.255', '::', 'not-an-ip']) expect(isNonPublicAddress(address), address).to.equal(true);
   });
 
+  it('judges IPv6 forms that embed IPv4 (NAT64, compatible, SIIT, 6to4, Teredo) by that IPv4 address when added', () => {
+    for (const url of EMBEDDED_PRIVATE) expect(problem(() => parseReceiverUrl(url, refused)), url).to.match(/points to a loopback or private address/);
+    for (const url of EMBEDDED_PUBLIC) expect(problem(() => parseReceiverUrl(url, refused)), url).to.equal(null);
+  });
+
   it('validates the secret and the event types of a new receiver', async () => {
-    const em = testDb().orm.em.fork();
+    const deps = { pool: testDb().pool, secrets: testSecrets, ...refused };
     const codeOf = (p: Promise<unknown>) => p.then(() => null, (e: { invalidParams?: { name: string; reason: string }[] }) => e.invalidParams?.[0]);
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', secret: 'too-short' }, refused))).to.deep.include({ name: 'secret' });
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', secret: 'has spaces in it, sixteen+' }, refused))).to.deep.include({ name: 'secret' });
-    expect(await codeOf(addReceiver(em, { url: 'https://example.org/', types: ['LEARNING_OPPORTUNITY_MOVED'] }, refused))).to.deep.equal({
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', secret: 'too-short' }))).to.deep.include({ name: 'secret' });
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', secret: 'has spaces in it, sixteen+' }))).to.deep.include({ name: 'secret' });
+    expect(await codeOf(addReceiver(deps, { url: 'https://example.org/', types: ['LEARNING_OPPORTUNITY_MOVED'] }))).to.deep.equal({
       name: 'type',
       reason: 'unknown event type LEARNING_OPPORTUNITY_MOVED; known: LEARNING_OPPORTUNITY_PUBLISHED, LEARNING_OPPORTUNITY_UPDATED, LEARNING_OPPORTUNITY_ARCHIVED, LEARNING_OPPORTUNITY_DELETED',
     });
@@ -66,8 +82,8 @@ describe('webhook targets', () => {
 
     it('never connects to a name that resolves to a loopback address, nor to a loopback literal', async () => {
       // Added while allowed (or a public name that now resolves to a private address): the worker checks again.
-      const byName = await addReceiver(testDb().orm.em.fork(), { url: receiver.url.replace('127.0.0.1', 'localhost') }, allowed);
-      const byLiteral = await addReceiver(testDb().orm.em.fork(), { url: receiver.url }, allowed);
+      const byName = await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url: receiver.url.replace('127.0.0.1', 'localhost') });
+      const byLiteral = await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url: receiver.url });
       const input = buildLearningOpportunityInput();
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
       await stack.api.writes.publish(input.id);
@@ -77,6 +93,20 @@ describe('webhook targets', () => {
       }, 5000, 'two attempts');
       for (const row of rows) expect(row).to.include({ outcome: 'connection_error', error: 'private_target' });
       expect(receiver.requests).to.deep.equal([]);
+    });
+
+    it('never connects to an IPv6 literal that embeds a private IPv4 address', async () => {
+      // Added while allowed (e.g. before the policy tightened): the worker judges the embedded IPv4 again.
+      const ids: string[] = [];
+      for (const url of EMBEDDED_PRIVATE) ids.push((await addReceiver({ pool: testDb().pool, secrets: testSecrets, ...allowed }, { url })).id);
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      const rows = await eventually(async () => {
+        const { rows } = await testDb().pool.query<{ outcome: string; error: string }>('select outcome, error from delivery_attempt where receiver_id = any($1)', [ids]);
+        return rows.length === ids.length ? rows : null;
+      }, 5000, 'one attempt per receiver');
+      for (const row of rows) expect(row).to.deep.equal({ outcome: 'connection_error', error: 'private_target' });
     });
   });
 });

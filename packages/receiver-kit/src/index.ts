@@ -1,10 +1,11 @@
 // The receiver kit: what a consumer needs to accept this service's webhook deliveries safely.
-//   verifyDelivery: check one delivery (signature over the raw bytes, timestamp window, event shape)
+//   verifyDelivery: check one delivery (signature over the raw bytes, timestamp window, event shape);
+//                   fails closed: without a secret every delivery is refused unless allowUnsigned: true
 //   webhookReceiver: an express / node:http handler that verifies, de-duplicates, acknowledges at
 //                    once and processes afterwards
 //   signPayload, deliveryHeaders: sign test deliveries exactly as the service does
 export * from './event.ts';
-export { verifyDelivery, DEFAULT_TOLERANCE_MS } from './verify.ts';
+export { verifyDelivery, DEFAULT_TOLERANCE_MS, NO_SECRET_MESSAGE } from './verify.ts';
 export type { HeaderSource, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
 export { webhookReceiver, DEFAULT_MAX_BODY_BYTES } from './middleware.ts';
 export type { ReceiverLogger, WebhookReceiverHandler, WebhookReceiverOptions } from './middleware.ts';

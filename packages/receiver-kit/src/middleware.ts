@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookEvent } from './event.ts';
 import { MemorySeenStore, type SeenStore } from './seen-store.ts';
-import { verifyDelivery, type VerifyFailureReason } from './verify.ts';
+import { NO_SECRET_MESSAGE, secretList, verifyDelivery, type VerifyFailureReason } from './verify.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -17,15 +17,20 @@ export type ReceiverLogger = {
 };
 
 export type WebhookReceiverOptions = {
-  /** The receiver's signing secret (several during a rotation); omit to accept unsigned deliveries. */
+  /** The receiver's signing secret (several during a rotation). Required: without one the handler refuses to be built. */
   secret?: string | readonly string[] | null;
+  /** Explicitly accept unsigned deliveries when no secret is given (the service sends unsigned to receivers without one). */
+  allowUnsigned?: boolean;
   toleranceMs?: number;
   maxBodyBytes?: number;
   /** Persists the raw event before the 2xx (throwing makes the response 500 so that the service retries). */
   store?: (event: WebhookEvent, rawBody: Buffer) => Promise<void> | void;
   /** Applies the event, after the response; errors are logged, never sent back. */
   process: (event: WebhookEvent) => Promise<void> | void;
-  /** Seen event ids; a bounded in-memory store by default. */
+  /**
+   * Seen event ids (any SeenStore: e.g. a table with a unique event id). The default, a bounded
+   * in-memory store, forgets everything on restart: a delivery retried across a restart is processed again.
+   */
   dedupe?: SeenStore;
   /** Events accepted but not yet processed; beyond it deliveries get 503 and are retried later. */
   maxQueued?: number;
@@ -79,6 +84,7 @@ async function readRawBody(req: IncomingMessage & { body?: unknown }, limit: num
 }
 
 export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiverHandler {
+  if (secretList(options.secret).length === 0 && options.allowUnsigned !== true) throw new TypeError(`webhookReceiver: ${NO_SECRET_MESSAGE}`);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxQueued = options.maxQueued ?? 10_000;
   const concurrency = options.concurrency ?? 1;
@@ -125,7 +131,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
       throw error;
     }
 
-    const verified = verifyDelivery({ rawBody, headers: req.headers, secret: options.secret, toleranceMs: options.toleranceMs });
+    const verified = verifyDelivery({ rawBody, headers: req.headers, secret: options.secret, allowUnsigned: options.allowUnsigned, toleranceMs: options.toleranceMs });
     if (!verified.ok) {
       logger.warn({ reason: verified.reason, eventId: req.headers['x-service-event-id'] }, 'webhook delivery rejected');
       return send(res, verified.status, problem(verified.status, verified.status === 401 ? 'Unauthorized' : 'Bad request', verified.message, verified.reason));

@@ -1,6 +1,7 @@
 // Which event ids a receiver has already taken. Delivery is at-least-once, so the same id can arrive
 // again (retries after a lost response, operator redeliveries); the receiver claims an id before
-// storing it and processes only what it claimed.
+// storing it and processes only what it claimed. Any implementation of SeenStore can be passed to
+// webhookReceiver ({ dedupe }): a database table with a unique event id survives restarts.
 
 export interface SeenStore {
   /** Claims `id`: true when it was not seen before (the caller owns it), false for a duplicate. Must be atomic. */

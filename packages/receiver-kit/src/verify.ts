@@ -10,6 +10,7 @@ export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
 export type VerifyFailureReason =
   | 'MISSING_HEADERS' // an x-service-* header the service always sends is absent
   | 'MALFORMED_TIMESTAMP' // x-service-timestamp is not epoch milliseconds
+  | 'NO_SECRET_CONFIGURED' // no secret and no explicit allowUnsigned: every delivery is refused (fail closed)
   | 'MISSING_SIGNATURE' // a secret is configured but the delivery is unsigned
   | 'BAD_SIGNATURE_FORMAT' // not `sha256=<64 hex>`
   | 'SIGNATURE_MISMATCH'
@@ -27,8 +28,10 @@ export type HeaderSource = Headers | Record<string, string | string[] | undefine
 export type VerifyOptions = {
   rawBody: Buffer | string;
   headers: HeaderSource;
-  /** The receiver's signing secret; several during a rotation. Without one only the shape is checked. */
+  /** The receiver's signing secret; several during a rotation (any one may sign). Required unless allowUnsigned. */
   secret?: string | readonly string[] | null;
+  /** Accept deliveries without checking a signature when no secret is given (a receiver whose service sends unsigned). */
+  allowUnsigned?: boolean;
   toleranceMs?: number;
   /** Current time in epoch ms (tests). */
   now?: number;
@@ -45,9 +48,18 @@ function header(headers: HeaderSource, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The configured secrets, empty ones dropped (an empty WEBHOOK_SECRET is no secret). */
+export function secretList(secret: string | readonly string[] | null | undefined): string[] {
+  return (typeof secret === 'string' ? [secret] : (secret ?? [])).filter((s) => s.length > 0);
+}
+
+export const NO_SECRET_MESSAGE = 'no signing secret is configured; give the secret (or several during a rotation), or pass allowUnsigned: true to accept unsigned deliveries';
+
 export function verifyDelivery(options: VerifyOptions): VerifyResult {
   const { headers } = options;
-  const secrets = (typeof options.secret === 'string' ? [options.secret] : (options.secret ?? [])).filter((s) => s.length > 0);
+  const secrets = secretList(options.secret);
+  // Fail closed: a missing or empty secret is a configuration mistake, not a wish to skip the check.
+  if (secrets.length === 0 && options.allowUnsigned !== true) return fail('NO_SECRET_CONFIGURED', NO_SECRET_MESSAGE, 401);
   const toleranceMs = options.toleranceMs ?? DEFAULT_TOLERANCE_MS;
 
   const missing = [HEADERS.eventId, HEADERS.eventType, HEADERS.timestamp].filter((name) => !header(headers, name));

@@ -1,0 +1,37 @@
+// Thin resolvers over webhooks/receivers.ts (scope receivers:manage): the same functions as the
+// `receivers` commands. A secret goes in (create, rotate) and never comes out.
+import { requireScope } from '../auth/bearer.ts';
+import { parseId } from '../catalog/input.ts';
+import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers.ts';
+import type { GraphQLContext } from './resolvers.ts';
+
+type Args = Record<string, unknown>;
+type Input = { url?: string | null; secret?: string | null; types?: string[] | null };
+
+export function receiverResolvers(deps: ReceiverDeps) {
+  const manage = <T>(run: (args: Args) => Promise<T>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
+    requireScope(ctx.principal, 'receivers:manage');
+    return await run(args);
+  };
+  const input = (args: Args) => args.input as Input;
+  return {
+    Query: {
+      webhookReceivers: manage(() => listReceivers(deps)),
+      webhookReceiver: manage((args) => getReceiver(deps, parseId(args.id))),
+    },
+    Mutation: {
+      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [] })),
+      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types })),
+      disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
+      enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
+      deleteWebhookReceiver: manage(async (args) => {
+        const removed = await removeReceiver(deps, parseId(args.id));
+        return { id: removed.id, removedDeliveries: removed.removedJobs };
+      }),
+      rotateWebhookReceiverSecret: manage((args) => rotateReceiverSecret(deps, parseId(args.id), args.secret as string)),
+    },
+    WebhookReceiver: {
+      disabledReason: (receiver: ReceiverInfo) => receiver.disabledReason?.toUpperCase() ?? null,
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Receivers as operators and GraphQL see them: never the secret (`hasSecret` only), with their
+// delivery health and how many deliveries wait or lie in the dead letters, for every receiver in
+// one statement (the counts are grouped over pg-boss's job table, not looked up per receiver).
+import type { Pool, PoolClient } from 'pg';
+import type { EventType } from '../events/derive-event.ts';
+import { isoSql } from './attempt-reads.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from './queue.ts';
+
+export type DisabledReason = 'manual' | 'failing' | 'gone';
+
+export type ReceiverInfo = {
+  id: string;
+  url: string;
+  hasSecret: boolean;
+  eventTypes: EventType[];
+  enabled: boolean;
+  /** Why it is disabled: by an operator, after WEBHOOK_DISABLE_AFTER_HOURS of failures, or a 410. */
+  disabledReason: DisabledReason | null;
+  disabledAt: string | null;
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  /** Deliveries queued for it (not yet in flight). */
+  waitingDeliveries: number;
+  deadDeliveries: number;
+  createdAt: string;
+};
+
+const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", r.enabled,
+  r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
+  ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt"`;
+
+// $1: one receiver id, or null for all. The counts read the job table once per queue.
+const WITH_COUNTS_SQL = `
+  with waiting as (
+    select data->>'receiverId' as receiver_id, count(*)::int as n from ${BOSS_SCHEMA}.job
+     where name = '${DELIVERY_QUEUE}' and state < 'active' and ($1::text is null or data->>'receiverId' = $1) group by 1
+  ), dead as (
+    select data->>'receiverId' as receiver_id, count(*)::int as n from ${BOSS_SCHEMA}.job
+     where name = '${DEAD_LETTER_QUEUE}' and state = 'created' and ($1::text is null or data->>'receiverId' = $1) group by 1
+  )
+  select ${COLUMNS}, coalesce(w.n, 0) as "waitingDeliveries", coalesce(d.n, 0) as "deadDeliveries"
+    from receiver r
+    left join waiting w on w.receiver_id = r.id::text
+    left join dead d on d.receiver_id = r.id::text
+   where $1::uuid is null or r.id = $1::uuid
+   order by r.created_at, r.id`;
+// Before pg-boss's first start there is no job table, and nothing waits.
+const WITHOUT_JOBS_SQL = `select ${COLUMNS}, 0 as "waitingDeliveries", 0 as "deadDeliveries" from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
+
+/** Every receiver (id null) or one, in creation order. */
+export async function readReceivers(db: Pool | PoolClient, id: string | null): Promise<ReceiverInfo[]> {
+  const [{ installed }] = (await db.query<{ installed: boolean }>(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`)).rows as [{ installed: boolean }];
+  return (await db.query<ReceiverInfo>(installed ? WITH_COUNTS_SQL : WITHOUT_JOBS_SQL, [id])).rows;
+}

@@ -1,0 +1,122 @@
+// Automatic disabling: a 410 Gone disables at once; nothing but failures for
+// WEBHOOK_DISABLE_AFTER_HOURS disables; a success or `enable` restarts the clock. Waiting deliveries
+// become dead letters, the reason shows in `receivers list`, the counter in /metrics.
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { receiversDisabled } from '../../src/metrics.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { recordReceiverHealth } from '../../src/webhooks/auto-disable.ts';
+import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { silentLogger } from '../support/api.ts';
+import { testDb } from '../hooks.ts';
+
+const disabledCount = async (reason: string) => (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const attempts = async (receiverId: string) => Number((await testDb().pool.query('select count(*) as n from delivery_attempt where receiver_id = $1', [receiverId])).rows[0].n);
+
+describe('automatic disabling of failing receivers', function () {
+  this.timeout(20_000);
+  let stack: WebhookStack;
+  let receiver: TestReceiver;
+  beforeEach(async () => {
+    await resetWebhooks();
+    // A long backoff: a failed delivery waits for its retry, so that disabling has something to set aside.
+    stack = await startWebhookStack({ config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 120 } });
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    await stack.stop();
+    await receiver.close();
+  });
+
+  async function publish(): Promise<void> {
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+  }
+  const disabled = (id: string) => eventually(async () => ((await getReceiver({ pool: testDb().pool }, id))?.enabled === false ? await getReceiver({ pool: testDb().pool }, id) : null), 5000, 'disabled');
+
+  it('disables at once on 410 Gone; its waiting retry becomes a dead letter; counted and listed', async () => {
+    const before = await disabledCount('gone');
+    receiver.reply({ status: 410 });
+    const { id } = await stack.addReceiver(receiver.url);
+    await publish();
+    const info = await disabled(id);
+    expect(info).to.include({ enabled: false, disabledReason: 'gone', waitingDeliveries: 0, deadDeliveries: 1 });
+    expect(info!.disabledAt).to.be.a('string');
+    expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
+    expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id }))[0]!.data).to.include({ reason: 'receiver_disabled', attempts: 1 });
+    expect(await disabledCount('gone')).to.equal(before + 1);
+    await publish(); // a disabled receiver gets no new deliveries
+    expect(receiver.requests).to.have.length(1);
+  });
+
+  it('disables a receiver whose every attempt failed for WEBHOOK_DISABLE_AFTER_HOURS, not one short of it', async () => {
+    receiver.reply({ status: 503 });
+    const [long, short] = [await stack.addReceiver(receiver.url), await stack.addReceiver(`${receiver.url}?short`)];
+    // Failing (with no success since) for 121 and for 119 hours already.
+    await testDb().pool.query(`update receiver set failing_since = now() - (case when id = $1 then '121 hours' else '119 hours' end)::interval where id in ($1, $2)`, [long.id, short.id]);
+    const before = await disabledCount('failing');
+    await publish();
+    expect(await disabled(long.id)).to.include({ disabledReason: 'failing', deadDeliveries: 1 });
+    await eventually(async () => (await attempts(short.id)) === 1, 5000, 'the other attempt');
+    expect(await getReceiver({ pool: testDb().pool }, short.id)).to.include({ enabled: true, disabledReason: null, waitingDeliveries: 1 });
+    expect(await disabledCount('failing')).to.equal(before + 1);
+  });
+
+  it('restarts the clock on enable (one failure does not disable again) and on a success', async () => {
+    receiver.reply({ status: 503 });
+    const { id } = await stack.addReceiver(receiver.url);
+    await testDb().pool.query(`update receiver set failing_since = now() - interval '200 hours' where id = $1`, [id]);
+    await publish();
+    await disabled(id);
+    await enableReceiver({ pool: testDb().pool }, id);
+    await publish();
+    await eventually(async () => (await attempts(id)) === 2, 5000, 'the attempt after enable');
+    const after = (await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [id])).rows[0];
+    expect(after).to.deep.equal({ enabled: true, failing: true });
+
+    receiver.reply({ status: 200 });
+    await publish();
+    await eventually(async () => (await attempts(id)) === 3, 5000, 'a successful attempt');
+    const healed = (await testDb().pool.query('select failing_since, last_success_at is not null as ok from receiver where id = $1', [id])).rows[0];
+    expect(healed).to.deep.equal({ failing_since: null, ok: true });
+  });
+
+  it('never disables for failures with WEBHOOK_DISABLE_AFTER_HOURS=0', async () => {
+    await stack.stop();
+    stack = await startWebhookStack({ config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 0 } });
+    receiver.reply({ status: 500 });
+    const { id } = await stack.addReceiver(receiver.url);
+    await testDb().pool.query(`update receiver set failing_since = now() - interval '10000 hours' where id = $1`, [id]);
+    await publish();
+    await eventually(async () => (await attempts(id)) === 1, 5000, 'an attempt');
+    expect(await getReceiver({ pool: testDb().pool }, id)).to.include({ enabled: true, lastSuccessAt: null });
+  });
+
+  it('orders the attempts of one batch: only failures after its last success count, a 410 before a success does not disable', async () => {
+    const { id } = await stack.addReceiver(receiver.url);
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const attempt = (s: number, statusCode: number) => ({
+      data: { receiverId: id, eventId: id, attempt: 1 },
+      startedAt: at(s),
+      result: { outcome: statusCode < 300 ? ('success' as const) : ('http_error' as const), statusCode, error: null, responseExcerpt: null, durationMs: 1 },
+    });
+    const settle = (batch: ReturnType<typeof attempt>[]) =>
+      recordReceiverHealth({ boss: stack.boss, pool: testDb().pool, disableAfterHours: 120, logger: silentLogger }, batch);
+    const state = async () =>
+      // Seconds after the batch's origin, as at() counts them.
+      (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::int as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
+
+    await settle([attempt(1, 500), attempt(2, 200), attempt(3, 503), attempt(4, 500)]);
+    expect(await state()).to.deep.equal({ enabled: true, failingSince: 3, lastSuccessAt: 2, lastFailureAt: 4 });
+    await settle([attempt(5, 500), attempt(6, 204)]);
+    expect(await state()).to.deep.include({ enabled: true, failingSince: null, lastSuccessAt: 6, lastFailureAt: 5 });
+    await settle([attempt(7, 410), attempt(8, 200)]);
+    expect(await state()).to.deep.include({ enabled: true, failingSince: null });
+    await settle([attempt(9, 200), attempt(10, 410)]);
+    expect(await state()).to.deep.include({ enabled: false, failingSince: 10 });
+  });
+});

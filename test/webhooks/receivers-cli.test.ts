@@ -1,0 +1,106 @@
+// The receiver commands that take a secret: --secret-file and --secret-stdin keep it out of ps and
+// shell history (issue 7 item 12), rotate-secret replaces it, reencrypt moves every secret to the
+// current key; none of them prints it.
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
+import { testDb } from '../hooks.ts';
+
+const FILE_SECRET = 'from-a-file-secret-3b8e1f0c5a7d';
+const STDIN_SECRET = 'from-stdin-secret-9d2a6c4e8f1b';
+
+function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+const signs = (secret: string, r: { headers: Record<string, unknown>; body: Buffer }) =>
+  `sha256=${createHmac('sha256', secret).update(`${String(r.headers['x-service-timestamp'])}.`).update(r.body).digest('hex')}`;
+
+describe('receivers add / rotate-secret / reencrypt on the command line', function () {
+  this.timeout(60_000);
+  let stack: WebhookStack;
+  let receiver: TestReceiver;
+  let dir: string;
+  before(async () => {
+    await resetWebhooks();
+    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
+    receiver = await startReceiver();
+    dir = await mkdtemp(join(tmpdir(), 'lods-secret-'));
+  });
+  after(async () => {
+    await stack.stop();
+    await receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keys create --scope receivers:manage grants the self-service scope', async () => {
+    const created = await cli(['keys', 'create', '--name', 'team-hooks', '--scope', 'receivers:manage', '--json']);
+    expect(created.code, created.stderr).to.equal(0);
+    expect((JSON.parse(created.stdout) as { scopes: string[] }).scopes).to.deep.equal(['receivers:manage']);
+  });
+
+  it('--help of add and rotate-secret names --secret-file and --secret-stdin', async () => {
+    for (const command of ['add', 'rotate-secret']) {
+      const help = await cli(['receivers', command, '--help']);
+      expect(help.stdout, command).to.include('--secret-file <file>').and.include('--secret-stdin');
+    }
+  });
+
+  it('adds with --secret-file, rotates with --secret-stdin; deliveries are signed with each in turn', async () => {
+    const file = join(dir, 'secret');
+    await writeFile(file, `${FILE_SECRET}\n`, { mode: 0o600 });
+    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', file, '--json']);
+    expect(added.code, added.stderr).to.equal(0);
+    const { id, hasSecret } = JSON.parse(added.stdout) as { id: string; hasSecret: boolean };
+    expect(hasSecret).to.equal(true);
+    const publish = async () => {
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+    };
+    await publish();
+    const [first] = await receiver.waitFor(1);
+    expect(first!.headers['x-service-signature']).to.equal(signs(FILE_SECRET, first!));
+
+    const rotated = await cli(['receivers', 'rotate-secret', id, '--secret-stdin', '--json'], `${STDIN_SECRET}\n`);
+    expect(rotated.code, rotated.stderr).to.equal(0);
+    await publish();
+    const [, second] = await receiver.waitFor(2);
+    expect(second!.headers['x-service-signature']).to.equal(signs(STDIN_SECRET, second!));
+
+    const reencrypted = await cli(['receivers', 'reencrypt', '--json']);
+    expect(reencrypted.code, reencrypted.stderr).to.equal(0);
+    expect(JSON.parse(reencrypted.stdout)).to.deep.include({ resealed: 0, underCurrentKey: 1 });
+    for (const out of [added, rotated, reencrypted]) expect(out.stdout + out.stderr).to.not.include(FILE_SECRET).and.not.include(STDIN_SECRET);
+  });
+
+  it('refuses two secret sources, none for rotate-secret, an unreadable file and an unknown id', async () => {
+    const cases: [string[], number, RegExp][] = [
+      [['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'], 2, /give the secret once/],
+      [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 2, /a secret is required/],
+      [['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')], 2, /cannot read the secret: ENOENT/],
+      [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000', '--secret', FILE_SECRET], 3, /Receiver 00000000-0000-4000-8000-000000000000 was not found/],
+    ];
+    for (const [args, code, message] of cases) {
+      const result = await cli(args);
+      expect(result.code, args.join(' ')).to.equal(code);
+      expect(result.stderr, args.join(' ')).to.match(message);
+    }
+  });
+});
