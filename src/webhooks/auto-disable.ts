@@ -3,18 +3,16 @@
 // success or `enable`; null while healthy), and automatic disabling. A receiver is disabled when
 // every attempt has failed for WEBHOOK_DISABLE_AFTER_HOURS (measured between attempt start times, so
 // it needs attempts at both ends, never a clock of its own), or at once when it answers 410 Gone.
-// Its waiting deliveries then become dead letters (in a transaction of their own; one that fails
-// leaves them to the worker, which sets a disabled receiver's deliveries aside when it fetches them).
+// Its waiting deliveries then become dead letters in the same transaction.
 //
 // Rows are locked in id order (FOR NO KEY UPDATE, which does not conflict with the attempt inserts'
 // foreign-key locks), so that two workers settling overlapping receivers cannot deadlock.
-import type { Pool } from 'pg';
-import type { PgBoss } from 'pg-boss';
+import type { PoolClient } from 'pg';
+import type { Db, PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.ts';
 import { receiversDisabled } from '../metrics.ts';
 import type { DisabledReason } from './receiver-reads.ts';
 import type { Settled } from './record-attempt.ts';
-import { inTransaction } from './pg-transaction.ts';
 import { setAsideWaitingDeliveries } from './set-aside.ts';
 
 const GONE = 410;
@@ -55,17 +53,17 @@ const HEALTH_SQL = `
   select id, reason, failing_since::text as "failingSince" from updated where reason is not null`;
 
 export async function recordReceiverHealth(
-  deps: { boss: PgBoss; pool: Pool; disableAfterHours: number; logger: Logger },
+  deps: { boss: PgBoss; client: PoolClient; db: Db; disableAfterHours: number; logger: Logger },
   settled: readonly Pick<Settled, 'data' | 'startedAt' | 'result'>[],
 ): Promise<void> {
   if (settled.length === 0) return;
-  const { rows } = await deps.pool.query<{ id: string; reason: DisabledReason; failingSince: string | null }>({
+  const { rows } = await deps.client.query<{ id: string; reason: DisabledReason; failingSince: string | null }>({
     name: 'webhook-receiver-health',
     text: HEALTH_SQL,
     values: [settled.map((s) => s.data.receiverId), settled.map((s) => s.result.outcome === 'success'), settled.map((s) => s.result.statusCode === GONE), settled.map((s) => s.startedAt), deps.disableAfterHours],
   });
   if (rows.length === 0) return;
-  const setAside = await inTransaction(deps.pool, (client, db) => setAsideWaitingDeliveries({ boss: deps.boss, client, db }, rows.map((r) => r.id)));
+  const setAside = await setAsideWaitingDeliveries(deps, rows.map((r) => r.id));
   for (const r of rows) {
     receiversDisabled.inc({ reason: r.reason });
     deps.logger.warn({ receiverId: r.id, reason: r.reason, failingSince: r.failingSince, disableAfterHours: deps.disableAfterHours }, 'receiver disabled automatically');

@@ -7,10 +7,11 @@
 // when idle. One bad settlement cannot hold the others back: when a group fails, each of its
 // settlements is tried alone, and only the ones that fail alone stay unsettled (their jobs are
 // handed out again when they expire: at-least-once).
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../logger.ts';
-import type { PgBoss } from 'pg-boss';
+import type { Db, PgBoss } from 'pg-boss';
 import { recordReceiverHealth } from './auto-disable.ts';
+import { inTransaction } from './pg-transaction.ts';
 import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from './queue.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
@@ -61,12 +62,14 @@ export function createAttemptRecorder(deps: {
     return settled;
   }
 
-  // Receiver health and automatic disabling (auto-disable.ts) follow each settled group, after its
-  // waiters are released, so that they never hold up the next fetch. A failure here loses that
-  // group's health update only; the next group's attempts update the same receivers.
+  // Receiver health and automatic disabling (auto-disable.ts: a disabled receiver's waiting
+  // deliveries become dead letters in the same transaction) follow each settled group, after its
+  // waiters are released, so that they never hold up sending or the next fetch. A failure here
+  // loses that group's health update only; the next group's attempts update the same receivers.
   async function updateHealth(settled: readonly Settled[]): Promise<void> {
     if (settled.length === 0) return;
-    await recordReceiverHealth({ boss: deps.boss, pool: deps.pool, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled).catch((error: unknown) =>
+    const health = (client: PoolClient, db: Db) => recordReceiverHealth({ boss: deps.boss, client, db, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled);
+    await inTransaction(deps.pool, health).catch((error: unknown) =>
       deps.logger.warn({ err: error, attempts: settled.length }, 'updating receiver health failed; later attempts update it again'),
     );
   }

@@ -6,6 +6,7 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { receiversDisabled } from '../../src/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
 import { recordReceiverHealth } from '../../src/webhooks/auto-disable.ts';
+import { inTransaction } from '../../src/webhooks/pg-transaction.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -108,7 +109,7 @@ describe('automatic disabling of failing receivers', function () {
       result: { outcome: statusCode < 300 ? ('success' as const) : ('http_error' as const), statusCode, error: null, responseExcerpt: null, durationMs: 1 },
     });
     const settle = (batch: ReturnType<typeof attempt>[]) =>
-      recordReceiverHealth({ boss: stack.boss, pool: testDb().pool, disableAfterHours: 120, logger: silentLogger }, batch);
+      inTransaction(testDb().pool, (client, db) => recordReceiverHealth({ boss: stack.boss, client, db, disableAfterHours: 120, logger: silentLogger }, batch));
     const state = async () =>
       // Seconds after the batch's origin, as at() counts them.
       (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::int as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
