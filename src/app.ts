@@ -1,7 +1,7 @@
-// createApp(deps): the express app with every route, no listen (tests import it).
+// createApp(deps): the express app with every route but the /v1 reads (http/v1-reads.ts, mounted in
+// front of it by service.ts), no listen.
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
-import type { CatalogReads } from './catalog/read-model.ts';
 import { ERROR_CODES } from './errors.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
@@ -11,12 +11,10 @@ import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
 import { requestContext } from './http/request-context.ts';
-import { v1Router } from './http/v1-routes.ts';
 import type { Logger } from './logger.ts';
 
 export type AppDeps = {
   pool: Pool;
-  reads: CatalogReads;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
@@ -32,10 +30,6 @@ export function createApp(deps: AppDeps): Express {
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
-  // The /v1 reads first: they are the hot path, and every router passed on the way costs each
-  // request a few microseconds. Their paths are disjoint from the ones below and each checks its
-  // own key, so the order changes nothing else.
-  app.use('/v1', v1Router({ pool: deps.pool, reads: deps.reads }));
   // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));

@@ -54,6 +54,17 @@ const schema = z.object({
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
   LODS_BASE_URL: z.string().optional(),
   LODS_API_KEY: z.string().optional(),
+  // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
+  RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
+  RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
+  // ... and read replicas: /v1 reads and GraphQL queries on streaming replicas when healthy.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/ })))
+    .optional(),
+  READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
+  READ_CHECK_MS: int(100, 60_000).default(1000),
 });
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
@@ -128,6 +139,10 @@ export type Config = Readonly<{
   /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
   secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
+  /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
+  rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
+  /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
+  readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -205,6 +220,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     secretKeys: Object.freeze({ key, previous }),
     demoSeedCount: e.DEMO_SEED_COUNT,
+    rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
+    readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
   });
 }
 

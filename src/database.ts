@@ -6,11 +6,15 @@ import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
 import { migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
+import { createReadPool, type Queryable } from './db/read-replicas.ts';
 import type { Logger } from './logger.ts';
 
 export type Database = {
   orm: Orm;
+  /** The primary: writes, keys management, pg-boss, and reads outside /v1 and GraphQL queries. */
   pool: Pool;
+  /** The /v1 reads and GraphQL queries: a healthy read replica when DATABASE_READ_URL names any, else the primary. */
+  readPool: Queryable;
   url: string;
   embedded: boolean;
   close: () => Promise<void>;
@@ -49,7 +53,7 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger });
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger, readReplicas: config.readReplicas });
     if (schema === 'current') await requireCurrentSchema(db).catch(async (error: unknown) => {
       await db.close();
       throw error;
@@ -98,10 +102,10 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
   }
 }
 
-/** Opens MikroORM on `url` (migrating it unless told not to). */
+/** Opens MikroORM on `url` (migrating it unless told not to), and the read replicas if any. */
 export async function connectDatabase(
   url: string,
-  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger },
+  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
 ): Promise<Database> {
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
   try {
@@ -111,13 +115,17 @@ export async function connectDatabase(
     }
     const pool = await nativePool(orm);
     if (options.statementTimeoutMs) await applyStatementTimeout(pool, options.statementTimeoutMs);
+    const replicas = options.readReplicas?.urls.length
+      ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, logger: options.logger })
+      : null;
     const close = async () => {
+      await replicas?.close();
       await orm.close(true);
       // MikroORM ends the pool only if its query builder ever ran; plain-SQL commands would otherwise
       // keep the process waiting for the pool's idle timeout.
       if (!pool.ending) await pool.end();
     };
-    return { orm, pool, url, embedded: false, close };
+    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, close };
   } catch (error) {
     await orm.close(true);
     throw error;

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { authenticate, createApiKey, SCOPES } from './auth/api-keys.ts';
+import { createApiKey, hashKey, lookUpKey, SCOPES } from './auth/api-keys.ts';
 import { seedCatalog } from './catalog/seed.ts';
 import type { Database } from './database.ts';
 import type { Logger } from './logger.ts';
@@ -17,7 +17,7 @@ export async function ensureDemo(db: Database, options: { dataDir: string; count
   }
   if (existsSync(keyFile)) {
     const key = (await readFile(keyFile, 'utf8')).trim();
-    if (await authenticate(db.pool, key)) return key;
+    if (await lookUpKey(db.pool, hashKey(key))) return key;
   }
   const created = await createApiKey(db.orm.em.fork(), { name: 'demo', scopes: [...SCOPES] });
   await writeFile(keyFile, `${created.key}\n`, { mode: 0o600 });

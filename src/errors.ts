@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   QUERY_TOO_COMPLEX: { status: 400, slug: 'query-too-complex', title: 'GraphQL query too complex' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, slug: 'request-header-fields-too-large', title: 'Request header fields too large' },
+  RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, slug: 'service-unavailable', title: 'Service temporarily unavailable' },
 } as const;

@@ -3,8 +3,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
-import { fastGetOne } from './http/fast-lane.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
+import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
@@ -30,7 +31,7 @@ export type Api = {
 };
 
 export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
-  const reads = createCatalogReads(db.pool);
+  const reads = createCatalogReads(db.readPool);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut) });
   return { reads, writes };
 }
@@ -39,28 +40,27 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
   receivers: ReceiverManagement | null = null,
 ): Promise<Api> {
-  const { reads, writes } = createCatalog(db, fanOut);
+  const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  const schema = buildSchema([catalogResolvers({ reads, writes }), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
+  const schema = buildSchema([catalogResolvers(catalog), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({
     pool: db.pool,
-    reads,
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const fastLane = fastGetOne({ reads, logger });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void fastLane(req, res).then((answered) => answered || app(req, res));
-  });
+  const { perMinute, syncMs } = config.rateLimit;
+  const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
+  const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -71,9 +71,11 @@ export async function startApi(
     server,
     url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
     bound: { address, port },
-    reads,
-    writes,
+    ...catalog,
     // The drain plugin closes the listener and waits for in-flight requests.
-    close: () => graphql.stop(),
+    close: async () => {
+      await graphql.stop();
+      await limiter?.stop();
+    },
   };
 }

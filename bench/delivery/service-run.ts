@@ -48,7 +48,10 @@ export async function startServiceSide(options: { db: Database; config: Config['
     }
     await db.orm.em.fork().transactional(async (em) => {
       const at = new Date();
-      for (const d of chunk) await recordChange(em, { resourceId: d.id, before: { status: 'DRAFT', doc: d.doc }, after: { status: 'PUBLISHED', doc: d.doc }, at });
+      await recordChange(
+        em,
+        chunk.map((d) => ({ resourceId: d.id, before: { status: 'DRAFT' as const, doc: d.doc }, after: { status: 'PUBLISHED' as const, doc: d.doc }, at })),
+      );
     });
     const t = now();
     for (const d of chunk) committed.set(d.id, t);

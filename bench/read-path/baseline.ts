@@ -24,13 +24,13 @@ export async function startBaseline(databaseUrl: string, poolMax: number): Promi
     const url = new URL(rawUrl, 'http://baseline');
     const one = ONE_PATH.exec(url.pathname);
     if (one) {
-      const { rows } = await pool.query<{ doc: string }>({ name: 'one', text: ONE_SQL.public, values: [one[1]] });
+      const { rows } = await pool.query<{ doc: string }>({ name: 'one', text: ONE_SQL.public, values: [one[1], null] });
       return rows[0] ? send(res, 200, rows[0].doc) : send(res, 404, '{"status":404}');
     }
     if (url.pathname !== LIST_PATH) return send(res, 404, '{"status":404}');
     const limit = Number(url.searchParams.get('limit') ?? 20);
     const offset = Number(url.searchParams.get('offset') ?? 0);
-    const { rows } = await pool.query<{ total: string; docs: string }>({ name: 'page', text: PAGE_SQL.public, values: [limit, offset] });
+    const { rows } = await pool.query<{ total: string; docs: string }>({ name: 'page', text: PAGE_SQL.public, values: [limit, offset, null] });
     send(res, 200, renderPage({ totalCount: Number(rows[0]?.total ?? 0), limit, offset, results: rows[0]?.docs ?? '' }));
   }
 

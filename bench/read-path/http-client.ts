@@ -1,8 +1,8 @@
 // A lean keep-alive HTTP client for the sequential measurements (walks, first/last page): it reads
 // the body as bytes and never parses it, so the client costs the same for service and baseline.
-import { Agent, request } from 'node:http';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 
-export type Fetched = { status: number; body: Buffer; ms: number };
+export type Fetched = { status: number; body: Buffer; ms: number; headers: IncomingHttpHeaders };
 
 export type Client = { get: (path: string) => Promise<Fetched>; close: () => void };
 
@@ -16,7 +16,7 @@ export function createClient(baseUrl: string, headers: Record<string, string> = 
         const req = request({ agent, host: base.hostname, port: base.port, path, headers }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started }));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started, headers: res.headers }));
           res.on('error', reject);
         });
         req.on('error', reject);

@@ -8,8 +8,8 @@ export type LoadResult = { rps: number; p50: number; p99: number; requests: numb
 export type LoadSpec = {
   url: string;
   headers: Record<string, string>;
-  /** Called once per request: spreads the load over many ids / pages. */
-  nextPath: () => string;
+  /** Called once per request: spreads the load over many ids / pages (with per-request headers, e.g. If-None-Match). */
+  nextPath: () => string | { path: string; headers: Record<string, string> };
   /** The server's process id, for its CPU time. */
   pid?: number;
   connections: number;
@@ -23,7 +23,15 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     connections: spec.connections,
     duration: spec.durationS,
     headers: spec.headers,
-    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: spec.nextPath() }) }],
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req) => {
+          const next = spec.nextPath();
+          return typeof next === 'string' ? { ...req, path: next } : { ...req, path: next.path, headers: { ...req.headers, ...next.headers } };
+        },
+      },
+    ],
   });
   const completed = result['2xx'] + result.non2xx;
   const cpuAfter = spec.pid === undefined ? null : processCpuMs(spec.pid);
@@ -39,18 +47,18 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 
 /** Warm-up (discarded), then `rounds` interleaved runs per target; the best round of each counts. */
 export async function compareUnderLoad(
-  targets: { name: string; url: string; pid: number; headers: Record<string, string> }[],
-  nextPath: () => string,
+  targets: { name: string; url: string; pid: number; headers: Record<string, string>; nextPath?: LoadSpec['nextPath'] }[],
+  nextPath: LoadSpec['nextPath'],
   options: { connections: number; durationS: number; warmupS: number; rounds: number },
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
   const best = new Map<string, LoadResult>();
   for (const t of targets) {
-    if (options.warmupS > 0) await runLoad({ ...t, nextPath, connections: options.connections, durationS: options.warmupS });
+    if (options.warmupS > 0) await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.warmupS });
   }
   for (let round = 1; round <= options.rounds; round++) {
     for (const t of targets) {
-      const r = await runLoad({ ...t, nextPath, connections: options.connections, durationS: options.durationS });
+      const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS });
       const cpu = r.cpuUsPerRequest === null ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/req`;
       log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
       const previous = best.get(t.name);

@@ -3,7 +3,7 @@
 // non-zero only when the benchmark itself could not run. See bench/README.md.
 import { cpus, loadavg } from 'node:os';
 import type { Pool } from 'pg';
-import { createApiKey } from '../../src/auth/api-keys.ts';
+import { createApiKey, hashKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { measureCountCost } from './count-cost.ts';
@@ -12,6 +12,7 @@ import { startBenchPostgres } from './database.ts';
 import { createClient } from './http-client.ts';
 import { compareUnderLoad } from './load.ts';
 import { readOptions } from './options.ts';
+import { measureScaling } from './scaling.ts';
 import { buildRows, printReport } from './report.ts';
 import { type ServerUnderTest, startServerProcess } from './servers.ts';
 import { firstVersusLastPage, fullWalk, type WalkResult, WALK_LIMIT } from './walk.ts';
@@ -105,6 +106,11 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${key}` };
     servers.push(await startServerProcess('service', pg.url), await startServerProcess('baseline', pg.url));
     const [service, baseline] = servers as [ServerUnderTest, ServerUnderTest];
+    const limited = await startServerProcess('service', pg.url, { name: 'service, limits on', rateLimit: true });
+    const second = await startServerProcess('service', pg.url, { name: 'second service' });
+    servers.push(limited, second);
+    // Limits on for the limited service: this key's own limit is never reached, so every request pays the bookkeeping.
+    await db.pool.query('update api_key set rate_limit = 2147483647 where key_hash = $1', [hashKey(key)]);
     log(`service ${service.url}, baseline ${baseline.url}`);
 
     const ids = await publishedIds(db.pool);
@@ -122,6 +128,8 @@ async function main(): Promise<void> {
     const pageCount = Math.ceil(ids.length / WALK_LIMIT);
     log(`list limit=${WALK_LIMIT}, spread over all ${pageCount} pages`);
     const list = await compareUnderLoad(targets, () => `/v1/learning-opportunities?limit=${WALK_LIMIT}&offset=${Math.floor(Math.random() * pageCount) * WALK_LIMIT}`, loadOptions, log);
+
+    const scaling = await measureScaling({ off: service, on: limited, second }, auth, ids, loadOptions, log);
 
     log(`full walk at limit=${WALK_LIMIT}, sequential`);
     const walk = await bestWalk([baseline, service], auth);
@@ -142,6 +150,7 @@ async function main(): Promise<void> {
         pages,
         deepOffset,
         count: { small: countSmall, large: countLarge },
+        scaling,
       }),
       log,
     );

@@ -2,7 +2,8 @@
 import { fork } from 'node:child_process';
 
 export type ServerUnderTest = {
-  name: 'service' | 'baseline';
+  /** What it is called in the report (several services may run side by side). */
+  name: string;
   url: string;
   pid: number;
   /** A full garbage collection in the server process (bench/memory); false unless started with exposeGc. */
@@ -10,9 +11,15 @@ export type ServerUnderTest = {
   stop: () => Promise<void>;
 };
 
-export async function startServerProcess(name: 'service' | 'baseline', databaseUrl: string, options: { exposeGc?: boolean } = {}): Promise<ServerUnderTest> {
-  const child = fork(new URL('./server-process.ts', import.meta.url), [name], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+/** `kind` is what runs (server-process.ts); `name` labels it; `rateLimit` turns the service's limits on. */
+export async function startServerProcess(
+  kind: 'service' | 'baseline',
+  databaseUrl: string,
+  options: { exposeGc?: boolean; name?: string; rateLimit?: boolean } = {},
+): Promise<ServerUnderTest> {
+  const name = options.name ?? kind;
+  const child = fork(new URL('./server-process.ts', import.meta.url), [kind], {
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_RATE_LIMIT: options.rateLimit ? 'on' : 'off' },
     execArgv: [...process.execArgv, ...(options.exposeGc ? ['--expose-gc'] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

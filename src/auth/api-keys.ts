@@ -2,7 +2,8 @@
 // comparison ever runs over the secret itself), scoped, revocable with immediate effect.
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
+import type { QueryResultRow } from 'pg';
+import type { Queryable } from '../db/read-replicas.ts';
 import { badInput, notFound } from '../errors.ts';
 import { ApiKey } from './entities.ts';
 
@@ -14,15 +15,24 @@ export const GRAPHQL_SCOPES: readonly Scope[] = ['graphql:read', 'catalog:write'
 const KEY_PREFIX = 'lods_';
 const KEY_RE = /^lods_[A-Za-z0-9_-]{43}$/;
 
-export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; createdAt: string; revokedAt: string | null };
-export type Principal = { keyId: string; scopes: ReadonlySet<string> };
+export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; rateLimit: number | null; createdAt: string; revokedAt: string | null };
+/** rateLimit: the key's own requests per minute, or null for the service default. */
+export type Principal = { keyId: string; scopes: ReadonlySet<string>; rateLimit: number | null };
 
 // crypto.hash: the one-shot form, several times cheaper per call than createHash (it runs on every request).
 export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
 
-function present(k: { id: string; name: string; prefix: string; scopes: string[]; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
-  return { id: k.id, name: k.name, prefix: k.prefix, scopes: k.scopes as Scope[], createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null };
+function present(k: { id: string; name: string; prefix: string; scopes: string[]; rateLimit?: number | null; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes as Scope[],
+    rateLimit: k.rateLimit ?? null,
+    createdAt: k.createdAt.toISOString(),
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+  };
 }
 
 export function parseScopes(values: readonly string[]): Scope[] {
@@ -32,8 +42,12 @@ export function parseScopes(values: readonly string[]): Scope[] {
   return [...new Set(values)] as Scope[];
 }
 
-export async function createApiKey(em: EntityManager, input: { name: string; scopes: Scope[]; key?: string }): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(em: EntityManager, input: { name: string; scopes: Scope[]; rateLimit?: number | null; key?: string }): Promise<ApiKeyInfo & { key: string }> {
   if (!input.name.trim()) throw badInput([{ name: 'name', reason: 'must not be blank' }]);
+  const rateLimit = input.rateLimit ?? null;
+  if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0 && rateLimit <= 2 ** 31 - 1)) {
+    throw badInput([{ name: 'rate-limit', reason: 'must be a positive integer (requests per minute)' }]);
+  }
   const key = input.key ?? KEY_PREFIX + randomBytes(32).toString('base64url');
   const entity = em.create(ApiKey, {
     id: randomUUID(),
@@ -41,6 +55,7 @@ export async function createApiKey(em: EntityManager, input: { name: string; sco
     prefix: key.slice(0, KEY_PREFIX.length + 6),
     keyHash: hashKey(key),
     scopes: input.scopes,
+    rateLimit,
     createdAt: new Date(),
     revokedAt: null,
   });
@@ -60,51 +75,56 @@ export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKe
   return present(entity);
 }
 
-/** Looks a presented key up by its hash; null for unknown or revoked keys. */
-export async function authenticate(pool: Pool, key: string): Promise<Principal | null> {
-  if (!looksLikeKey(key)) return null;
-  const { rows } = await pool.query<{ id: string; scopes: string[] }>({
-    name: 'api-key-auth',
-    text: 'select id, scopes from api_key where key_hash = $1 and revoked_at is null',
-    values: [hashKey(key)],
-  });
-  const row = rows[0];
-  return row ? { keyId: row.id, scopes: new Set(row.scopes) } : null;
-}
-
 export type Statement = { name: string; text: string; values: unknown[] };
-export type KeyedResult<R> = { principal: Principal; row: R | undefined };
+
+/**
+ * What a key check found: null when no live key has the hash; otherwise the key's principal and,
+ * for a keyed read, the read's row: undefined when the read did not run because the key lacks the
+ * scope, and all its columns null when it found nothing (the read is left-joined to the key).
+ */
+export type KeyCheck<R> = { principal: Principal; row: R | undefined } | null;
+
+type KeyColumns = { key_id: string; key_scopes: string[]; key_rate_limit: number | null };
+const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes), rateLimit: row.key_rate_limit });
+
+/** The live key with this hash, on its own (for callers with no read to attach it to). */
+export async function lookUpKey(pool: Queryable, keyHash: string): Promise<KeyCheck<never>> {
+  const { rows } = await pool.query<KeyColumns>({
+    name: 'api-key-auth',
+    text: 'select id as key_id, scopes as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null',
+    values: [keyHash],
+  });
+  return rows[0] ? { principal: principalOf(rows[0]), row: undefined } : null;
+}
 
 const keyedTexts = new Map<string, string>();
 
 /**
- * Wraps a read statement so that the key look-up runs inside it: $1 is the key hash, $2 the scope
- * the read needs, and the read's own parameters follow. The read runs only for a live key holding
- * the scope: `offset 0` keeps the planner from flattening the subquery, so the scope test stays a
- * one-time filter in front of it (flattened, it became a join filter applied after the read ran).
- * The read's parameters are renumbered textually: it must not contain `$n` anywhere else.
+ * The read statement, unchanged, behind the key look-up: the key hash and the scope are appended as
+ * the two parameters after the read's own, and the read runs only for a live key holding the scope.
+ * (`offset 0` keeps the planner from flattening the subquery, so the scope test stays a one-time
+ * filter in front of the read; flattened, it became a join filter applied after the read ran.)
  */
-function keyedText(read: string): string {
-  const shifted = read.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 2}`);
-  return `select k.id as key_id, k.scopes as key_scopes, r.*
-            from api_key k
-            left join lateral (select * from (${shifted}) q where $2 = any(k.scopes) offset 0) r on true
-           where k.key_hash = $1 and k.revoked_at is null`;
+function keyedText(read: Statement): string {
+  const keyHash = `$${read.values.length + 1}`;
+  const scope = `$${read.values.length + 2}`;
+  return `with caller as (select id, scopes, rate_limit from api_key where key_hash = ${keyHash} and revoked_at is null)
+          select caller.id as key_id, caller.scopes as key_scopes, caller.rate_limit as key_rate_limit, r.*
+            from caller
+            left join lateral (select * from (${read.text}) q where ${scope} = any(caller.scopes) offset 0) r on true`;
 }
 
 /**
- * Runs `read` and authenticates `key` in one statement: one round trip instead of two, and the
- * same snapshot, so a key revoked before the request began fails on that request, exactly as with a
- * separate look-up, and nothing is cached. Null for an unknown or revoked key; `row` is undefined
- * when the read found nothing or did not run because the key lacks `scope`.
+ * Runs `read` and checks the key in one statement: one round trip instead of two, and the same
+ * snapshot, so a key revoked before the request began fails on that request, exactly as with a
+ * separate look-up, and nothing is cached.
  */
-export async function queryWithKey<R>(pool: Pool, key: string, scope: Scope, read: Statement): Promise<KeyedResult<R> | null> {
-  if (!looksLikeKey(key)) return null;
+export async function readWithKey<R extends QueryResultRow>(pool: Queryable, keyHash: string, scope: Scope, read: Statement): Promise<KeyCheck<R>> {
   let text = keyedTexts.get(read.name);
-  if (text === undefined) keyedTexts.set(read.name, (text = keyedText(read.text)));
-  const { rows } = await pool.query<{ key_id: string; key_scopes: string[] } & R>({ name: `keyed-${read.name}`, text, values: [hashKey(key), scope, ...read.values] });
+  if (text === undefined) keyedTexts.set(read.name, (text = keyedText(read)));
+  const { rows } = await pool.query<KeyColumns & R>({ name: `keyed-${read.name}`, text, values: [...read.values, keyHash, scope] });
   const row = rows[0];
   if (!row) return null;
-  const principal = { keyId: row.key_id, scopes: new Set(row.key_scopes) };
+  const principal = principalOf(row);
   return { principal, row: principal.scopes.has(scope) ? row : undefined };
 }

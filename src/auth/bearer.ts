@@ -1,7 +1,8 @@
-// Bearer authentication shared by REST and GraphQL: one parse, one lookup, one set of errors.
+// Authentication, one step for every endpoint (the /v1 reads and GraphQL): parse the Bearer
+// header, find the live key by its hash, require a scope; one set of errors.
 import type { Pool } from 'pg';
 import { AppError } from '../errors.ts';
-import { authenticate, type Principal, type Scope } from './api-keys.ts';
+import { hashKey, type KeyCheck, looksLikeKey, lookUpKey, type Principal, type Scope } from './api-keys.ts';
 
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
@@ -11,7 +12,7 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /** The key presented in the Authorization header, checked for form only (no database), or throws UNAUTHENTICATED. */
-export function presentedKey(header: string | undefined): string {
+function presentedKey(header: string | undefined): string {
   if (!header) throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', { headers: challenge() });
   const token = bearerToken(header);
   if (!token) {
@@ -20,17 +21,6 @@ export function presentedKey(header: string | undefined): string {
     });
   }
   return token;
-}
-
-/** The principal of a key look-up, or throws UNAUTHENTICATED for an unknown or revoked key (null). */
-export function knownKey(principal: Principal | null): Principal {
-  if (!principal) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
-  return principal;
-}
-
-/** Resolves the Authorization header to a principal, or throws UNAUTHENTICATED. */
-export async function principalFromHeader(pool: Pool, header: string | undefined): Promise<Principal> {
-  return knownKey(await authenticate(pool, presentedKey(header)));
 }
 
 /** Throws FORBIDDEN unless the principal holds `scope`. */
@@ -43,4 +33,23 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
   if (scopes.some((scope) => principal.scopes.has(scope))) return;
   const detail = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
   throw new AppError('FORBIDDEN', `This API key lacks ${detail}`, { headers: challenge(`, error="insufficient_scope", scope="${scopes.join(' ')}"`) });
+}
+
+/**
+ * The authentication of every request. `check` finds the live key with the given hash: on its own
+ * (lookUpKey) or together with the request's read in one statement (readWithKey). Throws
+ * UNAUTHENTICATED for a missing, malformed, unknown or revoked key, FORBIDDEN when the key lacks
+ * `scope` (null: any live key will do; GraphQL checks its scopes per field).
+ */
+export async function authenticate<R>(header: string | undefined, scope: Scope | null, check: (keyHash: string) => Promise<KeyCheck<R>>): Promise<NonNullable<KeyCheck<R>>> {
+  const key = presentedKey(header);
+  const found = looksLikeKey(key) ? await check(hashKey(key)) : null;
+  if (!found) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
+  if (scope) requireScope(found.principal, scope);
+  return found;
+}
+
+/** GraphQL's context: the principal of the Authorization header, or throws UNAUTHENTICATED. */
+export async function principalFromHeader(pool: Pool, header: string | undefined): Promise<Principal> {
+  return (await authenticate(header, null, (keyHash) => lookUpKey(pool, keyHash))).principal;
 }

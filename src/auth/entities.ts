@@ -13,6 +13,8 @@ export const ApiKey = defineEntity({
     scopes: p.array(),
     createdAt: p.datetime(3),
     revokedAt: p.datetime(3).nullable(),
+    /** Requests per minute; null: the service default (RATE_LIMIT_PER_MINUTE). */
+    rateLimit: p.integer().nullable(),
   },
 });
 

@@ -1,110 +1,162 @@
-// The content platform's four writes. Each is one transaction: the change, the re-rendered record
-// and its event (with delivery jobs) commit together or not at all. Writers of the same id are
-// serialised by a transaction-scoped advisory lock.
+// The content platform's writes. Each call is one transaction, for one record or a batch: the
+// changes, the re-rendered records and their events (with delivery jobs) commit together or not at
+// all. A single-record write is a batch of one. Writers of the same id are serialised by
+// transaction-scoped advisory locks, taken in id order so that two batches cannot deadlock.
+// Set-based: a batch of n records costs one lock statement, one load (one query per collection),
+// one statement per nested table to clear replaced items, one flush (batched inserts and updates),
+// then one event per changed record (the events' own writes and fan-out, per event).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, badInput, notFound } from '../errors.ts';
 import type { ChangeRecorder } from '../events/record-change.ts';
+import type { Snapshot } from '../events/derive-event.ts';
 import type { Orm } from '../db/orm.ts';
-import { LearningOpportunity } from './entities.ts';
-import { createNestedItems, deleteNestedItems, lifecycleOf, loadRecord, rowOf } from './entity-mapping.ts';
+import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
+import { createNestedItems, deleteNestedItems, lifecycleOf, loadRecords, rowOf } from './entity-mapping.ts';
 import { type LearningOpportunityContent, type LearningOpportunityRecord, renderRecord } from './record.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
+
+type Change = { id: string; before: Snapshot; after: Snapshot; at: Date };
 
 /** updatedAt moves forward on every observable change, even twice within one millisecond. */
 function nextUpdatedAt(previous: Date, now: Date): Date {
   return now > previous ? now : new Date(previous.getTime() + 1);
 }
 
-async function lockId(em: EntityManager, id: string): Promise<void> {
-  await em.getConnection().execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [id], 'run', em.getTransactionContext());
+async function lockIds(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (new Set(ids).size !== ids.length) throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
+  await em
+    .getConnection()
+    // Ids are validated UUIDs: a comma-joined list is unambiguous (MikroORM would spread an array parameter).
+    // The locks are taken in the subquery's order (a sort above the call would not order the calls).
+    .execute(
+      `select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest(string_to_array(?, ',')) as id order by id) ordered`,
+      [ids.join(',')],
+      'all',
+      em.getTransactionContext(),
+    );
 }
 
 export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date }) {
   const clock = deps.clock ?? (() => new Date());
   const inTransaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => deps.orm.em.fork().transactional(work);
+  const first = async (docs: Promise<string[]>): Promise<string> => (await docs)[0]!;
 
-  /** Re-renders a loaded record with a new lifecycle and records the change. Returns the new doc. */
-  async function transition(em: EntityManager, id: string, next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null): Promise<string> {
-    const loaded = await loadRecord(em, id);
-    if (!loaded) throw notFound(`Learning opportunity ${id}`);
-    const now = clock();
-    const changed = next(loaded.record, now);
-    if (!changed) return loaded.entity.doc;
-    const doc = renderRecord(changed);
-    const before = { status: loaded.record.status, doc: loaded.entity.doc };
-    em.assign(loaded.entity, { status: changed.status, publishedAt: changed.publishedAt, updatedAt: changed.updatedAt, doc });
-    await em.flush();
-    await deps.recordChange(em, { resourceId: id, before, after: { status: changed.status, doc }, at: changed.updatedAt });
-    return doc;
+  /** Stores the events of the changes, in order, inside the transaction. */
+  async function recordChanges(em: EntityManager, changes: readonly Change[]): Promise<void> {
+    await deps.recordChange(
+      em,
+      changes.map((c) => ({ resourceId: c.id, before: c.before, after: c.after, at: c.at })),
+    );
+  }
+
+  /**
+   * Re-renders loaded records with a new lifecycle (`next` returns null for "no change") and records
+   * the changes. Returns the docs in the order of `ids`.
+   */
+  function transitionMany(ids: readonly string[], next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null): Promise<string[]> {
+    return inTransaction(async (em) => {
+      await lockIds(em, ids);
+      const loaded = await loadRecords(em, ids);
+      const now = clock();
+      const changes: Change[] = [];
+      const docs = ids.map((id, i) => {
+        const found = loaded.get(id);
+        if (!found) throw notFound(ids.length === 1 ? `Learning opportunity ${id}` : `Learning opportunity ${id} (ids[${i}])`);
+        const changed = next(found.record, now);
+        if (!changed) return found.entity.doc;
+        const doc = renderRecord(changed);
+        changes.push({ id, before: { status: found.record.status, doc: found.entity.doc }, after: { status: changed.status, doc }, at: changed.updatedAt });
+        em.assign(found.entity, { status: changed.status, publishedAt: changed.publishedAt, updatedAt: changed.updatedAt, doc });
+        return doc;
+      });
+      await em.flush();
+      await recordChanges(em, changes);
+      return docs;
+    });
+  }
+
+  const publishNext = (record: LearningOpportunityRecord, now: Date): LearningOpportunityRecord | null => {
+    if (record.status === 'PUBLISHED') return null;
+    const updatedAt = nextUpdatedAt(record.updatedAt, now);
+    return { ...record, status: 'PUBLISHED', publishedAt: updatedAt, updatedAt };
+  };
+
+  /**
+   * Creates drafts or replaces the content of existing records; an identical save changes nothing.
+   * Returns the docs in the order given.
+   */
+  function upsertMany(contents: readonly LearningOpportunityContent[]): Promise<string[]> {
+    return inTransaction(async (em) => {
+      const ids = contents.map((c) => c.id);
+      await lockIds(em, ids);
+      const existing = new Map((await em.find(LearningOpportunity, { id: { $in: ids } }, { populate: ['doc'] })).map((e) => [e.id, e]));
+      const now = clock();
+      const changes: Change[] = [];
+      const replaced: { entity: ILearningOpportunity; content: LearningOpportunityContent; record: LearningOpportunityRecord; doc: string }[] = [];
+      const docs = contents.map((content) => {
+        const entity = existing.get(content.id);
+        if (!entity) {
+          const record: LearningOpportunityRecord = { ...content, status: 'DRAFT', publishedAt: null, createdAt: now, updatedAt: now };
+          const doc = renderRecord(record);
+          createNestedItems(em, em.create(LearningOpportunity, rowOf(record, doc)), content);
+          changes.push({ id: content.id, before: null, after: { status: 'DRAFT', doc }, at: now });
+          return doc;
+        }
+        const lifecycle = lifecycleOf(entity);
+        // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
+        if (renderRecord({ ...content, ...lifecycle }) === entity.doc) return entity.doc;
+        const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };
+        const doc = renderRecord(record);
+        changes.push({ id: content.id, before: { status: lifecycle.status, doc: entity.doc }, after: { status: record.status, doc }, at: record.updatedAt });
+        replaced.push({ entity, content, record, doc });
+        return doc;
+      });
+      // Old nested rows go first (a statement per table), then the replaced records get new ones.
+      await deleteNestedItems(
+        em,
+        replaced.map((r) => r.content.id),
+      );
+      for (const { entity, content, record, doc } of replaced) {
+        em.assign(entity, rowOf(record, doc));
+        createNestedItems(em, entity, content);
+      }
+      await em.flush();
+      await recordChanges(em, changes);
+      return docs;
+    });
   }
 
   return {
-    /** Creates a draft or replaces the content of an existing record; an identical save changes nothing. */
-    upsert(content: LearningOpportunityContent): Promise<string> {
-      return inTransaction(async (em) => {
-        await lockId(em, content.id);
-        const existing = await em.findOne(LearningOpportunity, content.id, { populate: ['doc'] });
-        const now = clock();
-        if (!existing) {
-          const record: LearningOpportunityRecord = { ...content, status: 'DRAFT', publishedAt: null, createdAt: now, updatedAt: now };
-          const doc = renderRecord(record);
-          const entity = em.create(LearningOpportunity, rowOf(record, doc));
-          createNestedItems(em, entity, content);
-          await em.flush();
-          await deps.recordChange(em, { resourceId: content.id, before: null, after: { status: 'DRAFT', doc }, at: now });
-          return doc;
-        }
-        const lifecycle = lifecycleOf(existing);
-        // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
-        if (renderRecord({ ...content, ...lifecycle }) === existing.doc) return existing.doc;
-        const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };
-        const doc = renderRecord(record);
-        const before = { status: lifecycle.status, doc: existing.doc };
-        await deleteNestedItems(em, content.id);
-        em.assign(existing, rowOf(record, doc));
-        createNestedItems(em, existing, content);
-        await em.flush();
-        await deps.recordChange(em, { resourceId: content.id, before, after: { status: record.status, doc }, at: record.updatedAt });
-        return doc;
-      });
-    },
+    upsertMany,
+    upsert: (content: LearningOpportunityContent): Promise<string> => first(upsertMany([content])),
 
     /** DRAFT or ARCHIVED -> PUBLISHED; publishing a published record changes nothing. */
-    publish(id: string): Promise<string> {
-      return inTransaction(async (em) => {
-        await lockId(em, id);
-        return transition(em, id, (record, now) => {
-          if (record.status === 'PUBLISHED') return null;
-          const updatedAt = nextUpdatedAt(record.updatedAt, now);
-          return { ...record, status: 'PUBLISHED', publishedAt: updatedAt, updatedAt };
-        });
-      });
-    },
+    publishMany: (ids: readonly string[]): Promise<string[]> => transitionMany(ids, publishNext),
+    publish: (id: string): Promise<string> => first(transitionMany([id], publishNext)),
 
     /** PUBLISHED -> ARCHIVED; archiving an archived record changes nothing; a draft cannot be archived. */
     archive(id: string): Promise<string> {
-      return inTransaction(async (em) => {
-        await lockId(em, id);
-        return transition(em, id, (record, now) => {
+      return first(
+        transitionMany([id], (record, now) => {
           if (record.status === 'ARCHIVED') return null;
           if (record.status === 'DRAFT') {
             throw new AppError('INVALID_STATE_TRANSITION', `Learning opportunity ${id} is a draft; only a published record can be archived (delete a draft instead)`);
           }
           return { ...record, status: 'ARCHIVED', updatedAt: nextUpdatedAt(record.updatedAt, now) };
-        });
-      });
+        }),
+      );
     },
 
     /** Removes a record and its nested items for good; returns its last internal view. */
     delete(id: string): Promise<string> {
       return inTransaction(async (em) => {
-        await lockId(em, id);
+        await lockIds(em, [id]);
         const existing = await em.findOne(LearningOpportunity, id, { populate: ['doc'] });
         if (!existing) throw notFound(`Learning opportunity ${id}`);
         const before = { status: lifecycleOf(existing).status, doc: existing.doc };
         await em.nativeDelete(LearningOpportunity, { id });
-        await deps.recordChange(em, { resourceId: id, before, after: null, at: clock() });
+        await recordChanges(em, [{ id, before, after: null, at: clock() }]);
         return existing.doc;
       });
     },

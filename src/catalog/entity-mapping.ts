@@ -63,9 +63,10 @@ export function createNestedItems(em: EntityManager, owner: ILearningOpportunity
   content.accolades.forEach((a, i) => em.create(Accolade, { ...common(a.id, i), title: a.title, issuer: a.issuer, awardedAt: a.awardedAt, url: a.url }));
 }
 
-/** Deletes every nested row of a record (before its content is replaced). */
-export async function deleteNestedItems(em: EntityManager, id: string): Promise<void> {
-  const where = { learningOpportunity: id };
+/** Deletes every nested row of these records (before their content is replaced): one statement per table. */
+export async function deleteNestedItems(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const where = { learningOpportunity: { $in: [...ids] } };
   await em.nativeDelete(Session, where);
   await em.nativeDelete(Deadline, where);
   await em.nativeDelete(Faq, where);
@@ -73,10 +74,12 @@ export async function deleteNestedItems(em: EntityManager, id: string): Promise<
   await em.nativeDelete(Accolade, where);
 }
 
-/** Loads a record with its five collections (one query per collection) for re-rendering. */
-export async function loadRecord(em: EntityManager, id: string): Promise<{ entity: ILearningOpportunity; record: LearningOpportunityRecord } | null> {
-  const entity = await em.findOne(LearningOpportunity, id, { populate: ['doc', ...NESTED_PROPERTIES] });
-  return entity && { entity, record: recordOf(entity) };
+export type LoadedRecord = { entity: ILearningOpportunity; record: LearningOpportunityRecord };
+
+/** Loads records with their five collections (one query per collection, whatever their number) for re-rendering. */
+export async function loadRecords(em: EntityManager, ids: readonly string[]): Promise<Map<string, LoadedRecord>> {
+  const entities = await em.find(LearningOpportunity, { id: { $in: [...ids] } }, { populate: ['doc', ...NESTED_PROPERTIES] });
+  return new Map(entities.map((entity) => [entity.id, { entity, record: recordOf(entity) }]));
 }
 
 /** The record the renderer takes, from an entity loaded with its five collections. */

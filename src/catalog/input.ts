@@ -1,7 +1,7 @@
 // Validation of LearningOpportunityInput (GraphQL) into LearningOpportunityContent. Every rule that
 // fails is reported, each under the path of the offending field.
 import { z } from 'zod';
-import { badInput, type InvalidParam } from '../errors.ts';
+import { AppError, badInput, type InvalidParam } from '../errors.ts';
 import { DEADLINE_TYPES, FORMATS, type LearningOpportunityContent } from './record.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -222,4 +222,34 @@ export function parseLearningOpportunityInput(input: unknown, prefix = 'input'):
 export function parseId(value: unknown, name = 'id'): string {
   if (typeof value !== 'string' || !UUID_RE.test(value)) throw badInput([{ name, reason: 'must be a UUID' }]);
   return value.toLowerCase();
+}
+
+/** The most items one bulk mutation takes (one transaction each). */
+export const MAX_BATCH = 500;
+
+/**
+ * Validates a batch of at most MAX_BATCH items, each by `parse` under the name `name[i]`; throws
+ * BAD_USER_INPUT listing every problem of every item, and any id given twice.
+ */
+export function parseBatch<T extends string | { id: string }>(values: unknown, name: string, parse: (value: unknown, name: string) => T): T[] {
+  if (!Array.isArray(values)) throw badInput([{ name, reason: 'must be a list' }]);
+  if (values.length > MAX_BATCH) throw badInput([{ name, reason: `must have at most ${MAX_BATCH} items` }]);
+  const problems: InvalidParam[] = [];
+  const parsed: T[] = [];
+  const seen = new Map<string, number>();
+  values.forEach((value, i) => {
+    try {
+      const item = parse(value, `${name}[${i}]`);
+      const id = typeof item === 'string' ? item : item.id;
+      const earlier = seen.get(id);
+      if (earlier !== undefined) problems.push({ name: typeof item === 'string' ? `${name}[${i}]` : `${name}[${i}].id`, reason: `repeats ${name}[${earlier}]` });
+      seen.set(id, i);
+      parsed.push(item);
+    } catch (error) {
+      if (!(error instanceof AppError && error.invalidParams)) throw error;
+      problems.push(...error.invalidParams);
+    }
+  });
+  if (problems.length) throw badInput(problems);
+  return parsed;
 }

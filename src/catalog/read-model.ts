@@ -1,8 +1,8 @@
 // The read path, in plain SQL on MikroORM's pool: records are served as the bytes stored by the
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
-import type { Pool } from 'pg';
-import { type Principal, queryWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import type { Queryable } from '../db/read-replicas.ts';
+import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
@@ -14,17 +14,23 @@ export const PAGE_SQL = {
   // list_buckets) to find the range holding position $2, and an index-only scan that skips inside
   // that one range (normally under 1,024 keys). However deep the page, it costs what the first page
   // costs plus a fraction of a millisecond. Past the end there is no such key, and no rows.
+  // $3: the entity tags the client holds (If-None-Match); when the page's own is among them, the
+  // docs are left out of the answer (a 304 needs only the tag). The tag is a digest of totalCount,
+  // limit, offset and the page's record digests in order: it changes with any byte of the page.
   public: `
-    select (select n from catalog_count where status = 'PUBLISHED') as total,
-           (select coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '')
-              from (select doc, updated_at, id from learning_opportunity
-                     where status = 'PUBLISHED'
-                       and (updated_at, id) <= (select k.updated_at, k.id
-                                                  from list_page_start($2) s
-                                                  cross join lateral (select updated_at, id from learning_opportunity
-                                                                       where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
-                                                                       order by updated_at desc, id desc offset s.skip limit 1) k)
-                     order by updated_at desc, id desc limit $1) p) as docs`,
+    select c.total, p.etag, case when p.etag = any($3::text[]) then null else p.docs end as docs
+      from (select n as total from catalog_count where status = 'PUBLISHED') c
+      cross join lateral (
+        select md5(concat_ws(':', c.total, $1, $2, string_agg(doc_digest, ',' order by updated_at desc, id desc))) as etag,
+               coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '') as docs
+          from (select doc, doc_digest, updated_at, id from learning_opportunity
+                 where status = 'PUBLISHED'
+                   and (updated_at, id) <= (select k.updated_at, k.id
+                                              from list_page_start($2) s
+                                              cross join lateral (select updated_at, id from learning_opportunity
+                                                                   where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
+                                                                   order by updated_at desc, id desc offset s.skip limit 1) k)
+                 order by updated_at desc, id desc limit $1) p) p`,
   // Internal readers (GraphQL, every status): a plain offset over learning_opportunity_order, but
   // skipped index-only (keys first, then each doc by primary key) so a deep page never reads the
   // skipped rows and no plan is tempted into sorting the table.
@@ -36,19 +42,36 @@ export const PAGE_SQL = {
 } as const;
 
 export const ONE_SQL = {
-  public: `select doc from learning_opportunity where id = $1 and status = 'PUBLISHED'`,
+  // $2: the entity tags the client holds (If-None-Match); when the record's is among them, the doc
+  // is left out of the answer (a 304 needs only the tag).
+  public: `select doc_digest as etag, case when doc_digest = any($2::text[]) then null else doc end as doc
+             from learning_opportunity where id = $1 and status = 'PUBLISHED'`,
   internal: `select doc from learning_opportunity where id = $1`,
 } as const;
 
 export type CatalogReads = ReturnType<typeof createCatalogReads>;
-export type Keyed<T> = { principal: Principal; value: T } | null;
 
-type PageRow = { total: string; docs: string };
-const oneStatement = (id: string, visibility: Visibility): Statement => ({ name: `lo-one-${visibility}`, text: ONE_SQL[visibility], values: [id] });
-const pageStatement = (limit: number, offset: number, visibility: Visibility): Statement => ({ name: `lo-page-${visibility}`, text: PAGE_SQL[visibility], values: [limit, offset] });
-const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
+/** `docs` is null when the client holds `etag` already (the public page only). */
+export type PageRow = { total: string; etag?: string; docs: string | null };
+/** `etag` is null when the record is not visible; `doc` also when the client holds `etag` already. */
+export type OneRow = { etag: string | null; doc: string | null };
+/** Entity tags the client holds (If-None-Match values, without quotes), or null. */
+export type HeldTags = string[] | null;
 
-export function createCatalogReads(pool: Pool) {
+// The public statements take the tags the client holds as their last parameter.
+const oneStatement = (id: string, visibility: Visibility, held: HeldTags = null): Statement => ({
+  name: `lo-one-${visibility}`,
+  text: ONE_SQL[visibility],
+  values: visibility === 'public' ? [id, held] : [id],
+});
+const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null): Statement => ({
+  name: `lo-page-${visibility}`,
+  text: PAGE_SQL[visibility],
+  values: visibility === 'public' ? [limit, offset, held] : [limit, offset],
+});
+export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
+
+export function createCatalogReads(pool: Queryable) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {
@@ -64,18 +87,14 @@ export function createCatalogReads(pool: Pool) {
 
     /**
      * The public reads of /v1 with the API key checked in the same statement (auth/api-keys.ts
-     * queryWithKey): null for an unknown or revoked key; `value` is null when the key lacks `scope`
-     * (the read did not run) or, for getOne, when the record is not visible.
+     * readWithKey): null for an unknown or revoked key; `row` is undefined when the key lacks `scope`
+     * (the read did not run). `held`: the entity tags of the client's If-None-Match.
      */
     withKey: {
-      async getOne(key: string, scope: Scope, id: string): Promise<Keyed<string | null>> {
-        const result = await queryWithKey<{ doc: string | null }>(pool, key, scope, oneStatement(id, 'public'));
-        return result && { principal: result.principal, value: result.row?.doc ?? null };
-      },
-      async getPage(key: string, scope: Scope, limit: number, offset: number): Promise<Keyed<Page | null>> {
-        const result = await queryWithKey<PageRow>(pool, key, scope, pageStatement(limit, offset, 'public'));
-        return result && { principal: result.principal, value: result.row ? pageOf(result.row, limit, offset) : null };
-      },
+      getOne: (keyHash: string, scope: Scope, id: string, held: HeldTags): Promise<KeyCheck<OneRow>> =>
+        readWithKey(pool, keyHash, scope, oneStatement(id, 'public', held)),
+      getPage: (keyHash: string, scope: Scope, limit: number, offset: number, held: HeldTags): Promise<KeyCheck<PageRow>> =>
+        readWithKey(pool, keyHash, scope, pageStatement(limit, offset, 'public', held)),
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
 import { parseId } from '../catalog/input.ts';
 import { output, table, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -15,12 +16,15 @@ export function registerKeyCommands(program: Command, config: Config): void {
     .description('create a key and print it once')
     .requiredOption('--name <name>', 'who the key is for')
     .option('--scope <scope>', `a scope to grant (repeatable): ${SCOPES.join(', ')}`, collect, [])
+    .option('--rate-limit <n>', 'requests per minute for this key on /v1 (default: RATE_LIMIT_PER_MINUTE)')
     .option('--json', 'print JSON only')
-    .action(async (opts: { name: string; scope: string[]; json?: boolean }) => {
+    .action(async (opts: { name: string; scope: string[]; rateLimit?: string; json?: boolean }) => {
       const scopes = parseScopes(opts.scope);
-      const created = await withDatabase(config, (db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes }));
+      const rateLimit = opts.rateLimit === undefined ? null : positiveInt('--rate-limit', opts.rateLimit);
+      const created = await withDatabase(config, (db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes, rateLimit }));
+      const limit = created.rateLimit === null ? '' : ` and a rate limit of ${created.rateLimit} requests per minute`;
       output(opts.json, created, () =>
-        [`Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}.`, `Key (shown only now, store it safely):`, created.key].join('\n'),
+        [`Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}${limit}.`, `Key (shown only now, store it safely):`, created.key].join('\n'),
       );
     });
 
@@ -30,7 +34,7 @@ export function registerKeyCommands(program: Command, config: Config): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const list = await withDatabase(config, (db) => listApiKeys(db.orm.em.fork()));
-      output(opts.json, list, () => table(list, ['id', 'name', 'prefix', 'scopes', 'createdAt', 'revokedAt']));
+      output(opts.json, list, () => table(list, ['id', 'name', 'prefix', 'scopes', 'rateLimit', 'createdAt', 'revokedAt']));
     });
 
   keys

@@ -10,7 +10,7 @@ export function registerSeedCommand(program: Command, config: Config): void {
     .command('seed')
     .description('insert a generated, realistic catalog of published records (no events are emitted)')
     .requiredOption('--count <n>', 'how many records')
-    .option('--seed <n>', 'random seed, for a reproducible catalog')
+    .option('--seed <n>', 'random seed, for a reproducible catalog (running the same seed again inserts only what is missing)')
     .option('--batch-size <n>', 'records per transaction', '500')
     .option('--json', 'print JSON only')
     .action(async (opts: { count: string; seed?: string; batchSize: string; json?: boolean }) => {
@@ -22,7 +22,8 @@ export function registerSeedCommand(program: Command, config: Config): void {
         seedCatalog(db.orm, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
       );
       if (process.stderr.isTTY) process.stderr.write('\n');
-      const summary = { inserted: result.inserted, seconds: (Date.now() - started) / 1000 };
-      output(opts.json, summary, () => `Inserted ${summary.inserted} published records in ${summary.seconds.toFixed(1)} s.`);
+      const summary = { inserted: result.inserted, skipped: result.skipped, seconds: (Date.now() - started) / 1000 };
+      const skippedText = summary.skipped ? ` (${summary.skipped} already present from an earlier run with this seed, kept as they were)` : '';
+      output(opts.json, summary, () => `Inserted ${summary.inserted} published records in ${summary.seconds.toFixed(1)} s${skippedText}.`);
     });
 }

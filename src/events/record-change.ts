@@ -12,24 +12,33 @@ export type StoredEvent = { id: string; type: EventType; resourceId: string; occ
 /** Called with every stored event, inside the transaction that stored it (e.g. to enqueue deliveries). */
 export type EventFanOut = (em: EntityManager, event: StoredEvent) => Promise<void>;
 
-/** The hook the catalog calls for every change: stores the event (if any) and fans it out. */
-export type ChangeRecorder = (em: EntityManager, change: Change) => Promise<StoredEvent | null>;
+/**
+ * The hook the catalog calls with the changes of one transaction (one or a batch): stores their
+ * events (a change may have none) and fans each out. Returns the stored events, in order.
+ */
+export type ChangeRecorder = (em: EntityManager, changes: readonly Change[]) => Promise<StoredEvent[]>;
+
+function eventOf(change: Change): StoredEvent | null {
+  const type = deriveEventType(change.before, change.after);
+  if (!type) return null;
+  const id = randomUUID();
+  return {
+    id,
+    type,
+    resourceId: change.resourceId,
+    occurredAt: change.at,
+    body: renderEventBody({ id, type, occurredAt: change.at, resourceId: change.resourceId, doc: type === 'LEARNING_OPPORTUNITY_DELETED' ? null : (change.after?.doc ?? null) }),
+  };
+}
 
 export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder {
-  return async (em, change) => {
-    const type = deriveEventType(change.before, change.after);
-    if (!type) return null;
-    const id = randomUUID();
-    const event: StoredEvent = {
-      id,
-      type,
-      resourceId: change.resourceId,
-      occurredAt: change.at,
-      body: renderEventBody({ id, type, occurredAt: change.at, resourceId: change.resourceId, doc: type === 'LEARNING_OPPORTUNITY_DELETED' ? null : (change.after?.doc ?? null) }),
-    };
-    em.create(Event, event);
-    await em.flush();
-    if (fanOut) await fanOut(em, event);
-    return event;
+  return async (em, changes) => {
+    const events = changes.map(eventOf).filter((e) => e !== null);
+    if (events.length === 0) return [];
+    // One multi-row insert, not the unit of work: a flush would diff every entity the transaction
+    // holds, and a bulk write holds thousands.
+    await em.insertMany(Event, events);
+    if (fanOut) for (const event of events) await fanOut(em, event);
+    return events;
   };
 }

@@ -5,9 +5,16 @@
 // plain-text answers (missing body, CSRF) cannot occur.
 import express, { type RequestHandler, type Response } from 'express';
 import type { Pool } from 'pg';
-import { GRAPHQL_SCOPES } from '../auth/api-keys.ts';
+import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { principalFromHeader, requireAnyScope } from '../auth/bearer.ts';
 import { AppError, toAppError } from '../errors.ts';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by the gate for the GraphQL context (graphql/server.ts). */
+    principal?: Principal;
+  }
+}
 
 function sendGraphQLError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });

@@ -2,7 +2,7 @@
 import type { Principal } from '../auth/api-keys.ts';
 import { requireScope } from '../auth/bearer.ts';
 import type { CatalogWrites } from '../catalog/catalog-writes.ts';
-import { parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
+import { parseBatch, parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
 import { parsePagingArgs } from '../paging.ts';
 
@@ -15,6 +15,10 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
   const write = (run: (args: Args) => Promise<string>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
     writer(ctx);
     return JSON.parse(await run(args)) as unknown;
+  };
+  const writeMany = (run: (args: Args) => Promise<string[]>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
+    writer(ctx);
+    return (await run(args)).map((doc) => JSON.parse(doc) as unknown);
   };
 
   return {
@@ -34,6 +38,8 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
     Mutation: {
       upsertLearningOpportunity: write((args) => deps.writes.upsert(parseLearningOpportunityInput(args.input))),
       publishLearningOpportunity: write((args) => deps.writes.publish(parseId(args.id))),
+      upsertLearningOpportunities: writeMany((args) => deps.writes.upsertMany(parseBatch(args.inputs, 'inputs', (input, name) => parseLearningOpportunityInput(input, name)))),
+      publishLearningOpportunities: writeMany((args) => deps.writes.publishMany(parseBatch(args.ids, 'ids', (id, name) => parseId(id, name)))),
       archiveLearningOpportunity: write((args) => deps.writes.archive(parseId(args.id))),
       deleteLearningOpportunity: write((args) => deps.writes.delete(parseId(args.id))),
     },

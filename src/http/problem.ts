@@ -1,4 +1,5 @@
 // RFC 7807 problem details: every non-2xx answer of the HTTP surface goes through here.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, ERROR_CODES, type ErrorCode, toAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -6,24 +7,42 @@ import type { Logger } from '../logger.ts';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
 
-export function sendProblem(req: Request, res: Response, error: AppError): void {
+/** Writes `error` as problem+json on a plain node:http response (express's included). */
+export function writeProblem(res: ServerResponse, instance: string, error: AppError): void {
   const { status, title } = ERROR_CODES[error.code];
-  const body: Record<string, unknown> = { type: problemType(error.code), title, status, detail: error.message, instance: req.originalUrl };
-  if (error.invalidParams) body.invalidParams = error.invalidParams;
-  res.status(status).set(error.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  const problem: Record<string, unknown> = { type: problemType(error.code), title, status, detail: error.message, instance };
+  if (error.invalidParams) problem.invalidParams = error.invalidParams;
+  const body = JSON.stringify(problem);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
-/** The last error handler: known errors as they are, anything else as a generic 500 (logged). */
-export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    const error = mapHttpError(err);
-    const log = req.log ?? logger; // req.log carries the request id (http/request-context.ts)
-    if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: err as Error, method: req.method, path: req.path }, 'unhandled error');
-    else if (error.code === 'SERVICE_UNAVAILABLE') log.warn({ err: (err as Error)?.message, path: req.path }, 'database unavailable');
-    if (res.headersSent) return void res.end();
-    sendProblem(req, res, error);
-  };
+export function sendProblem(req: Request, res: Response, error: AppError): void {
+  writeProblem(res, req.originalUrl, error);
 }
+
+/** Answers whatever a handler threw: known errors as they are, anything else as a generic 500 (logged). */
+export function answerError(log: Logger, req: IncomingMessage, res: ServerResponse, err: unknown, instance: string): void {
+  const error = mapHttpError(err);
+  const path = instance.split('?', 1)[0];
+  if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: err as Error, method: req.method, path }, 'unhandled error');
+  else if (error.code === 'SERVICE_UNAVAILABLE') log.warn({ err: (err as Error)?.message, path }, 'database unavailable');
+  if (res.headersSent) return void res.end();
+  writeProblem(res, instance, error);
+}
+
+/** The last error handler of the express app. */
+export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
+  // req.log carries the request id (http/request-context.ts)
+  return (err, req, res, _next) => answerError(req.log ?? logger, req, res, err, req.originalUrl);
+}
+
+/** A path segment that is not valid percent-encoding (the path is at fault, not a body). */
+export const badPathEncoding = (): AppError =>
+  new AppError('BAD_USER_INPUT', 'The request path is not valid percent-encoding', { invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }] });
 
 /** Errors raised by express's own parsers carry a status; keep their meaning, not their text. */
 function mapHttpError(err: unknown): AppError {
@@ -34,7 +53,7 @@ function mapHttpError(err: unknown): AppError {
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (status === 400 && type === 'entity.parse.failed') return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', { invalidParams: [{ name: 'body', reason: 'is not valid JSON' }] });
     // The router could not percent-decode a path segment: the path is at fault, not a body.
-    if (status === 400 && err instanceof URIError) return new AppError('BAD_USER_INPUT', 'The request path is not valid percent-encoding', { invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }] });
+    if (status === 400 && err instanceof URIError) return badPathEncoding();
     if (status === 400) return new AppError('BAD_USER_INPUT', 'The request could not be read', { invalidParams: [{ name: 'body', reason: 'could not be read' }] });
   }
   return toAppError(err);
@@ -46,7 +65,8 @@ export const notFoundHandler: RequestHandler = (req, res) => {
 
 /** For a known path: any method not in `allowed` is 405 with Allow. */
 export function methodNotAllowed(allowed: string[]): RequestHandler {
-  return (req, res) => {
-    sendProblem(req, res, new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(' or ')}`, { headers: { Allow: allowed.join(', ') } }));
-  };
+  return (req, res) => sendProblem(req, res, notAllowed(req.method, allowed));
 }
+
+export const notAllowed = (method: string | undefined, allowed: string[]): AppError =>
+  new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allowed.join(' or ')}`, { headers: { Allow: allowed.join(', ') } });

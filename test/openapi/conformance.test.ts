@@ -77,6 +77,18 @@ describe('OpenAPI conformance of real responses', () => {
       ]);
     });
 
+    it('304 for a held ETag and 429 over the rate limit, with their headers', async () => {
+      const limited = await createTestKey(['catalog:read'], undefined, 3);
+      const etag = async (path: string) => (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${limited}` } })).headers.get('etag')!;
+      const one = `/v1/learning-opportunities/${full.id}`;
+      await conformance(validator, api.url, [
+        { path: one, key: limited, headers: { 'if-none-match': await etag(one) }, status: 304 },
+        { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, headers: { 'if-none-match': '*' }, status: 304 },
+        { path: one, key: limited, status: 429 },
+        { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, status: 429 },
+      ]);
+    });
+
     it('4xx: every problem response of the document, with its headers', async () => {
       await conformance(validator, api.url, [
         { path: '/v1/learning-opportunities?limit=0', key, status: 400 },

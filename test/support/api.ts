@@ -19,6 +19,7 @@ export type TestApiOptions = {
   graphql?: Partial<Config['graphql']>;
   receivers?: ReceiverManagement | null;
   logger?: Logger;
+  rateLimit?: Config['rateLimit'];
 };
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
@@ -28,6 +29,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       host: '127.0.0.1',
       http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000, ...options.http },
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
+      rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
     },
     options.db ?? testDb(),
     options.logger ?? silentLogger,
@@ -37,8 +39,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
 }
 
 /** A fresh API key with the given scopes (all of them by default). */
-export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb()): Promise<string> {
-  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes] })).key;
+export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb(), rateLimit: number | null = null): Promise<string> {
+  return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
 }
 
 export type GraphQLResponse<T = Record<string, unknown>> = {

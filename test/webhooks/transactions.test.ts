@@ -31,14 +31,14 @@ describe('webhook fan-out and the mutation transaction', () => {
     const db = testDb();
     const recordChange = createChangeRecorder(createFanOut({ boss: stack.boss, orm: db.orm }));
     // Fails the transaction after the event is stored and its jobs are inserted.
-    const failing: ChangeRecorder = async (em, change) => {
-      const event = await recordChange(em, change);
-      if (event) {
+    const failing: ChangeRecorder = async (em, changes) => {
+      const events = await recordChange(em, changes);
+      for (const event of events) {
         const inTransaction = await jobs(DELIVERY_QUEUE, { eventId: event.id });
         expect(inTransaction, 'not visible outside the transaction').to.deep.equal([]);
         throw new Error('the mutation fails after fan-out');
       }
-      return event;
+      return events;
     };
     const writes = createCatalogWrites({ orm: db.orm, recordChange: failing });
     const countBefore = await published();

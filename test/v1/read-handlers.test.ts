@@ -1,14 +1,16 @@
-// The fast lane (src/http/fast-lane.ts) answers a successful GET one without express: it must be
-// indistinguishable from the express route, and everything else must still reach express.
+// The /v1 reads are served on node:http in front of express (src/http/v1-reads.ts), one handler per
+// endpoint: every outcome is answered there, with one keyed read per request at most.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import type { QueryConfig } from 'pg';
 import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 
 const HEADERS = ['content-type', 'content-length'];
 
-describe('GET one through the fast lane', () => {
+describe('the /v1 read handlers', () => {
   let api: Api;
   let key: string;
   before(async () => {
@@ -17,7 +19,7 @@ describe('GET one through the fast lane', () => {
   });
   after(() => api.close());
 
-  it('answers with the same headers as the express route (HEAD) and the stored bytes', async () => {
+  it('answers GET and HEAD with the same headers and the stored bytes', async () => {
     const record = await createRecord(api.writes);
     const path = `/v1/learning-opportunities/${record.id}`;
     const get = await getJson(api, path, key);
@@ -38,7 +40,7 @@ describe('GET one through the fast lane', () => {
     expect((res.body as { id: string }).id).to.equal(record.id);
   });
 
-  it('leaves every other outcome to express: problem details for 401, 403, 400 and 404', async () => {
+  it('answers every other outcome with problem details: 401, 403, 400 and 404', async () => {
     const record = await createRecord(api.writes);
     const unscoped = await createTestKey(['graphql:read']);
     const cases: [string, string | null, number][] = [
@@ -52,6 +54,37 @@ describe('GET one through the fast lane', () => {
       const res = await getJson(api, path, k);
       expect(res.status, `${path} with ${k ?? 'no key'}`).to.equal(status);
       expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    }
+  });
+
+  it('runs the keyed read once for a 200, 401, 403 and 404, and not at all for a 400', async () => {
+    const record = await createRecord(api.writes);
+    const unscoped = await createTestKey(['graphql:read']);
+    const cases: [string, string | null, number, number][] = [
+      [`/v1/learning-opportunities/${record.id}`, key, 200, 1],
+      [`/v1/learning-opportunities/${record.id}`, 'lods_not-a-real-key-at-all-but-well-formed-xxxxxx', 401, 0],
+      [`/v1/learning-opportunities/${record.id}`, `lods_${'x'.repeat(43)}`, 401, 1],
+      [`/v1/learning-opportunities/${record.id}`, unscoped, 403, 1],
+      [`/v1/learning-opportunities/${randomUUID()}`, key, 404, 1],
+      ['/v1/learning-opportunities?limit=5', unscoped, 403, 1],
+      ['/v1/learning-opportunities/not-a-uuid', key, 400, 0],
+    ];
+    const pool = testDb().pool;
+    const query = pool.query;
+    const keyedReads: string[] = [];
+    pool.query = function (this: typeof pool, ...args: unknown[]) {
+      const name = (args[0] as QueryConfig).name;
+      if (name?.startsWith('keyed-')) keyedReads.push(name);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof pool.query;
+    try {
+      for (const [path, k, status, reads] of cases) {
+        keyedReads.length = 0;
+        expect((await getJson(api, path, k)).status, path).to.equal(status);
+        expect(keyedReads.length, `keyed reads for ${status} ${path}`).to.equal(reads);
+      }
+    } finally {
+      pool.query = query;
     }
   });
 });

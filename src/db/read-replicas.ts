@@ -1,0 +1,102 @@
+// Reads on streaming replicas (CONTRACT.md 9): DATABASE_READ_URL names one or more; the /v1 reads
+// and GraphQL queries go to a healthy one (round robin), everything else stays on the primary.
+// Health is measured periodically, never per request: every `checkMs` each replica is asked how far
+// its replay is behind. The time since the last replayed transaction alone would call a replica of an
+// idle primary "lagging" (no new transactions to replay), so a replica whose replay position has
+// reached the primary's current WAL position counts as caught up, whatever that time says.
+// A replica that is down or behind by more than `maxLagMs` is skipped; with none left the reads go to
+// the primary. A read that fails to reach its replica is retried on the primary at once, so a broken
+// replica never fails a read.
+import pg, { type Pool, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import { isDatabaseUnavailable } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** What the read path needs of a pool: one statement at a time. */
+export type Queryable = { query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> };
+
+export type ReplicaStatus = { url: string; healthy: boolean; lagMs: number | null };
+
+export type ReadPool = Queryable & { status: () => ReplicaStatus[]; close: () => Promise<void> };
+
+type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null };
+
+const CHECK_SQL = `select pg_is_in_recovery() as replica, pg_last_wal_replay_lsn() >= $1::pg_lsn as caught_up,
+                          coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000, 0)::float8 as lag_ms`;
+
+export function createReadPool(deps: { primary: Pool; urls: readonly string[]; poolMax: number; connectTimeoutMs: number; maxLagMs: number; checkMs: number; logger?: Logger }): ReadPool {
+  const replicas: Replica[] = deps.urls.map((url) => ({
+    url,
+    // Replica connections are opened by us, never shared with the ORM: the application name tells them apart.
+    pool: new pg.Pool({ connectionString: url, max: deps.poolMax, connectionTimeoutMillis: deps.connectTimeoutMs, application_name: 'lods-read' }),
+    healthy: false,
+    lagMs: null,
+  }));
+  for (const r of replicas) r.pool.on('error', () => {}); // an idle client's broken connection; the next check notices
+
+  async function check(): Promise<void> {
+    const { rows } = await deps.primary.query<{ lsn: string }>({ name: 'replica-primary-lsn', text: 'select pg_current_wal_lsn()::text as lsn' });
+    const primaryLsn = rows[0]!.lsn;
+    await Promise.all(
+      replicas.map(async (r) => {
+        try {
+          const { rows: [s] } = await r.pool.query<{ replica: boolean; caught_up: boolean | null; lag_ms: number }>({ name: 'replica-check', text: CHECK_SQL, values: [primaryLsn] });
+          r.lagMs = s!.caught_up ? 0 : s!.lag_ms;
+          const healthy = s!.replica && r.lagMs <= deps.maxLagMs;
+          if (healthy !== r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) }, 'read replica health changed');
+          r.healthy = healthy;
+        } catch {
+          if (r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy: false }, 'read replica health changed');
+          r.healthy = false;
+          r.lagMs = null;
+        }
+      }),
+    );
+  }
+
+  let checking: Promise<void> = check().catch(() => {});
+  const timer = setInterval(() => {
+    checking = checking.then(check).catch(() => {}); // the primary unreachable: replicas keep their last verdict
+  }, deps.checkMs);
+  timer.unref();
+
+  let next = 0;
+  function pick(): Replica | null {
+    for (let i = 0; i < replicas.length; i++) {
+      const r = replicas[next++ % replicas.length]!;
+      if (r.healthy) return r;
+    }
+    return null;
+  }
+
+  return {
+    async query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> {
+      const replica = pick();
+      if (!replica) return await deps.primary.query<R>(config);
+      try {
+        return await replica.pool.query<R>(config);
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        replica.healthy = false; // until the next check finds it back
+        deps.logger?.warn({ replica: redact(replica.url), err: (error as Error).message }, 'read replica unreachable: read served by the primary');
+        return await deps.primary.query<R>(config);
+      }
+    },
+    status: () => replicas.map((r) => ({ url: redact(r.url), healthy: r.healthy, lagMs: r.lagMs })),
+    async close() {
+      clearInterval(timer);
+      await checking;
+      await Promise.all(replicas.map((r) => r.pool.end()));
+    },
+  };
+}
+
+/** A URL without its password, for logs. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'invalid url';
+  }
+}

@@ -1,0 +1,42 @@
+// HTTP caching of the /v1 reads (CONTRACT.md 8): a strong ETag from the stored digest (never a hash
+// computed per request), `Cache-Control: private, no-cache` (a client or private cache may keep the
+// answer but must revalidate it), and 304 for a matching If-None-Match.
+import type { ServerResponse } from 'node:http';
+
+const CACHE_CONTROL = 'private, no-cache';
+// Bounds the array handed to the database; a client holds one tag per URL in practice.
+const MAX_TAGS = 16;
+const TAG = /^(?:W\/)?"([\x21\x23-\x7e]*)"$/;
+
+/**
+ * The entity tags of an If-None-Match header, unquoted: '*' for any; null when absent or unusable.
+ * If-None-Match uses the weak comparison (RFC 9110 13.1.2), so `W/"x"` counts as `"x"`.
+ */
+export function heldTags(header: string | undefined): string[] | '*' | null {
+  if (!header) return null;
+  if (header.trim() === '*') return '*';
+  const tags: string[] = [];
+  for (const part of header.split(',', MAX_TAGS)) {
+    const tag = TAG.exec(part.trim())?.[1];
+    if (tag !== undefined) tags.push(tag);
+  }
+  return tags.length ? tags : null;
+}
+
+/**
+ * Answers a cacheable read: 304 with the tag and no body when `body` is null (the client holds
+ * this representation), else 200 with the JSON body. Both carry ETag and Cache-Control.
+ */
+export function sendCacheable(res: ServerResponse, digest: string, body: string | null): void {
+  res.setHeader('ETag', `"${digest}"`);
+  res.setHeader('Cache-Control', CACHE_CONTROL);
+  if (body === null) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}

@@ -1,0 +1,110 @@
+// The read-only /v1 facade, served on node:http in front of express: these two endpoints are most
+// of the load, and express costs as much CPU per request as everything else on the path together
+// (bench/README.md). Each endpoint is one handler mounted once; express never sees these paths.
+// Every outcome is answered here: the record or page, 304, and every problem (405, 401, 403, 400,
+// 404, 503, 500) through the same problem writer as express.
+// The key is checked in the same statement as the read (one round trip, auth/api-keys.ts
+// readWithKey) and always before the input: an invalid key is 401/403 whatever the input, and a 400
+// or 404 is only ever shown to a caller whose key holds catalog:read.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
+import { authenticate } from '../auth/bearer.ts';
+import { parseId } from '../catalog/input.ts';
+import type { Queryable } from '../db/read-replicas.ts';
+import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
+import { notFound } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { heldTags, sendCacheable } from './conditional.ts';
+import { parsePagingQuery } from '../paging.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { answerError, badPathEncoding, notAllowed } from './problem.ts';
+import { trackRequest } from './request-context.ts';
+
+const SCOPE: Scope = 'catalog:read';
+const LIST_PATH = '/v1/learning-opportunities';
+const ONE_PREFIX = '/v1/learning-opportunities/';
+const READ_METHODS = ['GET', 'HEAD'];
+
+/** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
+export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
+
+type Deps = { pool: Queryable; reads: CatalogReads; logger: Logger; limiter: RateLimiter | null };
+type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
+
+/** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
+export function v1Reads(deps: Deps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const list: Endpoint = { route: V1_READ_ROUTES[0]!.path, serve: (req, res, _path, query) => servePage(deps, req, res, query) };
+  const one: Endpoint = { route: V1_READ_ROUTES[1]!.path, serve: (req, res, path) => serveRecord(deps, req, res, path.slice(ONE_PREFIX.length)) };
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const endpoint = path === LIST_PATH ? list : isOneSegmentBelow(path) ? one : null;
+    if (!endpoint) return false;
+    const { log } = trackRequest(deps.logger, req, res, { started, route: () => endpoint.route, path: () => url });
+    const answered = READ_METHODS.includes(req.method!)
+      ? endpoint.serve(req, res, path, q < 0 ? '' : url.slice(q + 1))
+      : Promise.reject(notAllowed(req.method, READ_METHODS));
+    answered.catch((error: unknown) => answerError(log, req, res, error, url));
+    return true;
+  };
+}
+
+const isOneSegmentBelow = (path: string): boolean => path.length > ONE_PREFIX.length && path.startsWith(ONE_PREFIX) && !path.includes('/', ONE_PREFIX.length);
+
+// With If-None-Match, the read leaves the body out when the stored tag matches (`held`); `*`
+// matches any tag, so the body is not needed either.
+async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
+  const id = await parseAfterKey(deps, req, res, () => parseId(decodeSegment(segment)));
+  const held = heldTags(req.headers['if-none-match']);
+  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id, held === '*' ? null : held));
+  if (!row?.etag) throw notFound(`Learning opportunity ${id}`);
+  sendCacheable(res, row.etag, held === '*' ? null : row.doc);
+}
+
+async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
+  const { limit, offset } = await parseAfterKey(deps, req, res, () => parsePagingQuery(parseQuery(query)));
+  const held = heldTags(req.headers['if-none-match']);
+  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset, held === '*' ? null : held));
+  const page = row!; // the key holds the scope, so the read ran: one row, always
+  sendCacheable(res, page.etag!, held === '*' || page.docs === null ? null : renderPage(pageOf(page, limit, offset)));
+}
+
+/**
+ * Authenticates the request with `read` as its key check (the keyed read), under the key's rate
+ * limit: a key that has used up its window gets only the key checked (401/403 still come first)
+ * and a 429, without the read. Returns the read's row; the answer carries the RateLimit headers.
+ */
+async function admit<R>(deps: Deps, req: IncomingMessage, res: ServerResponse, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R | undefined> {
+  const { limiter } = deps;
+  if (!limiter) return (await authenticate(req.headers.authorization, SCOPE, read)).row;
+  let hash = '';
+  let refused = false;
+  const found = await authenticate(req.headers.authorization, SCOPE, (keyHash) => {
+    hash = keyHash;
+    refused = limiter.exhausted(keyHash);
+    return refused ? lookUpKey(deps.pool, keyHash) : read(keyHash);
+  });
+  limiter.admit(hash, found.principal, res, refused);
+  return found.row;
+}
+
+/** Parses the input; if it is invalid, the key is judged on its own first (401/403 before 400). */
+async function parseAfterKey<T>(deps: Deps, req: IncomingMessage, res: ServerResponse, parse: () => T): Promise<T> {
+  try {
+    return parse();
+  } catch (error) {
+    await admit(deps, req, res, (keyHash) => lookUpKey(deps.pool, keyHash));
+    throw error;
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badPathEncoding();
+  }
+}
