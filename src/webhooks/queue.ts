@@ -82,7 +82,8 @@ export async function startBoss(options: { url: string; config: QueueConfig; log
     application_name: 'lods-pgboss',
     max: options.poolMax ?? config.bossPoolMax,
     supervise: options.supervise,
-    schedule: false,
+    // Cron (the hourly retention job, retention/prune-job.ts) runs where maintenance runs.
+    schedule: options.supervise,
     superviseIntervalSeconds: passSeconds,
     monitorIntervalSeconds: passSeconds,
     maintenanceIntervalSeconds: config.bossMaintenanceIntervalSeconds,
