@@ -25,6 +25,16 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY_PER_RECEIVER: int(1, 100).default(4),
   WORKER_CONCURRENCY: int(1, 1000).default(64),
   DEMO_SEED_COUNT: int(0, 1_000_000).default(200),
+  // Webhook worker and queue tunables (delivery worker; defaults suit one to a few workers).
+  WEBHOOK_LOST_RETRY_LIMIT: int(0, 100).default(10),
+  WEBHOOK_QUEUE_RETENTION_DAYS: int(1, 3650).default(14),
+  WEBHOOK_DEAD_LETTER_RETENTION_DAYS: int(1, 36_500).default(3650),
+  WEBHOOK_GROUP_FACTOR: int(1, 1000).default(32),
+  WEBHOOK_PREFETCH_BUDGET_MS: int(0, 60_000).default(1000),
+  WEBHOOK_FETCH_BATCH: int(1, 1000).default(100),
+  WEBHOOK_POLL_INTERVAL_MS: int(10, 60_000).default(1000),
+  PGBOSS_POOL_MAX: int(1, 100).default(4),
+  PGBOSS_MAINTENANCE_INTERVAL_SECONDS: int(1, 86_400).default(300),
   // Receiver management: signing secrets at rest and automatic disabling (issue 10).
   SECRET_ENCRYPTION_KEY: z.string().optional(),
   SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
@@ -108,6 +118,25 @@ export type Config = Readonly<{
     allowPrivateTargets: boolean;
     concurrencyPerReceiver: number;
     workerConcurrency: number;
+    // Worker and queue tunables (delivery worker).
+    /** Times pg-boss hands a delivery out again after its worker died or lost the database mid-attempt. */
+    lostRetryLimit: number;
+    /** A delivery job no worker picks up within this long is dropped (a worker outage that long). */
+    queueRetentionDays: number;
+    /** Dead letters are kept this long unless replayed or removed. */
+    deadLetterRetentionDays: number;
+    /** One receiver's jobs in progress across all workers: this times concurrencyPerReceiver. */
+    groupFactor: number;
+    /** Longest a fetched job may wait in a receiver's local queue (prefetch sizing). */
+    prefetchBudgetMs: number;
+    /** Jobs per fetch. */
+    fetchBatch: number;
+    /** Poll floor when no NOTIFY arrives. */
+    pollIntervalMs: number;
+    /** pg-boss's own connection pool. */
+    bossPoolMax: number;
+    /** pg-boss maintenance (deleting old jobs) interval. */
+    bossMaintenanceIntervalSeconds: number;
     /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
     disableAfterHours: number;
   }>;
@@ -185,6 +214,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? !production,
       concurrencyPerReceiver: e.WEBHOOK_CONCURRENCY_PER_RECEIVER,
       workerConcurrency: e.WORKER_CONCURRENCY,
+      lostRetryLimit: e.WEBHOOK_LOST_RETRY_LIMIT,
+      queueRetentionDays: e.WEBHOOK_QUEUE_RETENTION_DAYS,
+      deadLetterRetentionDays: e.WEBHOOK_DEAD_LETTER_RETENTION_DAYS,
+      groupFactor: e.WEBHOOK_GROUP_FACTOR,
+      prefetchBudgetMs: e.WEBHOOK_PREFETCH_BUDGET_MS,
+      fetchBatch: e.WEBHOOK_FETCH_BATCH,
+      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
+      bossPoolMax: e.PGBOSS_POOL_MAX,
+      bossMaintenanceIntervalSeconds: e.PGBOSS_MAINTENANCE_INTERVAL_SECONDS,
       disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
     }),
     secretKeys: Object.freeze({ key, previous }),

@@ -82,7 +82,8 @@ export async function loadRecords(em: EntityManager, ids: readonly string[]): Pr
   return new Map(entities.map((entity) => [entity.id, { entity, record: recordOf(entity) }]));
 }
 
-function recordOf(entity: ILearningOpportunity): LearningOpportunityRecord {
+/** The record the renderer takes, from an entity loaded with its five collections. */
+export function recordOf(entity: ILearningOpportunity): LearningOpportunityRecord {
   return {
     id: entity.id,
     title: entity.title,

@@ -1,13 +1,31 @@
-// events redeliver EVENT_ID [--receiver ID]
+// events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID]
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
+import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
+import { listStoredEvents } from '../webhooks/attempt-reads.ts';
 import { redeliverEvent } from '../webhooks/redeliver.ts';
-import { output, withDatabase } from './run.ts';
+import { positiveInt } from './arguments.ts';
+import { CliError, output, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
 export function registerEventCommands(program: Command, config: Config): void {
   const events = program.command('events').description('stored webhook events');
+
+  events
+    .command('list')
+    .description('stored events, newest first (ids, types, resources, times; not the bodies)')
+    .option('--type <type>', `only this event type: ${EVENT_TYPES.join(', ')}`)
+    .option('--resource <id>', 'only events of this learning opportunity')
+    .option('--limit <n>', 'at most this many (1..1000)', '50')
+    .option('--json', 'print JSON only')
+    .action(async (opts: { type?: string; resource?: string; limit: string; json?: boolean }) => {
+      if (opts.type !== undefined && !EVENT_TYPES.includes(opts.type as EventType)) throw new CliError(`--type must be one of ${EVENT_TYPES.join(', ')}, got "${opts.type}"`, 2);
+      const resourceId = opts.resource === undefined ? undefined : parseId(opts.resource, 'resource');
+      const limit = positiveInt('--limit', opts.limit, 1000);
+      const events = await withDatabase(config, (db) => listStoredEvents(db.pool, { type: opts.type, resourceId, limit }));
+      output(opts.json, events, () => table(events, ['id', 'type', 'resourceId', 'occurredAt']));
+    });
 
   events
     .command('redeliver')

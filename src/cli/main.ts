@@ -2,6 +2,7 @@
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
+import { registerCatalogCommands } from './catalog.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerEventCommands } from './events.ts';
@@ -32,6 +33,7 @@ const program = new Command('lods')
 registerKeyCommands(program, config);
 registerReceiverCommands(program, config);
 registerEventCommands(program, config);
+registerCatalogCommands(program, config);
 registerDeliveryCommands(program, config);
 registerSeedCommand(program, config);
 registerMigrateCommand(program, config);

@@ -27,6 +27,19 @@ export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEven
   return rows[0] ?? null;
 }
 
+export type EventSummary = Omit<StoredEventView, 'body'>;
+
+/** Stored events, newest first, optionally of one type and/or one resource (without their bodies). */
+export async function listStoredEvents(pool: Pool, filter: { type?: string; resourceId?: string; limit: number }): Promise<EventSummary[]> {
+  const { rows } = await pool.query<EventSummary>(
+    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt" from event
+      where ($1::text is null or type = $1) and ($2::uuid is null or resource_id = $2)
+      order by occurred_at desc, id desc limit $3`,
+    [filter.type ?? null, filter.resourceId ?? null, filter.limit],
+  );
+  return rows;
+}
+
 /** Attempts filtered by event and/or receiver; newest first, or oldest first for one event's history. */
 export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; limit: number; offset: number; order?: 'newest' | 'oldest' }): Promise<AttemptView[]> {
   const where: string[] = [];

@@ -1,4 +1,4 @@
-// Receiver health, kept by the settlement of each batch of attempts (record-attempt.ts) in one
+// Receiver health, kept after the settlement of each batch of attempts (record-attempt.ts) in one
 // statement: the last success and failure times, `failing_since` (the first failure after the last
 // success or `enable`; null while healthy), and automatic disabling. A receiver is disabled when
 // every attempt has failed for WEBHOOK_DISABLE_AFTER_HOURS (measured between attempt start times, so

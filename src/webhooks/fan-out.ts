@@ -6,7 +6,10 @@ import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../db/orm.ts';
 import type { EventFanOut } from '../events/record-change.ts';
 import { eventsEmitted } from '../metrics.ts';
-import { enqueueDeliveries, SUBSCRIBED_RECEIVERS_SQL } from './enqueue.ts';
+import { enqueueDeliveries } from './queue.ts';
+
+/** Enabled receivers subscribed to an event type (an empty subscription means every type). */
+export const SUBSCRIBED_RECEIVERS_SQL = `select id from receiver where enabled and (cardinality(event_types) = 0 or $1 = any(event_types)) order by created_at, id`;
 
 // eventsEmitted counts committed events only: types wait here, keyed by the transaction, until
 // MikroORM reports its commit (a rolled-back mutation counts nothing).

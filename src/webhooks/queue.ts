@@ -1,27 +1,39 @@
-// pg-boss for webhook deliveries: its construction, the two queues and their options, in one place.
+// pg-boss for webhook deliveries, in one place: its construction, the two queues and their options,
+// and every statement on its tables. The rest of the service reaches pg-boss only through here.
 //
 // One job = one delivery attempt of one event to one receiver. The worker settles every job itself
-// (records the attempt, deletes the job, and enqueues the next attempt or a dead letter, all in one
-// transaction; see record-attempt.ts), so pg-boss's own retry only covers a worker that died or lost
-// its database mid-attempt: the job expires and is handed out again.
-import { PgBoss } from 'pg-boss';
-// Not re-exported by the package index; the version is pinned exactly (STACK.md), and
-// test/webhooks/latency.test.ts fails if the channel ever stops matching.
-import { notifyChannelSql } from 'pg-boss/dist/plans.js';
+// (records the attempt, deletes the job, and enqueues the next attempt or a dead letter, in one
+// statement; see settle-sql.ts), so pg-boss's own retry only covers a worker that died or lost its
+// database mid-attempt: the job expires and is handed out again (and recorded as `worker_lost`).
+//
+// pg-boss's public API is used for starting, queues, inserting and fetching. Raw SQL on
+// pgboss.job is kept to what the API cannot do in one round trip or at all (settling with the
+// attempt row, handing fetched jobs back uncounted, dead-letter reads joined with our tables, a
+// receiver's jobs); test/webhooks/boss-schema.test.ts fails when pg-boss's schema or behaviour
+// moves away from what these statements assume. (The /metrics and /readyz reads in src/http/
+// still query pgboss tables themselves.)
+import type { Pool, PoolClient } from 'pg';
+import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { isoSql } from './attempt-reads.ts';
+import { createBossErrorLog } from './boss-errors.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 export const DELIVERY_QUEUE = 'webhook-delivery';
 export const DEAD_LETTER_QUEUE = 'webhook-dead-letter';
 
 export type WebhookConfig = Config['webhooks'];
+type QueueConfig = Pick<WebhookConfig, 'timeoutMs' | 'lostRetryLimit' | 'queueRetentionDays' | 'deadLetterRetentionDays' | 'bossPoolMax' | 'bossMaintenanceIntervalSeconds'>;
 
 /** A delivery job's payload: ids and the attempt number only, never a secret or a body. */
 export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number };
+export type DeliveryJob = Job<DeliveryJobData>;
 /**
  * A dead letter's payload: the delivery and how many attempts it had; `reason` is set when it was set
- * aside without exhausting its attempts (receiver_disabled).
+ * aside without exhausting its attempts (receiver_disabled) or its worker kept dying (worker_lost).
+ * Dead letters pg-boss moved itself (retries after lost workers exhausted) carry the delivery job's
+ * data instead ({..., attempt}); DEAD_LETTER_COLUMNS reads both as this shape.
  */
 export type DeadLetterData = { eventId: string; receiverId: string; attempts: number; reason?: string };
 
@@ -33,16 +45,16 @@ export function expireInSeconds(config: Pick<WebhookConfig, 'timeoutMs'>): numbe
 }
 
 /** Every pg-boss option of the delivery queue (applied on every start, so config changes land). */
-export function deliveryQueueOptions(config: Pick<WebhookConfig, 'timeoutMs'>) {
+export function deliveryQueueOptions(config: QueueConfig) {
   return {
     expireInSeconds: expireInSeconds(config),
     // Only for crashed or cut-off workers (see above); a failed HTTP attempt is re-enqueued by us.
-    retryLimit: 10,
+    retryLimit: config.lostRetryLimit,
     retryDelay: 1,
     retryBackoff: true,
     retryDelayMax: 300,
-    // A job that no worker picks up for two weeks is dropped (a worker outage of that length).
-    retentionSeconds: 14 * DAY,
+    // A job that no worker picks up for this long is dropped (a worker outage of that length).
+    retentionSeconds: config.queueRetentionDays * DAY,
     // Settled jobs are deleted by the worker at once; this only bounds stragglers.
     deleteAfterSeconds: 3600,
     deadLetter: DEAD_LETTER_QUEUE,
@@ -50,37 +62,42 @@ export function deliveryQueueOptions(config: Pick<WebhookConfig, 'timeoutMs'>) {
   };
 }
 
-/** Dead letters stay until an operator replays them (`deliveries replay-dead`): ten years. */
-export const DEAD_LETTER_QUEUE_OPTIONS = { retentionSeconds: 3650 * DAY, deleteAfterSeconds: 7 * DAY, warningQueueSize: 1_000_000 };
+/** Dead letters stay until an operator replays them (`deliveries replay-dead`). */
+export function deadLetterQueueOptions(config: QueueConfig) {
+  return { retentionSeconds: config.deadLetterRetentionDays * DAY, deleteAfterSeconds: 7 * DAY, warningQueueSize: 1_000_000 };
+}
 
 /**
  * Starts pg-boss on `url` (installing or migrating its schema) and creates or updates both queues.
  * `supervise: true` (worker processes) runs pg-boss's maintenance: expiring jobs of crashed
  * workers and deleting old rows. A process that only sends jobs (role api, the CLI) passes false.
  */
-export async function startBoss(options: { url: string; config: Pick<WebhookConfig, 'timeoutMs'>; logger: Logger; supervise: boolean; poolMax?: number }): Promise<PgBoss> {
+export async function startBoss(options: { url: string; config: QueueConfig; logger: Logger; supervise: boolean; poolMax?: number }): Promise<PgBoss> {
+  const { config } = options;
   // Supervision passes must come often enough that an expired job is handed out again soon after.
-  const passSeconds = Math.min(30, Math.max(1, Math.ceil(expireInSeconds(options.config) / 2)));
+  const passSeconds = Math.min(30, Math.max(1, Math.ceil(expireInSeconds(config) / 2)));
   const boss = new PgBoss({
     connectionString: options.url,
     schema: BOSS_SCHEMA,
     application_name: 'lods-pgboss',
-    max: options.poolMax ?? 4,
+    max: options.poolMax ?? config.bossPoolMax,
     supervise: options.supervise,
     // Cron (the hourly retention job, retention/prune-job.ts) runs where maintenance runs.
     schedule: options.supervise,
     superviseIntervalSeconds: passSeconds,
     monitorIntervalSeconds: passSeconds,
-    maintenanceIntervalSeconds: 300,
+    maintenanceIntervalSeconds: config.bossMaintenanceIntervalSeconds,
   });
   const log = options.logger.child({ component: 'pg-boss' });
-  boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
+  const errors = createBossErrorLog(log);
+  boss.on('error', errors.onError);
+  boss.on('stopped', errors.close);
   boss.on('warning', (warning) => log.warn({ warning: warning.message, data: warning.data }, 'pg-boss warning'));
   await boss.start();
   try {
     // Workers own the queue options (the expiry follows their timeout); others only create them.
-    await ensureQueue(boss, DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE_OPTIONS, {}, options.supervise);
-    await ensureQueue(boss, DELIVERY_QUEUE, deliveryQueueOptions(options.config), { partition: true }, options.supervise);
+    await ensureQueue(boss, DEAD_LETTER_QUEUE, deadLetterQueueOptions(config), {}, options.supervise);
+    await ensureQueue(boss, DELIVERY_QUEUE, deliveryQueueOptions(config), { partition: true }, options.supervise);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => {});
     throw error;
@@ -93,8 +110,225 @@ async function ensureQueue(boss: PgBoss, name: string, options: Record<string, u
   else if (update) await boss.updateQueue(name, options);
 }
 
-/** The LISTEN channel on which pg-boss announces new jobs of notify-enabled queues. */
+/**
+ * The LISTEN channel on which pg-boss announces new jobs of notify-enabled queues: 'pgboss_' and 24
+ * hex digits of sha224(schema name). pg-boss does not export its name; the schema test fails if the
+ * derivation ever changes.
+ */
 export async function notifyChannel(boss: PgBoss): Promise<string> {
-  const { rows } = await boss.getDb().executeSql(`select ${notifyChannelSql(BOSS_SCHEMA)} as channel`);
+  const { rows } = await boss.getDb().executeSql(`select 'pgboss_' || left(encode(sha224($1::bytea), 'hex'), 24) as channel`, [BOSS_SCHEMA]);
   return rows[0].channel as string;
+}
+
+/** Subscribes to new delivery jobs (and to reconnects, which may have missed some); null without LISTEN. */
+export async function listenForDeliveries(boss: PgBoss, onJobs: () => void): Promise<{ close: () => Promise<void> } | null> {
+  const channel = await notifyChannel(boss);
+  const listener = await boss.getDb().listen?.(
+    channel,
+    (payload) => {
+      if (payload === DELIVERY_QUEUE) onJobs();
+    },
+    onJobs,
+  );
+  return listener ?? null;
+}
+
+/** Claims up to `batchSize` ready deliveries, at most `groupConcurrency` in progress per receiver. */
+export function fetchDeliveries(boss: PgBoss, options: { batchSize: number; groupConcurrency: number; ignoreGroups: string[] }): Promise<DeliveryJob[]> {
+  return boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, options);
+}
+
+export type Delivery = DeliveryJobData & { delayMs?: number };
+
+/** One job per delivery, grouped by receiver (per-receiver concurrency), through the caller's `db`. */
+export async function enqueueDeliveries(boss: PgBoss, db: Db, deliveries: readonly Delivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  await boss.insert(
+    DELIVERY_QUEUE,
+    deliveries.map((d) => ({
+      data: { eventId: d.eventId, receiverId: d.receiverId, attempt: d.attempt } satisfies DeliveryJobData,
+      group: { id: d.receiverId },
+      // Seconds relative to the database clock (a bare number is an interval in seconds).
+      ...(d.delayMs ? { startAfter: (d.delayMs / 1000).toFixed(3) } : {}),
+    })),
+    { db },
+  );
+}
+
+/** Dead letters through the caller's `db` (e.g. deliveries of a receiver that was just disabled). */
+export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly DeadLetterData[]): Promise<void> {
+  if (letters.length === 0) return;
+  await boss.insert(
+    DEAD_LETTER_QUEUE,
+    letters.map((l) => ({ data: { eventId: l.eventId, receiverId: l.receiverId, attempts: l.attempts, ...(l.reason ? { reason: l.reason } : {}) } satisfies DeadLetterData })),
+    { db },
+  );
+}
+
+/**
+ * Deletes the waiting (not in flight) deliveries of `receiverIds` through `client` (the caller's
+ * transaction) and returns them. A job being fetched concurrently is locked by the fetch (SKIP
+ * LOCKED there), so the delete waits and then skips it as active: sent or taken, never both.
+ */
+export async function takeWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<DeliveryJobData[]> {
+  const { rows } = await client.query<{ data: DeliveryJobData }>(
+    `delete from ${BOSS_SCHEMA}.job where name = $1 and state < 'active' and data->>'receiverId' = any($2::text[]) returning data`,
+    [DELIVERY_QUEUE, receiverIds],
+  );
+  return rows.map((r) => r.data);
+}
+
+/**
+ * Puts fetched jobs back as they were before the fetch (created, not counted as a retry: pg-boss
+ * counts a claim only when started_on is set), for jobs the worker claimed but will not send now.
+ * pg-boss's public restore works on cancelled jobs only, hence the statement.
+ */
+export async function handBackJobs(boss: PgBoss, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await boss
+    .getDb()
+    .executeSql(`update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, heartbeat_on = null where name = $1 and id = any($2::uuid[]) and state = 'active'`, [DELIVERY_QUEUE, ids]);
+}
+
+/** One finished (or dropped) claim to settle: its fetched attempt, what to record, what follows. */
+export type JobSettlement = {
+  job: { id: string; retryCount: number };
+  data: DeliveryJobData;
+  /** The attempt row to insert, or null for a delivery dropped unsent. */
+  attempt: { startedAt: Date; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null; outcome: string } | null;
+  /** What follows if the claim is still ours: nothing, the next attempt, or a dead letter. */
+  next: { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason?: string };
+};
+/** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
+export type SettleOutcome = { held: boolean; receiverExists: boolean };
+
+// One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced delete of the claimed
+// jobs (state active at the fetched retry count: a job that expired and was handed to another worker
+// is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
+// and, for claims still ours whose receiver exists, the follow-up job with the queue's own settings
+// (what boss.insert() writes; the schema test compares the two). `id = any($1)` makes the delete
+// a primary-key lookup per job rather than a scan of the queue's whole backlog.
+const SETTLE_SQL = `
+  with s as (
+    select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[])
+      with ordinality as s (job_id, retry_count, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
+                            error, excerpt, outcome, next, delay_ms, reason, record, n)),
+  held as (
+    delete from ${BOSS_SCHEMA}.job j using s
+     where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.id = s.job_id and j.state = 'active' and j.retry_count = s.retry_count
+    returning j.id),
+  k as (
+    select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists from s),
+  recorded as (
+    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
+    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
+      from k where record and receiver_exists),
+  followed as (
+    insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
+                                    retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+    select q.name,
+           case when k.next = 'retry' then jsonb_build_object('eventId', k.event_id, 'receiverId', k.receiver_id, 'attempt', k.attempt + 1)
+                else jsonb_strip_nulls(jsonb_build_object('eventId', k.event_id, 'receiverId', k.receiver_id, 'attempts', k.attempt - (not k.record)::int, 'reason', k.reason)) end,
+           case when k.next = 'retry' then k.receiver_id::text end,
+           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
+           q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+      from k
+      cross join lateral (select ${BOSS_SCHEMA}.job_now() + k.delay_ms * interval '1 millisecond' as at) t
+      join ${BOSS_SCHEMA}.queue q on q.name = case when k.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
+     where k.held and k.receiver_exists and k.next in ('retry', 'dead'))
+  select held, receiver_exists as "receiverExists" from k order by n`;
+
+/** Settles claims in one statement through `db` (a pool, or a transaction's client). */
+export async function settleJobs(db: { query: (text: string, values: unknown[]) => Promise<{ rows: SettleOutcome[] }> }, settlements: readonly JobSettlement[]): Promise<SettleOutcome[]> {
+  const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
+  const { rows } = await db.query(SETTLE_SQL, [
+    column((s) => s.job.id),
+    column((s) => s.job.retryCount),
+    column((s) => s.data.eventId),
+    column((s) => s.data.receiverId),
+    column((s) => s.data.attempt),
+    column((s) => s.attempt?.startedAt ?? null),
+    column((s) => s.attempt?.durationMs ?? null),
+    column((s) => s.attempt?.statusCode ?? null),
+    column((s) => s.attempt?.error ?? null),
+    column((s) => s.attempt?.excerpt ?? null),
+    column((s) => s.attempt?.outcome ?? null),
+    column((s) => s.next.kind),
+    column((s) => (s.next.kind === 'retry' ? s.next.delayMs : 0)),
+    column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
+    column((s) => s.attempt !== null),
+  ]);
+  return rows;
+}
+
+// Dead letters, read as DeadLetterData whichever wrote them: pg-boss moves a job whose lost-worker
+// retries ran out with the delivery job's own data ({..., attempt}), which is its last attempt and
+// means worker_lost.
+const DEAD_LETTER_DATA = `j.data->>'eventId' as "eventId", j.data->>'receiverId' as "receiverId",
+  coalesce((j.data->>'attempts')::int, (j.data->>'attempt')::int) as attempts,
+  coalesce(j.data->>'reason', case when j.data ? 'attempt' then 'worker_lost' end) as reason`;
+const DEAD_LETTER_WHERE = `j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'created' and ($1::text is null or j.data->>'receiverId' = $1)`;
+
+export type DeadLetterRow = DeadLetterData & { eventType: string | null; receiverUrl: string | null; receiverEnabled: boolean | null; deadSince: string; lastStatusCode: number | null; lastError: string | null; lastAttemptAt: string | null };
+
+/** Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt. */
+export async function selectDeadLetters(pool: Pool, receiverId: string | null, limit: number): Promise<DeadLetterRow[]> {
+  // pg-boss installs its schema on its first start; before that there are no dead letters.
+  const installed = await pool.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  if (!installed.rowCount) return [];
+  const { rows } = await pool.query<DeadLetterRow>(
+    `select ${DEAD_LETTER_DATA}, e.type as "eventType", r.url as "receiverUrl", r.enabled as "receiverEnabled", ${isoSql('j.created_on')} as "deadSince",
+            last.status_code as "lastStatusCode", last.error as "lastError", ${isoSql('last.started_at')} as "lastAttemptAt"
+       from ${BOSS_SCHEMA}.job j
+       left join event e on e.id = (j.data->>'eventId')::uuid
+       left join receiver r on r.id = (j.data->>'receiverId')::uuid
+       left join lateral (
+         select status_code, error, started_at from delivery_attempt a
+          where a.event_id = e.id and a.receiver_id = r.id
+          order by a.id desc limit 1) last on true
+      where ${DEAD_LETTER_WHERE}
+      order by j.created_on, j.id
+      limit $2`,
+    [receiverId, limit],
+  );
+  return rows;
+}
+
+/**
+ * Deletes up to `limit` dead letters of enabled receivers through `client` (the caller's transaction)
+ * and returns them. Materialized, so that the locked pick runs exactly once (pgboss.job is
+ * partitioned; a plain IN (subquery ... limit) may be evaluated per partition and take more).
+ */
+export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number): Promise<DeadLetterData[]> {
+  const { rows } = await client.query<DeadLetterData>(
+    `with picked as materialized (
+       select j.id from ${BOSS_SCHEMA}.job j
+         join receiver r on r.id = (j.data->>'receiverId')::uuid and r.enabled
+        where ${DEAD_LETTER_WHERE}
+        order by j.created_on, j.id
+        limit $2
+        for update of j skip locked)
+     delete from ${BOSS_SCHEMA}.job j where j.name = '${DEAD_LETTER_QUEUE}' and j.id in (select id from picked)
+     returning ${DEAD_LETTER_DATA}`,
+    [receiverId, limit],
+  );
+  return rows;
+}
+
+export async function countDeadLetters(pool: Pool, receiverId: string | null): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(`select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`, [receiverId]);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many. */
+export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
+  // pg-boss installs its schema on its first start; before that there is nothing to remove.
+  const { rows: installed } = await db.executeSql(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  if (installed.length === 0) return 0;
+  const { rows } = await db.executeSql(
+    `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
+    [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
+  );
+  return rows[0].n as number;
 }

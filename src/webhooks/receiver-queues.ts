@@ -9,14 +9,13 @@
 // caller (restored to the queue; that does not count as a retry).
 //
 // In the database, pg-boss groupConcurrency (group = receiver id) caps one receiver's jobs in
-// progress across all workers at GROUP_FACTOR times the per-receiver limit (in progress includes
-// queued here and being recorded).
-export const GROUP_FACTOR = 32;
+// progress across all workers at `groupFactor` (WEBHOOK_GROUP_FACTOR) times the per-receiver limit
+// (in progress includes queued here and being recorded).
 
 type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
 
-export function createReceiverQueues<T>(options: { limit: number; budgetMs: number; receiverOf: (item: T) => string }) {
-  const { limit, budgetMs } = options;
+export function createReceiverQueues<T>(options: { limit: number; groupFactor: number; budgetMs: number; receiverOf: (item: T) => string }) {
+  const { limit, groupFactor, budgetMs } = options;
   const receivers = new Map<string, Receiver<T>>();
   let held = 0;
   let cursor = 0;
@@ -28,14 +27,14 @@ export function createReceiverQueues<T>(options: { limit: number; budgetMs: numb
   };
   const room = (r: Receiver<T>): number => {
     const prefetch = r.avgMs === null ? limit : Math.floor((limit * budgetMs) / Math.max(r.avgMs, 1));
-    return Math.min(limit + prefetch, limit * GROUP_FACTOR) - r.busy - r.waiting.length;
+    return Math.min(limit + prefetch, limit * groupFactor) - r.busy - r.waiting.length;
   };
   const forget = (id: string, r: Receiver<T>) => {
     if (r.busy === 0 && r.waiting.length === 0 && r.avgMs === null) receivers.delete(id);
   };
 
   return {
-    groupConcurrency: limit * GROUP_FACTOR,
+    groupConcurrency: limit * groupFactor,
     /** Jobs fetched and not yet finished sending. */
     held: () => held,
     /** Receivers with no room, to leave out of the next fetch. */

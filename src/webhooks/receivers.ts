@@ -9,7 +9,7 @@ import { badInput, notFound } from '../errors.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
 import { receiversDisabled } from '../metrics.ts';
 import { inTransaction } from './pg-transaction.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from './queue.ts';
+import { removeReceiverJobs } from './queue.ts';
 import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from './secret-box.ts';
 import { setAsideWaitingDeliveries } from './set-aside.ts';
@@ -119,17 +119,10 @@ export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: strin
  */
 export async function removeReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo & { removedJobs: number }> {
   const info = await one(deps, id);
-  return await inTransaction(deps.pool, async (client) => {
-    // pg-boss installs its schema on its first start; before that there is nothing to remove.
-    const [{ installed }] = (await client.query<{ installed: boolean }>(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`)).rows as [{ installed: boolean }];
-    const jobs = installed
-      ? await client.query<{ n: string }>(
-          `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*) as n from removed`,
-          [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, id],
-        )
-      : null;
+  return await inTransaction(deps.pool, async (client, db) => {
+    const removedJobs = await removeReceiverJobs(db, id);
     const { rowCount } = await client.query('delete from receiver where id = $1', [id]);
     if (!rowCount) throw notFound(`Receiver ${id}`);
-    return { ...info, removedJobs: Number(jobs?.rows[0]?.n ?? 0) };
+    return { ...info, removedJobs };
   });
 }

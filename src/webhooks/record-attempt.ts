@@ -1,17 +1,18 @@
-// Settles finished attempts: in one transaction, the attempt rows are inserted, the jobs are deleted,
-// and each failed delivery gets its next attempt (a new job with startAfter) or its dead letter. So an
+// Settles finished attempts: the attempt row, the job's deletion, and each failed delivery's follow-up
+// (its next attempt, or its dead letter) are written by one statement (queue.ts settleJobs), so an
 // attempt is never recorded without its follow-up, nor followed up twice.
 //
-// Settlements are group-committed: while one transaction runs, the next ones queue up and go
-// together in the following one, which keeps the statement count per delivery low under load and
-// adds no delay when idle.
-import type { Pool } from 'pg';
-import type { PgBoss } from 'pg-boss';
+// Settlements are group-committed: while one statement runs, the next ones queue up and go together
+// in the following one, which keeps the round trips per delivery low under load and adds no delay
+// when idle. One bad settlement cannot hold the others back: when a group fails, each of its
+// settlements is tried alone, and only the ones that fail alone stay unsettled (their jobs are
+// handed out again when they expire: at-least-once).
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../logger.ts';
+import type { Db, PgBoss } from 'pg-boss';
 import { recordReceiverHealth } from './auto-disable.ts';
-import { enqueueDeadLetters, enqueueDeliveries, type Delivery } from './enqueue.ts';
 import { inTransaction } from './pg-transaction.ts';
-import { DELIVERY_QUEUE, type DeadLetterData, type DeliveryJobData, type WebhookConfig } from './queue.ts';
+import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from './queue.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
 
@@ -32,92 +33,77 @@ export type AttemptRecorder = {
 };
 
 const MAX_BATCH = 500;
-
-// A receiver removed meanwhile (with its history) gets no attempt row.
-const INSERT_ATTEMPTS_SQL = `
-  insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-  select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::boolean[])
-      as u (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-   where exists (select 1 from receiver r where r.id = u.receiver_id)
-  returning receiver_id`;
-const FOREIGN_KEY_VIOLATION = '23503';
+/** Settling statements at once: a second one keeps the group commit going while the first waits on the server. */
+const SETTLERS = 2;
 
 export function createAttemptRecorder(deps: {
   boss: PgBoss;
   pool: Pool;
   config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs' | 'disableAfterHours'>;
   logger: Logger;
-  /** Called after each commit with the batch (e.g. to wake the worker when a retry comes due). */
+  /** Called after each commit with what was settled (e.g. to wake the worker when a retry comes due). */
   onCommitted?: (settled: Settled[]) => void;
 }): AttemptRecorder {
   type Waiting = { settlement: Settlement; resolve: (step: NextStep) => void; reject: (error: unknown) => void };
   let queue: Waiting[] = [];
-  let running: Promise<void> | null = null;
+  // Settling statements in flight (each takes whatever has queued up when it starts).
+  const running = new Set<Promise<void>>();
 
-  function commit(batch: Waiting[]): Promise<Settled[]> {
-    return inTransaction(deps.pool, async (client, db) => {
-      // Fenced to the attempt we fetched: a job that expired and was handed to another worker meanwhile
-      // is not ours any more, so its follow-up is left to that worker (the attempt is still recorded).
-      const deleted = await deps.boss.deleteJob(
-        DELIVERY_QUEUE,
-        batch.map((w) => w.settlement.job),
-        { db },
-      );
-      const held = new Set<string>((deleted as { settled?: string[] }).settled ?? []);
-      const settled: Settled[] = batch.map(({ settlement: s }) => ({
-        ...s,
-        next: held.has(s.job.id) ? nextStep(s.result.outcome === 'success', s.data.attempt, deps.config) : { kind: 'done' },
-      }));
-      const inserted = await client.query<{ receiver_id: string }>(INSERT_ATTEMPTS_SQL, [
-        settled.map((s) => s.data.eventId),
-        settled.map((s) => s.data.receiverId),
-        settled.map((s) => s.data.attempt),
-        settled.map((s) => s.startedAt),
-        settled.map((s) => s.result.durationMs),
-        settled.map((s) => s.result.statusCode),
-        settled.map((s) => s.result.error),
-        settled.map((s) => s.result.responseExcerpt),
-        settled.map((s) => s.result.outcome),
-        settled.map((s) => s.next.kind === 'dead'),
-      ]);
-      const receiverExists = new Set(inserted.rows.map((r) => r.receiver_id));
-      const retries: Delivery[] = [];
-      const dead: DeadLetterData[] = [];
-      for (const s of settled) {
-        if (!receiverExists.has(s.data.receiverId)) s.next = { kind: 'done' }; // removed: nothing follows
-        if (s.next.kind === 'retry') retries.push({ eventId: s.data.eventId, receiverId: s.data.receiverId, attempt: s.data.attempt + 1, delayMs: s.next.delayMs });
-        if (s.next.kind === 'dead') dead.push({ eventId: s.data.eventId, receiverId: s.data.receiverId, attempts: s.data.attempt });
-      }
-      await enqueueDeliveries(deps.boss, db, retries);
-      await enqueueDeadLetters(deps.boss, db, dead);
-      await recordReceiverHealth({ boss: deps.boss, client, db, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled);
-      return settled;
-    });
+  /** Settles `batch` in one statement; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
+  async function settle(batch: readonly Waiting[]): Promise<Settled[]> {
+    const planned = batch.map(({ settlement: s }) => ({ ...s, next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config) }));
+    const outcomes = await settleJobs(deps.pool, planned.map(toJobSettlement));
+    return planned.map((s, i) => (taken(outcomes[i]!) ? s : { ...s, next: { kind: 'done' } }));
+  }
+
+  function finish(batch: readonly Waiting[], settled: Settled[]): Settled[] {
+    batch.forEach((w, i) => w.resolve(settled[i]!.next));
+    deps.onCommitted?.(settled);
+    return settled;
+  }
+
+  // Receiver health and automatic disabling (auto-disable.ts: a disabled receiver's waiting
+  // deliveries become dead letters in the same transaction) follow each settled group, after its
+  // waiters are released, so that they never hold up sending or the next fetch. A failure here
+  // loses that group's health update only; the next group's attempts update the same receivers.
+  async function updateHealth(settled: readonly Settled[]): Promise<void> {
+    if (settled.length === 0) return;
+    const health = (client: PoolClient, db: Db) => recordReceiverHealth({ boss: deps.boss, client, db, disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, settled);
+    await inTransaction(deps.pool, health).catch((error: unknown) =>
+      deps.logger.warn({ err: error, attempts: settled.length }, 'updating receiver health failed; later attempts update it again'),
+    );
   }
 
   async function run(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
+      const settled: Settled[] = [];
       try {
-        // A receiver removed between the check and the insert: the next try leaves it out.
-        const settled = await commit(batch).catch((error: { code?: string }) => (error.code === FOREIGN_KEY_VIOLATION ? commit(batch) : Promise.reject(error)));
-        batch.forEach((w, i) => w.resolve(settled[i]!.next));
-        deps.onCommitted?.(settled);
-      } catch (error) {
-        // The jobs stay active and are handed out again once they expire: at-least-once.
-        deps.logger.error({ err: error, jobs: batch.length }, 'recording delivery attempts failed');
-        for (const w of batch) w.reject(error);
+        settled.push(...finish(batch, await settle(batch)));
+      } catch (groupError) {
+        if (batch.length > 1) deps.logger.warn({ err: groupError, jobs: batch.length }, 'settling a group of attempts failed; settling them one by one');
+        for (const w of batch) {
+          try {
+            settled.push(...finish([w], await settle([w])));
+          } catch (error) {
+            const { eventId, receiverId, attempt } = w.settlement.data;
+            deps.logger.error({ err: error, eventId, receiverId, attempt }, 'recording a delivery attempt failed; the job will be handed out again when it expires');
+            w.reject(error);
+          }
+        }
       }
+      await updateHealth(settled);
     }
   }
 
   function kick(): void {
-    if (running) return;
-    running = run().finally(() => {
-      running = null;
-      if (queue.length > 0) kick();
+    if (running.size >= SETTLERS || queue.length === 0) return;
+    const runner: Promise<void> = run().finally(() => {
+      running.delete(runner);
+      kick();
     });
+    running.add(runner);
   }
 
   return {
@@ -128,7 +114,35 @@ export function createAttemptRecorder(deps: {
       });
     },
     async drain() {
-      while (running) await running;
+      while (running.size) await Promise.all(running);
     },
   };
+}
+
+const taken = (o: SettleOutcome) => o.held && o.receiverExists;
+
+function toJobSettlement(s: Settled): JobSettlement {
+  const { result } = s;
+  return {
+    job: s.job,
+    data: s.data,
+    attempt: { startedAt: s.startedAt, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error, excerpt: result.responseExcerpt, outcome: result.outcome },
+    next: s.next,
+  };
+}
+
+// A claim whose worker died (or lost its database) mid-attempt left no attempt row; when pg-boss hands
+// the expired job out again (retryCount > 0), the lost attempt is recorded as `worker_lost`.
+const LOST_ATTEMPTS_SQL = `
+  insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
+  select u.event_id, u.receiver_id, u.attempt, now(), 0, null, 'worker_lost', null, 'worker_lost', false
+    from unnest($1::uuid[], $2::uuid[], $3::int[]) as u (event_id, receiver_id, attempt)
+   where exists (select 1 from receiver r where r.id = u.receiver_id) and exists (select 1 from event e where e.id = u.event_id)`;
+
+/** Records a `worker_lost` attempt for each fetched job that comes back after its worker was lost. */
+export async function recordLostAttempts(pool: Pool, jobs: readonly DeliveryJob[]): Promise<number> {
+  const lost = jobs.filter((j) => j.retryCount > 0).map((j) => j.data);
+  if (lost.length === 0) return 0;
+  await pool.query(LOST_ATTEMPTS_SQL, [lost.map((d) => d.eventId), lost.map((d) => d.receiverId), lost.map((d) => d.attempt)]);
+  return lost.length;
 }

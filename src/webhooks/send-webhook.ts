@@ -4,6 +4,7 @@
 // signature or the URL's query.
 import http from 'node:http';
 import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect';
@@ -14,6 +15,15 @@ export type WebhookSender = { send: (url: string, headers: Record<string, string
 export const EXCERPT_BYTES = 512;
 /** Bytes of a response body read (and thrown away) to keep the connection reusable. */
 const DRAIN_BYTES = 64 * 1024;
+
+/**
+ * What is kept of a receiver's answer: its first EXCERPT_BYTES as text that PostgreSQL stores
+ * whatever the receiver sent. Invalid UTF-8 becomes U+FFFD, a character cut at the end is left out,
+ * and NUL (which a text column refuses, failing the statement that stores it) becomes U+FFFD too.
+ */
+export function storedExcerpt(body: Buffer): string {
+  return new StringDecoder('utf8').write(body.subarray(0, EXCERPT_BYTES)).replaceAll('\0', '\uFFFD');
+}
 
 export function createWebhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean; maxSockets?: number }): WebhookSender {
   const lookup = guardedLookup(options.allowPrivateTargets);
@@ -53,7 +63,7 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
         clearTimeout(timer);
         resolve(result);
       };
-      const excerpt = () => (chunks.length ? Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8') : null);
+      const excerpt = () => (chunks.length ? storedExcerpt(Buffer.concat(chunks)) : null);
       const byStatus = (code: number) =>
         code >= 200 && code < 300 ? done('success', code, null, excerpt()) : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
 

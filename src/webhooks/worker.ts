@@ -10,30 +10,33 @@
 //   await boss.stop({ graceful: true });
 //
 // `config` is Config['webhooks'] (tests pass their own object with small timings). `pool` is the
-// service's pg pool (db.pool). Any number of workers (processes) may run against one database.
+// service's pg pool (db.pool). pg-boss is reached only through queue.ts. Any number of workers
+// (processes) may run against one database.
 //
-// How it works: a pump keeps up to WORKER_CONCURRENCY requests in flight, at most
+// How it works: up to WORKER_CONCURRENCY requests are in flight, at most
 // WEBHOOK_CONCURRENCY_PER_RECEIVER of them to one receiver, with a short per-receiver queue of
 // fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
 // share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
 // batches (with their events and receivers: two queries per batch), each slot is refilled as soon
 // as its request ends (a request that hangs until the timeout holds only its own slot), and finished
-// attempts are committed in groups (record-attempt.ts). The pump wakes on pg-boss's NOTIFY for new
-// jobs, on its own timers for retries it scheduled, and polls every `pollIntervalMs` as a floor.
+// attempts are committed in groups (record-attempt.ts). When to fetch is the pump's business
+// (pump.ts, a small state machine): it wakes on pg-boss's NOTIFY for new jobs, on its own timers for
+// retries it scheduled, when slots free up, and on a poll every WEBHOOK_POLL_INTERVAL_MS as a floor.
+// A job handed out again after its worker was lost gets a `worker_lost` attempt row first.
 //
 // Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
 // (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
 // receiverId and attempt, never a secret, a signature or a URL.
 import type { Pool } from 'pg';
-import type { Job, PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../metrics.ts';
 import { dropDelivery } from './drop-delivery.ts';
-import { handBackJobs } from './enqueue.ts';
 import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
-import { DELIVERY_QUEUE, type DeliveryJobData, notifyChannel, type WebhookConfig } from './queue.ts';
+import { createPump } from './pump.ts';
+import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from './queue.ts';
 import { createReceiverQueues } from './receiver-queues.ts';
-import { createAttemptRecorder } from './record-attempt.ts';
+import { createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
 import type { SecretKeyring } from './secret-box.ts';
@@ -47,32 +50,32 @@ export type DeliveryWorkerOptions = {
   logger: Logger;
   /** Opens the receivers' sealed signing secrets (webhooks/secret-keys.ts). */
   secrets: SecretKeyring;
-  /** Poll floor when no notification arrives (default 1000 ms). */
-  pollIntervalMs?: number;
-  /** Jobs per fetch (default 100). */
-  fetchBatchSize?: number;
 };
 
 export type DeliveryWorker = {
   /** Stops fetching and waits up to `timeoutMs` (default WEBHOOK_TIMEOUT_MS + 5 s) for deliveries in flight. */
   stop: (options?: { timeoutMs?: number }) => Promise<void>;
-  /** Deliveries fetched and not yet recorded. */
-  inFlight: () => number;
 };
 
-type Item = { job: Job<DeliveryJobData>; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
+type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { boss, pool, config } = options;
   const logger = options.logger.child({ component: 'webhook-worker' });
   const capacity = config.workerConcurrency;
+  // Fetched and not yet sent, and sent and not yet recorded: bounded, so that a slow database or a
+  // slow receiver holds back fetching instead of piling claims up in memory.
   const maxHeld = capacity * 4;
   const maxRecording = capacity * 4;
-  const batchSize = Math.max(1, options.fetchBatchSize ?? 100);
   const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
   // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
   // timeout of the request ahead of it before the receiver's queue is handed back.
-  const queues = createReceiverQueues<Item>({ limit: config.concurrencyPerReceiver, budgetMs: Math.min(1000, config.timeoutMs / 2), receiverOf: (i) => i.job.data.receiverId });
+  const queues = createReceiverQueues<Item>({
+    limit: config.concurrencyPerReceiver,
+    groupFactor: config.groupFactor,
+    budgetMs: Math.min(config.prefetchBudgetMs, config.timeoutMs / 2),
+    receiverOf: (i) => i.job.data.receiverId,
+  });
   const recorder = createAttemptRecorder({
     boss,
     pool,
@@ -83,59 +86,49 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       for (const s of settled) if (s.next.kind === 'retry') retryTimers.wakeAt(now + s.next.delayMs);
     },
   });
-  const retryTimers = createRetryTimers(() => void fill());
-  let stopping = false;
+  const pump = createPump(fetchRound);
+  const retryTimers = createRetryTimers(pump.wake);
+  const stopped = () => pump.state() === 'stopped';
+  // Counts, not flags: deliveries between send and settlement, and jobs whose targets are loading.
   let sending = 0;
   let recording = 0;
-  let fetching = false;
   let loading = 0;
-  let wokenWhileFetching = false;
-  let fillScheduled = false;
 
   const handBack = (items: Item[]) =>
     handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
 
   /**
-   * Fetches until the queues are full or the queue has nothing more to hand out. Loading a batch's
-   * events overlaps the next fetch (two batches at most), since each is a database round trip.
+   * One pump round: fetches until the queues are full or the queue has nothing more to hand out.
+   * Loading a batch's events overlaps the next fetch (two batches at most), since each is a round trip.
    */
-  async function fill(): Promise<void> {
-    if (stopping) return;
-    if (fetching) {
-      wokenWhileFetching = true;
-      return;
-    }
-    fetching = true;
+  async function fetchRound(): Promise<void> {
     const loads: Promise<boolean>[] = [];
     try {
-      do {
-        wokenWhileFetching = false;
-        while (!stopping && queues.held() + loading < maxHeld && recording < maxRecording) {
-          const jobs = await boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, {
-            batchSize: Math.min(batchSize, maxHeld - queues.held() - loading),
-            groupConcurrency: queues.groupConcurrency,
-            ignoreGroups: queues.full(),
-          });
-          if (jobs.length === 0) break;
-          loads.push(queueBatch(jobs));
-          // Every job handed back: its receivers have no room now; more fetching would only spin.
-          if (loads.length >= 2 && !(await loads.shift()!)) break;
-        }
-        while (loads.length) await loads.shift();
-      } while (wokenWhileFetching && !stopping);
+      while (!stopped() && queues.held() + loading < maxHeld && recording < maxRecording) {
+        const jobs = await fetchDeliveries(boss, {
+          batchSize: Math.min(config.fetchBatch, maxHeld - queues.held() - loading),
+          groupConcurrency: queues.groupConcurrency,
+          ignoreGroups: queues.full(),
+        });
+        if (jobs.length === 0) break;
+        loads.push(queueBatch(jobs));
+        // Every job handed back: its receivers have no room now; more fetching would only spin.
+        if (loads.length >= 2 && !(await loads.shift()!)) break;
+      }
+      while (loads.length) await loads.shift();
     } catch (error) {
       logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
     } finally {
       await Promise.allSettled(loads);
-      fetching = false;
     }
   }
 
   /** Loads a fetched batch's events and receivers and queues it; false when nothing could be queued. */
-  async function queueBatch(jobs: Job<DeliveryJobData>[]): Promise<boolean> {
+  async function queueBatch(jobs: DeliveryJob[]): Promise<boolean> {
     loading += jobs.length;
     try {
-      const targets = await loadTargets(pool, jobs.map((j) => j.data), options.secrets);
+      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), options.secrets), recordLostAttempts(pool, jobs)]);
+      if (lost) logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
       loading -= jobs.length;
       const excess = queues.accept(items);
@@ -150,18 +143,8 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     }
   }
 
-  // Many deliveries end together (group commit): refill once for all of them, on the next turn.
-  function scheduleFill(): void {
-    if (fillScheduled || stopping) return;
-    fillScheduled = true;
-    setImmediate(() => {
-      fillScheduled = false;
-      void fill();
-    });
-  }
-
   function dispatch(): void {
-    while (!stopping && sending < capacity) {
+    while (!stopped() && sending < capacity) {
       const item = queues.next();
       if (!item) return;
       sending += 1;
@@ -176,7 +159,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     let sent = false;
     try {
       if (!event || !receiver || !receiver.enabled) {
-        await dropDelivery({ boss, pool, job, reason: !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled', logger: logger.child(ids) });
+        await dropDelivery({ pool, job, reason: !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled', logger: logger.child(ids) });
         return;
       }
       const startedAt = new Date();
@@ -208,32 +191,22 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         queues.done(receiverId, null, false);
         dispatch();
       }
-      scheduleFill();
+      pump.wake();
     }
   }
 
-  // Wake on new jobs: pg-boss NOTIFYs the queue name on this channel when a job is inserted ready to
-  // run (queue option notify: true). A reconnect may have missed some, so it fetches then too.
-  const channel = await notifyChannel(boss);
-  const listener = await boss.getDb().listen?.(
-    channel,
-    (payload) => {
-      if (payload === DELIVERY_QUEUE) void fill();
-    },
-    () => void fill(),
-  );
+  const listener = await listenForDeliveries(boss, pump.wake);
   if (!listener) logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
-  const poll = setInterval(() => void fill(), options.pollIntervalMs ?? 1000);
-  void fill();
+  const poll = setInterval(pump.wake, config.pollIntervalMs);
+  pump.wake();
   logger.info({ capacity, perReceiver: config.concurrencyPerReceiver, maxAttempts: config.maxAttempts }, 'webhook delivery worker started');
 
   return {
-    inFlight: () => queues.held() + recording,
     async stop(stopOptions = {}) {
-      if (stopping) return;
-      stopping = true;
+      if (stopped()) return;
       clearInterval(poll);
       retryTimers.clear();
+      await pump.stop();
       await listener?.close().catch(() => {});
       // Jobs queued here go back to the queue at once, for another worker (or the next start).
       await handBack(queues.takeAll());

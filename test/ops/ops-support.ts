@@ -9,11 +9,12 @@ import { type Api, startApi } from '../../src/service.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { testDb } from '../hooks.ts';
 import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';
+import { testWebhookConfig } from '../support/webhooks.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 /** pg-boss on the suite's database as the service starts it (schema and both webhook queues), without maintenance. */
 export async function startTestBoss(): Promise<PgBoss> {
-  return await startBoss({ url: testDb().url, config: { timeoutMs: 1000 }, logger: silentLogger, supervise: false });
+  return await startBoss({ url: testDb().url, config: testWebhookConfig(), logger: silentLogger, supervise: false });
 }
 
 /** Makes sure the suite's database has the pg-boss schema that /readyz checks. */

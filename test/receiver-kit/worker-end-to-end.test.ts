@@ -22,7 +22,7 @@ import { testSecrets } from '../support/webhooks.ts';
 const SECRET = 'e2e-receiver-secret-7c1f0a9b';
 
 describe('receiver kit end to end: the real delivery worker to a kit receiver', () => {
-  const config = { ...loadConfig({}).webhooks, allowPrivateTargets: true, backoffBaseMs: 200, backoffMaxMs: 1000, timeoutMs: 2000 };
+  const config = { ...loadConfig({}).webhooks, allowPrivateTargets: true, backoffBaseMs: 200, backoffMaxMs: 1000, timeoutMs: 2000, pollIntervalMs: 200 };
   let boss: PgBoss;
   let worker: DeliveryWorker;
   let api: Api;
@@ -36,7 +36,7 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
     this.timeout(30_000);
     const db = testDb();
     boss = await startBoss({ url: db.url, config, logger: silentLogger, supervise: true });
-    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, secrets: testSecrets, pollIntervalMs: 200 });
+    worker = await startDeliveryWorker({ boss, pool: db.pool, config, logger: silentLogger, secrets: testSecrets });
     api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }) });
     key = await createTestKey(['catalog:write', 'catalog:read', 'graphql:read']);
 

@@ -14,7 +14,7 @@ export type ReceivedRequest = {
   arrivedAt: number;
 };
 
-export type Reply = { status?: number; body?: string; hang?: boolean; redirectTo?: string; delayMs?: number };
+export type Reply = { status?: number; body?: string | Buffer; hang?: boolean; redirectTo?: string; delayMs?: number };
 export type ReplyRule = Reply | ((request: ReceivedRequest, index: number) => Reply);
 
 export type TestReceiver = {

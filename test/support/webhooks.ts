@@ -1,6 +1,7 @@
 // The webhook stack for tests: pg-boss on the suite's database, the API with the real fan-out and
 // (unless told otherwise) a delivery worker, all with small timings.
 import type { PgBoss } from 'pg-boss';
+import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
@@ -18,6 +19,7 @@ export const testSecrets = createSecretKeyring({ current: Buffer.from(TEST_SECRE
 
 export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): WebhookConfig {
   return {
+    ...loadConfig({}).webhooks,
     maxAttempts: 4,
     timeoutMs: 1000,
     backoffBaseMs: 50,
@@ -25,6 +27,7 @@ export function testWebhookConfig(overrides: Partial<WebhookConfig> = {}): Webho
     allowPrivateTargets: true,
     concurrencyPerReceiver: 4,
     workerConcurrency: 32,
+    pollIntervalMs: 200,
     disableAfterHours: 120,
     ...overrides,
   };
@@ -41,13 +44,13 @@ export type WebhookStack = {
 };
 
 export async function startWebhookStack(
-  options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; pollIntervalMs?: number; logger?: Logger } = {},
+  options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; logger?: Logger } = {},
 ): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
   const logger = options.logger ?? silentLogger;
   const boss = await startBoss({ url: db.url, config, logger, supervise: options.supervise ?? options.worker !== false });
-  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets, pollIntervalMs: options.pollIntervalMs ?? 200 });
+  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets });
   const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }), receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, logger });
   return {
     api,

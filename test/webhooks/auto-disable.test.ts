@@ -76,14 +76,17 @@ describe('automatic disabling of failing receivers', function () {
     await enableReceiver({ pool: testDb().pool }, id);
     await publish();
     await eventually(async () => (await attempts(id)) === 2, 5000, 'the attempt after enable');
-    const after = (await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [id])).rows[0];
-    expect(after).to.deep.equal({ enabled: true, failing: true });
+    // Health is written just after the attempt's settlement (its own statement), hence the wait.
+    const health = async () => (await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [id])).rows[0];
+    await eventually(async () => (await health()).failing, 5000, 'failing again');
+    expect(await health()).to.deep.equal({ enabled: true, failing: true });
 
     receiver.reply({ status: 200 });
     await publish();
     await eventually(async () => (await attempts(id)) === 3, 5000, 'a successful attempt');
-    const healed = (await testDb().pool.query('select failing_since, last_success_at is not null as ok from receiver where id = $1', [id])).rows[0];
-    expect(healed).to.deep.equal({ failing_since: null, ok: true });
+    const healed = async () => (await testDb().pool.query('select failing_since, last_success_at is not null as ok from receiver where id = $1', [id])).rows[0];
+    await eventually(async () => (await healed()).ok, 5000, 'the success recorded');
+    expect(await healed()).to.deep.equal({ failing_since: null, ok: true });
   });
 
   it('never disables for failures with WEBHOOK_DISABLE_AFTER_HOURS=0', async () => {

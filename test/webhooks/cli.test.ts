@@ -1,24 +1,16 @@
 // The operator commands, run as a user would (a child process on the suite's database): --json
 // prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
-import { execFile } from 'node:child_process';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/redeliver.ts';
+import { cli, json } from '../support/cli.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'cli-test-secret-do-not-print-0123';
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY } }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-const json = <T>(stdout: string): T => JSON.parse(stdout) as T;
 type Receiver = { id: string; url: string; hasSecret: boolean; eventTypes: string[]; enabled: boolean; createdAt: string };
 
 describe('webhook commands (receivers, events, deliveries)', function () {
@@ -77,6 +69,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       [['receivers', 'add', '--url', 'ftp://example.org/x', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
       [['events', 'redeliver', '00000000-0000-4000-8000-000000000000'], 3, /Event 00000000-0000-4000-8000-000000000000 was not found/],
+      [['deliveries', 'replay-dead', '--receiver', '00000000-0000-4000-8000-000000000001'], 3, /Receiver 00000000-0000-4000-8000-000000000001 was not found/],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(...args);

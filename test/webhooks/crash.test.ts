@@ -80,6 +80,9 @@ describe('webhook delivery across a worker crash', function () {
     await eventually(async () => events.every((id) => answered().has(id)), 30_000, 'every event answered 2xx');
     // The interrupted delivery was sent again: at least once, with the same event id.
     expect(receiver.requests.filter((r) => r.headers['x-service-event-id'] === held!.headers['x-service-event-id']).length).to.be.at.least(2);
+    // ... and the attempt cut short by the kill is in the attempt log.
+    const { rows } = await testDb().pool.query('select outcome from delivery_attempt where event_id = $1', [held!.headers['x-service-event-id']]);
+    expect(rows.map((r) => r.outcome)).to.include('worker_lost');
 
     worker.kill('SIGTERM');
     expect(await exited(worker), 'a clean exit after SIGTERM').to.equal(0);

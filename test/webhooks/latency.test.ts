@@ -11,7 +11,7 @@ describe('webhook delivery latency', () => {
   before(async () => {
     await resetWebhooks();
     // A poll far longer than the test: only a notification can wake the worker in time.
-    stack = await startWebhookStack({ pollIntervalMs: 60_000 });
+    stack = await startWebhookStack({ config: { pollIntervalMs: 60_000 } });
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
   });

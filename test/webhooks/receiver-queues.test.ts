@@ -1,10 +1,12 @@
 // The worker's per-receiver limit and prefetch (pure, no database).
 import { expect } from 'chai';
-import { createReceiverQueues, GROUP_FACTOR } from '../../src/webhooks/receiver-queues.ts';
+import { createReceiverQueues } from '../../src/webhooks/receiver-queues.ts';
+
+const GROUP_FACTOR = 32;
 
 type Item = { receiver: string; n: number };
 const items = (receiver: string, count: number, from = 0): Item[] => Array.from({ length: count }, (_, i) => ({ receiver, n: from + i }));
-const make = (limit = 2, budgetMs = 1000) => createReceiverQueues<Item>({ limit, budgetMs, receiverOf: (i) => i.receiver });
+const make = (limit = 2, budgetMs = 1000) => createReceiverQueues<Item>({ limit, groupFactor: GROUP_FACTOR, budgetMs, receiverOf: (i) => i.receiver });
 const drain = (q: ReturnType<typeof make>) => {
   const out: Item[] = [];
   for (let item = q.next(); item; item = q.next()) out.push(item);

@@ -1,0 +1,56 @@
+// When the worker fetches: a small state machine, so that every wake-up source (a NOTIFY, the poll,
+// a retry timer, a slot freed by a finished delivery) can call wake() at any time, and fetch rounds
+// never overlap nor get lost.
+//
+//   state           wake()                       round ends        stop()
+//   idle            -> scheduled (next turn)     -                 -> stopped
+//   scheduled       (stays: already due)         -                 -> stopped
+//   fetching        -> fetchingAgain             -> idle           -> stopped
+//   fetchingAgain   (stays)                      -> scheduled      -> stopped
+//   stopped         (ignored)                    (stays)           (stays)
+//
+// "scheduled" runs the round on the next turn of the event loop (setImmediate): many deliveries
+// end together when a group commit lands, and they need one refill, not one each. A wake during a
+// round means new work may have arrived after the round looked, so another round follows.
+export type PumpState = 'idle' | 'scheduled' | 'fetching' | 'fetchingAgain' | 'stopped';
+
+export type Pump = {
+  wake: () => void;
+  state: () => PumpState;
+  /** No more rounds; resolves when the one running (if any) has ended. */
+  stop: () => Promise<void>;
+};
+
+export function createPump(round: () => Promise<void>): Pump {
+  let state: PumpState = 'idle';
+  let running: Promise<void> = Promise.resolve();
+
+  function wake(): void {
+    if (state === 'idle') {
+      state = 'scheduled';
+      setImmediate(start);
+    } else if (state === 'fetching') {
+      state = 'fetchingAgain';
+    }
+  }
+
+  function start(): void {
+    if (state !== 'scheduled') return;
+    state = 'fetching';
+    running = round().finally(() => {
+      if (state === 'stopped') return;
+      const again = state === 'fetchingAgain';
+      state = 'idle';
+      if (again) wake();
+    });
+  }
+
+  return {
+    wake,
+    state: () => state,
+    async stop() {
+      state = 'stopped';
+      await running;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// The worker's fetch pump: wake-ups coalesce, a wake during a round brings exactly one more round,
+// rounds never overlap, and stop waits for the running round and allows no other.
+import { expect } from 'chai';
+import { createPump } from '../../src/webhooks/pump.ts';
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('delivery pump (state machine)', () => {
+  it('runs one round for many wakes in one turn, one more for wakes during a round, never two at once', async () => {
+    let rounds = 0;
+    let running = 0;
+    let release!: () => void;
+    const pump = createPump(async () => {
+      rounds += 1;
+      running += 1;
+      expect(running).to.equal(1);
+      await new Promise<void>((resolve) => (release = resolve));
+      running -= 1;
+    });
+    pump.wake();
+    pump.wake();
+    expect(pump.state()).to.equal('scheduled');
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([1, 'fetching']);
+    pump.wake();
+    pump.wake();
+    expect(pump.state()).to.equal('fetchingAgain');
+    release();
+    await turn();
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([2, 'fetching']);
+    release();
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([2, 'idle']);
+  });
+
+  it('stop waits for the round in progress and ignores later wakes', async () => {
+    let rounds = 0;
+    let finished = false;
+    let release!: () => void;
+    const pump = createPump(async () => {
+      rounds += 1;
+      await new Promise<void>((resolve) => (release = resolve));
+      finished = true;
+    });
+    pump.wake();
+    await turn();
+    const stopped = pump.stop();
+    pump.wake();
+    setTimeout(() => release(), 20);
+    await stopped;
+    expect(finished).to.equal(true);
+    pump.wake();
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([1, 'stopped']);
+  });
+});
