@@ -3,6 +3,8 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import { ERROR_CODES } from './errors.ts';
+import type { ChangeFeed } from './feed/change-feed.ts';
+import { feedRouter } from './http/feed-routes.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
 import { docsRoutes } from './http/docs.ts';
@@ -15,6 +17,7 @@ import type { Logger } from './logger.ts';
 
 export type AppDeps = {
   pool: Pool;
+  feed: ChangeFeed;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
@@ -30,6 +33,7 @@ export function createApp(deps: AppDeps): Express {
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
+  app.use('/v1', feedRouter({ pool: deps.pool, feed: deps.feed }));
   // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));

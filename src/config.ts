@@ -55,6 +55,10 @@ const schema = z.object({
     .optional(),
   READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
   READ_CHECK_MS: int(100, 60_000).default(1000),
+  // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
+  FEED_MAX_WAITERS: int(0, 100_000).default(1000),
+  EVENT_RETENTION_DAYS: int(0, 36_500).default(30),
+  DELIVERY_ATTEMPT_RETENTION_DAYS: int(0, 36_500).default(30),
 });
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
@@ -114,6 +118,9 @@ export type Config = Readonly<{
   rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
   /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
   readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
+  // Change feed and retention.
+  feed: Readonly<{ maxWaiters: number }>;
+  retention: Readonly<{ eventDays: number; deliveryAttemptDays: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -184,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoSeedCount: e.DEMO_SEED_COUNT,
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
     readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
+    // Change feed and retention.
+    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),
+    retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),
   });
 }
 

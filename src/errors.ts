@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
   REQUEST_TIMEOUT: { status: 408, slug: 'request-timeout', title: 'Request timeout' },
   INVALID_STATE_TRANSITION: { status: 409, slug: 'invalid-state-transition', title: 'Invalid state transition' },
+  CURSOR_EXPIRED: { status: 410, slug: 'cursor-expired', title: 'Cursor expired' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   QUERY_TOO_COMPLEX: { status: 400, slug: 'query-too-complex', title: 'GraphQL query too complex' },

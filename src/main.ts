@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from './config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
+import { type RetentionJob, startRetentionJob } from './retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
 import { createFanOut } from './webhooks/fan-out.ts';
 import { startBoss } from './webhooks/queue.ts';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   let api: Api | null = null;
   let boss: PgBoss | null = null;
   let worker: DeliveryWorker | null = null;
+  let retention: RetentionJob | null = null;
   let stoppingSince: number | null = null;
   const shutdown = async (signal: string) => {
     if (stoppingSince !== null) {
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
       await api?.close();
       // In-flight deliveries finish (each is bounded by WEBHOOK_TIMEOUT_MS) and their attempts commit.
       await worker?.stop();
+      await retention?.stop();
       await boss?.stop({ graceful: true, timeout: config.shutdownQueueTimeoutMs });
       await db?.close();
       logger.info('stopped');
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
   // The API needs pg-boss too: a mutation inserts its delivery jobs in its own transaction.
   boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: role !== 'api' });
   if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
+  if (role !== 'api') retention = await startRetentionJob({ boss, pool: db.pool, retention: config.retention, logger });
   if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
 
   // A demo key only on the embedded default of a development start: never on a real database.

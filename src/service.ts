@@ -10,10 +10,12 @@ import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-write
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
+import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
+import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverDeps } from './webhooks/receivers.ts';
@@ -26,7 +28,8 @@ export type Api = {
   bound: { address: string; port: number };
   reads: CatalogReads;
   writes: CatalogWrites;
-  /** Stops accepting, drains open requests, stops Apollo. */
+  feed: ChangeFeed;
+  /** Answers waiting long polls, stops accepting, drains open requests, stops Apollo. */
   close: () => Promise<void>;
 };
 
@@ -40,7 +43,7 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'feed'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
@@ -48,10 +51,18 @@ export async function startApi(
 ): Promise<Api> {
   const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  const schema = buildSchema([catalogResolvers(catalog), webhookResolvers({ pool: db.pool }), ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : [])]);
+  // The feed reads the primary: its horizon must be the writers' own.
+  const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const schema = buildSchema([
+    catalogResolvers(catalog),
+    webhookResolvers({ pool: db.pool }),
+    feedResolvers({ reads: feed.reads }),
+    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
+  ]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
   const app = createApp({
     pool: db.pool,
+    feed,
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
@@ -72,10 +83,14 @@ export async function startApi(
     url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
     bound: { address, port },
     ...catalog,
-    // The drain plugin closes the listener and waits for in-flight requests.
+    feed,
+    // Long polls first (they would hold the drain for up to 30 s), then the drain plugin closes the
+    // listener and waits for in-flight requests.
     close: async () => {
+      feed.stopWaiting();
       await graphql.stop();
       await limiter?.stop();
+      await feed.close();
     },
   };
 }

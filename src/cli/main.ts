@@ -8,6 +8,8 @@ import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerReceiverCommands } from './receivers.ts';
 import { registerMigrateCommand } from './migrate.ts';
+import { registerPruneCommand } from './prune.ts';
+import { registerSyncCommand } from './sync.ts';
 import { registerSeedCommand } from './seed.ts';
 import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
@@ -34,6 +36,8 @@ registerDeliveryCommands(program, config);
 registerSeedCommand(program, config);
 registerMigrateCommand(program, config);
 registerWalkCommand(program, config);
+registerPruneCommand(program, config);
+registerSyncCommand(program, config);
 
 try {
   await program.parseAsync(process.argv);

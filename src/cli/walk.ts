@@ -115,7 +115,7 @@ async function keepLines(from: string, to: string, keep: Set<number>): Promise<v
   }, createWriteStream(to));
 }
 
-function describeWalkFailure(error: unknown): unknown {
+export function describeWalkFailure(error: unknown): unknown {
   if (error instanceof CatalogHttpError) {
     const hint = error.status === 401 ? ' (check the key: unknown or revoked?)' : error.status === 403 ? ' (the key needs the catalog:read scope)' : '';
     const detail = error.problem?.detail ?? error.problem?.title ?? 'no problem details';

@@ -17,6 +17,7 @@ import {
   validate,
 } from 'graphql';
 import { type ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../feed/feed-reads.ts';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
@@ -35,7 +36,8 @@ const takesLimit = (field: GraphQLField<unknown, unknown>) => field.args.some((a
 
 /**
  * A field taking `limit` (a list, or a page object such as LearningOpportunityPage) costs its limit
- * times its selection; the lists of a page object are then counted once, not again.
+ * times its selection; the lists of a page object are then counted once, not again. The change feed
+ * (`events`) pages by up to 1000.
  */
 function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
   const pageTypes = new Set<string>();
@@ -49,7 +51,8 @@ function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
   return ({ type, field, args, childComplexity }) => {
     if (takesLimit(field)) {
       // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
-      const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), PAGE_LIMIT_MAX) : PAGE_LIMIT_DEFAULT;
+      const { max, fallback } = field.name === 'events' ? { max: FEED_LIMIT_MAX, fallback: FEED_LIMIT_DEFAULT } : { max: PAGE_LIMIT_MAX, fallback: PAGE_LIMIT_DEFAULT };
+      const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), max) : fallback;
       return 1 + limit * childComplexity;
     }
     if (!isListType(getNullableType(field.type))) return undefined;

@@ -4,7 +4,8 @@
 import type { Router } from 'express';
 import { exactRouter } from './exact-router.ts';
 import pg, { type Pool } from 'pg';
-import { deadLetters, queueDepth, registry } from '../metrics.ts';
+import { readHorizonAgeSeconds } from '../feed/horizon-age.ts';
+import { deadLetters, feedHorizonAge, queueDepth, registry } from '../metrics.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../webhooks/queue.ts';
 import { boundedQuery, isMissingRelation } from './bounded-query.ts';
 import { methodNotAllowed } from './problem.ts';
@@ -55,6 +56,7 @@ export function metricsRoutes(deps: { pool: Pool; queues?: WebhookQueueNames; ti
       deadLetters.set(Number.NaN);
       req.log.warn({ err: (error as Error)?.message }, 'queue gauges unavailable');
     }
+    feedHorizonAge.set(await readHorizonAgeSeconds(deps.pool, deps.timeoutMs ?? QUEUE_GAUGES_TIMEOUT_MS).catch(() => Number.NaN));
     res.set('Cache-Control', 'no-store').type(registry.contentType).send(await registry.metrics());
   });
   router.all('/metrics', methodNotAllowed(['GET', 'HEAD']));

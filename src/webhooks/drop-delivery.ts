@@ -1,6 +1,7 @@
 // A job that cannot be sent: its receiver was removed (dropped), or disabled (set aside as a dead
 // letter, so that `deliveries replay-dead` can send it once the receiver is enabled again), or its
-// event is missing (dropped; events are never deleted, so this is logged as an error).
+// event is missing (dropped; retention keeps every event a delivery refers to, so this is logged as
+// an error).
 import type { Pool } from 'pg';
 import type { Job, PgBoss } from 'pg-boss';
 import type { Logger } from '../logger.ts';

@@ -67,7 +67,8 @@ export async function startBoss(options: { url: string; config: Pick<WebhookConf
     application_name: 'lods-pgboss',
     max: options.poolMax ?? 4,
     supervise: options.supervise,
-    schedule: false,
+    // Cron (the hourly retention job, retention/prune-job.ts) runs where maintenance runs.
+    schedule: options.supervise,
     superviseIntervalSeconds: passSeconds,
     monitorIntervalSeconds: passSeconds,
     maintenanceIntervalSeconds: 300,

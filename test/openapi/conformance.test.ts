@@ -3,10 +3,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { openEmptyDatabase, openProxiedDatabase } from '../ops/ops-support.ts';
 import { type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
+import { encodeCursor, FEED_START } from '../../src/feed/cursor.ts';
 
 type Call = { method?: string; path: string; key?: string | null; headers?: Record<string, string>; status: number };
 
@@ -53,12 +55,20 @@ describe('OpenAPI conformance of real responses', () => {
     let unscoped: string;
     let full: { id: string };
     let sparse: { id: string };
+    let headCursor: string;
     before(async () => {
       api = await startTestApi();
       key = await createTestKey(['catalog:read']);
       unscoped = await createTestKey(['graphql:read']);
       full = await createRecord(api.writes);
       sparse = await createRecord(api.writes, NULLS);
+      await api.writes.archive(sparse.id);
+      await api.writes.publish(sparse.id);
+      await api.writes.delete((await createRecord(api.writes)).id); // a DELETED event (data null) in the feed
+      // A watermark below every real event (transaction ids start at 3): nothing is hidden, but the
+      // cursor (0, 0) is now older than the retained window.
+      await testDb().pool.query(`update event_feed_pruned set xid = '0', position = 1 where (xid, position) < ('0'::xid8, 1)`);
+      headCursor = (JSON.parse((await call(api.url, { path: '/v1/events/head', key, status: 200 })).text) as { cursor: string }).cursor;
     });
     after(() => api.close());
 
@@ -74,6 +84,13 @@ describe('OpenAPI conformance of real responses', () => {
         { method: 'HEAD', path: `/v1/learning-opportunities/${full.id}`, key, status: 200 },
         { path: '/v1/openapi.json', status: 200 },
         { method: 'HEAD', path: '/v1/openapi.json', status: 200 },
+        { path: '/v1/events', key, status: 200 },
+        { path: '/v1/events?limit=1000', key, status: 200 },
+        { path: '/v1/events?limit=1', key, status: 200 },
+        { path: `/v1/events?after=${headCursor}&wait=0`, key, status: 200 },
+        { path: '/v1/events/head', key, status: 200 },
+        { method: 'HEAD', path: '/v1/events', key, status: 200 },
+        { method: 'HEAD', path: '/v1/events/head', key, status: 200 },
       ]);
     });
 
@@ -109,6 +126,18 @@ describe('OpenAPI conformance of real responses', () => {
         { method: 'DELETE', path: `/v1/learning-opportunities/${full.id}`, key, status: 405 },
         { method: 'PUT', path: '/v1/openapi.json', status: 405 },
         { path: '/v1/learning-opportunities', headers: { 'X-Request-Id': 'mine-1' }, key, status: 200 },
+        { path: '/v1/events?limit=1001&wait=31', key, status: 400 },
+        { path: '/v1/events?after=nope', key, status: 400 },
+        { method: 'HEAD', path: '/v1/events?after=nope', key, status: 400 },
+        { path: '/v1/events', status: 401 },
+        { path: '/v1/events/head', status: 401 },
+        { path: '/v1/events', key: unscoped, status: 403 },
+        { path: '/v1/events/head', key: unscoped, status: 403 },
+        // (0, 0) is below the watermark set in before(): expired.
+        { path: `/v1/events?after=${encodeCursor(FEED_START)}`, key, status: 410 },
+        { method: 'HEAD', path: `/v1/events?after=${encodeCursor(FEED_START)}`, key, status: 410 },
+        { method: 'POST', path: '/v1/events', key, status: 405 },
+        { method: 'PUT', path: '/v1/events/head', key, status: 405 },
       ]);
     });
 
@@ -168,6 +197,8 @@ describe('OpenAPI conformance of real responses', () => {
           { path: '/v1/learning-opportunities', key, status: 503 },
           { path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 503 },
           { method: 'HEAD', path: '/v1/learning-opportunities', key, status: 503 },
+          { path: '/v1/events', key, status: 503 },
+          { path: '/v1/events/head', key, status: 503 },
         ]);
       } finally {
         proxied.proxy.restore();
@@ -178,6 +209,7 @@ describe('OpenAPI conformance of real responses', () => {
       await conformance(validator, emptyApi.url, [
         { path: '/v1/learning-opportunities', key, status: 500 },
         { method: 'HEAD', path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 500 },
+        { path: '/v1/events?wait=1', key, status: 500 },
       ]);
     });
   });

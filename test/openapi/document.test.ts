@@ -7,8 +7,15 @@ import { renderRecord, type LearningOpportunityRecord } from '../../src/catalog/
 import { ERROR_CODES } from '../../src/errors.ts';
 import { openApiRoutes } from '../../src/http/openapi.ts';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/paging.ts';
+import { FEED_WAIT_MAX_SECONDS } from '../../src/feed/feed-query.ts';
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../../src/feed/feed-reads.ts';
 import { problemType } from '../../src/http/problem.ts';
 import { V1_READ_ROUTES } from '../../src/http/v1-reads.ts';
+import { testDb } from '../hooks.ts';
+import { feedRouter } from '../../src/http/feed-routes.ts';
+import type { ChangeFeed } from '../../src/feed/change-feed.ts';
+import { createFeedReads } from '../../src/feed/feed-reads.ts';
+import { createFeedWaiters } from '../../src/feed/feed-waiters.ts';
 import type { Api } from '../../src/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
@@ -94,6 +101,7 @@ describe('the OpenAPI document', () => {
     const served = [
       ...V1_READ_ROUTES.map((r) => ({ path: r.path.slice('/v1'.length), methods: r.methods })),
       ...listRoutes(openApiRoutes()),
+      ...listRoutes(feedRouter({ pool: testDb().pool, feed: startChangeFeedForListing() })),
     ];
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();
@@ -135,6 +143,10 @@ describe('the OpenAPI document', () => {
     const limit = deref(doc, '#/components/parameters/limit').node.schema as Json;
     const offset = deref(doc, '#/components/parameters/offset').node.schema as Json;
     expect(limit).to.include({ type: 'integer', minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT });
+    const feedLimit = deref(doc, '#/components/parameters/feedLimit').node.schema as Json;
+    expect(feedLimit).to.include({ type: 'integer', minimum: 1, maximum: FEED_LIMIT_MAX, default: FEED_LIMIT_DEFAULT });
+    const wait = deref(doc, '#/components/parameters/wait').node.schema as Json;
+    expect(wait).to.include({ type: 'integer', minimum: 0, maximum: FEED_WAIT_MAX_SECONDS, default: 0 });
     expect(offset).to.include({ type: 'integer', minimum: 0, default: 0 });
     const pagination = deref(doc, '#/components/schemas/Pagination').node.properties as Record<string, Json>;
     expect(pagination.limit).to.include({ minimum: 1, maximum: PAGE_LIMIT_MAX });
@@ -153,7 +165,7 @@ describe('the OpenAPI document', () => {
       statuses.push(status);
     }
     // Every status /v1 can answer with a problem is documented.
-    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 429, 500, 503]);
+    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 410, 429, 500, 503]);
   });
 
   it('is served at GET /v1/openapi.json without a key, as stored, while the other /v1 paths still need one', async () => {
@@ -171,6 +183,12 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+/** A feed without its LISTEN connection: listing routes needs no database. */
+function startChangeFeedForListing(): ChangeFeed {
+  const waiters = createFeedWaiters({ maxWaiters: 1 });
+  return { reads: createFeedReads(testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
+}
 
 type ListedRoute = { path: string; methods: string[] };
 

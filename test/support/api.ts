@@ -20,6 +20,7 @@ export type TestApiOptions = {
   receivers?: ReceiverManagement | null;
   logger?: Logger;
   rateLimit?: Config['rateLimit'];
+  feedMaxWaiters?: number;
 };
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
@@ -30,6 +31,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000, ...options.http },
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
+      feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
     },
     options.db ?? testDb(),
     options.logger ?? silentLogger,

@@ -1,6 +1,6 @@
 // A typed client for the read-only /v1 REST API.
 import { type Expect, getJson, type RequestSettings, type RetryInfo } from './request.ts';
-import type { LearningOpportunity, LearningOpportunityPage } from './types.ts';
+import type { EventPage, LearningOpportunity, LearningOpportunityPage } from './types.ts';
 
 export type CatalogClientOptions = {
   /** Base address of the service, without `/v1` (a path prefix such as `https://host/lods` is kept). */
@@ -30,6 +30,14 @@ export type CatalogClient = {
   getLearningOpportunity(id: string, options?: CallOptions): Promise<LearningOpportunity>;
   /** `GET /v1/learning-opportunities?limit&offset` (service defaults: limit 20 of at most 100, offset 0). */
   listLearningOpportunities(params?: { limit?: number; offset?: number }, options?: CallOptions): Promise<LearningOpportunityPage>;
+  /**
+   * `GET /v1/events?after&limit&wait` (service defaults: from the oldest retained event, limit 100 of
+   * at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
+   * retained window throws CatalogHttpError with status 410: start over (see sync).
+   */
+  listEvents(params?: { after?: string | null; limit?: number; wait?: number }, options?: CallOptions): Promise<EventPage>;
+  /** `GET /v1/events/head`: the cursor just after the latest committed event. */
+  getEventsHead(options?: CallOptions): Promise<{ cursor: string }>;
 };
 
 export function createCatalogClient(options: CatalogClientOptions): CatalogClient {
@@ -60,6 +68,20 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
       if (params.limit !== undefined) target.searchParams.set('limit', String(params.limit));
       if (params.offset !== undefined) target.searchParams.set('offset', String(params.offset));
       return await getJson(target, PAGE, settings, call.signal);
+    },
+
+    async listEvents(params = {}, call = {}) {
+      const target = url('v1/events');
+      if (params.after !== undefined && params.after !== null) target.searchParams.set('after', params.after);
+      if (params.limit !== undefined) target.searchParams.set('limit', String(params.limit));
+      if (params.wait !== undefined) target.searchParams.set('wait', String(params.wait));
+      // A long poll may rightly take its whole wait before the first byte.
+      const waited = params.wait ? { ...settings, timeoutMs: settings.timeoutMs + params.wait * 1000 } : settings;
+      return await getJson(target, EVENT_PAGE, waited, call.signal);
+    },
+
+    async getEventsHead(call = {}) {
+      return await getJson(url('v1/events/head'), HEAD, settings, call.signal);
     },
   };
 }
@@ -99,5 +121,16 @@ function isPage(value: unknown): value is LearningOpportunityPage {
   return Array.isArray(results) && results.every(isRecordLike) && Number.isSafeInteger(pagination?.totalCount) && (pagination!.totalCount as number) >= 0;
 }
 
+function isEventPage(value: unknown): value is EventPage {
+  if (!value || typeof value !== 'object') return false;
+  const { results, pagination } = value as { results?: unknown; pagination?: { next?: unknown; hasMore?: unknown } };
+  const isEvent = (e: unknown) => !!e && typeof e === 'object' && typeof (e as { id?: unknown }).id === 'string' && typeof (e as { resource?: { id?: unknown } }).resource?.id === 'string';
+  return Array.isArray(results) && results.every(isEvent) && typeof pagination?.next === 'string' && typeof pagination.hasMore === 'boolean';
+}
+
+const isHead = (value: unknown): value is { cursor: string } => !!value && typeof (value as { cursor?: unknown }).cursor === 'string';
+
 const RECORD: Expect<LearningOpportunity> = { is: isRecordLike, what: 'a learning opportunity' };
 const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of learning opportunities' };
+const EVENT_PAGE: Expect<EventPage> = { is: isEventPage, what: 'a page of the change feed' };
+const HEAD: Expect<{ cursor: string }> = { is: isHead, what: 'the head of the change feed' };

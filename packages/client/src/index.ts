@@ -6,3 +6,4 @@ export { CatalogClientError, CatalogHttpError, CatalogNetworkError, CatalogRespo
 export { parseRetryAfter, type RetryInfo } from './request.ts';
 export type * from './types.ts';
 export { compareTimestamps, walk, type WalkEntry, type WalkOptions, type WalkProgress, type WalkResult } from './walk.ts';
+export { changeOf, sync, type SyncBatch, type SyncChange, type SyncOptions, type SyncProgress, type SyncResult, type SyncState } from './sync.ts';

@@ -3,7 +3,7 @@
 // `npm run generate`), so the client has no dependency on the service's internals at run time.
 // New fields may appear in v1 at any time (additive changes); a consumer ignores the ones it does
 // not know.
-import type { Deadline, LearningOpportunity } from './record-types.ts';
+import type { Deadline, LearningOpportunity, Timestamp } from './record-types.ts';
 
 export type * from './record-types.ts';
 
@@ -15,6 +15,21 @@ export type Pagination = { totalCount: number; limit: number; offset: number };
 
 /** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
 export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };
+
+export type EventType = 'LEARNING_OPPORTUNITY_PUBLISHED' | 'LEARNING_OPPORTUNITY_UPDATED' | 'LEARNING_OPPORTUNITY_ARCHIVED' | 'LEARNING_OPPORTUNITY_DELETED';
+
+/** One change: an item of `GET /v1/events`, byte for byte the webhook body of the same event. */
+export type CatalogEvent = {
+  id: string;
+  type: EventType;
+  occurredAt: Timestamp;
+  resource: { type: 'LEARNING_OPPORTUNITY'; id: string };
+  /** The record after the change; null for DELETED. */
+  data: LearningOpportunity | null;
+};
+
+/** `GET /v1/events`: `next` is always a cursor to continue from (passed back as `after`). */
+export type EventPage = { results: CatalogEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
 
 export type InvalidParam = { name: string; reason: string };
 

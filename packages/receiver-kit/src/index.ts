@@ -4,6 +4,7 @@
 //   webhookReceiver: an express / node:http handler that verifies, de-duplicates, acknowledges at
 //                    once and processes afterwards
 //   signPayload, deliveryHeaders: sign test deliveries exactly as the service does
+//   repairFromFeed: fetch the events a receiver missed from the change feed (GET /v1/events)
 export * from './event.ts';
 export { verifyDelivery, DEFAULT_TOLERANCE_MS, NO_SECRET_MESSAGE } from './verify.ts';
 export type { HeaderSource, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
@@ -12,3 +13,5 @@ export type { ReceiverLogger, WebhookReceiverHandler, WebhookReceiverOptions } f
 export { MemorySeenStore } from './seen-store.ts';
 export type { SeenStore } from './seen-store.ts';
 export { deliveryHeaders, signatureDigest, signPayload, USER_AGENT } from './sign.ts';
+export { FeedGapError, repairFromFeed } from './feed-repair.ts';
+export type { FeedRepairOptions, FeedRepairResult } from './feed-repair.ts';

@@ -1,0 +1,99 @@
+// Incremental sync over the change feed (CONTRACT.md section 7): keeps a downstream copy of the
+// public catalog current, deletions included.
+//
+//   first run (no state): take GET /v1/events/head, walk the whole list, store it with the head
+//   later runs:           follow GET /v1/events from the stored cursor until hasMore is false
+//   410 cursor-expired:   the stored cursor is older than the retained events: start over (head + walk)
+//
+// Events are applied in feed order: PUBLISHED and UPDATED upsert `data` by `resource.id`, ARCHIVED
+// and DELETED remove the record. Events that change records the walk already saw in a newer state
+// are applied too; the copy ends at the newest state because every later event follows.
+//
+// Crash safety is the caller's `apply`: it must store each batch's changes durably, then the batch's
+// cursor (the next run resumes from it). Re-applying a batch after a crash between the two is
+// harmless: upserts and removals are idempotent and arrive in the same order.
+import type { CallOptions, CatalogClient } from './catalog-client.ts';
+import { CatalogHttpError } from './errors.ts';
+import type { CatalogEvent, LearningOpportunity } from './types.ts';
+import { walk, type WalkProgress } from './walk.ts';
+
+export type SyncState = { cursor: string };
+export type SyncChange = { op: 'upsert'; id: string; record: LearningOpportunity } | { op: 'remove'; id: string };
+/** `reset`: the changes are the whole catalog (a full walk); replace the copy with them. */
+export type SyncBatch = { reset: boolean; changes: SyncChange[]; cursor: string };
+export type SyncProgress = { phase: 'walk'; walk: WalkProgress } | { phase: 'feed'; events: number };
+
+export type SyncOptions = {
+  client: Pick<CatalogClient, 'listLearningOpportunities' | 'listEvents' | 'getEventsHead'>;
+  /** What the last run stored; null (or absent) for the first run. */
+  state?: SyncState | null;
+  /** Stores one batch durably (changes first, then its cursor). Awaited before the next batch. */
+  apply: (batch: SyncBatch) => Promise<void>;
+  /** Events per feed page, 1..1000 (default 1000). */
+  limit?: number;
+  onProgress?: (progress: SyncProgress) => void;
+  signal?: AbortSignal;
+};
+
+export type SyncResult = {
+  state: SyncState;
+  /** full: the copy was rebuilt from a walk (first run or expired cursor); incremental: feed only. */
+  mode: 'full' | 'incremental';
+  /** True when a stored cursor had expired (410) and the run started over. */
+  restarted: boolean;
+  /** Records in the walk (full runs). */
+  walked: number;
+  /** Feed events applied. */
+  events: number;
+  upserts: number;
+  removals: number;
+};
+
+export function changeOf(event: CatalogEvent): SyncChange {
+  if ((event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED') && event.data) {
+    return { op: 'upsert', id: event.resource.id, record: event.data };
+  }
+  return { op: 'remove', id: event.resource.id };
+}
+
+const isExpired = (error: unknown) => error instanceof CatalogHttpError && error.status === 410;
+
+export async function sync(options: SyncOptions): Promise<SyncResult> {
+  const { client, apply, limit = 1000, onProgress, signal } = options;
+  const call: CallOptions = signal ? { signal } : {};
+  const result: SyncResult = { state: { cursor: options.state?.cursor ?? '' }, mode: 'incremental', restarted: false, walked: 0, events: 0, upserts: 0, removals: 0 };
+
+  // The head first, then the walk: whatever changes during or after the walk follows the head.
+  const fullWalk = async (): Promise<string> => {
+    result.mode = 'full';
+    const { cursor } = await client.getEventsHead(call);
+    const walked = await walk({ client, signal, onProgress: (p) => onProgress?.({ phase: 'walk', walk: p }) });
+    result.walked = walked.count;
+    await apply({ reset: true, changes: Array.from(walked.records.values(), (record) => ({ op: 'upsert', id: record.id, record })), cursor });
+    return cursor;
+  };
+
+  let cursor = options.state?.cursor || (await fullWalk());
+  for (;;) {
+    let page;
+    try {
+      page = await client.listEvents({ after: cursor, limit }, call);
+    } catch (error) {
+      if (!isExpired(error) || result.restarted) throw error;
+      result.restarted = true;
+      cursor = await fullWalk();
+      continue;
+    }
+    const changes = page.results.map(changeOf);
+    if (changes.length > 0) {
+      await apply({ reset: false, changes, cursor: page.pagination.next });
+      result.events += changes.length;
+      for (const c of changes) result[c.op === 'upsert' ? 'upserts' : 'removals']++;
+      onProgress?.({ phase: 'feed', events: result.events });
+    }
+    cursor = page.pagination.next;
+    if (!page.pagination.hasMore) break;
+  }
+  result.state = { cursor };
+  return result;
+}

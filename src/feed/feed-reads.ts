@@ -1,0 +1,130 @@
+// The change feed's reads, in plain SQL on the pool: one statement per page, served from the stored
+// event bodies (the bytes webhook receivers get). Completeness in commit order comes from the
+// horizon: only events whose transaction id is below pg_snapshot_xmin(pg_current_snapshot()) are
+// read, so every transaction that could still add an event before the cursor has ended.
+import type { Pool } from 'pg';
+import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import { AppError, badInput } from '../errors.ts';
+import { comparePositions, encodeCursor, FEED_START, type FeedPosition } from './cursor.ts';
+
+export const FEED_LIMIT_DEFAULT = 100;
+export const FEED_LIMIT_MAX = 1000;
+
+/** `after` absent: from the oldest retained event. */
+export type FeedQuery = { after: FeedPosition | null; limit: number };
+
+export type FeedPage = {
+  /** The stored event bodies, in feed order. */
+  results: string[];
+  after: FeedPosition | null;
+  next: FeedPosition;
+  hasMore: boolean;
+  /** True when events follow `next` that are not readable yet (an older transaction is still open). */
+  pending: boolean;
+};
+
+// A record separator: it cannot occur in compact JSON text (JSON escapes control characters), so it
+// splits the aggregated bodies back apart without parsing them.
+const SEPARATOR = '\x1e';
+
+// Exported for bench/sync (EXPLAIN of the very statement the route runs).
+export const FEED_PAGE_SQL = `
+  select w.xid::text as pruned_xid, w.position::text as pruned_position,
+         ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
+         coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead,
+         p.n, p.bodies, p.last_key,
+         -- Events after the cursor that are not readable yet: those at or past the horizon. One
+         -- lower bound (the later of the cursor and the horizon), so the seek never walks the feed.
+         exists (select 1 from event f, lateral (select coalesce($1::xid8, w.xid) as x, coalesce($2::bigint, w.position) as p,
+                                                         pg_snapshot_xmin(pg_current_snapshot()) as h) c
+                  where (f.xid, f.position) > (greatest(c.x, c.h), case when c.x >= c.h then c.p else -1 end)) as pending
+    from event_feed_pruned w
+   cross join lateral (
+     select count(*) as n,
+            coalesce(string_agg(e.body, E'${SEPARATOR}' order by e.xid, e.position) filter (where e.rn <= $3::int), '') as bodies,
+            (array_agg(e.xid::text || '.' || e.position order by e.xid desc, e.position desc) filter (where e.rn <= $3::int))[1] as last_key
+       from (select xid, position, body, row_number() over (order by xid, position) as rn
+               from event
+              where (xid, position) > (coalesce($1::xid8, w.xid), coalesce($2::bigint, w.position))
+                and xid < pg_snapshot_xmin(pg_current_snapshot())
+              order by xid, position
+              limit $3::int + 1) e) p`;
+
+// The newest readable event (below the horizon), and the prune watermark for an empty feed.
+const FEED_HEAD_SQL = `
+  select w.xid::text as pruned_xid, w.position::text as pruned_position, h.xid::text as xid, h.position::text as position
+    from event_feed_pruned w
+    left join lateral (select xid, position from event
+                        where xid < pg_snapshot_xmin(pg_current_snapshot())
+                        order by xid desc, position desc limit 1) h on true`;
+
+type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
+type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
+
+const pageStatement = (q: FeedQuery): Statement => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
+const headStatement: Statement = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
+
+export const cursorExpired = (): AppError =>
+  new AppError(
+    'CURSOR_EXPIRED',
+    'This cursor points before the oldest retained event (events are pruned after EVENT_RETENTION_DAYS): start again from GET /v1/events/head and a full walk of /v1/learning-opportunities, then follow the feed from that head',
+  );
+
+function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
+  if (!row) throw new Error('feed page statement returned no row'); // event_feed_pruned always has its row
+  if (row.expired) throw cursorExpired();
+  // No transaction has that id yet: the cursor comes from another database (or one restored from
+  // an older backup); following it would silently skip events until the ids catch up.
+  if (row.ahead) throw badInput([{ name: 'after', reason: 'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk' }]);
+  const count = Number(row.n);
+  const start = q.after ?? { xid: row.pruned_xid, position: row.pruned_position };
+  const [xid, position] = row.last_key ? row.last_key.split('.') : [start.xid, start.position];
+  return {
+    results: count === 0 ? [] : row.bodies.split(SEPARATOR),
+    after: q.after,
+    next: { xid: xid!, position: position! },
+    hasMore: count > q.limit,
+    pending: count === 0 && row.pending,
+  };
+}
+
+function presentHead(row: HeadRow | undefined): FeedPosition {
+  const pruned = row ? { xid: row.pruned_xid, position: row.pruned_position } : FEED_START;
+  // Events kept past the watermark for a dead letter (see retention) sit below it: never a head.
+  if (!row?.xid || !row.position) return pruned;
+  const last = { xid: row.xid, position: row.position };
+  return comparePositions(last, pruned) > 0 ? last : pruned;
+}
+
+export type FeedReads = ReturnType<typeof createFeedReads>;
+
+export function createFeedReads(pool: Pool) {
+  return {
+    async page(q: FeedQuery): Promise<FeedPage> {
+      return presentPage((await pool.query<PageRow>(pageStatement(q))).rows[0], q);
+    },
+    async head(): Promise<FeedPosition> {
+      return presentHead((await pool.query<HeadRow>(headStatement)).rows[0]);
+    },
+    /**
+     * The same reads with the API key checked in the same statement (auth/api-keys.ts readWithKey):
+     * null for an unknown or revoked key; `row` is undefined when the key lacks `scope`.
+     */
+    withKey: {
+      async page(keyHash: string, scope: Scope, q: FeedQuery): Promise<KeyCheck<FeedPage>> {
+        const found = await readWithKey<PageRow>(pool, keyHash, scope, pageStatement(q));
+        return found && { principal: found.principal, row: found.row && presentPage(found.row, q) };
+      },
+      async head(keyHash: string, scope: Scope): Promise<KeyCheck<FeedPosition>> {
+        const found = await readWithKey<HeadRow>(pool, keyHash, scope, headStatement);
+        return found && { principal: found.principal, row: found.row && presentHead(found.row) };
+      },
+    },
+  };
+}
+
+/** The response body of GET /v1/events, assembled around the stored event bytes. */
+export function renderFeedPage(page: FeedPage, limit: number): string {
+  const after = page.after ? JSON.stringify(encodeCursor(page.after)) : 'null';
+  return `{"results":[${page.results.join(',')}],"pagination":{"limit":${limit},"after":${after},"next":${JSON.stringify(encodeCursor(page.next))},"hasMore":${page.hasMore}}}`;
+}

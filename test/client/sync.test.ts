@@ -1,0 +1,141 @@
+// Incremental sync over the change feed: the library (sync) and `npm run cli -- sync` end to end
+// against the real API. The copy ends equal to the public catalog, deletions and archivals included;
+// an interrupted run resumes from its stored cursor; an expired cursor starts over with a walk.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
+import { sync, type SyncBatch, type SyncState } from '../../packages/client/src/sync.ts';
+import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
+import { createTestKey, startTestApi } from '../support/api.ts';
+import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
+import { collect, head } from '../feed/feed-support.ts';
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The public catalog as the API serves it now: id -> record JSON. */
+async function publicCatalog(api: Api, key: string): Promise<Map<string, unknown>> {
+  const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+  const page = (await res.json()) as { results: { id: string }[]; pagination: { totalCount: number } };
+  expect(page.pagination.totalCount, 'small enough for one page').to.be.at.most(100);
+  return new Map(page.results.map((r) => [r.id, r]));
+}
+
+async function fileCopy(path: string): Promise<Map<string, unknown>> {
+  const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
+  return new Map(lines.map((l) => JSON.parse(l) as { id: string }).map((r) => [r.id, r]));
+}
+
+/** Changes of every kind: a new record, an update, an archival, a deletion; returns once they are readable in the feed. */
+async function changeCatalog(api: Api, key: string, existing: { id: string }[]): Promise<void> {
+  const start = await head(api, key);
+  await createRecord(api.writes, { title: 'Arrived later' });
+  await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: existing[0]!.id, title: 'Changed later' })));
+  await api.writes.archive(existing[1]!.id);
+  await api.writes.delete(existing[2]!.id);
+  await collect(api, key, start, 4);
+}
+
+describe('sync over the change feed', function () {
+  this.timeout(60_000);
+  let api: Api;
+  let key: string;
+  let dir: string;
+  beforeEach(async () => {
+    await resetCatalog();
+    api = await startTestApi();
+    key = await createTestKey(['catalog:read']);
+    dir = await mkdtemp(join(tmpdir(), 'lods-sync-'));
+  });
+  afterEach(async () => {
+    await api.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('cli: a full walk first, then only the changes; a record deleted or archived between two runs is gone from the file', async () => {
+    const records = [];
+    const start = await head(api, key);
+    for (let i = 0; i < 4; i++) records.push(await createRecord(api.writes, { title: `Sync ${i}` }));
+    await collect(api, key, start, 4); // readable, so the first run's head is past them
+    const [out, state] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json')];
+    const args = ['sync', '--base-url', api.url, '--state', state, '--out', out, '--json'];
+
+    const first = await cli(args, { LODS_API_KEY: key });
+    expect(first.code, first.stderr).to.equal(0);
+    expect(JSON.parse(first.stdout)).to.deep.include({ mode: 'full', restarted: false, walked: 4, records: 4 });
+    expect(await fileCopy(out)).to.deep.equal(await publicCatalog(api, key));
+
+    await changeCatalog(api, key, records);
+    const second = await cli(args, { LODS_API_KEY: key });
+    expect(second.code, second.stderr).to.equal(0);
+    expect(JSON.parse(second.stdout)).to.deep.include({ mode: 'incremental', events: 4, upserts: 2, removals: 2, records: 3 });
+    expect(second.stderr).to.match(/changes applied/); // progress
+    const copy = await fileCopy(out);
+    expect(copy).to.deep.equal(await publicCatalog(api, key));
+    expect(copy.has(records[1]!.id), 'archived').to.equal(false);
+    expect(copy.has(records[2]!.id), 'deleted').to.equal(false);
+
+    // Nothing new: nothing to do, the copy stays.
+    const third = await cli(args, { LODS_API_KEY: key });
+    expect(JSON.parse(third.stdout)).to.deep.include({ mode: 'incremental', events: 0, records: 3 });
+
+    // The stored cursor falls out of the retained window (a prune passed it): 410, so it starts over.
+    const beforeDelete = await head(api, key);
+    await api.writes.delete(records[3]!.id);
+    await collect(api, key, beforeDelete, 1);
+    await testDb().pool.query(`update event_feed_pruned set (xid, position) = (select xid, position from event order by xid desc, position desc limit 1)`);
+    const fourth = await cli(args, { LODS_API_KEY: key });
+    expect(fourth.code, fourth.stderr).to.equal(0);
+    expect(JSON.parse(fourth.stdout)).to.deep.include({ mode: 'full', restarted: true, walked: 2, records: 2 });
+    expect(await fileCopy(out)).to.deep.equal(await publicCatalog(api, key));
+  });
+
+  it('library: a run interrupted between batches resumes from the last stored cursor and ends with the same copy', async () => {
+    const records = [];
+    const start = await head(api, key);
+    for (let i = 0; i < 3; i++) records.push(await createRecord(api.writes));
+    await collect(api, key, start, 3);
+    const client = createCatalogClient({ baseUrl: api.url, apiKey: key, minRetryDelayMs: 5 });
+    const copy = new Map<string, unknown>();
+    let stored: SyncState | null = null;
+    const store = (failAfter = Infinity) => {
+      let batches = 0;
+      return async (batch: SyncBatch) => {
+        if (batches++ >= failAfter) throw new Error('crash');
+        if (batch.reset) copy.clear();
+        for (const c of batch.changes) {
+          if (c.op === 'upsert') copy.set(c.id, c.record);
+          else copy.delete(c.id);
+        }
+        stored = { cursor: batch.cursor };
+      };
+    };
+    const first = await sync({ client, state: null, apply: store() });
+    expect(first).to.deep.include({ mode: 'full', walked: 3 });
+    expect(stored).to.deep.equal(first.state);
+
+    await changeCatalog(api, key, records);
+    // One event per page; the "process" dies after applying two of the four.
+    const interrupted = await sync({ client, state: stored, apply: store(2), limit: 1 }).catch((e: Error) => e);
+    expect((interrupted as Error).message).to.equal('crash');
+    const resumed = await sync({ client, state: stored, apply: store(), limit: 1 });
+    expect(resumed).to.deep.include({ mode: 'incremental', events: 2 });
+    expect(copy).to.deep.equal(await publicCatalog(api, key));
+  });
+});

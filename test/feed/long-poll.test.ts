@@ -1,0 +1,99 @@
+// wait=N: a request with nothing after its cursor is answered when an event commits, at the end of
+// the wait, or at once on shutdown; it holds no pooled connection while it waits; and no more than
+// FEED_MAX_WAITERS requests wait at a time.
+import { expect } from 'chai';
+import type { Api } from '../../src/service.ts';
+import { testDb } from '../hooks.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { expectProblem } from '../support/problem.ts';
+import { feed, head, until } from './feed-support.ts';
+import { insertRawEvent } from './raw-events.ts';
+
+describe('change feed long poll', function () {
+  this.timeout(30_000);
+  let api: Api;
+  let key: string;
+  before(async () => {
+    api = await startTestApi({ feedMaxWaiters: 3 });
+    key = await createTestKey(['catalog:read']);
+  });
+  after(() => api.close());
+
+  it('answers as soon as an event commits, with that event', async () => {
+    const start = await head(api, key);
+    const waiting = feed(api, key, { after: start, wait: 20 });
+    await until(() => api.feed.waiters.waiting() === 1);
+    const committedAt = Date.now();
+    const record = await createRecord(api.writes);
+    const page = await waiting;
+    // Far below the 20 s wait (in the full suite another file's transaction on the same server can
+    // hold the cluster-wide horizon back for a moment; the benchmark measures the latency itself).
+    expect(Date.now() - committedAt).to.be.below(5000);
+    expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
+    expect(api.feed.waiters.waiting()).to.equal(0);
+  });
+
+  it('also wakes when an older transaction that wrote no event ends (it held the horizon back, and sends no NOTIFY)', async () => {
+    const start = await head(api, key);
+    const holder = await testDb().pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select pg_current_xact_id()'); // takes a transaction id: holds the horizon
+      const waiting = feed(api, key, { after: start, wait: 20 });
+      await until(() => api.feed.waiters.waiting() === 1);
+      const record = await createRecord(api.writes); // NOTIFY, but not readable yet
+      await holder.query('commit');
+      const endedAt = Date.now();
+      const page = await waiting;
+      expect(Date.now() - endedAt).to.be.below(5000);
+      expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('answers an empty page with the same cursor when the wait ends', async () => {
+    const start = await head(api, key);
+    const began = Date.now();
+    const page = await feed(api, key, { after: start, wait: 1 });
+    expect(Date.now() - began).to.be.within(900, 5000);
+    expect(page.results).to.deep.equal([]);
+    expect(page.pagination.next).to.equal(start);
+  });
+
+  it('holds no pooled connection while waiting, and refuses more than FEED_MAX_WAITERS with 503 and Retry-After', async () => {
+    const start = await head(api, key);
+    const pool = testDb().pool;
+    const waiting = [1, 2, 3].map(() => feed(api, key, { after: start, wait: 20 }));
+    await until(() => api.feed.waiters.waiting() === 3);
+    expect(pool.totalCount - pool.idleCount, 'connections in use').to.equal(0);
+    const refused = await getJson(api, `/v1/events?after=${start}&wait=20`, key);
+    expectProblem(refused, 503);
+    expect(refused.headers.get('retry-after')).to.equal('1');
+    // A request without wait is still served at once.
+    expect((await feed(api, key, { after: start })).results).to.deep.equal([]);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      await insertRawEvent(client);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    for (const page of await Promise.all(waiting)) expect(page.results).to.have.length(1);
+  });
+
+  it('shutdown answers waiting requests at once', async () => {
+    const own = await startTestApi();
+    const start = await head(own, key);
+    const began = Date.now();
+    const waiting = feed(own, key, { after: start, wait: 30 });
+    await until(() => own.feed.waiters.waiting() === 1);
+    await own.close();
+    const page = await waiting;
+    expect(Date.now() - began).to.be.below(3000);
+    expect(page.results).to.deep.equal([]);
+    expect(page.pagination.next).to.equal(start);
+  });
+});

@@ -1,0 +1,14 @@
+// Events written straight into the event table, in transactions a test controls (held open,
+// committed out of order): the feed's guarantees are about transactions, whoever writes them.
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import { renderEventBody } from '../../src/events/event-body.ts';
+
+/** Inserts one DELETED event for a fresh resource id (inside the client's open transaction); returns the event id. */
+export async function insertRawEvent(client: PoolClient, resourceId: string = randomUUID()): Promise<string> {
+  const id = randomUUID();
+  const occurredAt = new Date();
+  const body = renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt, resourceId, doc: null });
+  await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, occurredAt, body]);
+  return id;
+}

@@ -1,0 +1,65 @@
+// The receiver kit repairs gaps from the change feed: the feed's items are the very bytes a webhook
+// receiver got, and repairFromFeed hands over exactly the events after the last one processed.
+import { expect } from 'chai';
+import { FeedGapError, MemorySeenStore, repairFromFeed, type WebhookEvent } from '../../packages/receiver-kit/src/index.ts';
+import { createTestKey } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { collect, feed, head } from '../feed/feed-support.ts';
+
+describe('receiver kit: repairFromFeed', function () {
+  this.timeout(30_000);
+  let stack: WebhookStack;
+  let receiver: TestReceiver;
+  let key: string;
+  before(async () => {
+    await resetWebhooks();
+    stack = await startWebhookStack();
+    receiver = await startReceiver();
+    await stack.addReceiver(receiver.url);
+    key = await createTestKey(['catalog:read']);
+  });
+  after(async () => {
+    await stack.stop();
+    await receiver.close();
+    await resetWebhooks();
+  });
+
+  it('feed items are byte for byte the delivered webhook bodies', async () => {
+    const start = await head(stack.api, key);
+    await createRecord(stack.api.writes);
+    const [delivered] = await receiver.waitFor(1);
+    const page = await feed(stack.api, key, { after: start, wait: 5 });
+    expect(page.results).to.have.length(1);
+    expect(page.text).to.contain(`"results":[${delivered!.body.toString('utf8')}]`);
+    expect(page.results[0]!.id).to.equal(delivered!.headers['x-service-event-id']);
+  });
+
+  it('hands over the events after the last one processed, skips what the seen store has, and continues from its cursor', async () => {
+    const start = await head(stack.api, key);
+    for (let i = 0; i < 4; i++) await createRecord(stack.api.writes);
+    const { events, next: end } = await collect(stack.api, key, start, 4);
+    const handled: WebhookEvent[] = [];
+    const dedupe = new MemorySeenStore();
+    await dedupe.claim(events[2]!.id); // already taken by a delivery
+    const base = { baseUrl: stack.api.url, apiKey: key, handle: (e: WebhookEvent) => void handled.push(e), dedupe, limit: 2 };
+
+    const repaired = await repairFromFeed({ ...base, lastEventId: events[0]!.id });
+    expect(handled.map((e) => e.id)).to.deep.equal([events[1]!.id, events[3]!.id]);
+    expect(repaired).to.deep.include({ handled: 2, skipped: 1 });
+
+    const later = await createRecord(stack.api.writes);
+    await collect(stack.api, key, end, 1);
+    handled.length = 0;
+    const next = await repairFromFeed({ ...base, after: repaired.cursor });
+    expect(handled.map((e) => e.resource.id)).to.deep.equal([later.id]);
+    expect(next.handled).to.equal(1);
+  });
+
+  it('says when the starting point is no longer retained', async () => {
+    const error = await repairFromFeed({ baseUrl: stack.api.url, apiKey: key, lastEventId: '00000000-0000-4000-8000-000000000000', handle: () => {} }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(FeedGapError);
+    expect((error as Error).message).to.match(/full walk/);
+  });
+});
