@@ -13,7 +13,7 @@ export async function ensureDemo(db: Database, options: { dataDir: string; count
   const [{ n }] = (await db.pool.query<{ n: string }>('select sum(n) as n from catalog_count')).rows as [{ n: string }];
   if (Number(n) === 0 && options.count > 0) {
     options.logger.info({ count: options.count }, 'seeding demo catalog');
-    await seedCatalog(db.orm, { count: options.count, seed: 42 });
+    await seedCatalog(db.pool, { count: options.count, seed: 42 });
   }
   if (existsSync(keyFile)) {
     const key = (await readFile(keyFile, 'utf8')).trim();

@@ -186,7 +186,7 @@ async function main(): Promise<void> {
   try {
     const { rows: version } = await db.pool.query<{ server_version: string }>('show server_version');
     log(`seeding ${COUNT} records...`);
-    await seedCatalog(db.orm, { count: COUNT, seed: 42 });
+    await seedCatalog(db.pool, { count: COUNT, seed: 42 });
     // Seeded records are PUBLISHED; turned into drafts so that publishing them is a real change.
     const { rows: drafts } = await db.pool.query<Draft>(`update learning_opportunity set status = 'DRAFT', published_at = null returning id, doc`);
     await db.pool.query('analyze learning_opportunity');

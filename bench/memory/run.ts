@@ -30,7 +30,7 @@ type Target = { url: string; key: string; collectGarbage: () => Promise<boolean>
 async function startOwnService(): Promise<Target> {
   const pg = await startBenchPostgres(process.env.DATABASE_URL || undefined);
   const db = await connectDatabase(pg.url, { poolMax: 4, connectTimeoutMs: 5000, migrate: true });
-  await seedCatalog(db.orm, { count: options.records, seed: 7 });
+  await seedCatalog(db.pool, { count: options.records, seed: 7 });
   const key = (await createApiKey(db.orm.em.fork(), { name: 'bench-memory', scopes: [...SCOPES] })).key;
   await db.close();
   const service = await startServerProcess('service', pg.url, { exposeGc: true });

@@ -23,7 +23,7 @@ const options = readOptions();
 async function seed(db: Database, count: number, seedValue: number, label: string): Promise<void> {
   const started = performance.now();
   let lastShown = 0;
-  await seedCatalog(db.orm, {
+  await seedCatalog(db.pool, {
     count,
     seed: seedValue,
     onProgress: ({ done, total }) => {

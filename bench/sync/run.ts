@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     db = await connectDatabase(pg.url, { poolMax: 10, connectTimeoutMs: 5000, migrate: true });
     log(`database: ${pg.description}`);
     const seeded = performance.now();
-    await seedCatalog(db.orm, { count: RECORDS, seed: 8, onProgress: ({ done, total }) => done % (total / 10) < 500 && log(`  seeded ${done}/${total}`) });
+    await seedCatalog(db.pool, { count: RECORDS, seed: 8, onProgress: ({ done, total }) => done % (total / 10) < 500 && log(`  seeded ${done}/${total}`) });
     await db.pool.query('vacuum analyze');
     log(`seeded ${RECORDS} records in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
     api = await startApi({ ...loadConfig({}), port: 0, host: '127.0.0.1' }, db, createLogger({ level: 'silent' }));

@@ -1,11 +1,14 @@
 // npm run bench:writes: the content platform's write path over real GraphQL. Records/s for single
 // mutations (upsert + publish per record) from 8 concurrent writers against the bulk mutations
 // (upsertLearningOpportunities + publishLearningOpportunities, 500 per call), and what the
-// statement-level triggers (catalog_count, list_bucket) add to the bulk load. A report: exits 0 either
-// way, non-zero only when the benchmark itself could not run. BENCH_WRITE_RECORDS (default 4000).
+// statement-level triggers (catalog_count, list_bucket) add to the bulk load; beside them `seed` (the
+// set-based loader: no events, historical timestamps, one statement per 1000 records). A report:
+// exits 0 either way, non-zero only when the benchmark itself could not run. BENCH_WRITE_RECORDS
+// (default 4000).
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { generateContent, seededRandom } from '../../src/catalog/generate.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
 import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -80,6 +83,10 @@ async function main(): Promise<void> {
 
     const single = await timed(`single mutations, ${WRITERS} writers`, RECORDS, () => singles(api!, key, inputs(RECORDS)));
     const many = await timed('bulk mutations', RECORDS, () => bulk(api!, key, inputs(RECORDS)));
+    // A seed of its own (new ids): published records without events, through seed's own path.
+    const seeded = await timed('seed (set-based, no events)', RECORDS, async () => {
+      await seedCatalog(db!.pool, { count: RECORDS, seed: 20_261_128 });
+    });
     // The same bulk load without the statement-level triggers (counts left wrong: a scratch database).
     await db.pool.query('alter table learning_opportunity disable trigger user');
     const bare = await timed('bulk mutations, triggers off', RECORDS, () => bulk(api!, key, inputs(RECORDS)));
@@ -88,6 +95,7 @@ async function main(): Promise<void> {
     log('');
     log(`machine load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (figures from a shared machine are noisy)`);
     log(`bulk vs single (8 writers): ${many.toFixed(0)} vs ${single.toFixed(0)} records/s = ${(many / single).toFixed(1)}x`);
+    log(`seed vs bulk mutations: ${seeded.toFixed(0)} vs ${many.toFixed(0)} records/s = ${(seeded / many).toFixed(1)}x (seed: no events, no GraphQL, already published)`);
     log(`triggers (catalog_count, list_bucket) on the bulk load: ${many.toFixed(0)} vs ${bare.toFixed(0)} records/s without them = ${((bare / many - 1) * 100).toFixed(0)}% more time`);
   } finally {
     await api?.close();

@@ -17,11 +17,14 @@ export function seededRandom(seed: number): Random {
   };
 }
 
+const HEX = '0123456789abcdef';
+
+/** A version-4 UUID from 32 draws of `rnd` (one per hex digit, then one for the variant). */
 export function randomUuid(rnd: Random): string {
-  const hex = Array.from({ length: 32 }, () => Math.floor(rnd() * 16).toString(16));
-  hex[12] = '4';
-  hex[16] = ((Math.floor(rnd() * 4) + 8) as number).toString(16);
-  const s = hex.join('');
+  // String building, not an array of 32 strings: seed generates a dozen of these per record.
+  let s = '';
+  for (let i = 0; i < 32; i++) s += HEX[Math.floor(rnd() * 16)];
+  s = `${s.slice(0, 12)}4${s.slice(13, 16)}${HEX[Math.floor(rnd() * 4) + 8]}${s.slice(17)}`;
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
 }
 

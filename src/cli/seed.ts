@@ -11,7 +11,7 @@ export function registerSeedCommand(program: Command, config: Config): void {
     .description('insert a generated, realistic catalog of published records (no events are emitted)')
     .requiredOption('--count <n>', 'how many records')
     .option('--seed <n>', 'random seed, for a reproducible catalog (running the same seed again inserts only what is missing)')
-    .option('--batch-size <n>', 'records per transaction', '500')
+    .option('--batch-size <n>', 'records per transaction (one insert statement each)', '1000')
     .option('--json', 'print JSON only')
     .action(async (opts: { count: string; seed?: string; batchSize: string; json?: boolean }) => {
       const count = positiveInt('--count', opts.count);
@@ -19,7 +19,7 @@ export function registerSeedCommand(program: Command, config: Config): void {
       const seed = opts.seed === undefined ? undefined : positiveInt('--seed', opts.seed);
       const started = Date.now();
       const result = await withDatabase(config, (db) =>
-        seedCatalog(db.orm, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
+        seedCatalog(db.pool, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
       );
       if (process.stderr.isTTY) process.stderr.write('\n');
       const summary = { inserted: result.inserted, skipped: result.skipped, seconds: (Date.now() - started) / 1000 };

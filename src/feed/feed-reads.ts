@@ -17,6 +17,8 @@ export type FeedPage = {
   /** The stored event bodies, in feed order. */
   results: string[];
   after: FeedPosition | null;
+  /** Where the page starts: `after`, or the prune watermark when the client gave none. */
+  start: FeedPosition;
   next: FeedPosition;
   hasMore: boolean;
   /** True when events follow `next` that are not readable yet (an older transaction is still open). */
@@ -82,6 +84,7 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
   return {
     results: count === 0 ? [] : row.bodies.split(SEPARATOR),
     after: q.after,
+    start,
     next: { xid: xid!, position: position! },
     hasMore: count > q.limit,
     pending: count === 0 && row.pending,
@@ -121,6 +124,19 @@ export function createFeedReads(pool: Pool) {
       },
     },
   };
+}
+
+/**
+ * What identifies a feed page's bytes, for its ETag (CONTRACT.md 8): positions, never the bytes. The
+ * events between `start` and `next` are fixed once read: they are below the horizon (every
+ * transaction that could add one there has ended), stored bodies are never rewritten, and pruning
+ * only removes events below the watermark (a page starting there moves its `start`; one whose
+ * `after` falls below it is 410). So start, next and the count fix `results`, and with `after`
+ * (given or not), `limit` and `hasMore` they fix every byte renderFeedPage writes.
+ */
+export function feedPageVersion(page: FeedPage, limit: number): string {
+  const after = page.after ? 'after' : 'start';
+  return `feed.${after}.${page.start.xid}.${page.start.position}.${page.next.xid}.${page.next.position}.${page.results.length}.${limit}.${page.hasMore}`;
 }
 
 /** The response body of GET /v1/events, assembled around the stored event bytes. */

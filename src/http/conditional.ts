@@ -1,6 +1,7 @@
 // HTTP caching of the /v1 reads (CONTRACT.md 8): a strong ETag from the stored digest (never a hash
 // computed per request), `Cache-Control: private, no-cache` (a client or private cache may keep the
 // answer but must revalidate it), and 304 for a matching If-None-Match.
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
 const CACHE_CONTROL = 'private, no-cache';
@@ -22,6 +23,12 @@ export function heldTags(header: string | undefined): string[] | '*' | null {
   }
   return tags.length ? tags : null;
 }
+
+/**
+ * The tag of a representation identified by a short string (positions, a cursor): its md5 in hex,
+ * the format of the stored digests. Tens of bytes, not the body.
+ */
+export const tagOfVersion = (version: string): string => createHash('md5').update(version).digest('hex');
 
 /**
  * Answers a cacheable read: 304 with the tag and no body when `body` is null (the client holds

@@ -1,7 +1,9 @@
 // GET /v1/events (the change feed, CONTRACT.md section 7) and GET /v1/events/head, with the
 // conventions of the other /v1 reads (v1-reads.ts): the key is checked in the same statement as the
 // read and always before the input (401/403 before 400), HEAD is served by GET, other methods are
-// 405. A long poll re-reads (and so re-checks the key) at every wake-up.
+// 405, and both answer with an ETag derived from positions (a matching If-None-Match gets 304, after
+// the key check). A long poll re-reads (and so re-checks the key) at every wake-up.
+import type { ServerResponse } from 'node:http';
 import type { Request, Router } from 'express';
 import type { Pool } from 'pg';
 import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
@@ -9,13 +11,19 @@ import { authenticate } from '../auth/bearer.ts';
 import type { ChangeFeed } from '../feed/change-feed.ts';
 import { encodeCursor } from '../feed/cursor.ts';
 import { parseFeedQuery } from '../feed/feed-query.ts';
-import { renderFeedPage } from '../feed/feed-reads.ts';
+import { feedPageVersion, renderFeedPage } from '../feed/feed-reads.ts';
 import { readWithWait } from '../feed/long-poll.ts';
+import { heldTags, sendCacheable, tagOfVersion } from './conditional.ts';
 import { exactRouter } from './exact-router.ts';
 import { methodNotAllowed } from './problem.ts';
 
 const SCOPE: Scope = 'catalog:read';
-const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** 200 with the body, or 304 when the client's If-None-Match holds this tag (the body is then never built). */
+function answer(req: Request, res: ServerResponse, tag: string, body: () => string): void {
+  const held = heldTags(req.get('if-none-match'));
+  sendCacheable(res, tag, held === '*' || held?.includes(tag) ? null : body());
+}
 
 export function feedRouter(deps: { pool: Pool; feed: ChangeFeed }): Router {
   const router = exactRouter();
@@ -37,15 +45,14 @@ export function feedRouter(deps: { pool: Pool; feed: ChangeFeed }): Router {
     res.on('close', () => gone.abort());
     const page = await readWithWait(waiters, () => keyed(req, (keyHash) => reads.withKey.page(keyHash, SCOPE, query)), query.waitSeconds * 1000, gone.signal);
     if (res.destroyed) return;
-    res.setHeader('Content-Type', JSON_TYPE);
-    res.send(renderFeedPage(page, query.limit));
+    answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
   });
   router.all('/events', onlyGet);
 
   router.get('/events/head', async (req: Request, res) => {
-    const head = await keyed(req, (keyHash) => reads.withKey.head(keyHash, SCOPE));
-    res.setHeader('Content-Type', JSON_TYPE);
-    res.send(JSON.stringify({ cursor: encodeCursor(head) }));
+    const cursor = encodeCursor(await keyed(req, (keyHash) => reads.withKey.head(keyHash, SCOPE)));
+    // The body is the cursor alone: the cursor identifies it.
+    answer(req, res, tagOfVersion(cursor), () => JSON.stringify({ cursor }));
   });
   router.all('/events/head', onlyGet);
 
