@@ -49,11 +49,11 @@ describe('webhook retries, dead letters, redirects and timeouts', () => {
     const eventId = await publishOne();
     const requests = await receiver.waitFor(5, 5000);
     const gaps = requests.slice(1).map((r, i) => r.arrivedAt - requests[i]!.arrivedAt);
-    // Nominal 50, 100, 200, 400 ms, each up to 20% shorter, plus pick-up time.
-    [50, 100, 200, 400].forEach((nominal, i) => expect(gaps[i], `gap ${i + 1} of ${gaps.join(', ')}`).to.be.within(nominal * 0.8 - 5, nominal + 250));
-    expect(gaps[1]).to.be.above(gaps[0]!);
-    expect(gaps[2]).to.be.above(gaps[1]!);
-    expect(gaps[3]).to.be.above(gaps[2]!);
+    // Nominal 50, 100, 200, 400 ms, each up to 20% shorter, plus pick-up time. The lower bounds
+    // (35, 75, 155, 315 ms) already prove the growth; pick-up time on a loaded 2-core machine can
+    // reach a few hundred ms, so the upper bounds only rule out a stall (and comparing neighbouring
+    // gaps with each other measured the machine's load, not the backoff).
+    [50, 100, 200, 400].forEach((nominal, i) => expect(gaps[i], `gap ${i + 1} of ${gaps.join(', ')}`).to.be.within(nominal * 0.8 - 5, nominal + 600));
     expect(new Set(requests.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set([eventId]));
 
     const rows = await eventually(async () => {
