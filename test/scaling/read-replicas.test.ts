@@ -1,6 +1,7 @@
 // Reads on a streaming replica (CONTRACT.md 9), against a real primary and replica built for the
-// test: /v1 reads come from the replica (a paused replay shows a stale read), a replica lagging
-// beyond READ_MAX_LAG_MS is skipped, and a stopped one never fails a read.
+// test: /v1 reads come from the replica (a paused replay shows a stale read) while the change feed
+// stays on the primary, a replica lagging beyond READ_MAX_LAG_MS is skipped, and a stopped one never
+// fails a read.
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectDatabase, type Database } from '../../src/database.ts';
@@ -10,6 +11,7 @@ import { createTestKey, getJson, silentLogger, startTestApi } from '../support/a
 import { createRecord } from '../support/factories.ts';
 import { type Replicated, replicationUnavailable, startReplicated } from '../support/replication.ts';
 import { eventually } from '../support/webhooks.ts';
+import { feed, head } from '../feed/feed-support.ts';
 
 describe('read replicas', function () {
   this.timeout(120_000);
@@ -52,10 +54,14 @@ describe('read replicas', function () {
     const { api, key, reads } = await open(600_000);
     await replica.query('select pg_wal_replay_pause()');
     try {
+      const start = await head(api, key);
       const record = await createRecord(api.writes);
       const path = `/v1/learning-opportunities/${record.id}`;
       expect((await getJson(api, path, key)).status, 'stale read from the paused replica').to.equal(404);
       expect(reads.status()[0]!.healthy).to.equal(true);
+      // The feed stays on the primary (README, Scaling): its event is there at once.
+      const page = await feed(api, key, { after: start, wait: 10 });
+      expect(page.results.map((e) => e.resource.id), 'the feed, read on the primary').to.deep.equal([record.id]);
     } finally {
       await replica.query('select pg_wal_replay_resume()');
     }
