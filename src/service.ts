@@ -51,8 +51,7 @@ export async function startApi(
 ): Promise<Api> {
   const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  // The feed reads the primary: its horizon must be the writers' own.
-  const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),

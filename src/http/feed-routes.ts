@@ -40,7 +40,8 @@ export function feedRouter(deps: { pool: Pool; feed: ChangeFeed; limiter: RateLi
     // A client that goes away stops waiting (and frees its slot) at once.
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const read = (keyHash: string) => reads.withKey.page(keyHash, SCOPE, query);
+    // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
+    const read = (keyHash: string) => reads.withKey.page(keyHash, SCOPE, query, query.waitSeconds > 0);
     let counted = false;
     const page = await readWithWait(waiters, () => (counted ? keyed(req, read) : ((counted = true), admitted(req, res, read))), query.waitSeconds * 1000, gone.signal);
     if (res.destroyed) return;

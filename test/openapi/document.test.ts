@@ -187,7 +187,7 @@ describe('the OpenAPI document', () => {
 /** A feed without its LISTEN connection: listing routes needs no database. */
 function startChangeFeedForListing(): ChangeFeed {
   const waiters = createFeedWaiters({ maxWaiters: 1 });
-  return { reads: createFeedReads(testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
+  return { reads: createFeedReads(testDb().pool, testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
 }
 
 type ListedRoute = { path: string; methods: string[] };
