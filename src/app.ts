@@ -48,12 +48,15 @@ export function createApp(deps: AppDeps): Express {
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.
+  const problemType = (slug: string) => Object.entries(ERROR_CODES).find(([, v]) => v.slug === slug);
   app.get('/problems/:slug', (req, res, next) => {
-    const entry = Object.entries(ERROR_CODES).find(([, v]) => v.slug === req.params.slug);
+    const entry = problemType(req.params.slug);
     if (!entry) return next();
     const [code, { status, title }] = entry;
     res.json({ type: `/problems/${req.params.slug}`, title, status, code });
   });
+  const notGet = methodNotAllowed(['GET', 'HEAD']);
+  app.all('/problems/:slug', (req, res, next) => (problemType(req.params.slug) ? notGet(req, res, next) : next()));
 
   app.use(notFoundHandler);
   app.use(problemErrorHandler(deps.logger));

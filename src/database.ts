@@ -107,14 +107,13 @@ export async function connectDatabase(
   url: string,
   options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
 ): Promise<Database> {
-  const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs });
+  if (options.migrate) {
+    const applied = await migrate(url, options.connectTimeoutMs);
+    if (applied.length) options.logger?.info({ applied }, 'migrations applied');
+  }
+  const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs });
   try {
-    if (options.migrate) {
-      const applied = await migrate(orm, url);
-      if (applied.length) options.logger?.info({ applied }, 'migrations applied');
-    }
     const pool = await nativePool(orm);
-    if (options.statementTimeoutMs) await applyStatementTimeout(pool, options.statementTimeoutMs);
     const replicas = options.readReplicas?.urls.length
       ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, logger: options.logger })
       : null;
@@ -130,16 +129,4 @@ export async function connectDatabase(
     await orm.close(true);
     throw error;
   }
-}
-
-/**
- * Bounds every statement of the pool (a runaway query then frees its connection instead of holding
- * it). The setting travels in each connection's start-up message, so it survives `reset all`; the
- * connections opened before (the migrations', which may rightly run longer) are closed and reopened
- * on demand with it.
- */
-async function applyStatementTimeout(pool: Pool, ms: number): Promise<void> {
-  pool.options.statement_timeout = ms;
-  const open = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()));
-  for (const client of open) client.release(true);
 }

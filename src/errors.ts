@@ -41,6 +41,14 @@ export class AppError extends Error {
   }
 }
 
+/** A failure at start the operator can act on: its message says why and what to do, so it has no stack. */
+export class OperatorError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.stack = message; // what prints it (main.ts, mocha, the CLI) shows the sentence alone
+  }
+}
+
 export const badInput = (invalidParams: InvalidParam[]): AppError =>
   new AppError('BAD_USER_INPUT', invalidParams.map((p) => `${p.name}: ${p.reason}`).join('; '), { invalidParams });
 

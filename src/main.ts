@@ -72,6 +72,8 @@ async function main(): Promise<void> {
   };
 
   db = await openDatabase(config, logger, { schema: 'migrate' });
+  // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
+  if (!config.databaseUrl && !db.embedded) logger.warn({ dataDir: config.dataDir }, 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
@@ -92,7 +94,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // An embedded PostgreSQL that cannot run has a sentence for a stack (EmbeddedPostgresError).
+  // A failure the operator can act on (OperatorError: a port in use, PostgreSQL that cannot run) has a sentence for a stack.
   process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

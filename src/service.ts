@@ -14,6 +14,7 @@ import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
+import { OperatorError } from './errors.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
 import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
@@ -74,7 +75,7 @@ export async function startApi(
   const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());
   });
   const { address, port } = server.address() as AddressInfo;
@@ -94,4 +95,11 @@ export async function startApi(
       await feed.close();
     },
   };
+}
+
+/** A port in use (a second `npm start`, most often) as a sentence instead of a stack. */
+function listenError(error: NodeJS.ErrnoException, config: Pick<Config, 'port' | 'host'>): Error {
+  const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  if (error.code === 'EADDRINUSE') return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, { cause: error });
+  return error;
 }

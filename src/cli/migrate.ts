@@ -16,7 +16,7 @@ export function registerMigrateCommand(program: Command, config: Config): void {
       const logger = cliLogger(config);
       const db = await openDatabase(config, logger, { schema: 'as-is' });
       try {
-        const applied = await migrate(db.orm, db.url);
+        const applied = await migrate(db.url, config.db.connectTimeoutMs);
         // Like the service's start: secrets left in plain text by older versions are sealed now.
         await prepareSecrets(db.pool, await resolveSecretKeyring(config, logger), logger);
         output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));

@@ -13,7 +13,11 @@ export type Orm = MikroORM;
 
 export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
 
-export async function openOrm(options: { url: string; poolMax: number; connectTimeoutMs: number; debug?: boolean }): Promise<Orm> {
+/**
+ * `statementTimeoutMs` bounds every statement of the pool (a runaway query then frees its
+ * connection): it travels in each connection's start-up message, so it also survives `reset all`.
+ */
+export async function openOrm(options: { url: string; poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; debug?: boolean }): Promise<Orm> {
   return await MikroORM.init({
     clientUrl: options.url,
     entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities, ...webhookEntities],
@@ -24,7 +28,11 @@ export async function openOrm(options: { url: string; poolMax: number; connectTi
     ensureDatabase: false,
     pool: { min: 0, max: options.poolMax, idleTimeoutMillis: 30_000 },
     // Fail fast when the database is unreachable (the API answers 503), instead of queueing forever.
-    driverOptions: { connectionTimeoutMillis: options.connectTimeoutMs, application_name: 'lods' },
+    driverOptions: {
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: 'lods',
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
     migrations: {
       path: MIGRATIONS_DIR,
       glob: '!(*.d).ts',
@@ -48,19 +56,27 @@ const MIGRATION_LOCK = 7_429_001;
  * Applies pending migrations; returns the names of those applied. Processes starting together take
  * turns on a session-level advisory lock held on a connection of its own (MikroORM's migrator has
  * none): the first applies, the others wait and then find nothing pending. Creates the database
- * first if it is missing (only `migrate` and the service's start come here).
+ * first if it is missing (only `migrate` and the service's start come here). Runs on an ORM of its
+ * own, without the pool's statement timeout: a migration may rightly wait for a lock or run longer.
  */
-export async function migrate(orm: Orm, url: string): Promise<string[]> {
-  await orm.schema.ensureDatabase();
-  const lock = new pg.Client({ connectionString: url, application_name: 'lods-migrate' });
-  lock.on('error', () => {}); // a lost connection also fails the migration in flight, which reports it
-  await lock.connect();
+export async function migrate(url: string, connectTimeoutMs: number): Promise<string[]> {
+  const orm = await openOrm({ url, poolMax: 1, connectTimeoutMs });
   try {
-    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    const applied = await orm.migrator.up();
-    return applied.map((m) => m.name);
+    await orm.schema.ensureDatabase();
+    const lock = new pg.Client({ connectionString: url, application_name: 'lods-migrate' });
+    lock.on('error', () => {}); // a lost connection also fails the migration in flight, which reports it
+    await lock.connect();
+    try {
+      await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const applied = await orm.migrator.up();
+      return applied.map((m) => m.name);
+    } finally {
+      await lock.end(); // ending the session releases the lock
+    }
   } finally {
-    await lock.end(); // ending the session releases the lock
+    const pool = await nativePool(orm);
+    await orm.close(true);
+    if (!pool.ending) await pool.end(); // as in connectDatabase: MikroORM may leave it open
   }
 }
 

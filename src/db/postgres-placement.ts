@@ -10,14 +10,10 @@ import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, sym
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { OperatorError } from '../errors.ts';
 
-/** A failure the operator can act on: its message says why and what to do, so it has no stack. */
-export class EmbeddedPostgresError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.stack = message; // what prints it (main.ts, mocha, the CLI) shows the sentence alone
-  }
-}
+/** The embedded PostgreSQL cannot run here; the message says why and what to do. */
+export class EmbeddedPostgresError extends OperatorError {}
 
 /** The OS user PostgreSQL runs as: null when it is ourselves (not root). */
 export type PostgresIdentity = { uid: number; gid: number } | null;

@@ -50,6 +50,10 @@ function mapHttpError(err: unknown): AppError {
   const type = (err as { type?: unknown })?.type;
   if (!(err instanceof AppError) && typeof status === 'number') {
     if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+    // body-parser names what it could not read: a body in JSON but encoded or in a charset it lacks.
+    const what = err as { encoding?: unknown; charset?: unknown };
+    if (status === 415 && type === 'encoding.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${String(what.encoding).slice(0, 64)} is not supported: send the body as is, or with gzip, deflate or br`);
+    if (status === 415 && type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE', `Charset ${String(what.charset).slice(0, 64)} is not supported: send the body as UTF-8`);
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (status === 400 && type === 'entity.parse.failed') return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', { invalidParams: [{ name: 'body', reason: 'is not valid JSON' }] });
     // The router could not percent-decode a path segment: the path is at fault, not a body.

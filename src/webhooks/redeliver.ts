@@ -61,6 +61,7 @@ const DEAD_LETTERS_SQL = `
 
 /** Dead letters, oldest first, with the outcome of each delivery's last attempt. */
 export async function listDeadLetters(pool: Pool, options: { receiverId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+  if (options.receiverId) await requireReceiver(pool, options.receiverId);
   // pg-boss installs its schema on its first start; before that there are no dead letters.
   const installed = await pool.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
   if (!installed.rowCount) return [];
@@ -101,6 +102,7 @@ export async function replayDeadLetters(
   deps: { pool: Pool; boss: PgBoss },
   options: { receiverId?: string; batchSize?: number; onProgress?: (replayed: number) => void } = {},
 ): Promise<{ replayed: number; remaining: number }> {
+  if (options.receiverId) await requireReceiver(deps.pool, options.receiverId);
   let replayed = 0;
   for (;;) {
     const moved = await inTransaction(deps.pool, async (client, db) => {
@@ -117,4 +119,10 @@ export async function replayDeadLetters(
     [DEAD_LETTER_QUEUE, options.receiverId ?? null],
   );
   return { replayed, remaining: Number(rows[0]?.n ?? 0) };
+}
+
+/** A filter naming a receiver that does not exist is a mistyped id (NOT_FOUND), not an empty result. */
+async function requireReceiver(pool: Pool, receiverId: string): Promise<void> {
+  const { rowCount } = await pool.query('select 1 from receiver where id = $1', [receiverId]);
+  if (!rowCount) throw notFound(`Receiver ${receiverId}`);
 }

@@ -111,7 +111,9 @@ function receiverUrlProblem(raw: string, options: { allowPrivateTargets: boolean
   if (url.hash) return 'must not contain a fragment';
   if (!options.allowPrivateTargets) {
     const literal = literalHost(url);
-    if ((literal && isNonPublicAddress(literal)) || url.hostname === 'localhost' || url.hostname.endsWith('.localhost')) {
+    // `localhost.` is the same name, fully qualified (the resolver ignores the trailing dot).
+    const name = url.hostname.replace(/\.$/, '');
+    if ((literal && isNonPublicAddress(literal)) || name === 'localhost' || name.endsWith('.localhost')) {
       return 'points to a loopback or private address; set WEBHOOK_ALLOW_PRIVATE_TARGETS=true to allow it';
     }
   }

@@ -51,6 +51,17 @@ describe('/graphql edges', () => {
     }
   });
 
+  it('names the Content-Encoding or charset it cannot read in its 415, instead of asking for the JSON it was sent', async () => {
+    const send = async (headers: Record<string, string>) => {
+      const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json', ...headers }, body: '{"query":"{__typename}"}' });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    };
+    const encoding = expectProblem(await send({ 'content-encoding': 'x-foo' }), 415);
+    expect(encoding.detail).to.equal('Content-Encoding x-foo is not supported: send the body as is, or with gzip, deflate or br');
+    const charset = expectProblem(await send({ 'content-type': 'application/json; charset=latin1' }), 415);
+    expect(charset.detail).to.equal('Charset latin1 is not supported: send the body as UTF-8');
+  });
+
   it('answers an unauthenticated request with 401 UNAUTHENTICATED whatever its body', async () => {
     for (const [body, contentType] of [['{"query": ', 'application/json'], ['not json at all', 'text/plain'], ['', null], ['x'.repeat(2 * 1024 * 1024), 'application/json']] as const) {
       const answer = await post(null, body, contentType);

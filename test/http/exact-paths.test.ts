@@ -29,6 +29,16 @@ describe('exact paths', () => {
     expect((await getJson(api, '/graphql', key, graphqlBody)).status).to.equal(200);
   });
 
+  it('answers other methods on a problem type page with 405 and Allow: GET, HEAD, like every known path; an unknown type stays 404', async () => {
+    for (const method of ['POST', 'DELETE']) {
+      const answer = await getJson(api, '/problems/not-found', null, { method });
+      expectProblem(answer, 405);
+      expect(answer.headers.get('allow'), method).to.equal('GET, HEAD');
+      expectProblem(await getJson(api, '/problems/no-such-type', null, { method }), 404);
+    }
+    expect((await getJson(api, '/problems/not-found', null, { method: 'HEAD' })).status).to.equal(200);
+  });
+
   const variants = [
     '/METRICS',
     '/Metrics',

@@ -3,13 +3,15 @@
 // DATABASE_URL starts, and a clone in a private directory started by root.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { testDb } from '../hooks.ts';
-import { REPO, startService } from '../support/service-process.ts';
+import { REPO, type ServiceProcess, startService } from '../support/service-process.ts';
 
 const RUNTIME_DIR = '/var/tmp/lods-embedded-postgres';
 
@@ -72,6 +74,46 @@ describe('starting and stopping the service', function () {
     expect(service.output()).not.to.include('Demo API key');
     expect(service.output()).not.to.include('psql');
     expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
+  });
+
+  it('a second `npm start` on the same DATA_DIR says it uses the first one\'s embedded PostgreSQL, and leaves it running when it stops', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const first = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+    let second: ServiceProcess | null = null;
+    try {
+      second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+      const warning = second.logs().find((l) => l.msg === 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
+      expect(warning, second.output()).to.include({ level: 40, dataDir: data });
+      second.child.kill('SIGTERM');
+      expect(await second.exited, second.output()).to.equal(0);
+      expect((await fetch(`${first.url}/readyz`)).status).to.equal(200);
+      expect(first.logs().some((l) => String(l.msg).startsWith('using the embedded PostgreSQL'))).to.equal(false);
+    } finally {
+      // Both stopped whatever failed above (kill is a no-op on a process that has exited).
+      second?.child.kill('SIGTERM');
+      first.child.kill('SIGTERM');
+      expect(await first.exited, first.output()).to.equal(0);
+    }
+  });
+
+  it('says in one sentence that the port is taken (a second `npm start`), without a stack, and exits 1', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failure = await startService({ env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api', HOST: '127.0.0.1', PORT: String(port) } }).then(
+        () => expect.fail('the service started on a port in use'),
+        (error: Error) => error.message,
+      );
+      expect(failure).to.include('exited with 1');
+      expect(failure).to.include(`fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`);
+      expect(failure).not.to.match(/^\s+at /m);
+    } finally {
+      taken.close();
+    }
   });
 
   it('starts and stops as root from a clone in a private (0700) directory', async function () {

@@ -86,6 +86,16 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     }
   });
 
+  it('exits 3 for an unknown receiver in deliveries dead and replay-dead, like every other unknown id', async () => {
+    const unknown = '00000000-0000-4000-8000-0000000000aa';
+    for (const command of ['dead', 'replay-dead']) {
+      const result = await cli('deliveries', command, '--receiver', unknown, '--json');
+      expect(result.code, command).to.equal(3);
+      expect(result.stderr, command).to.include(`Receiver ${unknown} was not found`);
+      expect(result.stdout, command).to.equal('');
+    }
+  });
+
   it('redelivers an event, lists dead letters and replays them, keeping the event id', async () => {
     receiver.reply({ status: 500 });
     const info = await stack.addReceiver(receiver.url, { secret: SECRET });

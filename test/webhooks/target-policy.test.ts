@@ -51,6 +51,13 @@ describe('webhook targets', () => {
     for (const address of ['100.64.0.1', 'fe80::1', '224.0.0.1', '255.255.255.255', '::', 'not-an-ip']) expect(isNonPublicAddress(address), address).to.equal(true);
   });
 
+  it('refuses the fully qualified forms of localhost (a trailing dot) like the bare name', () => {
+    for (const url of ['http://localhost./', 'http://LOCALHOST.:8080/', 'http://api.localhost./']) {
+      expect(problem(() => parseReceiverUrl(url, refused)), url).to.match(/points to a loopback or private address/);
+    }
+    expect(problem(() => parseReceiverUrl('http://example.org./', refused))).to.equal(null);
+  });
+
   it('judges IPv6 forms that embed IPv4 (NAT64, compatible, SIIT, 6to4, Teredo) by that IPv4 address when added', () => {
     for (const url of EMBEDDED_PRIVATE) expect(problem(() => parseReceiverUrl(url, refused)), url).to.match(/points to a loopback or private address/);
     for (const url of EMBEDDED_PUBLIC) expect(problem(() => parseReceiverUrl(url, refused)), url).to.equal(null);
