@@ -12,12 +12,15 @@ import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
 import type { Logger } from './logger.ts';
 
 export type AppDeps = {
   pool: Pool;
   feed: ChangeFeed;
+  /** The process's one per-key limiter of /v1 (null: limits off), shared with http/v1-reads.ts. */
+  limiter: RateLimiter | null;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
@@ -33,7 +36,7 @@ export function createApp(deps: AppDeps): Express {
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
-  app.use('/v1', feedRouter({ pool: deps.pool, feed: deps.feed }));
+  app.use('/v1', feedRouter({ pool: deps.pool, feed: deps.feed, limiter: deps.limiter }));
   // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));

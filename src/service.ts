@@ -52,8 +52,7 @@ export async function startApi(
 ): Promise<Api> {
   const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  // The feed reads the primary: its horizon must be the writers' own.
-  const feed = startChangeFeed({ pool: db.pool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),
@@ -61,16 +60,18 @@ export async function startApi(
     ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
   ]);
   const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
+  // One limiter for every /v1 endpoint: the feed (express) and the reads (node:http) share each key's budget.
+  const { perMinute, syncMs } = config.rateLimit;
+  const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
   const app = createApp({
     pool: db.pool,
     feed,
+    limiter,
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const { perMinute, syncMs } = config.rateLimit;
-  const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
   const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {

@@ -2,8 +2,14 @@
 // event bodies (the bytes webhook receivers get). Completeness in commit order comes from the
 // horizon: only events whose transaction id is below pg_snapshot_xmin(pg_current_snapshot()) are
 // read, so every transaction that could still add an event before the cursor has ended.
+// On a hot standby the same holds: its snapshot counts every transaction id it has not seen end as
+// running, and the statements call no function a standby refuses (pg_current_xact_id() is only the
+// event.xid default, on the primary). A replica may be behind the cursor (taken on the primary or a
+// replica further ahead): there the cursor looks `ahead`, and the read is re-run on the primary,
+// which serves it (or rightly answers 400 for a cursor of another database).
 import type { Pool } from 'pg';
 import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import type { Queryable } from '../db/read-replicas.ts';
 import { AppError, badInput } from '../errors.ts';
 import { comparePositions, encodeCursor, FEED_START, type FeedPosition } from './cursor.ts';
 
@@ -33,7 +39,7 @@ const SEPARATOR = '\x1e';
 export const FEED_PAGE_SQL = `
   select w.xid::text as pruned_xid, w.position::text as pruned_position,
          ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
-         coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead,
+         coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead, pg_is_in_recovery() as replica,
          p.n, p.bodies, p.last_key,
          -- Events after the cursor that are not readable yet: those at or past the horizon. One
          -- lower bound (the later of the cursor and the horizon), so the seek never walks the feed.
@@ -60,7 +66,7 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot())
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
+type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
 const pageStatement = (q: FeedQuery): Statement => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
@@ -101,10 +107,18 @@ function presentHead(row: HeadRow | undefined): FeedPosition {
 
 export type FeedReads = ReturnType<typeof createFeedReads>;
 
-export function createFeedReads(pool: Pool) {
+/**
+ * `pool` serves the reads (a read replica when there are any, db/read-replicas.ts); `primary` serves
+ * what a replica cannot: a cursor ahead of it, and `onPrimary` reads (a long poll, woken by the
+ * primary's NOTIFY before a replica has replayed the event).
+ */
+export function createFeedReads(pool: Queryable, primary: Pool) {
+  const behindCursor = (row: PageRow | undefined) => row?.ahead === true && row.replica;
   return {
     async page(q: FeedQuery): Promise<FeedPage> {
-      return presentPage((await pool.query<PageRow>(pageStatement(q))).rows[0], q);
+      let row = (await pool.query<PageRow>(pageStatement(q))).rows[0];
+      if (behindCursor(row)) row = (await primary.query<PageRow>(pageStatement(q))).rows[0];
+      return presentPage(row, q);
     },
     async head(): Promise<FeedPosition> {
       return presentHead((await pool.query<HeadRow>(headStatement)).rows[0]);
@@ -114,8 +128,9 @@ export function createFeedReads(pool: Pool) {
      * null for an unknown or revoked key; `row` is undefined when the key lacks `scope`.
      */
     withKey: {
-      async page(keyHash: string, scope: Scope, q: FeedQuery): Promise<KeyCheck<FeedPage>> {
-        const found = await readWithKey<PageRow>(pool, keyHash, scope, pageStatement(q));
+      async page(keyHash: string, scope: Scope, q: FeedQuery, onPrimary = false): Promise<KeyCheck<FeedPage>> {
+        let found = await readWithKey<PageRow>(onPrimary ? primary : pool, keyHash, scope, pageStatement(q));
+        if (behindCursor(found?.row)) found = await readWithKey<PageRow>(primary, keyHash, scope, pageStatement(q));
         return found && { principal: found.principal, row: found.row && presentPage(found.row, q) };
       },
       async head(keyHash: string, scope: Scope): Promise<KeyCheck<FeedPosition>> {

@@ -29,7 +29,9 @@ const READ_METHODS = ['GET', 'HEAD'];
 /** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
 export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
 
-type Deps = { pool: Queryable; reads: CatalogReads; logger: Logger; limiter: RateLimiter | null };
+/** What admission needs: the pool for a bare key check and the per-key limiter (null: limits off). */
+export type Admission = { pool: Queryable; limiter: RateLimiter | null };
+type Deps = Admission & { reads: CatalogReads; logger: Logger };
 type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
 
 /** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
@@ -76,8 +78,9 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
  * Authenticates the request with `read` as its key check (the keyed read), under the key's rate
  * limit: a key that has used up its window gets only the key checked (401/403 still come first)
  * and a 429, without the read. Returns the read's row; the answer carries the RateLimit headers.
+ * Every /v1 endpoint admits through here with the process's one limiter (the feed too, feed-routes.ts).
  */
-async function admit<R>(deps: Deps, req: IncomingMessage, res: ServerResponse, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R | undefined> {
+export async function admit<R>(deps: Admission, req: IncomingMessage, res: ServerResponse, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R | undefined> {
   const { limiter } = deps;
   if (!limiter) return (await authenticate(req.headers.authorization, SCOPE, read)).row;
   let hash = '';

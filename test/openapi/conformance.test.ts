@@ -103,6 +103,8 @@ describe('OpenAPI conformance of real responses', () => {
         { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, headers: { 'if-none-match': '*' }, status: 304 },
         { path: one, key: limited, status: 429 },
         { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, status: 429 },
+        { path: '/v1/events', key: limited, status: 429 },
+        { path: '/v1/events/head', key: limited, status: 429 },
       ]);
     });
 

@@ -101,7 +101,7 @@ describe('the OpenAPI document', () => {
     const served = [
       ...V1_READ_ROUTES.map((r) => ({ path: r.path.slice('/v1'.length), methods: r.methods })),
       ...listRoutes(openApiRoutes()),
-      ...listRoutes(feedRouter({ pool: testDb().pool, feed: startChangeFeedForListing() })),
+      ...listRoutes(feedRouter({ pool: testDb().pool, feed: startChangeFeedForListing(), limiter: null })),
     ];
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();
@@ -187,7 +187,7 @@ describe('the OpenAPI document', () => {
 /** A feed without its LISTEN connection: listing routes needs no database. */
 function startChangeFeedForListing(): ChangeFeed {
   const waiters = createFeedWaiters({ maxWaiters: 1 });
-  return { reads: createFeedReads(testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
+  return { reads: createFeedReads(testDb().pool, testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
 }
 
 type ListedRoute = { path: string; methods: string[] };

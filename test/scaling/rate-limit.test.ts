@@ -1,7 +1,7 @@
 // Per-key rate limits of /v1 (CONTRACT.md 9): RateLimit-Policy and RateLimit headers on every
 // answer to a known key, 429 /problems/rate-limited with Retry-After over the limit (without
-// running the read), the key checked first, a per-key override, and a limit shared by two API
-// processes on one database.
+// running the read), the key checked first, a per-key override, the feed in the same budget as the
+// records, and a limit shared by two API processes on one database.
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
 import type { Api } from '../../src/service.ts';
@@ -10,6 +10,7 @@ import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
+import { until } from '../feed/feed-support.ts';
 
 /**
  * The limits count per clock minute: a test that must stay within one window starts early in one
@@ -51,6 +52,32 @@ describe('rate limits of /v1', () => {
     }
     // Another key has its own window.
     expect((await getJson(api, path, await createTestKey(['catalog:read']))).status).to.equal(200);
+  });
+
+  it('counts the feed in the same budget as the records, a long poll once, and refuses it with 429 over the limit', async () => {
+    await freshWindow(15);
+    const key = await createTestKey(['catalog:read']);
+    const head = await getJson(api, '/v1/events/head', key);
+    expect(head.headers.get('ratelimit-policy')).to.equal('"default";q=4;w=60');
+    expect(head.headers.get('ratelimit')).to.match(/^"default";r=3;/);
+    // A long poll that reads at least twice (a wake-up with nothing new, then the commit) counts once.
+    const polling = getJson(api, `/v1/events?after=${(head.body as { cursor: string }).cursor}&wait=20`, key);
+    await until(() => api.feed.waiters.waiting() === 1);
+    api.feed.waiters.wake();
+    await createRecord(api.writes);
+    const polled = await polling;
+    expect((polled.body as { results: unknown[] }).results).to.have.length.above(0);
+    expect(polled.headers.get('ratelimit')).to.match(/^"default";r=2;/);
+    expect((await getJson(api, path, key)).headers.get('ratelimit')).to.match(/^"default";r=1;/);
+    expect((await getJson(api, '/v1/events?limit=1', key)).headers.get('ratelimit')).to.match(/^"default";r=0;/);
+
+    for (const p of ['/v1/events', '/v1/events/head', '/v1/events?limit=0', path]) {
+      const refused = await getJson(api, p, key);
+      expect(expectProblem(refused, 429).type).to.equal('/problems/rate-limited');
+      expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
+      expect(refused.headers.get('ratelimit')).to.match(/^"default";r=0;t=\d+$/);
+    }
+    expectProblem(await getJson(api, '/v1/events', null), 401); // the key before the limit
   });
 
   it("uses the key's own limit over RATE_LIMIT_PER_MINUTE", async () => {

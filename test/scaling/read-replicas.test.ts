@@ -1,6 +1,7 @@
 // Reads on a streaming replica (CONTRACT.md 9), against a real primary and replica built for the
-// test: /v1 reads come from the replica (a paused replay shows a stale read), a replica lagging
-// beyond READ_MAX_LAG_MS is skipped, and a stopped one never fails a read.
+// test: /v1 reads and the change feed come from the replica (a paused replay shows a stale read; a
+// long poll and a cursor ahead of the replica are served by the primary), a replica lagging beyond READ_MAX_LAG_MS is skipped, and a stopped one never
+// fails a read.
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectDatabase, type Database } from '../../src/database.ts';
@@ -10,6 +11,7 @@ import { createTestKey, getJson, silentLogger, startTestApi } from '../support/a
 import { createRecord } from '../support/factories.ts';
 import { type Replicated, replicationUnavailable, startReplicated } from '../support/replication.ts';
 import { eventually } from '../support/webhooks.ts';
+import { feed, head } from '../feed/feed-support.ts';
 
 describe('read replicas', function () {
   this.timeout(120_000);
@@ -52,13 +54,33 @@ describe('read replicas', function () {
     const { api, key, reads } = await open(600_000);
     await replica.query('select pg_wal_replay_pause()');
     try {
+      const start = await head(api, key);
       const record = await createRecord(api.writes);
       const path = `/v1/learning-opportunities/${record.id}`;
       expect((await getJson(api, path, key)).status, 'stale read from the paused replica').to.equal(404);
       expect(reads.status()[0]!.healthy).to.equal(true);
+      // The feed on the replica: its head and pages are stale (no event yet), never wrong.
+      expect(await head(api, key), 'head from the paused replica').to.equal(start);
+      expect((await feed(api, key, { after: start })).results, 'page from the paused replica').to.deep.equal([]);
+      // A long poll reads the primary (woken by its NOTIFY): the event at once.
+      const polled = await feed(api, key, { after: start, wait: 10 });
+      expect(polled.results.map((e) => e.resource.id), 'long poll on the primary').to.deep.equal([record.id]);
+      // Its cursor is ahead of the paused replica: the primary serves it (an empty page, not a 400).
+      const next = await feed(api, key, { after: polled.pagination.next });
+      expect([next.results, next.pagination.next]).to.deep.equal([[], polled.pagination.next]);
     } finally {
       await replica.query('select pg_wal_replay_resume()');
     }
+  });
+
+  it('serves the feed from the replica once replayed: head and page agree', async () => {
+    const { api, key } = await open(600_000);
+    const start = await head(api, key);
+    const record = await createRecord(api.writes);
+    await eventually(async () => (await head(api, key)) !== start, 10_000, 'the event replayed');
+    const page = await feed(api, key, { after: start });
+    expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
+    expect(page.pagination.next).to.equal(await head(api, key));
   });
 
   it('falls back to the primary while the replica lags beyond READ_MAX_LAG_MS', async () => {
