@@ -4,7 +4,8 @@
 // validator is switched off too).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Router } from 'express';
+import { exactRouter } from './exact-router.ts';
+import type { Router } from 'express';
 import { methodNotAllowed } from './problem.ts';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -32,7 +33,7 @@ const INIT = `SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#reference', v
 const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export function docsRoutes(): Router {
-  const router = Router();
+  const router = exactRouter();
   router.get('/docs', (_req, res) => {
     res.set({ 'Cache-Control': 'public, max-age=300', 'Content-Security-Policy': CSP }).type('text/html; charset=utf-8').send(PAGE);
   });

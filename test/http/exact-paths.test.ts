@@ -56,6 +56,11 @@ describe('exact paths', () => {
     '/v1/openapi.json/',
     '/Problems/not-found',
     '/problems/not-found/',
+    '/DOCS',
+    '/docs/',
+    '/v1/Events',
+    '/v1/events/',
+    '/v1/events/head/',
   ];
   for (const variant of variants) {
     it(`GET ${variant} is a 404 problem`, async () => {
