@@ -46,7 +46,7 @@ export function requestContext(logger: Logger): RequestHandler {
 
 /**
  * Request id, child logger, X-Request-Id, and when the response is done one access line and one
- * histogram observation. Shared by the express middleware above and the fast lane (fast-lane.ts).
+ * histogram observation. Shared by the express middleware above and the /v1 read handlers (v1-reads.ts).
  */
 export function trackRequest(
   logger: Logger,
