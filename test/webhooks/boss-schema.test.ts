@@ -19,7 +19,12 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     receiverId = (await stack.addReceiver('http://127.0.0.1:9/unused')).id;
     eventId = (await testDb().pool.query<{ id: string }>(`insert into event (id, type, resource_id, occurred_at, body) select gen_random_uuid(), 'LEARNING_OPPORTUNITY_PUBLISHED', gen_random_uuid(), now(), '{}' returning id`)).rows[0]!.id;
   });
-  after(() => stack.stop());
+  after(async () => {
+    await stack.stop();
+    // The bare event row (body '{}') is no real event: the feed tests of a serial run must not read it.
+    await testDb().pool.query('delete from delivery_attempt where event_id = $1', [eventId]);
+    await testDb().pool.query('delete from event where id = $1', [eventId]);
+  });
 
   const row = async (queue: string, attempt: number, key: 'attempt' | 'attempts') =>
     (await testDb().pool.query(`select to_jsonb(j) as j from ${BOSS_SCHEMA}.job j where name = $1 and (data->>'${key}')::int = $2`, [queue, attempt])).rows.map((r) => r.j);
