@@ -1,5 +1,4 @@
 // `npm run cli -- walk` end to end: a child process against the real test API.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -11,21 +10,11 @@ import { parseWalkArguments, type WalkOpts } from '../../src/cli/walk.ts';
 import type { Api } from '../../src/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
+import { runCli } from './cli-process.ts';
 import { fakeRecord, inListOrder, startFakeCatalog } from './fake-servers.ts';
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, LODS_API_KEY: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+// No key from the environment unless a test passes one.
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { LODS_API_KEY: '', ...env });
 
 describe('cli walk', () => {
   let api: Api;

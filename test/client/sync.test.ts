@@ -1,7 +1,6 @@
 // Incremental sync over the change feed: the library (sync) and `npm run cli -- sync` end to end
 // against the real API. The copy ends equal to the public catalog, deletions and archivals included;
 // an interrupted run resumes from its stored cursor; an expired cursor starts over with a walk.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,20 +13,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
 import { collect, head } from '../feed/feed-support.ts';
-
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runCli as cli } from './cli-process.ts';
 
 /** The public catalog as the API serves it now: id -> record JSON. */
 async function publicCatalog(api: Api, key: string): Promise<Map<string, unknown>> {
