@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ERROR_CODES, type ErrorCode, type InvalidParam } from '../errors.ts';
+import type { ErrorCode, InvalidParam } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { PROBLEM_CONTENT_TYPE, problemType } from './problem.ts';
+import { PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts';
 import { REQUEST_ID_HEADER } from './request-context.ts';
 
 type ClientError = Error & { code?: string };
@@ -22,10 +22,7 @@ const MALFORMED = { code: 'BAD_USER_INPUT', detail: 'The request is not valid HT
 /** The raw HTTP/1.1 response for a parser error; `instance` names this occurrence (no path is known). */
 export function clientErrorResponse(errorCode: string | undefined, requestId: string): { status: number; bytes: string } {
   const answer = (errorCode && ANSWERS[errorCode]) || MALFORMED;
-  const { status, title } = ERROR_CODES[answer.code];
-  const problem: Record<string, unknown> = { type: problemType(answer.code), title, status, detail: answer.detail, instance: `urn:uuid:${requestId}` };
-  if (answer.invalidParams) problem.invalidParams = answer.invalidParams;
-  const body = JSON.stringify(problem);
+  const { status, body } = problemBody(answer.code, answer.detail, `urn:uuid:${requestId}`, answer.invalidParams);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     `Content-Type: ${PROBLEM_CONTENT_TYPE}`,

@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Request, Response, Router } from 'express';
 import type { Pool } from 'pg';
-import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
+import { type KeyCheck, type Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import type { ChangeFeed } from '../feed/change-feed.ts';
 import { encodeCursor } from '../feed/cursor.ts';
@@ -18,7 +18,7 @@ import { heldTags, sendCacheable, tagOfVersion } from './conditional.ts';
 import { exactRouter } from './exact-router.ts';
 import { methodNotAllowed } from './problem.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { admit } from './v1-reads.ts';
+import { admit, parseAfterKey } from './v1-reads.ts';
 
 const SCOPE: Scope = 'catalog:read';
 
@@ -38,13 +38,7 @@ export function feedRouter(deps: { pool: Pool; feed: ChangeFeed; limiter: RateLi
   const keyed = async <R>(req: Request, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R> => (await authenticate(req.get('authorization'), SCOPE, read)).row!;
 
   router.get('/events', async (req: Request, res) => {
-    let query;
-    try {
-      query = parseFeedQuery(req.query as Record<string, unknown>);
-    } catch (error) {
-      await admitted(req, res, (keyHash) => lookUpKey(deps.pool, keyHash)); // 401/403 (and 429) before 400
-      throw error;
-    }
+    const query = await parseAfterKey(deps, req, res, () => parseFeedQuery(req.query as Record<string, unknown>));
     // A client that goes away stops waiting (and frees its slot) at once.
     const gone = new AbortController();
     res.on('close', () => gone.abort());

@@ -1,18 +1,23 @@
 // RFC 7807 problem details: every non-2xx answer of the HTTP surface goes through here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { AppError, ERROR_CODES, type ErrorCode, toAppError } from '../errors.ts';
+import { AppError, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
 
+/** The problem+json body of `code` (and its status): the one shape of every problem the service writes. */
+export function problemBody(code: ErrorCode, detail: string, instance: string, invalidParams?: readonly InvalidParam[]): { status: number; body: string } {
+  const { status, title } = ERROR_CODES[code];
+  const problem: Record<string, unknown> = { type: problemType(code), title, status, detail, instance };
+  if (invalidParams) problem.invalidParams = invalidParams;
+  return { status, body: JSON.stringify(problem) };
+}
+
 /** Writes `error` as problem+json on a plain node:http response (express's included). */
 export function writeProblem(res: ServerResponse, instance: string, error: AppError): void {
-  const { status, title } = ERROR_CODES[error.code];
-  const problem: Record<string, unknown> = { type: problemType(error.code), title, status, detail: error.message, instance };
-  if (error.invalidParams) problem.invalidParams = error.invalidParams;
-  const body = JSON.stringify(problem);
+  const { status, body } = problemBody(error.code, error.message, instance, error.invalidParams);
   res.statusCode = status;
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.setHeader('Content-Type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);

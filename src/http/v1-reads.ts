@@ -94,8 +94,11 @@ export async function admit<R>(deps: Admission, req: IncomingMessage, res: Serve
   return found.row;
 }
 
-/** Parses the input; if it is invalid, the key is judged on its own first (401/403 before 400). */
-async function parseAfterKey<T>(deps: Deps, req: IncomingMessage, res: ServerResponse, parse: () => T): Promise<T> {
+/**
+ * Parses the input; if it is invalid, the key is judged on its own first (401/403, and 429, before
+ * 400). Every /v1 endpoint parses through here (the feed too, feed-routes.ts).
+ */
+export async function parseAfterKey<T>(deps: Admission, req: IncomingMessage, res: ServerResponse, parse: () => T): Promise<T> {
   try {
     return parse();
   } catch (error) {
