@@ -12,7 +12,7 @@
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
 import { inTransaction } from '../webhooks/pg-transaction.ts';
-import { BOSS_SCHEMA } from '../webhooks/queue.ts';
+import { bossInstalled } from '../webhooks/queue.ts';
 import { attemptOfDeadLetter, eventHeld, NOTHING_HELD } from './held-events.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
@@ -56,7 +56,7 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
   const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0 };
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
-  const installed = (await pool.query(`select to_regclass('${BOSS_SCHEMA}.job') is not null as yes`)).rows[0]?.yes === true;
+  const installed = await bossInstalled(pool);
 
   if (options.deliveryAttemptDays > 0) {
     const sql = attemptsSql(installed ? attemptOfDeadLetter('a') : NOTHING_HELD);

@@ -272,11 +272,15 @@ const DEAD_LETTER_WHERE = `j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'create
 
 export type DeadLetterRow = DeadLetterData & { eventType: string | null; receiverUrl: string | null; receiverEnabled: boolean | null; deadSince: string; lastStatusCode: number | null; lastError: string | null; lastAttemptAt: string | null };
 
+/** Whether pg-boss's job table exists: pg-boss installs its schema on its first start. */
+export async function bossInstalled(db: Pick<Pool, 'query'> | Pick<PoolClient, 'query'>): Promise<boolean> {
+  return ((await db.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`)).rowCount ?? 0) > 0;
+}
+
 /** Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt. */
 export async function selectDeadLetters(pool: Pool, receiverId: string | null, limit: number): Promise<DeadLetterRow[]> {
   // pg-boss installs its schema on its first start; before that there are no dead letters.
-  const installed = await pool.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
-  if (!installed.rowCount) return [];
+  if (!(await bossInstalled(pool))) return [];
   const { rows } = await pool.query<DeadLetterRow>(
     `select ${DEAD_LETTER_DATA}, e.type as "eventType", r.url as "receiverUrl", r.enabled as "receiverEnabled", ${isoSql('j.created_on')} as "deadSince",
             last.status_code as "lastStatusCode", last.error as "lastError", ${isoSql('last.started_at')} as "lastAttemptAt"

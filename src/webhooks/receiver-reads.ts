@@ -4,7 +4,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { EventType } from '../events/derive-event.ts';
 import { isoSql } from './attempt-reads.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from './queue.ts';
+import { BOSS_SCHEMA, bossInstalled, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from './queue.ts';
 
 export type DisabledReason = 'manual' | 'failing' | 'gone';
 
@@ -49,6 +49,6 @@ const WITHOUT_JOBS_SQL = `select ${COLUMNS}, 0 as "waitingDeliveries", 0 as "dea
 
 /** Every receiver (id null) or one, in creation order. */
 export async function readReceivers(db: Pool | PoolClient, id: string | null): Promise<ReceiverInfo[]> {
-  const [{ installed }] = (await db.query<{ installed: boolean }>(`select to_regclass('${BOSS_SCHEMA}.job') is not null as installed`)).rows as [{ installed: boolean }];
+  const installed = await bossInstalled(db);
   return (await db.query<ReceiverInfo>(installed ? WITH_COUNTS_SQL : WITHOUT_JOBS_SQL, [id])).rows;
 }

@@ -3,19 +3,15 @@
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import { collect, feed, head } from './feed-support.ts';
+import { collect, feed, head, startFeedApi } from './feed-support.ts';
 import { insertRawEvent } from './raw-events.ts';
 
 describe('change feed commit order', function () {
   this.timeout(60_000);
   let api: Api;
   let key: string;
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-  });
+  before(async () => ({ api, key } = await startFeedApi()));
   after(() => api.close());
 
   it('an event of an earlier transaction still open holds back later ones; after its commit both appear, nothing skipped', async () => {

@@ -3,9 +3,9 @@
 // no body, after the key check; the tag moves exactly when the page's bytes would.
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import { collect, head } from './feed-support.ts';
+import { collect, head, startFeedApi } from './feed-support.ts';
 
 describe('GET /v1/events caching', () => {
   let api: Api;
@@ -13,10 +13,7 @@ describe('GET /v1/events caching', () => {
   const get = (path: string, init: RequestInit = {}, withKey = key) => getJson(api, path, withKey, init);
   const held = (etag: string) => ({ headers: { 'if-none-match': etag } });
 
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-  });
+  before(async () => ({ api, key } = await startFeedApi()));
   after(() => api.close());
 
   it('answers a page with a strong ETag, 304 for it (GET and HEAD, key first), and a new tag once the page grows', async () => {

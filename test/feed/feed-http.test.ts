@@ -6,18 +6,15 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { encodeCursor } from '../../src/feed/cursor.ts';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
-import { collect, feed, follow, head } from './feed-support.ts';
+import { collect, feed, follow, head, startFeedApi } from './feed-support.ts';
 
 describe('GET /v1/events', () => {
   let api: Api;
   let key: string;
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-  });
+  before(async () => ({ api, key } = await startFeedApi()));
   after(() => api.close());
 
   it('serves every change after the head, deletions included, as the stored webhook bodies, in order', async () => {

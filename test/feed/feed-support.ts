@@ -1,9 +1,15 @@
 // Reading the change feed over real HTTP in tests.
 import type { Api } from '../../src/service.ts';
-import { getJson } from '../support/api.ts';
+import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 
 export type FeedEvent = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: Record<string, unknown> | null };
 export type FeedResponse = { results: FeedEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+
+/** An API for a feed test file and a key with catalog:read (the scope of /v1/events). */
+export async function startFeedApi(options?: Parameters<typeof startTestApi>[0]): Promise<{ api: Api; key: string }> {
+  const api = await startTestApi(options);
+  return { api, key: await createTestKey(['catalog:read']) };
+}
 
 export async function head(api: Api, key: string): Promise<string> {
   const res = await getJson(api, '/v1/events/head', key);

@@ -4,20 +4,17 @@
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import { feed, head, until } from './feed-support.ts';
+import { feed, head, startFeedApi, until } from './feed-support.ts';
 import { insertRawEvent } from './raw-events.ts';
 
 describe('change feed long poll', function () {
   this.timeout(30_000);
   let api: Api;
   let key: string;
-  before(async () => {
-    api = await startTestApi({ feedMaxWaiters: 3 });
-    key = await createTestKey(['catalog:read']);
-  });
+  before(async () => ({ api, key } = await startFeedApi({ feedMaxWaiters: 3 })));
   after(() => api.close());
 
   it('answers as soon as an event commits, with that event', async () => {

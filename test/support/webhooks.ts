@@ -93,3 +93,18 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * A bare event row (body '{}') for tests that need an event id to queue jobs against. It is no real
+ * event: `removeBareEvent` deletes it (and its attempts) after the test, so the feed tests of a
+ * serial run do not read it.
+ */
+export async function insertBareEvent(db: Database = testDb()): Promise<string> {
+  const sql = `insert into event (id, type, resource_id, occurred_at, body) select gen_random_uuid(), 'LEARNING_OPPORTUNITY_PUBLISHED', gen_random_uuid(), now(), '{}' returning id`;
+  return (await db.pool.query<{ id: string }>(sql)).rows[0]!.id;
+}
+
+export async function removeBareEvent(eventId: string, db: Database = testDb()): Promise<void> {
+  await db.pool.query('delete from delivery_attempt where event_id = $1', [eventId]);
+  await db.pool.query('delete from event where id = $1', [eventId]);
+}

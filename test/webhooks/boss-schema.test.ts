@@ -3,7 +3,7 @@
 // fail when pg-boss's schema or behaviour moves away from what those statements assume.
 import { expect } from 'chai';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, handBackJobs, listenForDeliveries, settleJobs } from '../../src/webhooks/queue.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { insertBareEvent, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 // Columns that differ between any two jobs, or that the settlement sets on purpose.
@@ -17,13 +17,11 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     await resetWebhooks();
     stack = await startWebhookStack({ worker: false });
     receiverId = (await stack.addReceiver('http://127.0.0.1:9/unused')).id;
-    eventId = (await testDb().pool.query<{ id: string }>(`insert into event (id, type, resource_id, occurred_at, body) select gen_random_uuid(), 'LEARNING_OPPORTUNITY_PUBLISHED', gen_random_uuid(), now(), '{}' returning id`)).rows[0]!.id;
+    eventId = await insertBareEvent();
   });
   after(async () => {
     await stack.stop();
-    // The bare event row (body '{}') is no real event: the feed tests of a serial run must not read it.
-    await testDb().pool.query('delete from delivery_attempt where event_id = $1', [eventId]);
-    await testDb().pool.query('delete from event where id = $1', [eventId]);
+    await removeBareEvent(eventId);
   });
 
   const row = async (queue: string, attempt: number, key: 'attempt' | 'attempts') =>

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
-import { jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const blocks = [...readFileSync(new URL('../../docs/webhooks-sql.md', import.meta.url), 'utf8').matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -17,7 +17,7 @@ describe('docs/webhooks-sql.md recipes', () => {
     stack = await startWebhookStack({ worker: false });
     receiverId = (await stack.addReceiver('http://127.0.0.1:9/unused')).id;
     const pool = testDb().pool;
-    eventId = (await pool.query<{ id: string }>(`insert into event (id, type, resource_id, occurred_at, body) select gen_random_uuid(), 'LEARNING_OPPORTUNITY_PUBLISHED', gen_random_uuid(), now(), '{}' returning id`)).rows[0]!.id;
+    eventId = await insertBareEvent();
     await pool.query(
       `insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered) values ($1, $2, 1, now(), 5, 500, 'http_error', true)`,
       [eventId, receiverId],
@@ -28,9 +28,7 @@ describe('docs/webhooks-sql.md recipes', () => {
   });
   after(async () => {
     await stack.stop();
-    // The bare event row (body '{}') is no real event: the feed tests of a serial run must not read it.
-    await testDb().pool.query('delete from delivery_attempt where event_id = $1', [eventId]);
-    await testDb().pool.query('delete from event where id = $1', [eventId]);
+    await removeBareEvent(eventId);
   });
 
   it('has the recipes this test knows', () => {
