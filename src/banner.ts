@@ -5,7 +5,7 @@ import { embeddedUrlFile } from './database.ts';
 import type { Logger } from './logger.ts';
 import { type Api, hostPort } from './service.ts';
 
-export const ALL_INTERFACES = ['0.0.0.0', '::'];
+const ALL_INTERFACES = ['0.0.0.0', '::'];
 
 export function announce(options: { api: Api; config: Config; demoKey: string | null; logger: Logger }): void {
   const { api, config, demoKey, logger } = options;
