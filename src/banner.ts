@@ -3,9 +3,9 @@
 import type { Config } from './config.ts';
 import { embeddedUrlFile } from './database.ts';
 import type { Logger } from './logger.ts';
-import type { Api } from './service.ts';
+import { type Api, hostPort } from './service.ts';
 
-export const ALL_INTERFACES = ['0.0.0.0', '::'];
+const ALL_INTERFACES = ['0.0.0.0', '::'];
 
 export function announce(options: { api: Api; config: Config; demoKey: string | null; logger: Logger }): void {
   const { api, config, demoKey, logger } = options;
@@ -14,7 +14,7 @@ export function announce(options: { api: Api; config: Config; demoKey: string | 
   const everywhere = ALL_INTERFACES.includes(address);
   if (everywhere) logger.warn({ address, port }, 'listening on every network interface: /healthz, /readyz, /metrics and /problems need no key; put a proxy in front or set HOST=127.0.0.1');
   if (config.production) return;
-  const lines = [`Learning Opportunities Data Service is running at ${api.url}`, `Listening on ${address.includes(':') ? `[${address}]` : address}:${port}${everywhere ? ' (every network interface: reachable from other machines)' : ''}`];
+  const lines = [`Learning Opportunities Data Service is running at ${api.url}`, `Listening on ${hostPort(address, port)}${everywhere ? ' (every network interface: reachable from other machines)' : ''}`];
   if (demoKey) {
     lines.push(
       `Demo API key (all scopes; kept in ${config.dataDir}/demo-key): ${demoKey}`,

@@ -82,7 +82,7 @@ export async function startApi(
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
     server,
-    url: `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`,
+    url: `http://${hostPort(reachable, port)}`,
     bound: { address, port },
     ...catalog,
     feed,
@@ -97,9 +97,14 @@ export async function startApi(
   };
 }
 
+/** `host:port`, with an IPv6 host in brackets. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** A port in use (a second `npm start`, most often) as a sentence instead of a stack. */
 function listenError(error: NodeJS.ErrnoException, config: Pick<Config, 'port' | 'host'>): Error {
-  const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const where = hostPort(config.host, config.port);
   if (error.code === 'EADDRINUSE') return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, { cause: error });
   return error;
 }

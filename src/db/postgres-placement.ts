@@ -77,8 +77,18 @@ export async function scratchParent(ids: PostgresIdentity): Promise<string> {
   return !ids || canReach(ids, tmpdir()) ? tmpdir() : await runtimeDir(ids);
 }
 
-/** /var/tmp/lods-embedded-postgres: root-owned, 0755, so that nobody else can plant files in it. */
-async function runtimeDir(ids: NonNullable<PostgresIdentity>): Promise<string> {
+let runtime: Promise<string> | undefined;
+
+/**
+ * /var/tmp/lods-embedded-postgres: root-owned, 0755, so that nobody else can plant files in it.
+ * Checked once per process (binaries and cluster placement both come here; `ids` never changes).
+ */
+function runtimeDir(ids: NonNullable<PostgresIdentity>): Promise<string> {
+  runtime ??= checkRuntimeDir(ids);
+  return runtime;
+}
+
+async function checkRuntimeDir(ids: NonNullable<PostgresIdentity>): Promise<string> {
   const dir = join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'lods-embedded-postgres');
   await mkdir(dir, { recursive: true });
   const stat = await lstat(dir);
