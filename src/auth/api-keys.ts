@@ -84,14 +84,16 @@ export type Statement = { name: string; text: string; values: unknown[] };
  */
 export type KeyCheck<R> = { principal: Principal; row: R | undefined } | null;
 
-type KeyColumns = { key_id: string; key_scopes: string[]; key_rate_limit: number | null };
-const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes), rateLimit: row.key_rate_limit });
+// The scopes travel as one space-separated text (scope names hold no spaces): a split is several
+// times cheaper than parsing a text[] literal, and every /v1 request pays it.
+type KeyColumns = { key_id: string; key_scopes: string; key_rate_limit: number | null };
+const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes.split(' ')), rateLimit: row.key_rate_limit });
 
 /** The live key with this hash, on its own (for callers with no read to attach it to). */
 export async function lookUpKey(pool: Queryable, keyHash: string): Promise<KeyCheck<never>> {
   const { rows } = await pool.query<KeyColumns>({
     name: 'api-key-auth',
-    text: 'select id as key_id, scopes as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null',
+    text: "select id as key_id, array_to_string(scopes, ' ') as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null",
     values: [keyHash],
   });
   return rows[0] ? { principal: principalOf(rows[0]), row: undefined } : null;
@@ -109,7 +111,7 @@ function keyedText(read: Statement): string {
   const keyHash = `$${read.values.length + 1}`;
   const scope = `$${read.values.length + 2}`;
   return `with caller as (select id, scopes, rate_limit from api_key where key_hash = ${keyHash} and revoked_at is null)
-          select caller.id as key_id, caller.scopes as key_scopes, caller.rate_limit as key_rate_limit, r.*
+          select caller.id as key_id, array_to_string(caller.scopes, ' ') as key_scopes, caller.rate_limit as key_rate_limit, r.*
             from caller
             left join lateral (select * from (${read.text}) q where ${scope} = any(caller.scopes) offset 0) r on true`;
 }

@@ -44,6 +44,13 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
   };
   const used = (u: Usage | undefined) => (u ? u.total + u.mine - u.shared : 0);
   const limitOf = (principal: Principal) => principal.rateLimit ?? deps.perMinute;
+  // The policy header of each limit in use, built once (a key's limit rarely changes).
+  const policies = new Map<number, string>();
+  const policyOf = (limit: number): string => {
+    let policy = policies.get(limit);
+    if (policy === undefined) policies.set(limit, (policy = `"default";q=${limit};w=${WINDOW_MS / 1000}`));
+    return policy;
+  };
 
   /** Shares this process's counts and learns the others'. */
   async function sync(): Promise<void> {
@@ -93,7 +100,7 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
       const admitted = !refused && used(u) < limit;
       if (admitted) u.mine++;
       const resetS = Math.max(1, Math.ceil((u.window + WINDOW_MS - at) / 1000));
-      res.setHeader('RateLimit-Policy', `"default";q=${limit};w=${WINDOW_MS / 1000}`);
+      res.setHeader('RateLimit-Policy', policyOf(limit));
       res.setHeader('RateLimit', `"default";r=${Math.max(0, limit - used(u))};t=${resetS}`);
       if (!admitted) {
         throw new AppError('RATE_LIMITED', `This API key may make ${limit} requests per minute; try again in ${resetS} s`, { headers: { 'Retry-After': String(resetS) } });

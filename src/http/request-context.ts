@@ -37,36 +37,44 @@ export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const route = captureRoutePattern(req);
-    const { requestId, log } = trackRequest(logger, req, res, { started, route: () => route.pattern, path: () => req.originalUrl });
-    req.requestId = requestId;
-    req.log = log;
+    const tracked = trackRequest(logger, req, res, { started, route: () => route.pattern, path: () => req.originalUrl });
+    req.requestId = tracked.requestId;
+    req.log = tracked.log();
     next();
   };
 }
 
+/** A tracked request: its id, and its logger (the app logger with the id bound), made on first use. */
+export type TrackedRequest = { requestId: string; log: () => Logger };
+
 /**
- * Request id, child logger, X-Request-Id, and when the response is done one access line and one
- * histogram observation. Shared by the express middleware above and the /v1 read handlers (v1-reads.ts).
+ * Request id, X-Request-Id, and when the response is done one access line and one histogram
+ * observation. Shared by the express middleware above and the /v1 read handlers (v1-reads.ts).
+ * The child logger is made only when a line is written: on the /v1 hot path most requests log
+ * nothing but their access line, and none at all when the level is above info.
  */
 export function trackRequest(
   logger: Logger,
   req: IncomingMessage,
   res: ServerResponse,
   at: { started: bigint; route: () => string | undefined; path: () => string },
-): { requestId: string; log: Logger } {
+): TrackedRequest {
   const header = req.headers['x-request-id'];
   const requestId = acceptRequestId(typeof header === 'string' ? header : undefined);
-  const log = logger.child({ requestId });
+  let child: Logger | undefined;
+  const log = () => (child ??= logger.child({ requestId }));
   res.setHeader(REQUEST_ID_HEADER, requestId);
-  res.once('close', () => {
+  // 'close' is emitted once per response; `on` spares the once-wrapper of every request.
+  res.on('close', () => {
     const seconds = Number(process.hrtime.bigint() - at.started) / 1e9;
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
     const routeLabel = at.route() ?? UNMATCHED_ROUTE;
     httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel, status: String(status) }, seconds);
+    if (!logger.isLevelEnabled('info')) return; // debug is below info: neither line would be written
     const path = at.path().split('?', 1)[0]!; // the query string is the caller's; keep it out of logs
     const line = { method: req.method, route: routeLabel, path, status, durationMs: Math.round(seconds * 1e6) / 1e3 };
-    if (QUIET_PATHS.has(path)) log.debug(line, 'request');
-    else log.info(line, 'request');
+    if (QUIET_PATHS.has(path)) log().debug(line, 'request');
+    else log().info(line, 'request');
   });
   return { requestId, log };
 }

@@ -45,11 +45,11 @@ export function v1Reads(deps: Deps): (req: IncomingMessage, res: ServerResponse)
     const path = q < 0 ? url : url.slice(0, q);
     const endpoint = path === LIST_PATH ? list : isOneSegmentBelow(path) ? one : null;
     if (!endpoint) return false;
-    const { log } = trackRequest(deps.logger, req, res, { started, route: () => endpoint.route, path: () => url });
+    const tracked = trackRequest(deps.logger, req, res, { started, route: () => endpoint.route, path: () => url });
     const answered = READ_METHODS.includes(req.method!)
       ? endpoint.serve(req, res, path, q < 0 ? '' : url.slice(q + 1))
       : Promise.reject(notAllowed(req.method, READ_METHODS));
-    answered.catch((error: unknown) => answerError(log, req, res, error, url));
+    answered.catch((error: unknown) => answerError(tracked.log(), req, res, error, url));
     return true;
   };
 }
