@@ -1,12 +1,11 @@
 // The files of `sync`: the JSON-lines copy (one record per line) and the state (the feed cursor),
-// each replaced atomically and durably: write a temporary file, fsync it, rename it over the old one,
-// fsync the directory. The copy is written before the state, so after a crash the state is never
-// ahead of the copy (re-applying events is harmless).
+// each replaced atomically and durably (durable-files.ts). The copy is written before the state, so
+// after a crash the state is never ahead of the copy (re-applying events is harmless).
 import { createReadStream, existsSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { SyncState } from '../../packages/client/src/sync.ts';
+import { renameDurably, tempPathBeside } from './durable-files.ts';
 
 const ID_PREFIX = '{"id":"';
 
@@ -37,24 +36,17 @@ export async function readState(path: string): Promise<SyncState | null> {
 
 /** Replaces `path` with `chunks` (written in order) atomically and durably. */
 export async function replaceDurably(path: string, chunks: Iterable<string>): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const temp = tempPathBeside(path);
   const file = await open(temp, 'w');
   try {
     for (const chunk of chunks) await file.write(chunk);
-    await file.sync();
   } catch (error) {
     await file.close().catch(() => {});
     await rm(temp, { force: true });
     throw error;
   }
   await file.close();
-  await rename(temp, path);
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync(); // the rename itself survives a power loss
-  } finally {
-    await dir.close();
-  }
+  await renameDurably(temp, path);
 }
 
 /** The copy's lines in chunks of about a thousand (no single huge string for a large catalog). */

@@ -4,9 +4,9 @@
 //
 // Pages are streamed to a partial file as they arrive (memory stays at the id index, not the
 // catalog); if the walk saw duplicates, the partial file is then copied keeping only the winning
-// line of each id. The output file is replaced by rename only when everything succeeded.
+// line of each id. The output file is replaced (durable-files.ts) only when everything succeeded.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { CatalogHttpError, CatalogNetworkError } from '../../packages/client/src/errors.ts';
 import { walk, type WalkResult } from '../../packages/client/src/walk.ts';
+import { renameDurably, tempPathBeside } from './durable-files.ts';
 import { CliError, output, progress } from './run.ts';
 
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };
@@ -83,20 +84,19 @@ type OnPage = (records: readonly unknown[]) => Promise<void>;
 
 /** Runs the walk with a page writer on a partial file, then puts exactly one line per id at `out`. */
 async function walkToFile(out: string, run: (onPage: OnPage) => Promise<WalkResult>): Promise<WalkResult> {
-  const partial = `${out}.partial-${process.pid}`;
-  const deduped = `${out}.dedup-${process.pid}`;
+  const partial = tempPathBeside(out, 'partial');
+  const deduped = tempPathBeside(out, 'dedup');
   const file = await open(partial, 'w');
   try {
     const result = await run(async (records) => {
       if (records.length) await file.write(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
     });
-    await file.sync();
     await file.close();
     if (result.duplicates === 0) {
-      await rename(partial, out);
+      await renameDurably(partial, out);
     } else {
       await keepLines(partial, deduped, new Set(Array.from(result.index.values(), (e) => e.seq)));
-      await rename(deduped, out);
+      await renameDurably(deduped, out);
     }
     return result;
   } finally {
