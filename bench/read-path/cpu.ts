@@ -1,15 +1,45 @@
-// CPU time of a process (user + system) from /proc, so that each server's CPU per request can be
-// reported beside its throughput: a shared machine moves throughput around much more than it moves
+// CPU time of a process (user + system) from /proc, so that each server's CPU per request (and the
+// database's, and the load generator's) can be reported beside its throughput: a shared machine moves throughput around much more than it moves
 // the CPU a request costs. Null where /proc is not available.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-export function processCpuMs(pid: number): number | null {
+/** The fields of /proc/PID/stat after the command name: [state, ppid, ...]; null when gone. */
+function statFields(pid: number | string): string[] | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   } catch {
     return null;
   }
+}
+
+const cpuMsOf = (fields: string[]) => ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+
+export function processCpuMs(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields ? cpuMsOf(fields) : null;
+}
+
+/** The parent of a process (the postmaster of a PostgreSQL backend), or null. */
+export function parentPid(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields ? Number(fields[1]) : null;
+}
+
+/**
+ * CPU time of a process and its children, alive now (PostgreSQL's postmaster and its backends and
+ * workers; a backend that exits between two readings takes its time with it, which a benchmark on
+ * pooled connections does not see). Null where /proc is not available.
+ */
+export function processTreeCpuMs(pid: number): number | null {
+  const own = processCpuMs(pid);
+  if (own === null) return null;
+  let total = own;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields && Number(fields[1]) === pid) total += cpuMsOf(fields);
+  }
+  return total;
 }

@@ -1,9 +1,22 @@
 // Throughput and latency under concurrent load, with autocannon's programmatic API.
 import autocannon from 'autocannon';
-import { processCpuMs } from './cpu.ts';
+import { processCpuMs, processTreeCpuMs } from './cpu.ts';
 
-/** cpuUsPerRequest: CPU time of the server process per completed request (null without /proc). */
-export type LoadResult = { rps: number; p50: number; p99: number; requests: number; failures: number; cpuUsPerRequest: number | null };
+/**
+ * cpuUsPerRequest: CPU time of the server process per completed request; dbCpuUsPerRequest: of the
+ * database (postmaster and backends); clientCpuUsPerRequest: of the load generator (this process).
+ * The three share the machine's cores, so together they say where a ratio comes from. Null without /proc.
+ */
+export type LoadResult = {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  failures: number;
+  cpuUsPerRequest: number | null;
+  dbCpuUsPerRequest: number | null;
+  clientCpuUsPerRequest: number;
+};
 
 export type LoadSpec = {
   url: string;
@@ -12,12 +25,16 @@ export type LoadSpec = {
   nextPath: () => string | { path: string; headers: Record<string, string> };
   /** The server's process id, for its CPU time. */
   pid?: number;
+  /** The database's postmaster, for its CPU time (with its backends). */
+  databasePid?: number;
   connections: number;
   durationS: number;
 };
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const cpuBefore = spec.pid === undefined ? null : processCpuMs(spec.pid);
+  const dbBefore = spec.databasePid === undefined ? null : processTreeCpuMs(spec.databasePid);
+  const clientBefore = process.cpuUsage();
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -35,13 +52,18 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   });
   const completed = result['2xx'] + result.non2xx;
   const cpuAfter = spec.pid === undefined ? null : processCpuMs(spec.pid);
+  const dbAfter = spec.databasePid === undefined ? null : processTreeCpuMs(spec.databasePid);
+  const client = process.cpuUsage(clientBefore);
+  const perRequest = (before: number | null, after: number | null) => (before !== null && after !== null && completed > 0 ? ((after - before) * 1000) / completed : null);
   return {
     rps: completed / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: completed,
     failures: result.non2xx + result.errors + result.timeouts,
-    cpuUsPerRequest: cpuBefore !== null && cpuAfter !== null && completed > 0 ? ((cpuAfter - cpuBefore) * 1000) / completed : null,
+    cpuUsPerRequest: perRequest(cpuBefore, cpuAfter),
+    dbCpuUsPerRequest: perRequest(dbBefore, dbAfter),
+    clientCpuUsPerRequest: completed > 0 ? (client.user + client.system) / completed : 0,
   };
 }
 
@@ -49,7 +71,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 export async function compareUnderLoad(
   targets: { name: string; url: string; pid: number; headers: Record<string, string>; nextPath?: LoadSpec['nextPath'] }[],
   nextPath: LoadSpec['nextPath'],
-  options: { connections: number; durationS: number; warmupS: number; rounds: number },
+  options: { connections: number; durationS: number; warmupS: number; rounds: number; databasePid?: number },
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
   const best = new Map<string, LoadResult>();
@@ -58,8 +80,8 @@ export async function compareUnderLoad(
   }
   for (let round = 1; round <= options.rounds; round++) {
     for (const t of targets) {
-      const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS });
-      const cpu = r.cpuUsPerRequest === null ? '' : `  server CPU ${r.cpuUsPerRequest.toFixed(0)} µs/req`;
+      const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS, databasePid: options.databasePid });
+      const cpu = `${r.cpuUsPerRequest === null ? '' : `  CPU µs/req: server ${r.cpuUsPerRequest.toFixed(0)}`}${r.dbCpuUsPerRequest === null ? '' : `, database ${r.dbCpuUsPerRequest.toFixed(0)}`}, load generator ${r.clientCpuUsPerRequest.toFixed(0)}`;
       log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
       const previous = best.get(t.name);
       // The best round counts; failures of any round stay visible in it.

@@ -22,6 +22,9 @@ const verdict = (ok: boolean): 'PASS' | 'FAIL' => (ok ? 'PASS' : 'FAIL');
 // Sub-millisecond timings jitter by a few hundredths of a millisecond on their own.
 const COUNT_SLACK_MS = 0.05;
 
+const cpuRow = (measure: string, service: number | null, baseline: number | null): Row[] =>
+  service === null || baseline === null ? [] : [{ measure, service: f(service, 0), baseline: f(baseline, 0), ratio: f(service / baseline, 2), target: '', verdict: '' }];
+
 export function buildRows(x: Figures): Row[] {
   // `failuresAllowed`: a 304 is not a 2xx for autocannon, though it is the expected answer.
   const load = (name: string, r: { service: LoadResult; baseline: LoadResult }, min: number, failuresAllowed = false): Row[] => {
@@ -31,9 +34,9 @@ export function buildRows(x: Figures): Row[] {
       { measure: `${name} throughput (req/s)`, service: f(r.service.rps, 0), baseline: f(r.baseline.rps, 0), ratio: f(ratio, 2), target: `>= ${min}x`, verdict: verdict(ratio >= min && clean) },
       { measure: `${name} latency p50 (ms)`, service: f(r.service.p50), baseline: f(r.baseline.p50), ratio: f(r.service.p50 / r.baseline.p50, 2), target: '', verdict: '' },
       { measure: `${name} latency p99 (ms)`, service: f(r.service.p99), baseline: f(r.baseline.p99), ratio: f(r.service.p99 / r.baseline.p99, 2), target: '', verdict: '' },
-      ...(r.service.cpuUsPerRequest !== null && r.baseline.cpuUsPerRequest !== null
-        ? [{ measure: `${name} server CPU per request (µs)`, service: f(r.service.cpuUsPerRequest, 0), baseline: f(r.baseline.cpuUsPerRequest, 0), ratio: f(r.service.cpuUsPerRequest / r.baseline.cpuUsPerRequest, 2), target: '', verdict: '' as const }]
-        : []),
+      ...cpuRow(`${name} server CPU per request (µs)`, r.service.cpuUsPerRequest, r.baseline.cpuUsPerRequest),
+      ...cpuRow(`${name} database CPU per request (µs)`, r.service.dbCpuUsPerRequest, r.baseline.dbCpuUsPerRequest),
+      ...cpuRow(`${name} load generator CPU per request (µs)`, r.service.clientCpuUsPerRequest, r.baseline.clientCpuUsPerRequest),
     ];
   };
   const walkRatio = x.walk.service.totalMs / x.walk.baseline.totalMs;

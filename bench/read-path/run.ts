@@ -7,6 +7,7 @@ import { createApiKey, hashKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { measureCountCost } from './count-cost.ts';
+import { parentPid } from './cpu.ts';
 import { measureDeepOffset } from './deep-offset.ts';
 import { startBenchPostgres } from './database.ts';
 import { createClient } from './http-client.ts';
@@ -37,6 +38,14 @@ async function seed(db: Database, count: number, seedValue: number, label: strin
   if (process.stderr.isTTY) process.stderr.write('\n');
   await db.pool.query('vacuum analyze');
   log(`  ${label}: ${count} records in ${((performance.now() - started) / 1000).toFixed(1)} s (+ vacuum analyze)`);
+}
+
+/** The postmaster of the benchmark's database when it runs on this machine (its CPU is reported). */
+async function postmasterPid(pool: Pool, url: string): Promise<number | undefined> {
+  const host = new URL(url).hostname;
+  if (!['localhost', '127.0.0.1', '[::1]', ''].includes(host)) return undefined;
+  const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
+  return parentPid(rows[0]!.pid) ?? undefined;
 }
 
 async function publishedIds(pool: Pool): Promise<string[]> {
@@ -119,7 +128,9 @@ async function main(): Promise<void> {
       { name: 'baseline', url: baseline.url, pid: baseline.pid, headers: {} },
       { name: 'service', url: service.url, pid: service.pid, headers: auth },
     ];
-    const loadOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds };
+    const databasePid = await postmasterPid(db.pool, pg.url);
+    log(databasePid === undefined ? 'database CPU: not measured (the server is not on this machine)' : `database CPU: postmaster ${databasePid} and its backends (every client of that server counts)`);
+    const loadOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, databasePid };
 
     let nextId = 0;
     log(`GET one, spread over ${ids.length} ids`);
