@@ -9,12 +9,13 @@
 // pg-boss's public API is used for starting, queues, inserting and fetching. Raw SQL on
 // pgboss.job is kept to what the API cannot do in one round trip or at all (settling with the
 // attempt row, handing fetched jobs back uncounted, dead-letter reads joined with our tables, a
-// receiver's jobs); test/webhooks/boss-schema.test.ts fails when pg-boss's schema or behaviour
-// moves away from what these statements assume. (The /metrics and /readyz reads in src/http/
-// still query pgboss tables themselves.)
+// receiver's jobs, the reads at the end for retention, receivers, /metrics and /readyz); each says
+// why the API does not do it. test/webhooks/boss-schema.test.ts and queue-schema.test.ts fail when
+// pg-boss's schema or behaviour moves away from what these statements assume.
 import type { Pool, PoolClient } from 'pg';
 import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
+import { boundedQuery, isMissingRelation } from '../http/bounded-query.ts';
 import type { Logger } from '../logger.ts';
 import { isoSql } from './attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
@@ -335,4 +336,79 @@ export async function removeReceiverJobs(db: Db, receiverId: string): Promise<nu
     [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
   );
   return rows[0].n as number;
+}
+
+// Reads for the rest of the service (retention, receivers, /metrics, /readyz), so that no other
+// module names pg-boss's tables. Each one-liner says why pg-boss's public API does not do it.
+
+const QUEUES = `('${DELIVERY_QUEUE}', '${DEAD_LETTER_QUEUE}')`;
+
+/**
+ * SQL condition: the event `alias` (a row of `event`) is referenced by an unsettled delivery job or a
+ * dead letter, i.e. the worker will still load its body (retention keeps it).
+ * Raw: a condition inside retention's batched delete; findJobs() reads one queue per call, client-side.
+ */
+export function eventHeldCondition(alias: string): string {
+  return `exists (select 1 from ${BOSS_SCHEMA}.job j where j.name in ${QUEUES} and j.state in ('created', 'retry', 'active') and j.data->>'eventId' = ${alias}.id::text)`;
+}
+
+/**
+ * SQL condition: the attempt `alias` (a row of `delivery_attempt`) belongs to a delivery that is a
+ * dead letter now (retention keeps its history with it).
+ * Raw: a condition inside retention's batched delete, as above.
+ */
+export function deadLetterAttemptCondition(alias: string): string {
+  return `exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'created'
+             and j.data->>'eventId' = ${alias}.event_id::text and j.data->>'receiverId' = ${alias}.receiver_id::text)`;
+}
+
+/**
+ * SQL subquery: per receiver (`receiver_id`, text), its waiting deliveries (not yet in flight) and its
+ * dead letters, of the receiver whose id is in the parameter `receiverParam` (e.g. '$1'), or of all
+ * when that parameter is null.
+ * Raw: joined with the receiver table in one statement; pg-boss counts per queue, not per job data.
+ */
+export function deliveryCountsByReceiverSql(receiverParam: string): string {
+  return `select data->>'receiverId' as receiver_id,
+                 count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
+                 count(*) filter (where name = '${DEAD_LETTER_QUEUE}' and state = 'created')::int as dead
+            from ${BOSS_SCHEMA}.job
+           where name in ${QUEUES} and state < 'active' and (${receiverParam}::text is null or data->>'receiverId' = ${receiverParam})
+           group by 1`;
+}
+
+/**
+ * Open (waiting, retrying or in-flight) jobs of the delivery queue and of the dead letters, counted
+ * now in one statement bounded by `timeoutMs` (pgboss.job is partitioned by queue name, so only those
+ * two partitions are read). No pg-boss schema yet means no jobs: zeros, not an error.
+ * Raw: getQueueStats() is pg-boss's monitor snapshot (up to a pass old) and unbounded on its own pool.
+ */
+export async function openJobCounts(pool: Pool, timeoutMs: number): Promise<{ deliveries: number; deadLetters: number }> {
+  const sql = `select count(*) filter (where name = '${DELIVERY_QUEUE}')::int as deliveries,
+                      count(*) filter (where name = '${DEAD_LETTER_QUEUE}')::int as "deadLetters"
+                 from ${BOSS_SCHEMA}.job
+                where name in ${QUEUES} and state in ('created', 'retry', 'active')`;
+  try {
+    const [row] = await boundedQuery<{ deliveries: number; deadLetters: number }>(pool, sql, timeoutMs);
+    return { deliveries: row?.deliveries ?? 0, deadLetters: row?.deadLetters ?? 0 };
+  } catch (error) {
+    if (isMissingRelation(error)) return { deliveries: 0, deadLetters: 0 };
+    throw error;
+  }
+}
+
+/**
+ * Whether pg-boss's schema is ready in the database behind `pool`: 'absent' before pg-boss's first
+ * start, 'installing' while its version row is not written yet. Bounded by `timeoutMs` (a pg-boss
+ * migration holding its tables must not hang a probe); rejects when the database does not answer.
+ * Raw: schemaVersion() runs on a pg-boss instance's own pool, with no deadline.
+ */
+export async function queueSchemaState(pool: Pool, timeoutMs: number): Promise<'ready' | 'installing' | 'absent'> {
+  try {
+    const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
+    return rows.length === 0 ? 'installing' : 'ready';
+  } catch (error) {
+    if (isMissingRelation(error)) return 'absent';
+    throw error;
+  }
 }
