@@ -273,9 +273,12 @@ const DEAD_LETTER_WHERE = `j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'create
 
 export type DeadLetterRow = DeadLetterData & { eventType: string | null; receiverUrl: string | null; receiverEnabled: boolean | null; deadSince: string; lastStatusCode: number | null; lastError: string | null; lastAttemptAt: string | null };
 
+// One row when pg-boss's job table exists: pg-boss installs its schema on its first start.
+const INSTALLED_SQL = `select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`;
+
 /** Whether pg-boss's job table exists: pg-boss installs its schema on its first start. */
 export async function bossInstalled(db: Pick<Pool, 'query'> | Pick<PoolClient, 'query'>): Promise<boolean> {
-  return ((await db.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`)).rowCount ?? 0) > 0;
+  return ((await db.query(INSTALLED_SQL)).rowCount ?? 0) > 0;
 }
 
 /** Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt. */
@@ -329,7 +332,7 @@ export async function countDeadLetters(pool: Pool, receiverId: string | null): P
 /** Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many. */
 export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
   // pg-boss installs its schema on its first start; before that there is nothing to remove.
-  const { rows: installed } = await db.executeSql(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  const { rows: installed } = await db.executeSql(INSTALLED_SQL);
   if (installed.length === 0) return 0;
   const { rows } = await db.executeSql(
     `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
