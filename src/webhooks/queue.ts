@@ -170,6 +170,7 @@ export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly
  * Deletes the waiting (not in flight) deliveries of `receiverIds` through `client` (the caller's
  * transaction) and returns them. A job being fetched concurrently is locked by the fetch (SKIP
  * LOCKED there), so the delete waits and then skips it as active: sent or taken, never both.
+ * Raw: deleteJob() takes ids, so finding them first would race the fetch; this is one locked statement.
  */
 export async function takeWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<DeliveryJobData[]> {
   const { rows } = await client.query<{ data: DeliveryJobData }>(
@@ -276,12 +277,18 @@ export type DeadLetterRow = DeadLetterData & { eventType: string | null; receive
 // One row when pg-boss's job table exists: pg-boss installs its schema on its first start.
 const INSTALLED_SQL = `select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`;
 
-/** Whether pg-boss's job table exists: pg-boss installs its schema on its first start. */
+/**
+ * Whether pg-boss's job table exists: pg-boss installs its schema on its first start.
+ * Raw: isInstalled() needs a started pg-boss instance; retention and receiver reads have a pool.
+ */
 export async function bossInstalled(db: Pick<Pool, 'query'> | Pick<PoolClient, 'query'>): Promise<boolean> {
   return ((await db.query(INSTALLED_SQL)).rowCount ?? 0) > 0;
 }
 
-/** Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt. */
+/**
+ * Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt.
+ * Raw: joined with event, receiver and delivery_attempt in one statement; findJobs() cannot join.
+ */
 export async function selectDeadLetters(pool: Pool, receiverId: string | null, limit: number): Promise<DeadLetterRow[]> {
   // pg-boss installs its schema on its first start; before that there are no dead letters.
   if (!(await bossInstalled(pool))) return [];
@@ -307,6 +314,7 @@ export async function selectDeadLetters(pool: Pool, receiverId: string | null, l
  * Deletes up to `limit` dead letters of enabled receivers through `client` (the caller's transaction)
  * and returns them. Materialized, so that the locked pick runs exactly once (pgboss.job is
  * partitioned; a plain IN (subquery ... limit) may be evaluated per partition and take more).
+ * Raw: picks only enabled receivers' letters (a join) and deletes them in the caller's transaction.
  */
 export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number): Promise<DeadLetterData[]> {
   const { rows } = await client.query<DeadLetterData>(
@@ -324,12 +332,16 @@ export async function takeDeadLetters(client: PoolClient, receiverId: string | n
   return rows;
 }
 
+/** Raw: a count filtered by receiver (job data); getQueueStats() counts a whole queue, as of its last pass. */
 export async function countDeadLetters(pool: Pool, receiverId: string | null): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`, [receiverId]);
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many. */
+/**
+ * Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many.
+ * Raw: selected by job data across both queues; deleteJob() takes ids.
+ */
 export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
   // pg-boss installs its schema on its first start; before that there is nothing to remove.
   const { rows: installed } = await db.executeSql(INSTALLED_SQL);
