@@ -12,8 +12,8 @@ import type { RequestHandler } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.ts';
 import { formatGraphQLError } from './errors.ts';
-import { hideSuggestionsWithoutGraphqlRead } from './hide-suggestions.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
+import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
@@ -37,12 +37,15 @@ export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; lim
     // Automatic persisted queries would let any caller fill a server-side cache, and no client of
     // this internal API sends them: a persistedQuery extension gets PERSISTED_QUERY_NOT_SUPPORTED.
     persistedQueries: false,
+    // Who may introspect is decided by scope (schema-visibility.ts), the same in every environment;
+    // Apollo's default would switch it off for everyone under NODE_ENV=production and on elsewhere.
+    introspection: true,
     stringifyResult: stringifyWithin(deps.limits.maxResponseBytes),
     // main.ts owns SIGTERM/SIGINT and shuts down in order; Apollo's own handler would re-raise the
     // signal and kill the process halfway through (before the worker and pg-boss have stopped).
     stopOnTerminationSignals: false,
     plugins: [
-      hideSuggestionsWithoutGraphqlRead(),
+      schemaDetailsForGraphqlReadOnly(deps.schema),
       queryLimits(deps.schema, deps.limits),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
     ],

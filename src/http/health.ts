@@ -5,24 +5,20 @@ import type { Router } from 'express';
 import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { AppError } from '../errors.ts';
-import { BOSS_SCHEMA } from '../webhooks/queue.ts';
-import { boundedQuery, isMissingRelation } from './bounded-query.ts';
+import { queueSchemaState } from '../webhooks/queue.ts';
 import { methodNotAllowed, sendProblem } from './problem.ts';
 
 const RETRY_AFTER_SECONDS = '5';
 
 type Readiness = { ready: true } | { ready: false; reason: string };
 
-/** One cheap read answers both questions: a missing relation means the database is up but the queue is not. */
+/** One cheap read answers both questions: an answer about the queue's schema means the database is up. */
 export async function checkReadiness(pool: Pool, timeoutMs: number): Promise<Readiness> {
-  try {
-    const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
-    if (rows.length === 0) return { ready: false, reason: 'the job queue schema is being installed' };
-    return { ready: true };
-  } catch (error) {
-    if (isMissingRelation(error)) return { ready: false, reason: 'the job queue (pg-boss) is not installed in the database yet' };
-    return { ready: false, reason: 'the database is unreachable' };
-  }
+  const state = await queueSchemaState(pool, timeoutMs).catch(() => 'unreachable' as const);
+  if (state === 'unreachable') return { ready: false, reason: 'the database is unreachable' };
+  if (state === 'absent') return { ready: false, reason: 'the job queue (pg-boss) is not installed in the database yet' };
+  if (state === 'installing') return { ready: false, reason: 'the job queue schema is being installed' };
+  return { ready: true };
 }
 
 export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs: number }): Router {

@@ -12,8 +12,7 @@
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
 import { inTransaction } from '../webhooks/pg-transaction.ts';
-import { bossInstalled } from '../webhooks/queue.ts';
-import { attemptOfDeadLetter, eventHeld, NOTHING_HELD } from './held-events.ts';
+import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 
@@ -57,9 +56,10 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
   const installed = await bossInstalled(pool);
+  const nothingHeld = 'false';
 
   if (options.deliveryAttemptDays > 0) {
-    const sql = attemptsSql(installed ? attemptOfDeadLetter('a') : NOTHING_HELD);
+    const sql = attemptsSql(installed ? deadLetterAttemptCondition('a') : nothingHeld);
     for (let last = '0'; ; ) {
       const { rows } = await pool.query<{ scanned: number; deleted: number; last: string | null; stopped: boolean }>(sql, [last, batch, options.deliveryAttemptDays]);
       const row = rows[0]!;
@@ -72,7 +72,7 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
   }
 
   if (options.eventDays > 0) {
-    const held = installed ? eventHeld('e') : NOTHING_HELD;
+    const held = installed ? eventHeldCondition('e') : nothingHeld;
     // One pruner at a time (the job on several workers, the CLI): each batch locks the watermark row
     // first, and its statement then reads in a snapshot taken after the previous batch committed.
     const locked = <T>(work: (query: (sql: string, values: unknown[]) => Promise<T>) => Promise<T>) =>

@@ -9,12 +9,13 @@
 // pg-boss's public API is used for starting, queues, inserting and fetching. Raw SQL on
 // pgboss.job is kept to what the API cannot do in one round trip or at all (settling with the
 // attempt row, handing fetched jobs back uncounted, dead-letter reads joined with our tables, a
-// receiver's jobs); test/webhooks/boss-schema.test.ts fails when pg-boss's schema or behaviour
-// moves away from what these statements assume. (The /metrics and /readyz reads in src/http/
-// still query pgboss tables themselves.)
+// receiver's jobs, the reads at the end for retention, receivers, /metrics and /readyz); each says
+// why the API does not do it. test/webhooks/boss-schema.test.ts and queue-schema.test.ts fail when
+// pg-boss's schema or behaviour moves away from what these statements assume.
 import type { Pool, PoolClient } from 'pg';
 import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
+import { boundedQuery, isMissingRelation } from '../http/bounded-query.ts';
 import type { Logger } from '../logger.ts';
 import { isoSql } from './attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
@@ -169,6 +170,7 @@ export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly
  * Deletes the waiting (not in flight) deliveries of `receiverIds` through `client` (the caller's
  * transaction) and returns them. A job being fetched concurrently is locked by the fetch (SKIP
  * LOCKED there), so the delete waits and then skips it as active: sent or taken, never both.
+ * Raw: deleteJob() takes ids, so finding them first would race the fetch; this is one locked statement.
  */
 export async function takeWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<DeliveryJobData[]> {
   const { rows } = await client.query<{ data: DeliveryJobData }>(
@@ -272,12 +274,21 @@ const DEAD_LETTER_WHERE = `j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'create
 
 export type DeadLetterRow = DeadLetterData & { eventType: string | null; receiverUrl: string | null; receiverEnabled: boolean | null; deadSince: string; lastStatusCode: number | null; lastError: string | null; lastAttemptAt: string | null };
 
-/** Whether pg-boss's job table exists: pg-boss installs its schema on its first start. */
+// One row when pg-boss's job table exists: pg-boss installs its schema on its first start.
+const INSTALLED_SQL = `select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`;
+
+/**
+ * Whether pg-boss's job table exists: pg-boss installs its schema on its first start.
+ * Raw: isInstalled() needs a started pg-boss instance; retention and receiver reads have a pool.
+ */
 export async function bossInstalled(db: Pick<Pool, 'query'> | Pick<PoolClient, 'query'>): Promise<boolean> {
-  return ((await db.query(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`)).rowCount ?? 0) > 0;
+  return ((await db.query(INSTALLED_SQL)).rowCount ?? 0) > 0;
 }
 
-/** Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt. */
+/**
+ * Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt.
+ * Raw: joined with event, receiver and delivery_attempt in one statement; findJobs() cannot join.
+ */
 export async function selectDeadLetters(pool: Pool, receiverId: string | null, limit: number): Promise<DeadLetterRow[]> {
   // pg-boss installs its schema on its first start; before that there are no dead letters.
   if (!(await bossInstalled(pool))) return [];
@@ -303,6 +314,7 @@ export async function selectDeadLetters(pool: Pool, receiverId: string | null, l
  * Deletes up to `limit` dead letters of enabled receivers through `client` (the caller's transaction)
  * and returns them. Materialized, so that the locked pick runs exactly once (pgboss.job is
  * partitioned; a plain IN (subquery ... limit) may be evaluated per partition and take more).
+ * Raw: picks only enabled receivers' letters (a join) and deletes them in the caller's transaction.
  */
 export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number): Promise<DeadLetterData[]> {
   const { rows } = await client.query<DeadLetterData>(
@@ -320,19 +332,98 @@ export async function takeDeadLetters(client: PoolClient, receiverId: string | n
   return rows;
 }
 
+/** Raw: a count filtered by receiver (job data); getQueueStats() counts a whole queue, as of its last pass. */
 export async function countDeadLetters(pool: Pool, receiverId: string | null): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`, [receiverId]);
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many. */
+/**
+ * Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many.
+ * Raw: selected by job data across both queues; deleteJob() takes ids.
+ */
 export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
   // pg-boss installs its schema on its first start; before that there is nothing to remove.
-  const { rows: installed } = await db.executeSql(`select 1 where to_regclass('${BOSS_SCHEMA}.job') is not null`);
+  const { rows: installed } = await db.executeSql(INSTALLED_SQL);
   if (installed.length === 0) return 0;
   const { rows } = await db.executeSql(
     `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
     [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
   );
   return rows[0].n as number;
+}
+
+// Reads for the rest of the service (retention, receivers, /metrics, /readyz), so that no other
+// module names pg-boss's tables. Each one-liner says why pg-boss's public API does not do it.
+
+const QUEUES = `('${DELIVERY_QUEUE}', '${DEAD_LETTER_QUEUE}')`;
+
+/**
+ * SQL condition: the event `alias` (a row of `event`) is referenced by an unsettled delivery job or a
+ * dead letter, i.e. the worker will still load its body (retention keeps it).
+ * Raw: a condition inside retention's batched delete; findJobs() reads one queue per call, client-side.
+ */
+export function eventHeldCondition(alias: string): string {
+  return `exists (select 1 from ${BOSS_SCHEMA}.job j where j.name in ${QUEUES} and j.state in ('created', 'retry', 'active') and j.data->>'eventId' = ${alias}.id::text)`;
+}
+
+/**
+ * SQL condition: the attempt `alias` (a row of `delivery_attempt`) belongs to a delivery that is a
+ * dead letter now (retention keeps its history with it).
+ * Raw: a condition inside retention's batched delete, as above.
+ */
+export function deadLetterAttemptCondition(alias: string): string {
+  return `exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'created'
+             and j.data->>'eventId' = ${alias}.event_id::text and j.data->>'receiverId' = ${alias}.receiver_id::text)`;
+}
+
+/**
+ * SQL subquery: per receiver (`receiver_id`, text), its waiting deliveries (not yet in flight) and its
+ * dead letters, of the receiver whose id is in the parameter `receiverParam` (e.g. '$1'), or of all
+ * when that parameter is null.
+ * Raw: joined with the receiver table in one statement; pg-boss counts per queue, not per job data.
+ */
+export function deliveryCountsByReceiverSql(receiverParam: string): string {
+  return `select data->>'receiverId' as receiver_id,
+                 count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
+                 count(*) filter (where name = '${DEAD_LETTER_QUEUE}' and state = 'created')::int as dead
+            from ${BOSS_SCHEMA}.job
+           where name in ${QUEUES} and state < 'active' and (${receiverParam}::text is null or data->>'receiverId' = ${receiverParam})
+           group by 1`;
+}
+
+/**
+ * Open (waiting, retrying or in-flight) jobs of the delivery queue and of the dead letters, counted
+ * now in one statement bounded by `timeoutMs` (pgboss.job is partitioned by queue name, so only those
+ * two partitions are read). No pg-boss schema yet means no jobs: zeros, not an error.
+ * Raw: getQueueStats() is pg-boss's monitor snapshot (up to a pass old) and unbounded on its own pool.
+ */
+export async function openJobCounts(pool: Pool, timeoutMs: number): Promise<{ deliveries: number; deadLetters: number }> {
+  const sql = `select count(*) filter (where name = '${DELIVERY_QUEUE}')::int as deliveries,
+                      count(*) filter (where name = '${DEAD_LETTER_QUEUE}')::int as "deadLetters"
+                 from ${BOSS_SCHEMA}.job
+                where name in ${QUEUES} and state in ('created', 'retry', 'active')`;
+  try {
+    const [row] = await boundedQuery<{ deliveries: number; deadLetters: number }>(pool, sql, timeoutMs);
+    return { deliveries: row?.deliveries ?? 0, deadLetters: row?.deadLetters ?? 0 };
+  } catch (error) {
+    if (isMissingRelation(error)) return { deliveries: 0, deadLetters: 0 };
+    throw error;
+  }
+}
+
+/**
+ * Whether pg-boss's schema is ready in the database behind `pool`: 'absent' before pg-boss's first
+ * start, 'installing' while its version row is not written yet. Bounded by `timeoutMs` (a pg-boss
+ * migration holding its tables must not hang a probe); rejects when the database does not answer.
+ * Raw: schemaVersion() runs on a pg-boss instance's own pool, with no deadline.
+ */
+export async function queueSchemaState(pool: Pool, timeoutMs: number): Promise<'ready' | 'installing' | 'absent'> {
+  try {
+    const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
+    return rows.length === 0 ? 'installing' : 'ready';
+  } catch (error) {
+    if (isMissingRelation(error)) return 'absent';
+    throw error;
+  }
 }

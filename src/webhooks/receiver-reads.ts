@@ -4,7 +4,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { EventType } from '../events/derive-event.ts';
 import { isoSql } from './attempt-reads.ts';
-import { BOSS_SCHEMA, bossInstalled, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from './queue.ts';
+import { bossInstalled, deliveryCountsByReceiverSql } from './queue.ts';
 
 export type DisabledReason = 'manual' | 'failing' | 'gone';
 
@@ -29,19 +29,11 @@ const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not
   r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
   ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt"`;
 
-// $1: one receiver id, or null for all. The counts read the job table once per queue.
+// $1: one receiver id, or null for all.
 const WITH_COUNTS_SQL = `
-  with waiting as (
-    select data->>'receiverId' as receiver_id, count(*)::int as n from ${BOSS_SCHEMA}.job
-     where name = '${DELIVERY_QUEUE}' and state < 'active' and ($1::text is null or data->>'receiverId' = $1) group by 1
-  ), dead as (
-    select data->>'receiverId' as receiver_id, count(*)::int as n from ${BOSS_SCHEMA}.job
-     where name = '${DEAD_LETTER_QUEUE}' and state = 'created' and ($1::text is null or data->>'receiverId' = $1) group by 1
-  )
-  select ${COLUMNS}, coalesce(w.n, 0) as "waitingDeliveries", coalesce(d.n, 0) as "deadDeliveries"
+  select ${COLUMNS}, coalesce(c.waiting, 0) as "waitingDeliveries", coalesce(c.dead, 0) as "deadDeliveries"
     from receiver r
-    left join waiting w on w.receiver_id = r.id::text
-    left join dead d on d.receiver_id = r.id::text
+    left join (${deliveryCountsByReceiverSql('$1')}) c on c.receiver_id = r.id::text
    where $1::uuid is null or r.id = $1::uuid
    order by r.created_at, r.id`;
 // Before pg-boss's first start there is no job table, and nothing waits.

@@ -1,8 +1,10 @@
 // /graphql checks the key and a GraphQL scope before it reads the body or Apollo parses anything,
 // answers only POST with a JSON body, and every refusal carries a stable code: problem+json for
-// HTTP-level ones, a GraphQL error for the rest. Suggestions and persisted queries leak nothing.
+// HTTP-level ones, a GraphQL error for the rest. Suggestions, introspection and persisted queries
+// leak nothing to a key without graphql:read.
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
+import { getIntrospectionQuery } from 'graphql';
 import type { Api } from '../../src/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
@@ -14,6 +16,7 @@ describe('/graphql edges', () => {
   let reader: string;
   let writerOnly: string;
   let catalogReadOnly: string;
+  let receiversOnly: string;
 
   const post = async (key: string | null, body: string, contentType: string | null = 'application/json'): Promise<Answer> => {
     const headers: Record<string, string> = {};
@@ -30,6 +33,7 @@ describe('/graphql edges', () => {
     reader = await createTestKey(['graphql:read']);
     writerOnly = await createTestKey(['catalog:write']);
     catalogReadOnly = await createTestKey(['catalog:read']);
+    receiversOnly = await createTestKey(['receivers:manage']);
   });
   after(() => api.close());
 
@@ -95,6 +99,55 @@ describe('/graphql edges', () => {
     const withRead = await post(reader, query);
     expect(code(withRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
     expect(withRead.body.errors?.[0]?.message).to.match(/Did you mean "learningOpportunit/);
+  });
+
+  it('lets only graphql:read introspect: a receivers:manage or catalog:write key gets 403 FORBIDDEN and no schema', async () => {
+    const introspecting = [
+      getIntrospectionQuery(),
+      '{ __schema { types { name } } }',
+      '{ __type(name: "Mutation") { fields { name } } }',
+      // hidden in a fragment, beside a field the key may read
+      'query { webhookReceivers { id } ...F } fragment F on Query { __schema { mutationType { fields { name } } } }',
+    ];
+    for (const key of [receiversOnly, writerOnly]) {
+      for (const query of introspecting) {
+        const answer = await post(key, JSON.stringify({ query }));
+        expect(answer.status, query.slice(0, 40)).to.equal(403);
+        expect(code(answer)).to.equal('FORBIDDEN');
+        expect(answer.body.errors?.[0]?.message).to.match(/"graphql:read"/);
+        expect(answer.body.data).to.equal(undefined);
+        expect(answer.text).not.to.match(/LearningOpportunity|createWebhookReceiver/);
+      }
+    }
+    // __typename (which clients add to every selection) is not introspection.
+    const typename = await post(receiversOnly, JSON.stringify({ query: '{ __typename }' }));
+    expect(typename.status).to.equal(200);
+    expect(typename.body).to.deep.equal({ data: { __typename: 'Query' } });
+    const read = await post(reader, JSON.stringify({ query: getIntrospectionQuery() }));
+    expect(read.status).to.equal(200);
+    expect(read.text).to.match(/"LearningOpportunity"/);
+  });
+
+  it('lets graphql:read introspect under NODE_ENV=production too (Apollo would switch introspection off there)', async () => {
+    const previous = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    let production: Api;
+    try {
+      production = await startTestApi();
+    } finally {
+      process.env.NODE_ENV = previous;
+    }
+    try {
+      const res = await fetch(`${production.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
+      });
+      expect(res.status).to.equal(200);
+      expect(await res.json()).to.deep.equal({ data: { __schema: { queryType: { name: 'Query' } } } });
+    } finally {
+      await production.close();
+    }
   });
 
   it('keeps no persisted queries: registering and a hash mismatch are PERSISTED_QUERY_NOT_SUPPORTED', async () => {
