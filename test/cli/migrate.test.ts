@@ -60,6 +60,15 @@ describe('cli: migrations and missing databases', function () {
     }
   });
 
+  it('three `migrate` processes started together on a database that does not exist: one creates it, all succeed', async () => {
+    const name = freshName();
+    const runs = await Promise.all([1, 2, 3].map(() => cli(urlOf(name), ['migrate', '--json'])));
+    for (const run of runs) expect(run.code, run.stderr).to.equal(0);
+    expect(await exists(name)).to.equal(true);
+    const applied = runs.flatMap((run) => (JSON.parse(run.stdout) as { applied: string[] }).applied);
+    expect(applied.sort()).to.deep.equal(ALL_MIGRATIONS);
+  });
+
   it('another command on a database that does not exist exits 4 and creates nothing', async () => {
     const name = freshName();
     const run = await cli(urlOf(name), ['keys', 'list']);
