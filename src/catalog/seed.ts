@@ -26,12 +26,13 @@ export type SeedOptions = {
 };
 
 const YEAR = 365 * 86_400_000;
+const DEFAULT_BATCH_SIZE = 1000;
 
 /** The rendered docs of the seed's records, a batch at a time. */
 function* renderedBatches(options: SeedOptions): Generator<string[]> {
   const rnd: Random = seededRandom(options.seed ?? Date.now());
   const now = options.now ?? new Date();
-  const batchSize = options.batchSize ?? 1000;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   let previousUpdatedAt = now;
   for (let done = 0; done < options.count; ) {
     const size = Math.min(batchSize, options.count - done);
@@ -54,6 +55,7 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
   const connections = options.connections ?? 2;
   if (!Number.isInteger(connections) || connections < 1) throw new Error(`connections must be a positive integer, got ${connections}`);
   const batches = renderedBatches(options);
+  const sessionCount = Math.min(connections, Math.ceil(options.count / (options.batchSize ?? DEFAULT_BATCH_SIZE))); // no idle sessions
   let done = 0;
   let inserted = 0;
   let failed = false;
@@ -69,7 +71,7 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
     }
   };
   const sessions = await Promise.allSettled(
-    Array.from({ length: connections }, async () => {
+    Array.from({ length: sessionCount }, async () => {
       const client = await pool.connect();
       try {
         await insertBatches(client);
