@@ -18,14 +18,20 @@ export function seededRandom(seed: number): Random {
 }
 
 const HEX = '0123456789abcdef';
+const nibbles = new Uint8Array(32);
 
 /** A version-4 UUID from 32 draws of `rnd` (one per hex digit, then one for the variant). */
 export function randomUuid(rnd: Random): string {
-  // String building, not an array of 32 strings: seed generates a dozen of these per record.
+  // seed generates a dozen of these per record: one pass, no intermediate strings to slice.
+  for (let i = 0; i < 32; i++) nibbles[i] = Math.floor(rnd() * 16);
+  nibbles[12] = 4; // the version; its draw is spent all the same, so the sequence stays as it was
+  nibbles[16] = Math.floor(rnd() * 4) + 8;
   let s = '';
-  for (let i = 0; i < 32; i++) s += HEX[Math.floor(rnd() * 16)];
-  s = `${s.slice(0, 12)}4${s.slice(13, 16)}${HEX[Math.floor(rnd() * 4) + 8]}${s.slice(17)}`;
-  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+  for (let i = 0; i < 32; i++) {
+    if (i === 8 || i === 12 || i === 16 || i === 20) s += '-';
+    s += HEX[nibbles[i]!];
+  }
+  return s;
 }
 
 const pick = <T>(rnd: Random, list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
@@ -42,7 +48,9 @@ const LANGUAGES = ['en', 'de', 'pt-BR', 'es', 'fr', 'nl'];
 const SOURCES = ['Course Report', 'SwitchUp', 'Trustpilot', 'Class Central', 'Google Reviews'];
 const LOREM = 'Learners work through real cases with practitioners, build a portfolio piece, and receive structured feedback. Sessions combine short lectures, guided labs and peer review, with office hours every week.';
 
-const sentence = (rnd: Random, words: number) => LOREM.split(' ').slice(0, Math.max(3, words)).join(' ').replace(/[,.]$/, '') + '.';
+// The first `words` words of LOREM (at least 3) as a sentence; built once per length.
+const SENTENCES = Array.from({ length: LOREM.split(' ').length + 1 }, (_, words) => LOREM.split(' ').slice(0, Math.max(3, words)).join(' ').replace(/[,.]$/, '') + '.');
+const sentence = (words: number) => SENTENCES[Math.min(words, SENTENCES.length - 1)]!;
 
 /** One record's content. `base` is the time around which its dates are placed. */
 export function generateContent(rnd: Random, base: Date): LearningOpportunityContent {
@@ -68,7 +76,7 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
   return {
     id: randomUuid(rnd),
     title: `${pick(rnd, LEVELS)} ${subject}`,
-    summary: sentence(rnd, int(rnd, 8, 20)),
+    summary: sentence(int(rnd, 8, 20)),
     description: maybe(rnd, 0.9, () => Array.from({ length: int(rnd, 1, 4) }, () => LOREM).join('\n\n')),
     url: `https://courses.example.org/${slug}/${int(rnd, 1000, 9999)}`,
     provider: maybe(rnd, 0.95, () => ({ name: provider, url: maybe(rnd, 0.8, () => `https://${provider.toLowerCase().replace(/[^a-z]+/g, '')}.example.org`) })),
@@ -81,12 +89,12 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
       id: randomUuid(rnd),
       type: DEADLINE_TYPES[i % DEADLINE_TYPES.length] as DeadlineType,
       dueAt: new Date(start - int(rnd, 1, 30) * day),
-      description: maybe(rnd, 0.6, () => sentence(rnd, 8)),
+      description: maybe(rnd, 0.6, () => sentence(8)),
     })),
     faqs: Array.from({ length: int(rnd, 0, 6) }, (_, i) => ({
       id: randomUuid(rnd),
       question: ['Do I need prior experience?', 'Is there a certificate?', 'Can I pay in instalments?', 'How much time per week?', 'Are recordings available?', 'Is there a refund policy?'][i] as string,
-      answer: sentence(rnd, int(rnd, 6, 30)),
+      answer: sentence(int(rnd, 6, 30)),
     })),
     externalReviews: Array.from({ length: int(rnd, 0, 4) }, () => {
       const maxRating = 5;
@@ -97,7 +105,7 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
         rating: Math.round((2.5 + rnd() * 2.5) * 10) / 10,
         maxRating,
         reviewCount: int(rnd, 1, 5000),
-        excerpt: maybe(rnd, 0.8, () => sentence(rnd, int(rnd, 6, 18))),
+        excerpt: maybe(rnd, 0.8, () => sentence(int(rnd, 6, 18))),
         reviewedAt: maybe(rnd, 0.9, () => new Date(base.getTime() - int(rnd, 1, 700) * day)),
       };
     }),

@@ -12,14 +12,16 @@ export function registerSeedCommand(program: Command, config: Config): void {
     .requiredOption('--count <n>', 'how many records')
     .option('--seed <n>', 'random seed, for a reproducible catalog (running the same seed again inserts only what is missing)')
     .option('--batch-size <n>', 'records per transaction (one insert statement each)', '1000')
+    .option('--connections <n>', 'database sessions inserting batches at the same time, while the next batch renders', '2')
     .option('--json', 'print JSON only')
-    .action(async (opts: { count: string; seed?: string; batchSize: string; json?: boolean }) => {
+    .action(async (opts: { count: string; seed?: string; batchSize: string; connections: string; json?: boolean }) => {
       const count = positiveInt('--count', opts.count);
       const batchSize = positiveInt('--batch-size', opts.batchSize);
+      const connections = positiveInt('--connections', opts.connections);
       const seed = opts.seed === undefined ? undefined : positiveInt('--seed', opts.seed);
       const started = Date.now();
       const result = await withDatabase(config, (db) =>
-        seedCatalog(db.pool, { count, batchSize, seed, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
+        seedCatalog(db.pool, { count, batchSize, seed, connections, onProgress: ({ done, total }) => progress(`seeded ${done}/${total}`) }),
       );
       if (process.stderr.isTTY) process.stderr.write('\n');
       const summary = { inserted: result.inserted, skipped: result.skipped, seconds: (Date.now() - started) / 1000 };
