@@ -77,7 +77,6 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     receiverOf: (i) => i.job.data.receiverId,
   });
   const recorder = createAttemptRecorder({
-    boss,
     pool,
     config,
     logger,
