@@ -114,7 +114,10 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         }
         const jobs = await fetchDeliveries(boss, {
           batchSize: Math.min(config.fetchBatch, maxHeld - queues.held() - loading),
-          groupConcurrency: queues.groupConcurrency,
+          // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
+          // of their receiver's any more: not counting them keeps a fast receiver fed while its
+          // settlements are in flight (they took half its cap on a loaded machine).
+          groupConcurrency: queues.groupConcurrency + recording,
           ignoreGroups: queues.full(),
         });
         if (jobs.length === 0) break;
