@@ -112,8 +112,9 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
           if (!(await loads[0]!)) break;
           continue;
         }
+        const batchSize = Math.min(config.fetchBatch, maxHeld - queues.held() - loading);
         const jobs = await fetchDeliveries(boss, {
-          batchSize: Math.min(config.fetchBatch, maxHeld - queues.held() - loading),
+          batchSize,
           // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
           // of their receiver's any more: not counting them keeps a fast receiver fed while its
           // settlements are in flight (they took half its cap on a loaded machine).
@@ -124,6 +125,9 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         const load = queueBatch(jobs);
         loads.push(load);
         void load.finally(() => loads.splice(loads.indexOf(load), 1));
+        // A short batch: nothing more is ready, or its receivers reached their cap of jobs in
+        // progress, whose ends wake the pump again. No fetch just to find the queue empty.
+        if (jobs.length < batchSize) break;
       }
     } catch (error) {
       logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
