@@ -27,6 +27,7 @@ import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { type BaselineBody, runBaseline } from './baseline.ts';
+import { createCpuMeter } from './cpu.ts';
 import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
 import { type Producer, startServiceSide } from './service-run.ts';
 import { type Summary, summarize, table } from './stats.ts';
@@ -87,9 +88,14 @@ async function startReceiver() {
 type Service = Awaited<ReturnType<typeof startServiceSide>>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 type Draft = { id: string; doc: string };
+/** µs of CPU per delivery in one round: this process in the drain (the worker) and the bare loop, PostgreSQL in the drain. */
+type RoundCpu = { drainProcess: number; drainDatabase: number | null; bareProcess: number };
 
 /** One round: live, backlog drain, and both baselines on this round's events. */
-async function runRound(round: number, ctx: { db: Database; service: Service; receiver: Receiver; drafts: Draft[]; concurrency: number; timeoutMs: number }) {
+async function runRound(
+  round: number,
+  ctx: { db: Database; service: Service; receiver: Receiver; drafts: Draft[]; concurrency: number; timeoutMs: number; cpu: Awaited<ReturnType<typeof createCpuMeter>> },
+) {
   const { db, service, receiver, drafts } = ctx;
   const tag = `round ${round}/${ROUNDS}`;
   if (PRODUCER === 'catalog' && round > 1) await db.pool.query(`update learning_opportunity set status = 'DRAFT', published_at = null`);
@@ -107,8 +113,10 @@ async function runRound(round: number, ctx: { db: Database; service: Service; re
   log(`${tag} backlog: committing ${COUNT} more changes with the worker stopped...`);
   await service.fillBacklog(drafts, { producer: 'recorder', streams: STREAMS, batch: BATCH, rate: 0 });
   log(`${tag} backlog: worker started, draining...`);
+  const drainCpu = ctx.cpu();
   const drainStart = await service.drain();
   await receiver.waitFor(COUNT);
+  const drainCpuPer = drainCpu(COUNT);
   const drained = await receiver.collect();
 
   const liveArrivals = new Map(live.arrivals);
@@ -135,13 +143,19 @@ async function runRound(round: number, ctx: { db: Database; service: Service; re
   const releaseOf = new Map(scheduled.map((b) => [b.eventId, b.releaseAtMs]));
   const replayRun = summarize({ name: 'bare baseline: same schedule', delivered: replayed.arrivals.length, spanMs: last(replayed.arrivals) - start, latenciesMs: replayed.arrivals.map(([id, at]) => at - releaseOf.get(id)!), duplicates: replayed.duplicates });
   log(`${tag} baseline: all bodies at once...`);
+  const burstCpu = ctx.cpu();
   const t0 = now();
   const burst = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled.map((b) => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+  const burstCpuPer = burstCpu(scheduled.length);
   const burstArrivals = await receiver.collect();
   const burstRun = summarize({ name: 'bare baseline: all at once', delivered: burstArrivals.arrivals.length, spanMs: last(burstArrivals.arrivals) - t0, latenciesMs: null, duplicates: burstArrivals.duplicates });
   const ratio = drainRun.perSecond / burstRun.perSecond;
-  log(`${tag}: drain ${drainRun.perSecond.toFixed(0)}/s, bare ${burstRun.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms`);
-  return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, failed: replay.failed + burst.failed, commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };
+  const cpu: RoundCpu = { drainProcess: drainCpuPer.processUs, drainDatabase: drainCpuPer.databaseUs, bareProcess: burstCpuPer.processUs };
+  log(
+    `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s, bare ${burstRun.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
+      `CPU per delivery: drain ${cpu.drainProcess.toFixed(0)} µs + database ${cpu.drainDatabase?.toFixed(0) ?? '-'} µs, bare ${cpu.bareProcess.toFixed(0)} µs`,
+  );
+  return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, cpu, failed: replay.failed + burst.failed, commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };
 }
 
 const median = (values: readonly number[]) => {
@@ -192,8 +206,9 @@ async function main(): Promise<void> {
     await db.pool.query('analyze learning_opportunity');
     const service = await startServiceSide({ db, config, logger, receiverUrl: receiver.url, secret: SECRET });
     const concurrency = config.concurrencyPerReceiver;
-    const results = [];
-    for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, { db, service, receiver, drafts, concurrency, timeoutMs: config.timeoutMs }));
+    const cpu = await createCpuMeter(db.pool, !env.DATABASE_URL);
+    const results: Awaited<ReturnType<typeof runRound>>[] = [];
+    for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, { db, service, receiver, drafts, concurrency, timeoutMs: config.timeoutMs, cpu }));
     await service.stop();
     // Every attempt the worker recorded: more attempts than deliveries means retries happened.
     const { rows: attempts } = await db.pool.query<{ outcome: string; n: string; max_attempt: number }>(
@@ -202,6 +217,10 @@ async function main(): Promise<void> {
 
     const [liveRun, occurredRun, drainRun, replayRun, burstRun] = medianRuns(results.map((r) => r.runs));
     const ratio = median(results.map((r) => r.ratio));
+    const cpuMedian = (pick: (c: RoundCpu) => number | null) => {
+      const values = results.map((r) => pick(r.cpu)).filter((v): v is number => v !== null);
+      return values.length ? `${median(values).toFixed(0)} µs` : '-';
+    };
     const delivered = (run: Summary) => run.delivered === COUNT * ROUNDS;
     const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
     const producerText = `${PRODUCER} producer, ${STREAMS} streams${PRODUCER === 'recorder' ? `, ${BATCH} changes per transaction` : ''}${RATE ? `, paced at ${RATE}/s` : ''}`;
@@ -211,7 +230,9 @@ async function main(): Promise<void> {
         `per-receiver concurrency ${concurrency}, worker concurrency ${config.workerConcurrency}\n` +
         `live producers (${producerText}): ${results.map((r) => `${(r.commits / r.commitSeconds).toFixed(0)}/s`).join(', ')} committed; baseline failures: ${results.reduce((n, r) => n + r.failed, 0)}\n` +
         `worker attempts (all rounds): ${attempts.map((a) => `${a.outcome} ${a.n} (attempt <= ${a.max_attempt})`).join(', ')}\n` +
-        `ratio backlog drain / bare all at once, per round: ${results.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')}\n\n` +
+        `ratio backlog drain / bare all at once, per round: ${results.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')}\n` +
+        `CPU per delivery (medians): backlog drain: this process (the worker) ${cpuMedian((c) => c.drainProcess)}, PostgreSQL ${cpuMedian((c) => c.drainDatabase)}; ` +
+        `bare loop: this process ${cpuMedian((c) => c.bareProcess)}\n\n` +
         `median of ${ROUNDS} rounds (delivered, duplicates: totals)\n` +
         `${table([liveRun!, occurredRun!, drainRun!, replayRun!, burstRun!])}\n\n` +
         `latency = receipt (whole body read by the receiver) - commit (the producing transaction had committed)\n` +

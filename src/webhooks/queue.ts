@@ -3,7 +3,7 @@
 //
 // One job = one delivery attempt of one event to one receiver. The worker settles every job itself
 // (records the attempt, deletes the job, and enqueues the next attempt or a dead letter, in one
-// statement; see settle-sql.ts), so pg-boss's own retry only covers a worker that died or lost its
+// statement; see settleJobs), so pg-boss's own retry only covers a worker that died or lost its
 // database mid-attempt: the job expires and is handed out again (and recorded as `worker_lost`).
 //
 // pg-boss's public API is used for starting, queues, inserting and fetching. Raw SQL on
@@ -19,6 +19,7 @@ import { boundedQuery, isMissingRelation } from '../http/bounded-query.ts';
 import type { Logger } from '../logger.ts';
 import { isoSql } from './attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
+import { receiverHealthCtes } from './receiver-health-sql.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 export const DELIVERY_QUEUE = 'webhook-delivery';
@@ -203,13 +204,19 @@ export type JobSettlement = {
 };
 /** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
 export type SettleOutcome = { held: boolean; receiverExists: boolean };
+/** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
+export type DisabledReceiver = { id: string; reason: 'gone' | 'failing'; failingSince: string | null };
+/** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
+export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
 
 // One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced delete of the claimed
 // jobs (state active at the fetched retry count: a job that expired and was handed to another worker
 // is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
-// and, for claims still ours whose receiver exists, the follow-up job with the queue's own settings
-// (what boss.insert() writes; the schema test compares the two). `id = any($1)` makes the delete
-// a primary-key lookup per job rather than a scan of the queue's whole backlog.
+// for claims still ours whose receiver exists, the follow-up job with the queue's own settings
+// (what boss.insert() writes; the schema test compares the two), the receivers' health from the
+// recorded attempts (receiver-health-sql.ts), and, for a receiver that this disables, its waiting
+// deliveries moved to the dead letters (as set-aside.ts does for an operator's disable). `id = any($1)` makes the delete a primary-key lookup
+// per job rather than a scan of the queue's whole backlog.
 const SETTLE_SQL = `
   with s as (
     select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
@@ -226,25 +233,59 @@ const SETTLE_SQL = `
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
       from k where record and receiver_exists),
+  health_in as (
+    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at from k where record and receiver_exists),
+  ${receiverHealthCtes('$16')},
+  disabled as (
+    select id from health_next where reason is not null),
+  -- A receiver disabled here: its waiting deliveries become dead letters in this statement (the
+  -- gate keeps the scan of the queue from running when nothing was disabled), and so does the retry
+  -- that one of its attempts would have enqueued.
+  set_aside as (
+    delete from ${BOSS_SCHEMA}.job j
+     where (select count(*) from disabled) > 0
+       and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
+    returning (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts),
+  follow as (
+    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason
+      from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
+    union all
+    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end
+      from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
+    union all
+    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled' from set_aside),
   followed as (
     insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
                                     retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
     select q.name,
-           case when k.next = 'retry' then jsonb_build_object('eventId', k.event_id, 'receiverId', k.receiver_id, 'attempt', k.attempt + 1)
-                else jsonb_strip_nulls(jsonb_build_object('eventId', k.event_id, 'receiverId', k.receiver_id, 'attempts', k.attempt - (not k.record)::int, 'reason', k.reason)) end,
-           case when k.next = 'retry' then k.receiver_id::text end,
+           case when f.next = 'retry' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
+                else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
+           case when f.next = 'retry' then f.receiver_id::text end,
            t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
            q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
-      from k
-      cross join lateral (select ${BOSS_SCHEMA}.job_now() + k.delay_ms * interval '1 millisecond' as at) t
-      join ${BOSS_SCHEMA}.queue q on q.name = case when k.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
-     where k.held and k.receiver_exists and k.next in ('retry', 'dead'))
-  select held, receiver_exists as "receiverExists" from k order by n`;
+      from follow f
+      cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)
+  select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
+         (select count(*)::int from set_aside) as "setAside"
+    from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
+   order by k.n`;
 
-/** Settles claims in one statement through `db` (a pool, or a transaction's client). */
-export async function settleJobs(db: { query: (text: string, values: unknown[]) => Promise<{ rows: SettleOutcome[] }> }, settlements: readonly JobSettlement[]): Promise<SettleOutcome[]> {
+type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number };
+
+/**
+ * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
+ * settlement, in order, and the receivers the recorded attempts disabled (`disableAfterHours`:
+ * WEBHOOK_DISABLE_AFTER_HOURS; omitted, failures never disable).
+ */
+export async function settleJobs(
+  db: { query: (query: { name: string; text: string; values: unknown[] }) => Promise<{ rows: SettleRow[] }> },
+  settlements: readonly JobSettlement[],
+  options: { disableAfterHours?: number } = {},
+): Promise<SettleResult> {
   const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
-  const { rows } = await db.query(SETTLE_SQL, [
+  // Named: prepared once per connection, instead of parsed and planned on every settlement.
+  const { rows } = await db.query({ name: 'webhook-settle', text: SETTLE_SQL, values: [
     column((s) => s.job.id),
     column((s) => s.job.retryCount),
     column((s) => s.data.eventId),
@@ -260,8 +301,11 @@ export async function settleJobs(db: { query: (text: string, values: unknown[]) 
     column((s) => (s.next.kind === 'retry' ? s.next.delayMs : 0)),
     column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
     column((s) => s.attempt !== null),
-  ]);
-  return rows;
+    options.disableAfterHours ?? null,
+  ] });
+  const disabled = new Map<string, DisabledReceiver>();
+  for (const r of rows) if (r.disabledId && r.reason) disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
+  return { outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })), disabled: [...disabled.values()], setAside: rows[0]?.setAside ?? 0 };
 }
 
 // Dead letters, read as DeadLetterData whichever wrote them: pg-boss moves a job whose lost-worker

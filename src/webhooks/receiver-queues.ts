@@ -10,7 +10,8 @@
 //
 // In the database, pg-boss groupConcurrency (group = receiver id) caps one receiver's jobs in
 // progress across all workers at `groupFactor` (WEBHOOK_GROUP_FACTOR) times the per-receiver limit
-// (in progress includes queued here and being recorded).
+// (in progress: fetched, queued here or being sent; the fetching worker adds the attempts it is
+// still recording, which are active jobs until their settlement commits).
 
 type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
 

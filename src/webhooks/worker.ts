@@ -17,9 +17,10 @@
 // WEBHOOK_CONCURRENCY_PER_RECEIVER of them to one receiver, with a short per-receiver queue of
 // fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
 // share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
-// batches (with their events and receivers: two queries per batch), each slot is refilled as soon
-// as its request ends (a request that hangs until the timeout holds only its own slot), and finished
-// attempts are committed in groups (record-attempt.ts). When to fetch is the pump's business
+// batches (with their events and receivers: two queries per batch, loaded while the next fetch
+// runs), each slot is refilled as soon as its request ends (a request that hangs until the timeout
+// holds only its own slot), and finished attempts are committed in groups (record-attempt.ts, one
+// statement per group). When to fetch is the pump's business
 // (pump.ts, a small state machine): it wakes on pg-boss's NOTIFY for new jobs, on its own timers for
 // retries it scheduled, when slots free up, and on a poll every WEBHOOK_POLL_INTERVAL_MS as a floor.
 // A job handed out again after its worker was lost gets a `worker_lost` attempt row first.
@@ -77,7 +78,6 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     receiverOf: (i) => i.job.data.receiverId,
   });
   const recorder = createAttemptRecorder({
-    boss,
     pool,
     config,
     logger,
@@ -97,29 +97,40 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const handBack = (items: Item[]) =>
     handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
 
-  /**
-   * One pump round: fetches until the queues are full or the queue has nothing more to hand out.
-   * Loading a batch's events overlaps the next fetch (two batches at most), since each is a round trip.
-   */
+  // Batches whose events and receivers are loading, oldest first. Loading is not part of a pump
+  // round: a round ends when its last fetch returns, so that a job committed meanwhile is fetched
+  // at once instead of after the loads of the round before.
+  const loads: Promise<boolean>[] = [];
+
+  /** One pump round: fetches until the queues are full or the queue has nothing more to hand out. */
   async function fetchRound(): Promise<void> {
-    const loads: Promise<boolean>[] = [];
     try {
       while (!stopped() && queues.held() + loading < maxHeld && recording < maxRecording) {
+        // At most two batches loading (each load is a round trip); if the older one could queue
+        // nothing (every job handed back: its receivers have no room), more fetching would only spin.
+        if (loads.length >= 2) {
+          if (!(await loads[0]!)) break;
+          continue;
+        }
+        const batchSize = Math.min(config.fetchBatch, maxHeld - queues.held() - loading);
         const jobs = await fetchDeliveries(boss, {
-          batchSize: Math.min(config.fetchBatch, maxHeld - queues.held() - loading),
-          groupConcurrency: queues.groupConcurrency,
+          batchSize,
+          // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
+          // of their receiver's any more: not counting them keeps a fast receiver fed while its
+          // settlements are in flight (they took half its cap on a loaded machine).
+          groupConcurrency: queues.groupConcurrency + recording,
           ignoreGroups: queues.full(),
         });
         if (jobs.length === 0) break;
-        loads.push(queueBatch(jobs));
-        // Every job handed back: its receivers have no room now; more fetching would only spin.
-        if (loads.length >= 2 && !(await loads.shift()!)) break;
+        const load = queueBatch(jobs);
+        loads.push(load);
+        void load.finally(() => loads.splice(loads.indexOf(load), 1));
+        // A short batch: nothing more is ready, or its receivers reached their cap of jobs in
+        // progress, whose ends wake the pump again. No fetch just to find the queue empty.
+        if (jobs.length < batchSize) break;
       }
-      while (loads.length) await loads.shift();
     } catch (error) {
       logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
-    } finally {
-      await Promise.allSettled(loads);
     }
   }
 
@@ -207,6 +218,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       clearInterval(poll);
       retryTimers.clear();
       await pump.stop();
+      await Promise.allSettled(loads);
       await listener?.close().catch(() => {});
       // Jobs queued here go back to the queue at once, for another worker (or the next start).
       await handBack(queues.takeAll());

@@ -4,14 +4,11 @@
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { receiversDisabled } from '../../src/metrics.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
-import { recordReceiverHealth } from '../../src/webhooks/auto-disable.ts';
-import { inTransaction } from '../../src/webhooks/pg-transaction.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, settleJobs } from '../../src/webhooks/queue.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
-import { silentLogger } from '../support/api.ts';
+import { eventually, insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const disabledCount = async (reason: string) => (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -76,16 +73,14 @@ describe('automatic disabling of failing receivers', function () {
     await enableReceiver({ pool: testDb().pool }, id);
     await publish();
     await eventually(async () => (await attempts(id)) === 2, 5000, 'the attempt after enable');
-    // Health is written just after the attempt's settlement (its own statement), hence the wait.
+    // Health is written by the statement that records the attempt: visible with it.
     const health = async () => (await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [id])).rows[0];
-    await eventually(async () => (await health()).failing, 5000, 'failing again');
     expect(await health()).to.deep.equal({ enabled: true, failing: true });
 
     receiver.reply({ status: 200 });
     await publish();
     await eventually(async () => (await attempts(id)) === 3, 5000, 'a successful attempt');
     const healed = async () => (await testDb().pool.query('select failing_since, last_success_at is not null as ok from receiver where id = $1', [id])).rows[0];
-    await eventually(async () => (await healed()).ok, 5000, 'the success recorded');
     expect(await healed()).to.deep.equal({ failing_since: null, ok: true });
   });
 
@@ -100,27 +95,75 @@ describe('automatic disabling of failing receivers', function () {
     expect(await getReceiver({ pool: testDb().pool }, id)).to.include({ enabled: true, lastSuccessAt: null });
   });
 
-  it('orders the attempts of one batch: only failures after its last success count, a 410 before a success does not disable', async () => {
-    const { id } = await stack.addReceiver(receiver.url);
-    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
-    const attempt = (s: number, statusCode: number) => ({
-      data: { receiverId: id, eventId: id, attempt: 1 },
-      startedAt: at(s),
-      result: { outcome: statusCode < 300 ? ('success' as const) : ('http_error' as const), statusCode, error: null, responseExcerpt: null, durationMs: 1 },
+  describe('the settling statement', () => {
+    let id: string;
+    let eventId: string;
+    beforeEach(async () => {
+      await stack.stop();
+      stack = await startWebhookStack({ worker: false });
+      id = (await stack.addReceiver(receiver.url)).id;
+      eventId = await insertBareEvent();
     });
-    const settle = (batch: ReturnType<typeof attempt>[]) =>
-      inTransaction(testDb().pool, (client, db) => recordReceiverHealth({ boss: stack.boss, client, db, disableAfterHours: 120, logger: silentLogger }, batch));
-    const state = async () =>
-      // Seconds after the batch's origin, as at() counts them.
-      (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::int as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
+    afterEach(() => removeBareEvent(eventId));
 
-    await settle([attempt(1, 500), attempt(2, 200), attempt(3, 503), attempt(4, 500)]);
-    expect(await state()).to.deep.equal({ enabled: true, failingSince: 3, lastSuccessAt: 2, lastFailureAt: 4 });
-    await settle([attempt(5, 500), attempt(6, 204)]);
-    expect(await state()).to.deep.include({ enabled: true, failingSince: null, lastSuccessAt: 6, lastFailureAt: 5 });
-    await settle([attempt(7, 410), attempt(8, 200)]);
-    expect(await state()).to.deep.include({ enabled: true, failingSince: null });
-    await settle([attempt(9, 200), attempt(10, 410)]);
-    expect(await state()).to.deep.include({ enabled: false, failingSince: 10 });
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, s * 1000));
+    // One settling statement for a group of claimed jobs, each with its attempt's start (seconds) and status.
+    const settle = async (attempts: [number, number][]) => {
+      await enqueueDeliveries(stack.boss, stack.boss.getDb(), attempts.map(() => ({ eventId, receiverId: id, attempt: 1 })));
+      const claimed = await fetchDeliveries(stack.boss, { batchSize: attempts.length, groupConcurrency: 100, ignoreGroups: [] });
+      expect(claimed).to.have.length(attempts.length);
+      return await settleJobs(
+        testDb().pool,
+        claimed.map((job, i) => {
+          const [second, statusCode] = attempts[i]!;
+          const outcome = statusCode < 300 ? 'success' : 'http_error';
+          return { job, data: job.data, attempt: { startedAt: at(second), durationMs: 1, statusCode, error: null, excerpt: null, outcome }, next: { kind: 'done' } };
+        }),
+        { disableAfterHours: 120 },
+      );
+    };
+    const state = async () =>
+      // Seconds after the origin of at().
+      (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::float8 as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
+
+    it('orders the attempts of one group: only failures after its last success count, a 410 before a success does not disable', async () => {
+      expect((await settle([[1, 500], [2, 200], [3, 503], [4, 500]])).disabled).to.deep.equal([]);
+      expect(await state()).to.deep.equal({ enabled: true, failingSince: 3, lastSuccessAt: 2, lastFailureAt: 4 });
+      await settle([[5, 500], [6, 204]]);
+      expect(await state()).to.deep.include({ enabled: true, failingSince: null, lastSuccessAt: 6, lastFailureAt: 5 });
+      await settle([[7, 410], [8, 200]]);
+      expect(await state()).to.deep.include({ enabled: true, failingSince: null });
+      const { disabled } = await settle([[9, 200], [10, 410]]);
+      expect(await state()).to.deep.include({ enabled: false, failingSince: 10 });
+      expect(disabled).to.deep.equal([{ id, reason: 'gone', failingSince: (await testDb().pool.query('select failing_since::text as t from receiver where id = $1', [id])).rows[0].t }]);
+    });
+
+    it('disables, and moves the waiting deliveries of the receiver to the dead letters, in the statement that records the 410', async () => {
+      // A delivery waiting for its third attempt, and another receiver's, which stays.
+      const other = (await stack.addReceiver(`${receiver.url}?other`)).id;
+      await enqueueDeliveries(stack.boss, stack.boss.getDb(), [
+        { eventId, receiverId: id, attempt: 3, delayMs: 60_000 },
+        { eventId, receiverId: other, attempt: 1, delayMs: 60_000 },
+      ]);
+      const result = await settle([[1, 410]]);
+      expect(result).to.deep.include({ setAside: 1 });
+      expect(result.disabled.map((d) => [d.id, d.reason])).to.deep.equal([[id, 'gone']]);
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
+      expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id })).map((j) => j.data)).to.deep.equal([{ eventId, receiverId: id, attempts: 2, reason: 'receiver_disabled' }]);
+      expect((await jobs(DELIVERY_QUEUE, { receiverId: other })).map((j) => j.state)).to.deep.equal(['created']);
+    });
+
+    it("keeps a healthy receiver's last success to within a second, and any failure at once", async () => {
+      await settle([[20, 200]]);
+      await settle([[20.5, 200]]);
+      expect(await state()).to.deep.include({ lastSuccessAt: 20, failingSince: null });
+      await settle([[21, 200]]);
+      expect(await state()).to.deep.include({ lastSuccessAt: 21 });
+      await settle([[21.2, 500]]);
+      expect(await state()).to.deep.include({ lastSuccessAt: 21, failingSince: 21.2, lastFailureAt: 21.2 });
+      // A failing receiver's next success is written however soon it comes.
+      await settle([[21.3, 200]]);
+      expect(await state()).to.deep.include({ lastSuccessAt: 21.3, failingSince: null });
+    });
   });
 });

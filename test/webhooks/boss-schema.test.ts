@@ -34,7 +34,7 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     await enqueueDeliveries(stack.boss, db, [{ eventId, receiverId, attempt: 1 }]);
     const first = await claim();
     const attempt = { startedAt: new Date(), durationMs: 5, statusCode: 500, error: null, excerpt: 'no', outcome: 'http_error' };
-    expect(await settleJobs(testDb().pool, [{ job: first, data: first.data, attempt, next: { kind: 'retry', delayMs: 60_000 } }])).to.deep.equal([{ held: true, receiverExists: true }]);
+    expect((await settleJobs(testDb().pool, [{ job: first, data: first.data, attempt, next: { kind: 'retry', delayMs: 60_000 } }])).outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
     await enqueueDeliveries(stack.boss, db, [{ eventId, receiverId, attempt: 7, delayMs: 60_000 }]);
     const [ours] = await row(DELIVERY_QUEUE, 2, 'attempt');
     const [theirs] = await row(DELIVERY_QUEUE, 7, 'attempt');
@@ -59,8 +59,8 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     const again = await claim();
     expect([again.id, again.retryCount]).to.deep.equal([job.id, 0]);
     const stale = { ...again, retryCount: 1 };
-    expect(await settleJobs(testDb().pool, [{ job: stale, data: again.data, attempt: null, next: { kind: 'done' } }])).to.deep.equal([{ held: false, receiverExists: true }]);
-    expect(await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }])).to.deep.equal([{ held: true, receiverExists: true }]);
+    expect((await settleJobs(testDb().pool, [{ job: stale, data: again.data, attempt: null, next: { kind: 'done' } }])).outcomes).to.deep.equal([{ held: false, receiverExists: true }]);
+    expect((await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }])).outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
   });
 
   it('hears pg-boss announce a new delivery job on the channel it derives', async () => {

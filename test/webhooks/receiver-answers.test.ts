@@ -81,7 +81,7 @@ describe('receiver answers the database cannot store as they are', () => {
     await enqueueDeliveries(boss, boss.getDb(), [1, 2, 3].map((attempt) => ({ eventId, receiverId, attempt })));
     const claimed = await fetchDeliveries(boss, { batchSize: 3, groupConcurrency: 100, ignoreGroups: [] });
     expect(claimed).to.have.length(3);
-    const recorder = createAttemptRecorder({ boss, pool: db.pool, config: stack.config, logger: silentLogger });
+    const recorder = createAttemptRecorder({ pool: db.pool, config: stack.config, logger: silentLogger });
     const result = { outcome: 'success' as const, statusCode: 200, error: null, responseExcerpt: 'ok', durationMs: 3 };
     // attempt 0 breaks delivery_attempt's check constraint: that settlement fails, alone.
     const settle = (job: (typeof claimed)[number], data: DeliveryJobData) => recorder.record({ job, data, startedAt: new Date(), result });
