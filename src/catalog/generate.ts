@@ -5,16 +5,35 @@ import { DEADLINE_TYPES, FORMATS } from './record.ts';
 
 export type Random = () => number;
 
-/** mulberry32: a small, fast, seeded PRNG. */
+/**
+ * sfc32 (128 bits of state), its state filled from the seed by splitmix32. A 32-bit generator such as
+ * mulberry32 runs every seed along one and the same cycle, so two seeds can be a few thousand draws
+ * apart and then make the same records; with 128 bits, different seeds start far apart.
+ */
 export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  let x = seed >>> 0;
+  const splitmix32 = () => {
+    x = (x + 0x9e3779b9) >>> 0;
+    let z = x;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return (z ^ (z >>> 16)) >>> 0;
   };
+  let a = splitmix32();
+  let b = splitmix32();
+  let c = splitmix32();
+  let d = splitmix32();
+  for (let i = 0; i < 12; i++) next(); // mixes the start state
+  function next(): number {
+    const t = (((a + b) >>> 0) + d) >>> 0;
+    d = (d + 1) >>> 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) >>> 0;
+    c = ((c << 21) | (c >>> 11)) >>> 0;
+    c = (c + t) >>> 0;
+    return t;
+  }
+  return () => next() / 4294967296;
 }
 
 const HEX = '0123456789abcdef';
