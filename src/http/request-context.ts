@@ -50,8 +50,8 @@ export type TrackedRequest = { requestId: string; log: () => Logger };
 /**
  * Request id, X-Request-Id, and when the response is done one access line and one histogram
  * observation. Shared by the express middleware above and the /v1 read handlers (v1-reads.ts).
- * The child logger is made only when a line is written: on the /v1 hot path most requests log
- * nothing but their access line, and none at all when the level is above info.
+ * The child logger is made only when the request writes a line of its own (an error, a warning):
+ * the access line carries the id as a field, so most requests never make one.
  */
 export function trackRequest(
   logger: Logger,
@@ -70,10 +70,8 @@ export function trackRequest(
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
     const routeLabel = at.route() ?? UNMATCHED_ROUTE;
     httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel, status: String(status) }, seconds);
-    if (!logger.isLevelEnabled('info')) return; // debug is below info: neither line would be written
+    if (!logger.isLevelEnabled('info')) return; // a level above info writes neither line (debug is below info)
     const path = at.path().split('?', 1)[0]!; // the query string is the caller's; keep it out of logs
-    // The id as a field of the line rather than through a child logger: the same line, without
-    // making a logger for every request.
     const line = { requestId, method: req.method, route: routeLabel, path, status, durationMs: Math.round(seconds * 1e6) / 1e3 };
     if (QUIET_PATHS.has(path)) logger.debug(line, 'request');
     else logger.info(line, 'request');
