@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
-import { migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
+import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
 import { createReadPool, type Queryable } from './db/read-replicas.ts';
 import type { Logger } from './logger.ts';
 
@@ -17,23 +17,26 @@ export type Database = {
   readPool: Queryable;
   url: string;
   embedded: boolean;
+  /** The migrations applied when it was opened (none unless opened to migrate). */
+  applied: readonly string[];
   close: () => Promise<void>;
 };
 
 /**
  * What opening does to the schema. `migrate`: create the database if missing and apply pending
  * migrations (the service's start). `current`: the database must exist and be fully migrated (CLI
- * commands: a mistyped DATABASE_URL fails instead of creating a database). `as-is`: neither (the
- * `migrate` command, which migrates itself). The embedded default is always migrated: it is ours.
+ * commands: a mistyped DATABASE_URL fails instead of creating a database). The embedded default is
+ * always migrated: it is ours.
  */
-export type SchemaPolicy = 'migrate' | 'current' | 'as-is';
+export type SchemaPolicy = 'migrate' | 'current';
 
 /** Where a running embedded cluster's URL is kept, so that the CLI and psql can reach it. */
 export function embeddedUrlFile(dataDir: string): string {
   return resolve(dataDir, 'embedded-url');
 }
 
-export async function openDatabase(config: Config, logger: Logger, options: { schema: SchemaPolicy }): Promise<Database> {
+/** `readReplicas`: open DATABASE_READ_URL's replicas (only the API reads from them; others would just hold connections and health checks). */
+export async function openDatabase(config: Config, logger: Logger, options: { schema: SchemaPolicy; readReplicas?: boolean }): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
   const urlFile = embeddedUrlFile(config.dataDir);
@@ -53,7 +56,7 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger, readReplicas: config.readReplicas });
+    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger, readReplicas: options.readReplicas ? config.readReplicas : undefined });
     if (schema === 'current') await requireCurrentSchema(db).catch(async (error: unknown) => {
       await db.close();
       throw error;
@@ -107,10 +110,8 @@ export async function connectDatabase(
   url: string,
   options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
 ): Promise<Database> {
-  if (options.migrate) {
-    const applied = await migrate(url, options.connectTimeoutMs);
-    if (applied.length) options.logger?.info({ applied }, 'migrations applied');
-  }
+  const applied = options.migrate ? await migrate(url, options.connectTimeoutMs) : [];
+  if (applied.length) options.logger?.info({ applied }, 'migrations applied');
   const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs });
   try {
     const pool = await nativePool(orm);
@@ -119,14 +120,11 @@ export async function connectDatabase(
       : null;
     const close = async () => {
       await replicas?.close();
-      await orm.close(true);
-      // MikroORM ends the pool only if its query builder ever ran; plain-SQL commands would otherwise
-      // keep the process waiting for the pool's idle timeout.
-      if (!pool.ending) await pool.end();
+      await closeOrm(orm);
     };
-    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, close };
+    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, applied, close };
   } catch (error) {
-    await orm.close(true);
+    await closeOrm(orm);
     throw error;
   }
 }

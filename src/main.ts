@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     }
   };
 
-  db = await openDatabase(config, logger, { schema: 'migrate' });
+  db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
   if (!config.databaseUrl && !db.embedded) logger.warn({ dataDir: config.dataDir }, 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -2,7 +2,6 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { openDatabase } from '../database.ts';
-import { migrate } from '../db/orm.ts';
 import { prepareSecrets } from '../webhooks/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
 import { cliLogger, output } from './run.ts';
@@ -14,9 +13,9 @@ export function registerMigrateCommand(program: Command, config: Config): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const logger = cliLogger(config);
-      const db = await openDatabase(config, logger, { schema: 'as-is' });
+      const db = await openDatabase(config, logger, { schema: 'migrate' });
       try {
-        const applied = await migrate(db.url, config.db.connectTimeoutMs);
+        const { applied } = db;
         // Like the service's start: secrets left in plain text by older versions are sealed now.
         await prepareSecrets(db.pool, await resolveSecretKeyring(config, logger), logger);
         output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));

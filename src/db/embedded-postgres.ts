@@ -13,7 +13,7 @@ import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { connectCreatingDatabase } from './create-database.ts';
 import { EmbeddedPostgresError, placeCluster, type PostgresIdentity, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
 
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
@@ -76,7 +76,7 @@ export async function startEmbeddedPostgres(options: {
   }
   const url = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${options.database}`;
   try {
-    await ensureDatabase(url, options.database);
+    await (await connectCreatingDatabase(url)).end();
   } catch (error) {
     await stopProcess(child);
     throw error;
@@ -125,19 +125,6 @@ function untilReady(child: ChildProcess, log: (message: string) => void): Promis
     child.once('error', reject);
     child.once('exit', (code, signal) => reject(new Error(`postgres exited (code ${code}, signal ${signal})`)));
   });
-}
-
-async function ensureDatabase(url: string, database: string): Promise<void> {
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
-    if (!rowCount) await client.query(`create database ${client.escapeIdentifier(database)}`);
-  } finally {
-    await client.end();
-  }
 }
 
 // Every running cluster of this process, stopped when the process goes away however it does.

@@ -3,11 +3,12 @@ import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM } from '@mikro-orm/postgresql';
-import pg, { type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventEntities } from '../events/entities.ts';
 import { webhookEntities } from '../webhooks/entities.ts';
+import { connectCreatingDatabase } from './create-database.ts';
 
 export type Orm = MikroORM;
 
@@ -60,57 +61,26 @@ const MIGRATION_LOCK = 7_429_001;
  * own, without the pool's statement timeout: a migration may rightly wait for a lock or run longer.
  */
 export async function migrate(url: string, connectTimeoutMs: number): Promise<string[]> {
-  await createDatabaseIfMissing(url, connectTimeoutMs);
-  const orm = await openOrm({ url, poolMax: 1, connectTimeoutMs });
+  const lock = await connectCreatingDatabase(url, { connectTimeoutMs, applicationName: 'lods-migrate' });
   try {
-    const lock = new pg.Client({ connectionString: url, application_name: 'lods-migrate' });
-    lock.on('error', () => {}); // a lost connection also fails the migration in flight, which reports it
-    await lock.connect();
+    const orm = await openOrm({ url, poolMax: 1, connectTimeoutMs });
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
       const applied = await orm.migrator.up();
       return applied.map((m) => m.name);
     } finally {
-      await lock.end(); // ending the session releases the lock
+      await closeOrm(orm);
     }
   } finally {
-    const pool = await nativePool(orm);
-    await orm.close(true);
-    if (!pool.ending) await pool.end(); // as in connectDatabase: MikroORM may leave it open
+    await lock.end(); // ending the session releases the lock
   }
 }
 
-/**
- * Creates the database when it does not exist, from the server's `postgres` database. Several
- * processes starting together on a new database all find it missing and all try: PostgreSQL lets
- * one create it and fails the others with a duplicate (42P04, or 23505 on pg_database's name index
- * when they reach the catalog together), which means it exists now, as wanted. (MikroORM's own
- * ensureDatabase is not used: when the create fails, it stays connected to `postgres`, and the
- * migrations that follow would run there.)
- */
-async function createDatabaseIfMissing(url: string, connectTimeoutMs: number): Promise<void> {
-  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
-  try {
-    await probe.connect();
-    return;
-  } catch (error) {
-    if ((error as { code?: string }).code !== '3D000') throw error; // 3D000: no such database
-  } finally {
-    await probe.end().catch(() => {});
-  }
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  const server = new URL(url);
-  server.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: server.toString(), connectionTimeoutMillis: connectTimeoutMs });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${pg.escapeIdentifier(name)}`);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code !== '42P04' && code !== '23505') throw error;
-  } finally {
-    await admin.end();
-  }
+/** Closes MikroORM and its pool: MikroORM ends the pool only if its query builder ever ran, and an open pool keeps the process waiting for its idle timeout. */
+export async function closeOrm(orm: Orm): Promise<void> {
+  const pool = await nativePool(orm);
+  await orm.close(true);
+  if (!pool.ending) await pool.end();
 }
 
 /** The migrations in MIGRATIONS_DIR the database has not recorded, read without writing anything. */
