@@ -4,19 +4,16 @@
 // transaction-scoped advisory locks, taken in id order so that two batches cannot deadlock.
 // Set-based: a batch of n records costs one lock statement, one load (one query per collection),
 // one statement per nested table to clear replaced items, one flush (batched inserts and updates),
-// then one event per changed record (the events' own writes and fan-out, per event).
+// then the events of the changed records: one insert, one receiver query and one insert of jobs.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError, badInput, notFound } from '../errors.ts';
-import type { ChangeRecorder } from '../events/record-change.ts';
-import type { Snapshot } from '../events/derive-event.ts';
+import type { Change, ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
 import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
 import { createNestedItems, deleteNestedItems, lifecycleOf, loadRecords, rowOf } from './entity-mapping.ts';
 import { type LearningOpportunityContent, type LearningOpportunityRecord, renderRecord } from './record.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
-
-type Change = { id: string; before: Snapshot; after: Snapshot; at: Date };
 
 /** updatedAt moves forward on every observable change, even twice within one millisecond. */
 function nextUpdatedAt(previous: Date, now: Date): Date {
@@ -42,14 +39,6 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
   const inTransaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => deps.orm.em.fork().transactional(work);
   const first = async (docs: Promise<string[]>): Promise<string> => (await docs)[0]!;
 
-  /** Stores the events of the changes, in order, inside the transaction. */
-  async function recordChanges(em: EntityManager, changes: readonly Change[]): Promise<void> {
-    await deps.recordChange(
-      em,
-      changes.map((c) => ({ resourceId: c.id, before: c.before, after: c.after, at: c.at })),
-    );
-  }
-
   /**
    * Re-renders loaded records with a new lifecycle (`next` returns null for "no change") and records
    * the changes. Returns the docs in the order of `ids`.
@@ -66,12 +55,12 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         const changed = next(found.record, now);
         if (!changed) return found.entity.doc;
         const doc = renderRecord(changed);
-        changes.push({ id, before: { status: found.record.status, doc: found.entity.doc }, after: { status: changed.status, doc }, at: changed.updatedAt });
+        changes.push({ resourceId: id, before: { status: found.record.status, doc: found.entity.doc }, after: { status: changed.status, doc }, at: changed.updatedAt });
         em.assign(found.entity, { status: changed.status, publishedAt: changed.publishedAt, updatedAt: changed.updatedAt, doc });
         return doc;
       });
       await em.flush();
-      await recordChanges(em, changes);
+      await deps.recordChange(em, changes);
       return docs;
     });
   }
@@ -100,7 +89,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
           const record: LearningOpportunityRecord = { ...content, status: 'DRAFT', publishedAt: null, createdAt: now, updatedAt: now };
           const doc = renderRecord(record);
           createNestedItems(em, em.create(LearningOpportunity, rowOf(record, doc)), content);
-          changes.push({ id: content.id, before: null, after: { status: 'DRAFT', doc }, at: now });
+          changes.push({ resourceId: content.id, before: null, after: { status: 'DRAFT', doc }, at: now });
           return doc;
         }
         const lifecycle = lifecycleOf(entity);
@@ -108,7 +97,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         if (renderRecord({ ...content, ...lifecycle }) === entity.doc) return entity.doc;
         const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };
         const doc = renderRecord(record);
-        changes.push({ id: content.id, before: { status: lifecycle.status, doc: entity.doc }, after: { status: record.status, doc }, at: record.updatedAt });
+        changes.push({ resourceId: content.id, before: { status: lifecycle.status, doc: entity.doc }, after: { status: record.status, doc }, at: record.updatedAt });
         replaced.push({ entity, content, record, doc });
         return doc;
       });
@@ -122,7 +111,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         createNestedItems(em, entity, content);
       }
       await em.flush();
-      await recordChanges(em, changes);
+      await deps.recordChange(em, changes);
       return docs;
     });
   }
@@ -156,7 +145,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         if (!existing) throw notFound(`Learning opportunity ${id}`);
         const before = { status: lifecycleOf(existing).status, doc: existing.doc };
         await em.nativeDelete(LearningOpportunity, { id });
-        await recordChanges(em, [{ id, before, after: null, at: clock() }]);
+        await deps.recordChange(em, [{ resourceId: id, before, after: null, at: clock() }]);
         return existing.doc;
       });
     },

@@ -9,12 +9,12 @@ import { renderEventBody } from './event-body.ts';
 export type Change = { resourceId: string; before: Snapshot; after: Snapshot; at: Date };
 export type StoredEvent = { id: string; type: EventType; resourceId: string; occurredAt: Date; body: string };
 
-/** Called with every stored event, inside the transaction that stored it (e.g. to enqueue deliveries). */
-export type EventFanOut = (em: EntityManager, event: StoredEvent) => Promise<void>;
+/** Called with the events stored by a transaction, in order, inside it (e.g. to enqueue deliveries). */
+export type EventFanOut = (em: EntityManager, events: readonly StoredEvent[]) => Promise<void>;
 
 /**
  * The hook the catalog calls with the changes of one transaction (one or a batch): stores their
- * events (a change may have none) and fans each out. Returns the stored events, in order.
+ * events (a change may have none) and fans them out together. Returns the stored events, in order.
  */
 export type ChangeRecorder = (em: EntityManager, changes: readonly Change[]) => Promise<StoredEvent[]>;
 
@@ -38,7 +38,7 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
     // One multi-row insert, not the unit of work: a flush would diff every entity the transaction
     // holds, and a bulk write holds thousands.
     await em.insertMany(Event, events);
-    if (fanOut) for (const event of events) await fanOut(em, event);
+    await fanOut?.(em, events);
     return events;
   };
 }

@@ -22,7 +22,7 @@ export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId
       if (!receiver.enabled) throw badInput([{ name: 'receiver', reason: `receiver ${receiverId} is disabled; enable it first` }]);
       receiverIds = [receiverId];
     } else {
-      receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [event.type])).rows.map((r) => r.id);
+      receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map((r) => r.id);
     }
     await enqueueDeliveries(deps.boss, db, receiverIds.map((id) => ({ eventId, receiverId: id, attempt: 1 })));
     return { eventId, eventType: event.type, receiverIds };
