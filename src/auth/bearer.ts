@@ -7,7 +7,7 @@ import { hashKey, type KeyCheck, looksLikeKey, lookUpKey, type Principal, type S
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
 /** The token of a well-formed `Bearer <token>` header, or null. */
-export function bearerToken(header: string | undefined): string | null {
+function bearerToken(header: string | undefined): string | null {
   return (header && /^Bearer ([^\s]+)$/i.exec(header.trim())?.[1]) || null;
 }
 

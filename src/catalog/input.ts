@@ -18,8 +18,6 @@ export const LIMITS = {
   items: 200,
 } as const;
 
-export const isUuid = (value: string): boolean => UUID_RE.test(value);
-
 const uuid = z.string().regex(UUID_RE, 'must be a UUID').transform((s) => s.toLowerCase());
 // PostgreSQL text cannot hold NUL, and a lone surrogate would be stored as U+FFFD (so the record
 // would re-render differently): both are bad input, not a database failure.

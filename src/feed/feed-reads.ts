@@ -120,9 +120,6 @@ export function createFeedReads(pool: Queryable, primary: Pool) {
       if (behindCursor(row)) row = (await primary.query<PageRow>(pageStatement(q))).rows[0];
       return presentPage(row, q);
     },
-    async head(): Promise<FeedPosition> {
-      return presentHead((await pool.query<HeadRow>(headStatement)).rows[0]);
-    },
     /**
      * The same reads with the API key checked in the same statement (auth/api-keys.ts readWithKey):
      * null for an unknown or revoked key; `row` is undefined when the key lacks `scope`.

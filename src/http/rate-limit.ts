@@ -52,6 +52,8 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
     return policy;
   };
 
+  let prunedBefore = 0;
+
   /** Shares this process's counts and learns the others'. */
   async function sync(): Promise<void> {
     const window = windowOf(now());
@@ -71,7 +73,11 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
       u.shared += deltas[i]!;
       u.total = totals.get(u.keyId) ?? u.total;
     });
-    await deps.pool.query({ name: 'rate-limit-prune', text: 'delete from rate_limit_usage where window_start < to_timestamp($1::bigint / 1000.0)', values: [window - WINDOW_MS] });
+    // Past windows' rows: only a new window leaves any, so once per window, not every sync.
+    if (window > prunedBefore) {
+      await deps.pool.query({ name: 'rate-limit-prune', text: 'delete from rate_limit_usage where window_start < to_timestamp($1::bigint / 1000.0)', values: [window - WINDOW_MS] });
+      prunedBefore = window;
+    }
   }
 
   let syncing: Promise<void> = Promise.resolve();

@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { ensureQueue } from '../webhooks/queue.ts';
 import { pruneRetention } from './prune.ts';
 
 export const PRUNE_QUEUE = 'retention-prune';
@@ -21,9 +22,7 @@ export async function startRetentionJob(deps: {
   pollingIntervalSeconds?: number;
 }): Promise<RetentionJob> {
   const logger = deps.logger.child({ component: 'retention' });
-  if (!(await deps.boss.getQueue(PRUNE_QUEUE))) {
-    await deps.boss.createQueue(PRUNE_QUEUE, { policy: 'exclusive', retryLimit: 2, retryDelay: 60, expireInSeconds: 3600, deleteAfterSeconds: 7 * 24 * 3600 });
-  }
+  await ensureQueue(deps.boss, PRUNE_QUEUE, { retryLimit: 2, retryDelay: 60, expireInSeconds: 3600, deleteAfterSeconds: 7 * 24 * 3600 }, { policy: 'exclusive' }, true);
   await deps.boss.schedule(PRUNE_QUEUE, PRUNE_CRON);
   await deps.boss.work(PRUNE_QUEUE, { pollingIntervalSeconds: deps.pollingIntervalSeconds ?? 30 }, async () => {
     const started = Date.now();

@@ -107,7 +107,8 @@ export async function startBoss(options: { url: string; config: QueueConfig; log
   return boss;
 }
 
-async function ensureQueue(boss: PgBoss, name: string, options: Record<string, unknown>, createOnly: Record<string, unknown>, update: boolean): Promise<void> {
+/** Creates queue `name` (with `createOnly`, what pg-boss fixes at creation: policy, partition) or, with `update`, brings its options up to date. */
+export async function ensureQueue(boss: PgBoss, name: string, options: Record<string, unknown>, createOnly: Record<string, unknown>, update: boolean): Promise<void> {
   if (!(await boss.getQueue(name))) await boss.createQueue(name, { ...options, ...createOnly });
   else if (update) await boss.updateQueue(name, options);
 }

@@ -32,13 +32,12 @@ export type AttemptRecorder = {
 
 const MAX_BATCH = 500;
 /**
- * Settling statements at once. One: a group is one round trip (no lock waits since receiver health
+ * One settling statement in flight at a time: a group is one round trip (no lock waits since receiver health
  * is written about once a second), and while it runs the next group gathers. A second statement in
  * flight halved the groups and doubled the statements per delivery, for more database and worker CPU
  * per delivery (measured on the 2-core benchmark machine: 0.27-0.41 round trips per delivery with
  * two, 0.09-0.14 with one).
  */
-const SETTLERS = 1;
 
 export function createAttemptRecorder(deps: {
   pool: Pool;
@@ -49,8 +48,8 @@ export function createAttemptRecorder(deps: {
 }): AttemptRecorder {
   type Waiting = { settlement: Settlement; resolve: (step: NextStep) => void; reject: (error: unknown) => void };
   let queue: Waiting[] = [];
-  // Settling statements in flight (each takes whatever has queued up when it starts).
-  const running = new Set<Promise<void>>();
+  // The settling statement in flight, if any (it takes whatever has queued up when it starts).
+  let running: Promise<void> | null = null;
 
   /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
   async function settle(batch: readonly Waiting[]): Promise<void> {
@@ -84,12 +83,11 @@ export function createAttemptRecorder(deps: {
   }
 
   function kick(): void {
-    if (running.size >= SETTLERS || queue.length === 0) return;
-    const runner: Promise<void> = run().finally(() => {
-      running.delete(runner);
+    if (running || queue.length === 0) return;
+    running = run().finally(() => {
+      running = null;
       kick();
     });
-    running.add(runner);
   }
 
   return {
@@ -100,7 +98,7 @@ export function createAttemptRecorder(deps: {
       });
     },
     async drain() {
-      while (running.size) await Promise.all(running);
+      while (running) await running;
     },
   };
 }

@@ -42,7 +42,9 @@ import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
 import type { SecretKeyring } from './secret-box.ts';
 import { createWebhookSender } from './send-webhook.ts';
-import { deliveryHeaders } from './sign.ts';
+// The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
+// the service signs with the code its consumers verify with.
+import { deliveryHeaders } from '../../packages/receiver-kit/src/sign.ts';
 
 export type DeliveryWorkerOptions = {
   boss: PgBoss;
