@@ -56,21 +56,22 @@ export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `$
 
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 
-/** True for errors that mean "the database cannot be reached right now" (as opposed to a bug). */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (CONNECTION_ERROR_CODES.has(code)) return true;
-      // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
-      if (/^08...$/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
-    }
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
-      return true;
-    }
+/**
+ * True for errors that mean "the database cannot be reached right now" (as opposed to a bug), also
+ * when wrapped (`cause`) or among the errors of an AggregateError (a connect to every address of a
+ * host). Used for 503s, the replica fallback and pg-boss's outage log.
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || depth > 5) return false;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string') {
+    if (CONNECTION_ERROR_CODES.has(e.code)) return true;
+    // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
+    if (/^08...$/.test(e.code) || /^57P0[1-3]$/.test(e.code) || e.code === '53300') return true;
   }
-  return false;
+  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error/i.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
+  return e.cause !== error && isDatabaseUnavailable(e.cause, depth + 1);
 }
 
 export const databaseUnavailable = (cause: unknown): AppError =>

@@ -3,22 +3,11 @@
 // lines for something the service recovers from by itself. So connection failures open an outage:
 // one warning when it starts, the errors counted, and one line when none has come for QUIET_MS (the
 // database answers again). Anything else is an error line as before.
+import { isDatabaseUnavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /** Errors of this long without another end an outage (several pg-boss passes at their slowest). */
 const QUIET_MS = 60_000;
-
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
-const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error/i;
-
-/** Whether `error` says the database cannot be reached (network, server shutting down or starting). */
-export function isUnreachable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e?.code === 'string' && (UNREACHABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
-  if (typeof e?.message === 'string' && UNREACHABLE_MESSAGES.test(e.message)) return true;
-  if (Array.isArray(e?.errors)) return e.errors.some(isUnreachable);
-  return e?.cause !== undefined && e.cause !== error && isUnreachable(e.cause);
-}
 
 export function createBossErrorLog(log: Logger, quietMs = QUIET_MS) {
   let outage: { since: number; errors: number; timer: NodeJS.Timeout } | null = null;
@@ -32,7 +21,7 @@ export function createBossErrorLog(log: Logger, quietMs = QUIET_MS) {
 
   return {
     onError(error: unknown): void {
-      if (!isUnreachable(error)) {
+      if (!isDatabaseUnavailable(error)) {
         log.error({ err: error }, 'pg-boss error');
         return;
       }

@@ -3,7 +3,8 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../src/logger.ts';
-import { createBossErrorLog, isUnreachable } from '../../src/webhooks/boss-errors.ts';
+import { isDatabaseUnavailable } from '../../src/errors.ts';
+import { createBossErrorLog } from '../../src/webhooks/boss-errors.ts';
 import { startBoss } from '../../src/webhooks/queue.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { eventually, testWebhookConfig } from '../support/webhooks.ts';
@@ -61,6 +62,6 @@ describe('pg-boss errors during a database outage', () => {
       [ERROR, 'pg-boss error'],
       [30, 'pg-boss errors stopped'],
     ]);
-    expect(isUnreachable(Object.assign(new Error('x'), { code: '23505' }))).to.equal(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('x'), { code: '23505' }))).to.equal(false);
   });
 });
