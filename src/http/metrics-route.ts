@@ -14,18 +14,20 @@ export const QUEUE_GAUGES_TIMEOUT_MS = 1000;
 export function metricsRoutes(deps: { pool: Pool; timeoutMs?: number }): Router {
   const router = exactRouter();
   router.get('/metrics', async (req, res) => {
-    try {
-      const open = await openJobCounts(deps.pool, deps.timeoutMs ?? QUEUE_GAUGES_TIMEOUT_MS);
-      queueDepth.set(open.deliveries);
-      deadLetters.set(open.deadLetters);
-    } catch (error) {
+    const timeoutMs = deps.timeoutMs ?? QUEUE_GAUGES_TIMEOUT_MS;
+    // Both reads at once: during an outage a scrape waits one timeout, not two.
+    const [open, horizonAge] = await Promise.allSettled([openJobCounts(deps.pool, timeoutMs), readHorizonAgeSeconds(deps.pool, timeoutMs)]);
+    if (open.status === 'fulfilled') {
+      queueDepth.set(open.value.deliveries);
+      deadLetters.set(open.value.deadLetters);
+    } else {
       // The scrape still succeeds (process metrics stay visible during an outage); NaN says "unknown"
       // instead of repeating a stale count.
       queueDepth.set(Number.NaN);
       deadLetters.set(Number.NaN);
-      req.log.warn({ err: (error as Error)?.message }, 'queue gauges unavailable');
+      req.log.warn({ err: (open.reason as Error)?.message }, 'queue gauges unavailable');
     }
-    feedHorizonAge.set(await readHorizonAgeSeconds(deps.pool, deps.timeoutMs ?? QUEUE_GAUGES_TIMEOUT_MS).catch(() => Number.NaN));
+    feedHorizonAge.set(horizonAge.status === 'fulfilled' ? horizonAge.value : Number.NaN);
     res.set('Cache-Control', 'no-store').type(registry.contentType).send(await registry.metrics());
   });
   router.all('/metrics', methodNotAllowed(['GET', 'HEAD']));
