@@ -2,6 +2,7 @@
 // front of it by service.ts), no listen.
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
+import type { KeyCache } from './auth/key-cache.ts';
 import { ERROR_CODES } from './errors.ts';
 import type { ChangeFeed } from './feed/change-feed.ts';
 import { feedRouter } from './http/feed-routes.ts';
@@ -18,6 +19,8 @@ import type { Logger } from './logger.ts';
 
 export type AppDeps = {
   pool: Pool;
+  /** The process's API key cache, shared with http/v1-reads.ts. */
+  keys: KeyCache;
   feed: ChangeFeed;
   /** The process's one per-key limiter of /v1 (null: limits off), shared with http/v1-reads.ts. */
   limiter: RateLimiter | null;
@@ -36,7 +39,7 @@ export function createApp(deps: AppDeps): Express {
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
-  app.use('/v1', feedRouter({ pool: deps.pool, feed: deps.feed, limiter: deps.limiter }));
+  app.use('/v1', feedRouter({ keys: deps.keys, feed: deps.feed, limiter: deps.limiter }));
   // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));
@@ -44,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
-  app.post('/graphql', ...graphqlGate({ pool: deps.pool, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.post('/graphql', ...graphqlGate({ keys: deps.keys, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.

@@ -57,6 +57,9 @@ const schema = z.object({
   // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
   RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
   RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
+  // The API key cache (auth/key-cache.ts): invalidated by NOTIFY; the age bounds an unnoticed outage. 0 = no cache.
+  KEY_CACHE_MAX_AGE_MS: int(0, 3_600_000).default(10_000),
+  KEY_CACHE_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
   // ... and read replicas: /v1 reads and GraphQL queries on streaming replicas when healthy.
   DATABASE_READ_URL: z
     .string()
@@ -145,6 +148,8 @@ export type Config = Readonly<{
   demoSeedCount: number;
   /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
   rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
+  /** The API key cache of each API process: maxAgeMs 0 = every request looks its key up. */
+  keyCache: Readonly<{ maxAgeMs: number; maxEntries: number }>;
   /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
   readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
   // Change feed and retention.
@@ -228,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeys: Object.freeze({ key, previous }),
     demoSeedCount: e.DEMO_SEED_COUNT,
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
+    keyCache: Object.freeze({ maxAgeMs: e.KEY_CACHE_MAX_AGE_MS, maxEntries: e.KEY_CACHE_MAX_ENTRIES }),
     readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
     // Change feed and retention.
     feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),

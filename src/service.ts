@@ -17,6 +17,8 @@ import type { Database } from './database.ts';
 import { OperatorError } from './errors.ts';
 import { createChangeRecorder, type EventFanOut } from './events/record-change.ts';
 import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
+import { createKeyCache } from './auth/key-cache.ts';
+import { createListenConnection } from './db/listen-connection.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverDeps } from './webhooks/receivers.ts';
@@ -44,7 +46,7 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'feed'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'feed'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
@@ -52,7 +54,8 @@ export async function startApi(
 ): Promise<Api> {
   const catalog = createCatalog(db, fanOut);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, url: db.url, maxWaiters: config.feed.maxWaiters, logger });
+  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters });
+  const keys = createKeyCache({ primary: db.pool, fallback: db.readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),
@@ -65,6 +68,7 @@ export async function startApi(
   const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
   const app = createApp({
     pool: db.pool,
+    keys,
     feed,
     limiter,
     logger,
@@ -72,12 +76,14 @@ export async function startApi(
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const reads = v1Reads({ pool: db.readPool, reads: catalog.reads, logger, limiter });
+  const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());
   });
+  // Until it listens, long polls re-read every second and every request looks its key up.
+  const listen = createListenConnection({ url: db.url, subscribers: [feed.subscriber, keys.subscriber], logger });
   const { address, port } = server.address() as AddressInfo;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
@@ -92,7 +98,7 @@ export async function startApi(
       feed.stopWaiting();
       await graphql.stop();
       await limiter?.stop();
-      await feed.close();
+      await listen.close();
     },
   };
 }

@@ -1,8 +1,7 @@
 // API keys: 256 random bits, shown once, stored as a SHA-256 hash and looked up by that hash (so no
-// comparison ever runs over the secret itself), scoped, revocable with immediate effect.
+// comparison ever runs over the secret itself), scoped, revocable with immediate effect (auth/key-cache.ts).
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { QueryResultRow } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
 import { badInput, notFound } from '../errors.ts';
 import { ApiKey } from './entities.ts';
@@ -75,58 +74,17 @@ export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKe
   return present(entity);
 }
 
-export type Statement = { name: string; text: string; values: unknown[] };
-
-/**
- * What a key check found: null when no live key has the hash; otherwise the key's principal and,
- * for a keyed read, the read's row: undefined when the read did not run because the key lacks the
- * scope, and all its columns null when it found nothing (the read is left-joined to the key).
- */
-export type KeyCheck<R> = { principal: Principal; row: R | undefined } | null;
-
 // The scopes travel as one space-separated text (scope names hold no spaces): a split is several
-// times cheaper than parsing a text[] literal, and every /v1 request pays it.
+// times cheaper than parsing a text[] literal.
 type KeyColumns = { key_id: string; key_scopes: string; key_rate_limit: number | null };
-const principalOf = (row: KeyColumns): Principal => ({ keyId: row.key_id, scopes: new Set(row.key_scopes.split(' ')), rateLimit: row.key_rate_limit });
 
-/** The live key with this hash, on its own (for callers with no read to attach it to). */
-export async function lookUpKey(pool: Queryable, keyHash: string): Promise<KeyCheck<never>> {
+/** The live key with this hash, or null (unknown or revoked). auth/key-cache.ts keeps what it finds. */
+export async function lookUpKey(pool: Queryable, keyHash: string): Promise<Principal | null> {
   const { rows } = await pool.query<KeyColumns>({
     name: 'api-key-auth',
     text: "select id as key_id, array_to_string(scopes, ' ') as key_scopes, rate_limit as key_rate_limit from api_key where key_hash = $1 and revoked_at is null",
     values: [keyHash],
   });
-  return rows[0] ? { principal: principalOf(rows[0]), row: undefined } : null;
-}
-
-const keyedTexts = new Map<string, string>();
-
-/**
- * The read statement, unchanged, behind the key look-up: the key hash and the scope are appended as
- * the two parameters after the read's own, and the read runs only for a live key holding the scope.
- * (`offset 0` keeps the planner from flattening the subquery, so the scope test stays a one-time
- * filter in front of the read; flattened, it became a join filter applied after the read ran.)
- */
-function keyedText(read: Statement): string {
-  const keyHash = `$${read.values.length + 1}`;
-  const scope = `$${read.values.length + 2}`;
-  return `with caller as (select id, scopes, rate_limit from api_key where key_hash = ${keyHash} and revoked_at is null)
-          select caller.id as key_id, array_to_string(caller.scopes, ' ') as key_scopes, caller.rate_limit as key_rate_limit, r.*
-            from caller
-            left join lateral (select * from (${read.text}) q where ${scope} = any(caller.scopes) offset 0) r on true`;
-}
-
-/**
- * Runs `read` and checks the key in one statement: one round trip instead of two, and the same
- * snapshot, so a key revoked before the request began fails on that request, exactly as with a
- * separate look-up, and nothing is cached.
- */
-export async function readWithKey<R extends QueryResultRow>(pool: Queryable, keyHash: string, scope: Scope, read: Statement): Promise<KeyCheck<R>> {
-  let text = keyedTexts.get(read.name);
-  if (text === undefined) keyedTexts.set(read.name, (text = keyedText(read)));
-  const { rows } = await pool.query<KeyColumns & R>({ name: `keyed-${read.name}`, text, values: [...read.values, keyHash, scope] });
   const row = rows[0];
-  if (!row) return null;
-  const principal = principalOf(row);
-  return { principal, row: principal.scopes.has(scope) ? row : undefined };
+  return row ? { keyId: row.key_id, scopes: new Set(row.key_scopes.split(' ')), rateLimit: row.key_rate_limit } : null;
 }

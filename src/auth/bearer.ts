@@ -1,8 +1,8 @@
 // Authentication, one step for every endpoint (the /v1 reads and GraphQL): parse the Bearer
 // header, find the live key by its hash, require a scope; one set of errors.
-import type { Pool } from 'pg';
 import { AppError } from '../errors.ts';
-import { hashKey, type KeyCheck, looksLikeKey, lookUpKey, type Principal, type Scope } from './api-keys.ts';
+import { hashKey, looksLikeKey, type Principal, type Scope } from './api-keys.ts';
+import type { KeyCache } from './key-cache.ts';
 
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
@@ -36,20 +36,15 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
 }
 
 /**
- * The authentication of every request. `check` finds the live key with the given hash: on its own
- * (lookUpKey) or together with the request's read in one statement (readWithKey). Throws
- * UNAUTHENTICATED for a missing, malformed, unknown or revoked key, FORBIDDEN when the key lacks
- * `scope` (null: any live key will do; GraphQL checks its scopes per field).
+ * The authentication of every request (the /v1 reads, the feed, GraphQL): the live key with the
+ * presented key's hash, from the process's key cache. Throws UNAUTHENTICATED for a missing,
+ * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (null: any live key will
+ * do; GraphQL checks its scopes per field).
  */
-export async function authenticate<R>(header: string | undefined, scope: Scope | null, check: (keyHash: string) => Promise<KeyCheck<R>>): Promise<NonNullable<KeyCheck<R>>> {
+export async function authenticate(header: string | undefined, scope: Scope | null, keys: KeyCache): Promise<Principal> {
   const key = presentedKey(header);
-  const found = looksLikeKey(key) ? await check(hashKey(key)) : null;
-  if (!found) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
-  if (scope) requireScope(found.principal, scope);
-  return found;
-}
-
-/** GraphQL's context: the principal of the Authorization header, or throws UNAUTHENTICATED. */
-export async function principalFromHeader(pool: Pool, header: string | undefined): Promise<Principal> {
-  return (await authenticate(header, null, (keyHash) => lookUpKey(pool, keyHash))).principal;
+  const principal = looksLikeKey(key) ? await keys.principal(hashKey(key)) : null;
+  if (!principal) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
+  if (scope) requireScope(principal, scope);
+  return principal;
 }

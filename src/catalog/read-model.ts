@@ -2,7 +2,7 @@
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
 import type { Queryable } from '../db/read-replicas.ts';
-import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import type { QueryConfig } from 'pg';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
@@ -53,18 +53,18 @@ export type CatalogReads = ReturnType<typeof createCatalogReads>;
 
 /** `docs` is null when the client holds `etag` already (the public page only). */
 export type PageRow = { total: string; etag?: string; docs: string | null };
-/** `etag` is null when the record is not visible; `doc` also when the client holds `etag` already. */
-export type OneRow = { etag: string | null; doc: string | null };
+/** `doc` is null when the client holds `etag` already. */
+export type OneRow = { etag: string; doc: string | null };
 /** Entity tags the client holds (If-None-Match values, without quotes), or null. */
 export type HeldTags = string[] | null;
 
 // The public statements take the tags the client holds as their last parameter.
-const oneStatement = (id: string, visibility: Visibility, held: HeldTags = null): Statement => ({
+const oneStatement = (id: string, visibility: Visibility, held: HeldTags = null): QueryConfig => ({
   name: `lo-one-${visibility}`,
   text: ONE_SQL[visibility],
   values: visibility === 'public' ? [id, held] : [id],
 });
-const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null): Statement => ({
+const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null): QueryConfig => ({
   name: `lo-page-${visibility}`,
   text: PAGE_SQL[visibility],
   values: visibility === 'public' ? [limit, offset, held] : [limit, offset],
@@ -86,15 +86,18 @@ export function createCatalogReads(pool: Queryable) {
     },
 
     /**
-     * The public reads of /v1 with the API key checked in the same statement (auth/api-keys.ts
-     * readWithKey): null for an unknown or revoked key; `row` is undefined when the key lacks `scope`
-     * (the read did not run). `held`: the entity tags of the client's If-None-Match.
+     * The reads of /v1, with the entity tags of the client's If-None-Match (`held`): the record
+     * (undefined when it is not visible) or the page, without the bytes when the client holds them.
      */
-    withKey: {
-      getOne: (keyHash: string, scope: Scope, id: string, held: HeldTags): Promise<KeyCheck<OneRow>> =>
-        readWithKey(pool, keyHash, scope, oneStatement(id, 'public', held)),
-      getPage: (keyHash: string, scope: Scope, limit: number, offset: number, held: HeldTags): Promise<KeyCheck<PageRow>> =>
-        readWithKey(pool, keyHash, scope, pageStatement(limit, offset, 'public', held)),
+    conditional: {
+      async getOne(id: string, held: HeldTags): Promise<OneRow | undefined> {
+        return (await pool.query<OneRow>(oneStatement(id, 'public', held))).rows[0];
+      },
+      async getPage(limit: number, offset: number, held: HeldTags): Promise<PageRow> {
+        const row = (await pool.query<PageRow>(pageStatement(limit, offset, 'public', held))).rows[0];
+        if (!row) throw new Error('page statement returned no row'); // catalog_count always has the PUBLISHED row
+        return row;
+      },
     },
   };
 }

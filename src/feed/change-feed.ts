@@ -1,32 +1,37 @@
-// The change feed of one process: its reads, the long-poll waiters and the LISTEN connection that
-// wakes them. service.ts starts it with the API and stops it first on shutdown.
+// The change feed of one process: its reads and the long-poll waiters, woken through the process's
+// LISTEN connection (db/listen-connection.ts) by the trigger of migration change_feed.
+// service.ts starts it with the API and stops it first on shutdown.
 import type { Pool } from 'pg';
+import type { ListenSubscriber } from '../db/listen-connection.ts';
 import type { Queryable } from '../db/read-replicas.ts';
-import type { Logger } from '../logger.ts';
-import { createFeedNotifier } from './feed-notifier.ts';
 import { createFeedReads, type FeedReads } from './feed-reads.ts';
 import { createFeedWaiters, type FeedWaiters } from './feed-waiters.ts';
+
+export const FEED_CHANNEL = 'lods_event_feed'; // NOTIFYed by the trigger of migration change_feed
 
 export type ChangeFeed = {
   reads: FeedReads;
   waiters: FeedWaiters;
-  /** Answers every waiting request now (shutdown, before the HTTP server drains). */
+  /** What the LISTEN connection tells the waiters: every notification and every reconnect wakes them. */
+  subscriber: ListenSubscriber;
+  /** Answers every waiting request now (shutdown, before the HTTP server drains); none waits from then on. */
   stopWaiting: () => void;
-  /** Closes the LISTEN connection. */
-  close: () => Promise<void>;
 };
 
 /** `readPool` serves the reads it can (feed-reads.ts), `pool` (the primary) the rest. */
-export function startChangeFeed(deps: { pool: Pool; readPool: Queryable; url: string; maxWaiters: number; logger: Logger }): ChangeFeed {
+export function startChangeFeed(deps: { pool: Pool; readPool: Queryable; maxWaiters: number }): ChangeFeed {
   const waiters = createFeedWaiters({ maxWaiters: deps.maxWaiters });
-  const notifier = createFeedNotifier({ url: deps.url, waiters, logger: deps.logger });
   return {
     reads: createFeedReads(deps.readPool, deps.pool),
     waiters,
-    stopWaiting: () => waiters.close(),
-    close: async () => {
-      waiters.close();
-      await notifier.close();
+    subscriber: {
+      channel: FEED_CHANNEL,
+      notified: () => waiters.wake(),
+      listening(up) {
+        waiters.setListening(up);
+        if (up) waiters.wake(); // anything committed while no one listened
+      },
     },
+    stopWaiting: () => waiters.close(),
   };
 }

@@ -19,9 +19,3 @@ export function decodeCursor(cursor: string): FeedPosition | null {
   if (!match || BigInt(match[1]!) > MAX_XID || BigInt(match[2]!) > MAX_POSITION) return null;
   return { xid: BigInt(match[1]!).toString(), position: BigInt(match[2]!).toString() };
 }
-
-export function comparePositions(a: FeedPosition, b: FeedPosition): number {
-  const x = BigInt(a.xid) - BigInt(b.xid);
-  const d = x !== 0n ? x : BigInt(a.position) - BigInt(b.position);
-  return d < 0n ? -1 : d > 0n ? 1 : 0;
-}

@@ -7,11 +7,10 @@
 // event.xid default, on the primary). A replica may be behind the cursor (taken on the primary or a
 // replica further ahead): there the cursor looks `ahead`, and the read is re-run on the primary,
 // which serves it (or rightly answers 400 for a cursor of another database).
-import type { Pool } from 'pg';
-import { type KeyCheck, readWithKey, type Scope, type Statement } from '../auth/api-keys.ts';
+import type { Pool, QueryConfig } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
 import { AppError, badInput } from '../errors.ts';
-import { comparePositions, encodeCursor, FEED_START, type FeedPosition } from './cursor.ts';
+import { encodeCursor, type FeedPosition } from './cursor.ts';
 
 export const FEED_LIMIT_DEFAULT = 100;
 export const FEED_LIMIT_MAX = 1000;
@@ -58,19 +57,20 @@ export const FEED_PAGE_SQL = `
               order by xid, position
               limit $3::int + 1) e) p`;
 
-// The newest readable event (below the horizon), and the prune watermark for an empty feed.
+// The newest readable event (below the horizon) past the prune watermark, and the watermark itself
+// for an empty feed. (Events kept for a dead letter, see retention, sit below the watermark: never a head.)
 const FEED_HEAD_SQL = `
   select w.xid::text as pruned_xid, w.position::text as pruned_position, h.xid::text as xid, h.position::text as position
     from event_feed_pruned w
     left join lateral (select xid, position from event
-                        where xid < pg_snapshot_xmin(pg_current_snapshot())
+                        where xid < pg_snapshot_xmin(pg_current_snapshot()) and (xid, position) > (w.xid, w.position)
                         order by xid desc, position desc limit 1) h on true`;
 
 type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
-const pageStatement = (q: FeedQuery): Statement => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
-const headStatement: Statement = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
+const pageStatement = (q: FeedQuery): QueryConfig => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
+const headStatement: QueryConfig = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
 
 export const cursorExpired = (): AppError =>
   new AppError(
@@ -98,11 +98,8 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
 }
 
 function presentHead(row: HeadRow | undefined): FeedPosition {
-  const pruned = row ? { xid: row.pruned_xid, position: row.pruned_position } : FEED_START;
-  // Events kept past the watermark for a dead letter (see retention) sit below it: never a head.
-  if (!row?.xid || !row.position) return pruned;
-  const last = { xid: row.xid, position: row.position };
-  return comparePositions(last, pruned) > 0 ? last : pruned;
+  if (!row) throw new Error('feed head statement returned no row'); // event_feed_pruned always has its row
+  return row.xid && row.position ? { xid: row.xid, position: row.position } : { xid: row.pruned_xid, position: row.pruned_position };
 }
 
 export type FeedReads = ReturnType<typeof createFeedReads>;
@@ -115,25 +112,15 @@ export type FeedReads = ReturnType<typeof createFeedReads>;
 export function createFeedReads(pool: Queryable, primary: Pool) {
   const behindCursor = (row: PageRow | undefined) => row?.ahead === true && row.replica;
   return {
-    async page(q: FeedQuery): Promise<FeedPage> {
-      let row = (await pool.query<PageRow>(pageStatement(q))).rows[0];
+    /** One page; `onPrimary`: read on the primary (a long poll woken by the primary's NOTIFY). */
+    async page(q: FeedQuery, onPrimary = false): Promise<FeedPage> {
+      let row = (await (onPrimary ? primary : pool).query<PageRow>(pageStatement(q))).rows[0];
       if (behindCursor(row)) row = (await primary.query<PageRow>(pageStatement(q))).rows[0];
       return presentPage(row, q);
     },
-    /**
-     * The same reads with the API key checked in the same statement (auth/api-keys.ts readWithKey):
-     * null for an unknown or revoked key; `row` is undefined when the key lacks `scope`.
-     */
-    withKey: {
-      async page(keyHash: string, scope: Scope, q: FeedQuery, onPrimary = false): Promise<KeyCheck<FeedPage>> {
-        let found = await readWithKey<PageRow>(onPrimary ? primary : pool, keyHash, scope, pageStatement(q));
-        if (behindCursor(found?.row)) found = await readWithKey<PageRow>(primary, keyHash, scope, pageStatement(q));
-        return found && { principal: found.principal, row: found.row && presentPage(found.row, q) };
-      },
-      async head(keyHash: string, scope: Scope): Promise<KeyCheck<FeedPosition>> {
-        const found = await readWithKey<HeadRow>(pool, keyHash, scope, headStatement);
-        return found && { principal: found.principal, row: found.row && presentHead(found.row) };
-      },
+    /** The position of the newest readable event. */
+    async head(): Promise<FeedPosition> {
+      return presentHead((await pool.query<HeadRow>(headStatement)).rows[0]);
     },
   };
 }

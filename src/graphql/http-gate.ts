@@ -4,9 +4,9 @@
 // other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
 // plain-text answers (missing body, CSRF) cannot occur.
 import express, { type RequestHandler, type Response } from 'express';
-import type { Pool } from 'pg';
 import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
-import { principalFromHeader, requireAnyScope } from '../auth/bearer.ts';
+import { authenticate, requireAnyScope } from '../auth/bearer.ts';
+import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../errors.ts';
 
 declare module 'express-serve-static-core' {
@@ -20,10 +20,10 @@ function sendGraphQLError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
 }
 
-export function graphqlGate(deps: { pool: Pool; maxBodyBytes: number }): RequestHandler[] {
+export function graphqlGate(deps: { keys: KeyCache; maxBodyBytes: number }): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
-      const principal = await principalFromHeader(deps.pool, req.get('authorization'));
+      const principal = await authenticate(req.get('authorization'), null, deps.keys);
       requireAnyScope(principal, GRAPHQL_SCOPES);
       req.principal = principal;
     } catch (error) {

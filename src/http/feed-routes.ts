@@ -1,13 +1,12 @@
 // GET /v1/events (the change feed, CONTRACT.md section 7) and GET /v1/events/head, with the
-// conventions of the other /v1 reads (v1-reads.ts): the key is checked in the same statement as the
-// read and always before the input (401/403 before 400), under the key's rate limit (401/403 before
-// 429), HEAD is served by GET, other methods are 405, and both answer with an ETag derived from
-// positions (a matching If-None-Match gets 304, after the key check). A long poll counts once against
-// the limit; its re-reads at every wake-up re-check the key only.
+// conventions of the other /v1 reads (v1-reads.ts): the key is checked first, before the input
+// (401/403 before 400), under the key's rate limit (401/403 before 429), HEAD is served by GET,
+// other methods are 405, and both answer with an ETag derived from positions (a matching
+// If-None-Match gets 304, after the key check). A long poll counts once against the limit; its
+// re-reads at every wake-up re-check the key only (a key revoked while it waits gets 401).
 import type { ServerResponse } from 'node:http';
-import type { Request, Response, Router } from 'express';
-import type { Pool } from 'pg';
-import { type KeyCheck, type Scope } from '../auth/api-keys.ts';
+import type { Request, Router } from 'express';
+import type { Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import type { ChangeFeed } from '../feed/change-feed.ts';
 import { encodeCursor } from '../feed/cursor.ts';
@@ -17,8 +16,7 @@ import { readWithWait } from '../feed/long-poll.ts';
 import { heldTags, sendCacheable, tagOfVersion } from './conditional.ts';
 import { exactRouter } from './exact-router.ts';
 import { methodNotAllowed } from './problem.ts';
-import type { RateLimiter } from './rate-limit.ts';
-import { admit, parseAfterKey } from './v1-reads.ts';
+import { admit, type Admission } from './v1-reads.ts';
 
 const SCOPE: Scope = 'catalog:read';
 
@@ -28,31 +26,34 @@ function answer(req: Request, res: ServerResponse, tag: string, body: () => stri
   sendCacheable(res, tag, held === '*' || held?.includes(tag) ? null : body());
 }
 
-export function feedRouter(deps: { pool: Pool; feed: ChangeFeed; limiter: RateLimiter | null }): Router {
+export function feedRouter(deps: Admission & { feed: ChangeFeed }): Router {
   const router = exactRouter();
   const onlyGet = methodNotAllowed(['GET', 'HEAD']);
   const { reads, waiters } = deps.feed;
-  /** The row of a keyed read for a live key holding the scope (401/403 otherwise), counted against its limit (429). */
-  const admitted = async <R>(req: Request, res: Response, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R> => (await admit(deps, req, res, read))!;
-  /** The same without counting: a long poll's re-reads. */
-  const keyed = async <R>(req: Request, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R> => (await authenticate(req.get('authorization'), SCOPE, read)).row!;
 
   router.get('/events', async (req: Request, res) => {
-    const query = await parseAfterKey(deps, req, res, () => parseFeedQuery(req.query as Record<string, unknown>));
+    await admit(deps, req, res);
+    const query = parseFeedQuery(req.query as Record<string, unknown>);
     // A client that goes away stops waiting (and frees its slot) at once.
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
-    const read = (keyHash: string) => reads.withKey.page(keyHash, SCOPE, query, query.waitSeconds > 0);
-    let counted = false;
-    const page = await readWithWait(waiters, () => (counted ? keyed(req, read) : ((counted = true), admitted(req, res, read))), query.waitSeconds * 1000, gone.signal);
+    const onPrimary = query.waitSeconds > 0;
+    let first = true;
+    const read = async () => {
+      if (!first) await authenticate(req.get('authorization'), SCOPE, deps.keys);
+      first = false;
+      return reads.page(query, onPrimary);
+    };
+    const page = await readWithWait(waiters, read, query.waitSeconds * 1000, gone.signal);
     if (res.destroyed) return;
     answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
   });
   router.all('/events', onlyGet);
 
   router.get('/events/head', async (req: Request, res) => {
-    const cursor = encodeCursor(await admitted(req, res, (keyHash) => reads.withKey.head(keyHash, SCOPE)));
+    await admit(deps, req, res);
+    const cursor = encodeCursor(await reads.head());
     // The body is the cursor alone: the cursor identifies it.
     answer(req, res, tagOfVersion(cursor), () => JSON.stringify({ cursor }));
   });

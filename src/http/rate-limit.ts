@@ -35,11 +35,11 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
 export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs: number; logger: Logger; now?: () => number }) {
   const now = deps.now ?? Date.now;
-  // By key hash: known before the read, so a key over its limit is refused without running it.
+  // By key id.
   const usage = new Map<string, Usage>();
   const windowOf = (ms: number) => Math.floor(ms / WINDOW_MS) * WINDOW_MS;
-  const current = (keyHash: string, at: number): Usage | undefined => {
-    const u = usage.get(keyHash);
+  const current = (keyId: string, at: number): Usage | undefined => {
+    const u = usage.get(keyId);
     return u && u.window === windowOf(at) ? u : undefined;
   };
   const used = (u: Usage | undefined) => (u ? u.total + u.mine - u.shared : 0);
@@ -57,7 +57,7 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
   /** Shares this process's counts and learns the others'. */
   async function sync(): Promise<void> {
     const window = windowOf(now());
-    const live = [...usage.entries()].filter(([hash, u]) => (u.window === window ? true : void usage.delete(hash)));
+    const live = [...usage.entries()].filter(([keyId, u]) => (u.window === window ? true : void usage.delete(keyId)));
     if (live.length === 0) return;
     const deltas = live.map(([, u]) => u.mine - u.shared);
     const { rows } = await deps.pool.query<{ key_id: string; used: string }>({
@@ -87,23 +87,14 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
   timer.unref();
 
   return {
-    /** True when the key (by hash) has used up its current window: its read need not run. */
-    exhausted(keyHash: string): boolean {
-      const u = current(keyHash, now());
-      return u !== undefined && used(u) >= u.limit;
-    },
-
-    /**
-     * Counts one request of an authenticated key (unless `refused`: the read was skipped because the
-     * window was used up) and sets RateLimit-Policy and RateLimit; throws RATE_LIMITED when over.
-     */
-    admit(keyHash: string, principal: Principal, res: ServerResponse, refused = false): void {
+    /** Counts one request of an authenticated key and sets RateLimit-Policy and RateLimit; throws RATE_LIMITED when over. */
+    admit(principal: Principal, res: ServerResponse): void {
       const at = now();
       const limit = limitOf(principal);
-      let u = current(keyHash, at);
-      if (!u) usage.set(keyHash, (u = { keyId: principal.keyId, window: windowOf(at), mine: 0, shared: 0, total: 0, limit }));
+      let u = current(principal.keyId, at);
+      if (!u) usage.set(principal.keyId, (u = { keyId: principal.keyId, window: windowOf(at), mine: 0, shared: 0, total: 0, limit }));
       u.limit = limit;
-      const admitted = !refused && used(u) < limit;
+      const admitted = used(u) < limit;
       if (admitted) u.mine++;
       const resetS = Math.max(1, Math.ceil((u.window + WINDOW_MS - at) / 1000));
       res.setHeader('RateLimit-Policy', policyOf(limit));

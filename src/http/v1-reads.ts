@@ -3,15 +3,15 @@
 // (bench/README.md). Each endpoint is one handler mounted once; express never sees these paths.
 // Every outcome is answered here: the record or page, 304, and every problem (405, 401, 403, 400,
 // 404, 503, 500) through the same problem writer as express.
-// The key is checked in the same statement as the read (one round trip, auth/api-keys.ts
-// readWithKey) and always before the input: an invalid key is 401/403 whatever the input, and a 400
-// or 404 is only ever shown to a caller whose key holds catalog:read.
+// The key is checked first, from the process's key cache (auth/key-cache.ts: a request is one round
+// trip, the read), and always before the input: an invalid key is 401/403 whatever the input, and
+// a 400 or 404 is only ever shown to a caller whose key holds catalog:read.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { type KeyCheck, lookUpKey, type Scope } from '../auth/api-keys.ts';
+import type { Principal, Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
-import type { Queryable } from '../db/read-replicas.ts';
+import type { KeyCache } from '../auth/key-cache.ts';
 import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -29,8 +29,8 @@ const READ_METHODS = ['GET', 'HEAD'];
 /** The endpoints served here, with their methods (the OpenAPI document's test compares them). */
 export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ path, methods: READ_METHODS }));
 
-/** What admission needs: the pool for a bare key check and the per-key limiter (null: limits off). */
-export type Admission = { pool: Queryable; limiter: RateLimiter | null };
+/** What admission needs: the key cache and the per-key limiter (null: limits off). */
+export type Admission = { keys: KeyCache; limiter: RateLimiter | null };
 type Deps = Admission & { reads: CatalogReads; logger: Logger };
 type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
 
@@ -59,52 +59,31 @@ const isOneSegmentBelow = (path: string): boolean => path.length > ONE_PREFIX.le
 // With If-None-Match, the read leaves the body out when the stored tag matches (`held`); `*`
 // matches any tag, so the body is not needed either.
 async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
-  const id = await parseAfterKey(deps, req, res, () => parseId(decodeSegment(segment)));
+  await admit(deps, req, res);
+  const id = parseId(decodeSegment(segment));
   const held = heldTags(req.headers['if-none-match']);
-  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getOne(keyHash, SCOPE, id, held === '*' ? null : held));
-  if (!row?.etag) throw notFound(`Learning opportunity ${id}`);
+  const row = await deps.reads.conditional.getOne(id, held === '*' ? null : held);
+  if (!row) throw notFound(`Learning opportunity ${id}`);
   sendCacheable(res, row.etag, held === '*' ? null : row.doc);
 }
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
-  const { limit, offset } = await parseAfterKey(deps, req, res, () => parsePagingQuery(parseQuery(query)));
+  await admit(deps, req, res);
+  const { limit, offset } = parsePagingQuery(parseQuery(query));
   const held = heldTags(req.headers['if-none-match']);
-  const row = await admit(deps, req, res, (keyHash) => deps.reads.withKey.getPage(keyHash, SCOPE, limit, offset, held === '*' ? null : held));
-  const page = row!; // the key holds the scope, so the read ran: one row, always
+  const page = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
   sendCacheable(res, page.etag!, held === '*' || page.docs === null ? null : renderPage(pageOf(page, limit, offset)));
 }
 
 /**
- * Authenticates the request with `read` as its key check (the keyed read), under the key's rate
- * limit: a key that has used up its window gets only the key checked (401/403 still come first)
- * and a 429, without the read. Returns the read's row; the answer carries the RateLimit headers.
- * Every /v1 endpoint admits through here with the process's one limiter (the feed too, feed-routes.ts).
+ * Authenticates the request (401/403) and counts it against the key's rate limit (429); the answer
+ * carries the RateLimit headers. Every /v1 endpoint admits through here, before it looks at its
+ * input, with the process's one limiter (the feed too, feed-routes.ts).
  */
-export async function admit<R>(deps: Admission, req: IncomingMessage, res: ServerResponse, read: (keyHash: string) => Promise<KeyCheck<R>>): Promise<R | undefined> {
-  const { limiter } = deps;
-  if (!limiter) return (await authenticate(req.headers.authorization, SCOPE, read)).row;
-  let hash = '';
-  let refused = false;
-  const found = await authenticate(req.headers.authorization, SCOPE, (keyHash) => {
-    hash = keyHash;
-    refused = limiter.exhausted(keyHash);
-    return refused ? lookUpKey(deps.pool, keyHash) : read(keyHash);
-  });
-  limiter.admit(hash, found.principal, res, refused);
-  return found.row;
-}
-
-/**
- * Parses the input; if it is invalid, the key is judged on its own first (401/403, and 429, before
- * 400). Every /v1 endpoint parses through here (the feed too, feed-routes.ts).
- */
-export async function parseAfterKey<T>(deps: Admission, req: IncomingMessage, res: ServerResponse, parse: () => T): Promise<T> {
-  try {
-    return parse();
-  } catch (error) {
-    await admit(deps, req, res, (keyHash) => lookUpKey(deps.pool, keyHash));
-    throw error;
-  }
+export async function admit(deps: Admission, req: IncomingMessage, res: ServerResponse): Promise<Principal> {
+  const principal = await authenticate(req.headers.authorization, SCOPE, deps.keys);
+  deps.limiter?.admit(principal, res);
+  return principal;
 }
 
 function decodeSegment(segment: string): string {

@@ -13,9 +13,8 @@ import { problemType } from '../../src/http/problem.ts';
 import { V1_READ_ROUTES } from '../../src/http/v1-reads.ts';
 import { testDb } from '../hooks.ts';
 import { feedRouter } from '../../src/http/feed-routes.ts';
-import type { ChangeFeed } from '../../src/feed/change-feed.ts';
-import { createFeedReads } from '../../src/feed/feed-reads.ts';
-import { createFeedWaiters } from '../../src/feed/feed-waiters.ts';
+import { startChangeFeed } from '../../src/feed/change-feed.ts';
+import { createKeyCache } from '../../src/auth/key-cache.ts';
 import type { Api } from '../../src/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
@@ -101,7 +100,7 @@ describe('the OpenAPI document', () => {
     const served = [
       ...V1_READ_ROUTES.map((r) => ({ path: r.path.slice('/v1'.length), methods: r.methods })),
       ...listRoutes(openApiRoutes()),
-      ...listRoutes(feedRouter({ pool: testDb().pool, feed: startChangeFeedForListing(), limiter: null })),
+      ...listRoutes(feedRouter({ keys: createKeyCache({ primary: testDb().pool, fallback: testDb().pool }, { maxAgeMs: 0, maxEntries: 1 }), feed: startChangeFeed({ pool: testDb().pool, readPool: testDb().pool, maxWaiters: 1 }), limiter: null })),
     ];
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();
@@ -183,12 +182,6 @@ describe('the OpenAPI document', () => {
     }
   });
 });
-
-/** A feed without its LISTEN connection: listing routes needs no database. */
-function startChangeFeedForListing(): ChangeFeed {
-  const waiters = createFeedWaiters({ maxWaiters: 1 });
-  return { reads: createFeedReads(testDb().pool, testDb().pool), waiters, stopWaiting: () => waiters.close(), close: async () => waiters.close() };
-}
 
 type ListedRoute = { path: string; methods: string[] };
 

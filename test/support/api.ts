@@ -20,6 +20,7 @@ export type TestApiOptions = {
   receivers?: ReceiverManagement | null;
   logger?: Logger;
   rateLimit?: Config['rateLimit'];
+  keyCache?: Config['keyCache'];
   feedMaxWaiters?: number;
 };
 
@@ -31,6 +32,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000, ...options.http },
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
+      keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
       feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
     },
     options.db ?? testDb(),
@@ -43,6 +45,24 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
 /** A fresh API key with the given scopes (all of them by default). */
 export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb(), rateLimit: number | null = null): Promise<string> {
   return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
+}
+
+/**
+ * Repeats `request` until it answers 401, for at most `withinMs`; returns the milliseconds that took.
+ * A revocation reaches each API process's key cache by NOTIFY when it commits (auth/key-cache.ts):
+ * within milliseconds, not in the same instant. `withinMs` is far below the cache's age bound
+ * (KEY_CACHE_MAX_AGE_MS, 10 s), so only the notification can make this pass.
+ */
+export async function refusedWithin(request: () => Promise<{ status: number }>, withinMs = 1000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const { status } = await request();
+    const elapsed = performance.now() - started;
+    if (status === 401) return elapsed;
+    if (status !== 200 && status !== 304) throw new Error(`expected 200 until the revocation arrived, then 401; got ${status}`);
+    if (elapsed > withinMs) throw new Error(`the revoked key still works ${Math.round(elapsed)} ms after its revocation`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 export type GraphQLResponse<T = Record<string, unknown>> = {

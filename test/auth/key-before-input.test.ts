@@ -1,6 +1,7 @@
-// /v1 checks the API key in the same statement as the read (one round trip per request). These
-// tests hold it to the rules of a separate look-up: the key is judged before the input, and a
-// revocation is seen by the very next request, also while other requests keep the pool busy.
+// /v1 judges the API key before the input, from the process's key cache (one round trip per request:
+// the read). These tests hold it to the rules of a look-up per request: a revoked key never gets a
+// 400 or 404, and a revocation is seen within milliseconds also while other requests keep the pool
+// busy, and never undone afterwards.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
@@ -10,7 +11,7 @@ import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 
-describe('REST key checks folded into the read statement', () => {
+describe('REST key checks before the input, from the key cache', () => {
   let api: Api;
   let reader: string;
   let recordPath: string;
@@ -44,18 +45,16 @@ describe('REST key checks folded into the read statement', () => {
     expect((await getJson(api, recordPath, reader)).status).to.equal(200);
   });
 
-  it('refuses a key on the first request that starts after its revocation, under concurrent load', async () => {
+  it('refuses a key from soon after its revocation on, under concurrent load, and never lets it back', async () => {
     const created = await createApiKey(testDb().orm.em.fork(), { name: 'revoked under load', scopes: ['catalog:read'] });
     let revokedAt = Infinity;
-    const wrong: string[] = [];
+    const answers: { started: number; status: number }[] = [];
     // Eight clients hammer both endpoints; each request records when it started and what it got.
+    // A request under way while the revocation commits may get either answer.
     const client = async () => {
-      for (let i = 0; i < 40; i++) {
-        const path = i % 2 ? recordPath : '/v1/learning-opportunities?limit=5';
+      for (let i = 0; i < 60; i++) {
         const started = performance.now();
-        const { status } = await getJson(api, path, created.key);
-        if (started > revokedAt && status !== 401) wrong.push(`${path} started after the revocation and got ${status}`);
-        if (started < revokedAt && status !== 200 && status !== 401) wrong.push(`${path} got ${status}`);
+        answers.push({ started, status: (await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities?limit=5', created.key)).status });
       }
     };
     const load = Promise.all(Array.from({ length: 8 }, client));
@@ -63,7 +62,12 @@ describe('REST key checks folded into the read statement', () => {
     await revokeApiKey(testDb().orm.em.fork(), created.id);
     revokedAt = performance.now();
     await load;
-    expect(wrong).to.deep.equal([]);
-    expectProblem(await getJson(api, recordPath, created.key), 401);
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 401)).to.deep.equal([]);
+    const accepted = answers.filter((a) => a.status === 200);
+    expect(accepted.length, 'the key worked before its revocation').to.be.above(0);
+    expect(answers.filter((a) => a.started > revokedAt).length, 'requests started after the revocation').to.be.above(0);
+    // The notification's trip, under load on a shared machine: far below the cache's 10 s age bound.
+    expect(Math.max(...accepted.map((a) => a.started)) - revokedAt).to.be.below(1000);
+    for (let i = 0; i < 20; i++) expectProblem(await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities', created.key), 401);
   });
 });
