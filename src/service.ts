@@ -10,6 +10,7 @@ import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-write
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
+import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
 import type { Config } from './config.ts';
@@ -62,7 +63,13 @@ export async function startApi(
     feedResolvers({ reads: feed.reads }),
     ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
   ]);
-  const graphql = await createGraphQLMiddleware({ schema, limits: config.graphql, logger, httpServer: server });
+  const graphql = await createGraphQLMiddleware({
+    schema,
+    newContext: (principal) => ({ principal, eventAttempts: createEventAttemptsLoader(db.pool) }),
+    limits: config.graphql,
+    logger,
+    httpServer: server,
+  });
   // One limiter for every /v1 endpoint: the feed (express) and the reads (node:http) share each key's budget.
   const { perMinute, syncMs } = config.rateLimit;
   const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;

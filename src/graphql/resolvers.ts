@@ -5,8 +5,10 @@ import type { CatalogWrites } from '../catalog/catalog-writes.ts';
 import { parseBatch, parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
 import { parsePagingArgs } from '../paging.ts';
+import type { EventAttemptsLoader } from './event-attempts-loader.ts';
 
-export type GraphQLContext = { principal: Principal };
+/** Made per request (service.ts): the caller, and loaders whose batches never span requests. */
+export type GraphQLContext = { principal: Principal; eventAttempts: EventAttemptsLoader };
 type Args = Record<string, unknown>;
 
 export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites }) {

@@ -10,6 +10,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { IResolvers } from '@graphql-tools/utils';
 import type { RequestHandler } from 'express';
 import type { GraphQLSchema } from 'graphql';
+import type { Principal } from '../auth/api-keys.ts';
 import type { Logger } from '../logger.ts';
 import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
@@ -29,7 +30,14 @@ export function buildSchema(resolvers: IResolvers[]): GraphQLSchema {
   return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
 }
 
-export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; limits: QueryLimits; logger: Logger; httpServer?: Server }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+export async function createGraphQLMiddleware(deps: {
+  schema: GraphQLSchema;
+  /** Called once per request, for that request only. */
+  newContext: (principal: Principal) => GraphQLContext;
+  limits: QueryLimits;
+  logger: Logger;
+  httpServer?: Server;
+}): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema: deps.schema,
     formatError: formatGraphQLError(deps.logger),
@@ -53,7 +61,7 @@ export async function createGraphQLMiddleware(deps: { schema: GraphQLSchema; lim
   await apollo.start();
   const middleware = expressMiddleware(apollo, {
     // graphqlGate (http-gate.ts) authenticated the caller and checked a GraphQL scope before this runs.
-    context: async ({ req }) => ({ principal: req.principal! }),
+    context: async ({ req }) => deps.newContext(req.principal!),
   });
   return { middleware, stop: () => apollo.stop() };
 }

@@ -24,9 +24,10 @@ export function webhookResolvers(deps: { pool: Pool }) {
       },
     },
     WebhookEvent: {
-      async attempts(event: StoredEventView, args: Args) {
+      // Batched per request: a page of events costs one attempts statement, not one per event.
+      async attempts(event: StoredEventView, args: Args, ctx: GraphQLContext) {
         const { limit, offset } = parsePagingArgs(args);
-        return await listAttempts(deps.pool, { eventId: event.id, receiverId: optionalId(args.receiverId, 'receiverId'), limit, offset, order: 'oldest' });
+        return await ctx.eventAttempts(event.id, { receiverId: optionalId(args.receiverId, 'receiverId'), limit, offset });
       },
     },
     DeliveryAttempt: {

@@ -40,17 +40,39 @@ export async function listStoredEvents(pool: Pool, filter: { type?: string; reso
   return rows;
 }
 
-/** Attempts filtered by event and/or receiver; newest first, or oldest first for one event's history. */
-export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; limit: number; offset: number; order?: 'newest' | 'oldest' }): Promise<AttemptView[]> {
+/** Attempts filtered by event and/or receiver, newest first. */
+export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; limit: number; offset: number }): Promise<AttemptView[]> {
   const where: string[] = [];
   const values: unknown[] = [];
   if (filter.eventId) where.push(`event_id = $${values.push(filter.eventId)}`);
   if (filter.receiverId) where.push(`receiver_id = $${values.push(filter.receiverId)}`);
-  const order = filter.order === 'oldest' ? 'asc' : 'desc';
   const { rows } = await pool.query<AttemptView>(
     `select ${ATTEMPT_COLUMNS} from delivery_attempt ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by delivery_attempt.id ${order} limit $${values.push(filter.limit)} offset $${values.push(filter.offset)}`,
+      order by delivery_attempt.id desc limit $${values.push(filter.limit)} offset $${values.push(filter.offset)}`,
     values,
   );
   return rows;
+}
+
+/** One page of each event's attempts: the same limit, offset and receiver filter for every event. */
+export type EventAttemptsPage = { receiverId?: string; limit: number; offset: number };
+
+/**
+ * The attempts of many events in one statement: for each event its own attempts, oldest first,
+ * filtered and paged on their own (offset and limit count that event's rows only); [] for an event without any.
+ */
+export async function listAttemptsOfEvents(pool: Pool, eventIds: readonly string[], page: EventAttemptsPage): Promise<Map<string, AttemptView[]>> {
+  // Ordered by ranked.id, not `id`: a bare `id` in ORDER BY would be the text output column.
+  const { rows } = await pool.query<AttemptView>(
+    `select ${ATTEMPT_COLUMNS} from (
+       select delivery_attempt.*, row_number() over (partition by event_id order by delivery_attempt.id) as position from delivery_attempt
+        where event_id = any($1::uuid[]) and ($2::uuid is null or receiver_id = $2)
+     ) ranked
+     where position > $4::bigint and position <= $4::bigint + $3::bigint
+     order by ranked.event_id, ranked.id`,
+    [eventIds, page.receiverId ?? null, page.limit, page.offset],
+  );
+  const byEvent = new Map<string, AttemptView[]>(eventIds.map((id) => [id, []]));
+  for (const attempt of rows) byEvent.get(attempt.eventId)!.push(attempt);
+  return byEvent;
 }
