@@ -60,7 +60,7 @@ const schema = z.object({
   // The API key cache (auth/key-cache.ts): invalidated by NOTIFY; the age bounds an unnoticed outage. 0 = no cache.
   KEY_CACHE_MAX_AGE_MS: int(0, 3_600_000).default(10_000),
   KEY_CACHE_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
-  // ... and read replicas: /v1 reads and GraphQL queries on streaming replicas when healthy.
+  // ... and read replicas: /v1 reads and GraphQL's catalog and feed queries on streaming replicas when healthy.
   DATABASE_READ_URL: z
     .string()
     .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))

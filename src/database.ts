@@ -13,7 +13,7 @@ export type Database = {
   orm: Orm;
   /** The primary: writes, keys management, pg-boss, and reads outside /v1 and GraphQL queries. */
   pool: Pool;
-  /** The /v1 reads and GraphQL queries: a healthy read replica when DATABASE_READ_URL names any, else the primary. */
+  /** The /v1 reads and GraphQL's catalog and feed queries: a healthy read replica when DATABASE_READ_URL names any, else the primary. */
   readPool: Queryable;
   url: string;
   embedded: boolean;
