@@ -8,15 +8,12 @@ import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
 import { type RetentionJob, startRetentionJob } from './retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
+import { onStopSignals } from './stop-signals.ts';
 import { createFanOut } from './webhooks/fan-out.ts';
 import { startBoss } from './webhooks/queue.ts';
 import { prepareSecrets } from './webhooks/seal-secrets.ts';
 import { resolveSecretKeyring } from './webhooks/secret-keys.ts';
 import { type DeliveryWorker, startDeliveryWorker } from './webhooks/worker.ts';
-
-// npm forwards the terminal's SIGINT to us, so one Ctrl-C under `npm start` arrives twice within
-// milliseconds: only a signal after this long counts as the second one that forces the exit.
-const REPEAT_SIGNAL_MS = 1000;
 
 /** `--role worker` (or `--role=worker`) overrides ROLE. */
 function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {
@@ -47,14 +44,7 @@ async function main(): Promise<void> {
   let boss: PgBoss | null = null;
   let worker: DeliveryWorker | null = null;
   let retention: RetentionJob | null = null;
-  let stoppingSince: number | null = null;
   const shutdown = async (signal: string) => {
-    if (stoppingSince !== null) {
-      if (Date.now() - stoppingSince < REPEAT_SIGNAL_MS) return;
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(130);
-    }
-    stoppingSince = Date.now();
     logger.info({ signal }, 'shutting down');
     try {
       await api?.close();
@@ -74,8 +64,13 @@ async function main(): Promise<void> {
   db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
   if (!config.databaseUrl && !db.embedded) logger.warn({ dataDir: config.dataDir }, 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  onStopSignals(
+    (signal) => void shutdown(signal),
+    (signal) => {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(130);
+    },
+  );
 
   // Before anything is served: plain secrets sealed, every sealed one openable (seal-secrets.ts).
   const secrets = await resolveSecretKeyring(config, logger);

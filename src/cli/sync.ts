@@ -1,18 +1,23 @@
-// sync --base-url URL --state FILE --out FILE.jsonl [--json]
+// sync --base-url URL --state FILE --out FILE.jsonl [--limit N] [--save-every N] [--save-interval S] [--json]
 // Keeps a JSON-lines copy of the public catalog current through the change feed (client/sync.ts):
 // the first run (or one whose cursor expired) walks the whole list, later runs apply only what
-// changed, deletions included. Each batch is written durably to the copy, then the cursor to the
-// state file (sync-files.ts), so an interrupted run resumes where it stopped. HTTP only, no database.
+// changed, deletions included. The copy lives in memory during the run and is saved with its cursor
+// now and then (sync-copy.ts), at the end, on a failure and on Ctrl-C or SIGTERM, so an interrupted
+// run resumes from the last save. HTTP only, no database.
+import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { sync, type SyncBatch } from '../../packages/client/src/sync.ts';
+import { sync, type SyncOptions, type SyncResult } from '../../packages/client/src/sync.ts';
 import type { Config } from '../config.ts';
+import { onStopSignals, type StopSignal } from '../stop-signals.ts';
+import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
-import { copyChunks, readCopy, readState, replaceDurably } from './sync-files.ts';
+import { SyncCopy } from './sync-copy.ts';
+import { readCopy, readState } from './sync-files.ts';
 import { describeWalkFailure, parseWalkArguments } from './walk.ts';
 
-type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; json?: boolean };
+type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; limit: string; saveEvery: string; saveInterval: string; json?: boolean };
 
 export function registerSyncCommand(program: Command, config: Config): void {
   program
@@ -23,10 +28,17 @@ export function registerSyncCommand(program: Command, config: Config): void {
     .addOption(new Option('--key <key>', 'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)').default(config.walk.apiKey, 'from LODS_API_KEY'))
     .option('--state <file>', 'where the feed cursor is kept between runs (created on the first run)')
     .option('--out <file>', 'the JSON-lines copy to keep current')
-    .option('--json', 'print JSON only: { mode, restarted, walked, events, upserts, removals, records, out, state }')
+    .option('--limit <n>', 'events per feed page, 1..1000', '1000')
+    // A save rewrites the whole copy: often enough that a crash costs little to fetch again, rarely
+    // enough that a long feed does not turn into rewriting the catalog over and over.
+    .option('--save-every <n>', 'save the copy and the cursor after this many changes', '10000')
+    .option('--save-interval <seconds>', 'or when a page arrives this many seconds after the last save', '5')
+    .option('--json', 'print JSON only: { mode, restarted, walked, events, upserts, removals, records, saves, out, state }')
     .action(async (opts: SyncOpts) => {
       const { baseUrl, key, out } = parseWalkArguments({ baseUrl: opts.baseUrl, key: opts.key, out: opts.out, limit: '100' });
       if (!opts.state) throw new CliError('--state is required: the file that keeps the feed cursor between runs', 2);
+      const limit = positiveInt('--limit', opts.limit, 1000);
+      const policy = { everyChanges: positiveInt('--save-every', opts.saveEvery), intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval) };
       const statePath = resolve(opts.state);
       const client = createCatalogClient({
         baseUrl,
@@ -34,41 +46,71 @@ export function registerSyncCommand(program: Command, config: Config): void {
         onRetry: ({ attempt, error, delayMs }) => progress(`sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
       });
       // A state without its copy (or the reverse) cannot be continued: start over with a walk.
-      const copy = await readCopy(out);
-      const state = copy ? await readState(statePath) : null;
-      const lines = copy ?? new Map<string, string>();
-      const apply = async (batch: SyncBatch) => {
-        if (batch.reset) lines.clear();
-        for (const change of batch.changes) {
-          if (change.op === 'remove') lines.delete(change.id);
-          else lines.set(change.id, JSON.stringify(change.record));
-        }
-        await replaceDurably(out, copyChunks(lines));
-        await replaceDurably(statePath, [`${JSON.stringify({ cursor: batch.cursor, records: lines.size, savedAt: new Date().toISOString() })}\n`]);
-      };
+      const records = await readCopy(out);
+      const state = records ? await readState(statePath) : null;
+      const copy = new SyncCopy({
+        records: records ?? new Map(),
+        files: { out, state: statePath },
+        policy,
+        onSave: (size) => progress(`sync: saved ${size} records and the cursor`),
+      });
       const started = Date.now();
-      let result;
+      let result: SyncResult;
       try {
-        result = await sync({
+        result = await syncUntilStopped(copy, {
           client,
           state,
-          apply,
-          onProgress: (p) =>
-            progress(p.phase === 'walk' ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records` : `sync: ${p.events} changes applied`),
+          limit,
+          onProgress: (p) => progress(p.phase === 'walk' ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records` : `sync: ${p.events} changes applied`),
         });
       } catch (error) {
-        throw describeWalkFailure(error);
+        if (!(error instanceof StoppedBySignal)) throw describeWalkFailure(error);
+        const where = state || copy.cursor ? `${out} holds ${copy.size} records, saved with their cursor: the next run continues from there` : 'stopped before the walk ended, nothing saved: the next run walks again';
+        throw new CliError(`sync interrupted by ${error.signal}; ${where}`, exitCodeOf(error.signal));
       } finally {
         if (process.stderr.isTTY) process.stderr.write('\n');
       }
-      const summary = { mode: result.mode, restarted: result.restarted, walked: result.walked, events: result.events, upserts: result.upserts, removals: result.removals, records: lines.size, out, state: statePath };
+      const summary = { mode: result.mode, restarted: result.restarted, walked: result.walked, events: result.events, upserts: result.upserts, removals: result.removals, records: copy.size, saves: copy.saves, out, state: statePath };
       output(opts.json, summary, () =>
         [
           result.mode === 'full'
             ? `Walked ${result.walked} records${result.restarted ? ' (the stored cursor had expired: started over)' : ''}, then applied ${result.events} changes.`
             : `Applied ${result.events} changes (${result.upserts} upserts, ${result.removals} removals).`,
-          `${out} holds ${lines.size} records (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${statePath}.`,
+          `${out} holds ${copy.size} records (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${statePath}.`,
         ].join('\n'),
       );
     });
+}
+
+class StoppedBySignal extends Error {
+  readonly signal: StopSignal;
+  constructor(signal: StopSignal) {
+    super(`stopped by ${signal}`);
+    this.signal = signal;
+  }
+}
+
+/** 128 + the signal's number, as a shell reports a process that the signal ended. */
+const exitCodeOf = (signal: StopSignal) => 128 + constants.signals[signal];
+
+/**
+ * Runs the sync and saves what it applied, whatever happens: what was applied is consistent with
+ * the cursor of its last batch, and the next run need not fetch it again. The first SIGINT or
+ * SIGTERM abandons the request in flight and ends in StoppedBySignal, once saved; a second one
+ * exits at once (both files stay whole: each is renamed into place).
+ */
+async function syncUntilStopped(copy: SyncCopy, options: Omit<SyncOptions, 'apply' | 'signal'>): Promise<SyncResult> {
+  const stop = new AbortController();
+  const removeSignalHandlers = onStopSignals(
+    (signal) => stop.abort(new StoppedBySignal(signal)),
+    (signal) => process.exit(exitCodeOf(signal)),
+  );
+  try {
+    return await sync({ ...options, apply: (batch) => copy.apply(batch), signal: stop.signal });
+  } catch (error) {
+    throw stop.signal.aborted ? stop.signal.reason : error;
+  } finally {
+    await copy.save();
+    removeSignalHandlers();
+  }
 }

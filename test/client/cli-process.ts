@@ -1,16 +1,24 @@
 // `npm run cli -- …` as a child process, for the end-to-end cli tests.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 export type Run = { code: number | null; stdout: string; stderr: string };
 
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+/** A running command: its output so far, and its end (exit code, all of its output). */
+export type RunningCli = { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<Run> };
+
+export function startCli(args: string[], env: Record<string, string> = {}): RunningCli {
+  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const done = new Promise<Run>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return startCli(args, env).done;
 }

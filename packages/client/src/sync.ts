@@ -10,8 +10,10 @@
 // are applied too; the copy ends at the newest state because every later event follows.
 //
 // Crash safety is the caller's `apply`: it must store each batch's changes durably, then the batch's
-// cursor (the next run resumes from it). Re-applying a batch after a crash between the two is
-// harmless: upserts and removals are idempotent and arrive in the same order.
+// cursor (the next run resumes from it), either at once or later together with the following
+// batches, so long as a stored cursor is never ahead of the stored changes. Re-applying batches
+// after a crash (between the two writes, or before batches kept in memory were stored) is harmless:
+// upserts and removals are idempotent and arrive in the same order.
 import type { CallOptions, CatalogClient } from './catalog-client.ts';
 import { CatalogHttpError } from './errors.ts';
 import type { CatalogEvent, LearningOpportunity } from './types.ts';
@@ -27,7 +29,10 @@ export type SyncOptions = {
   client: Pick<CatalogClient, 'listLearningOpportunities' | 'listEvents' | 'getEventsHead'>;
   /** What the last run stored; null (or absent) for the first run. */
   state?: SyncState | null;
-  /** Stores one batch durably (changes first, then its cursor). Awaited before the next batch. */
+  /**
+   * Stores one batch durably (changes first, then its cursor), or keeps it to store with the next
+   * ones (then store what was kept before the process ends). Awaited before the next batch.
+   */
   apply: (batch: SyncBatch) => Promise<void>;
   /** Events per feed page, 1..1000 (default 1000). */
   limit?: number;
