@@ -79,7 +79,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase(config, (db) => withBoss(config, db, (boss) => disableReceiver({ pool: db.pool, boss }, parseId(id))));
+      const changed = await withDatabase(config, (db) => withBoss(config, db, () => disableReceiver({ pool: db.pool }, parseId(id))));
       output(opts.json, changed, () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`);
     });
 

@@ -158,30 +158,6 @@ export async function enqueueDeliveries(boss: PgBoss, db: Db, deliveries: readon
   );
 }
 
-/** Dead letters through the caller's `db` (e.g. deliveries of a receiver that was just disabled). */
-export async function enqueueDeadLetters(boss: PgBoss, db: Db, letters: readonly DeadLetterData[]): Promise<void> {
-  if (letters.length === 0) return;
-  await boss.insert(
-    DEAD_LETTER_QUEUE,
-    letters.map((l) => ({ data: { eventId: l.eventId, receiverId: l.receiverId, attempts: l.attempts, ...(l.reason ? { reason: l.reason } : {}) } satisfies DeadLetterData })),
-    { db },
-  );
-}
-
-/**
- * Deletes the waiting (not in flight) deliveries of `receiverIds` through `client` (the caller's
- * transaction) and returns them. A job being fetched concurrently is locked by the fetch (SKIP
- * LOCKED there), so the delete waits and then skips it as active: sent or taken, never both.
- * Raw: deleteJob() takes ids, so finding them first would race the fetch; this is one locked statement.
- */
-export async function takeWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<DeliveryJobData[]> {
-  const { rows } = await client.query<{ data: DeliveryJobData }>(
-    `delete from ${BOSS_SCHEMA}.job where name = $1 and state < 'active' and data->>'receiverId' = any($2::text[]) returning data`,
-    [DELIVERY_QUEUE, receiverIds],
-  );
-  return rows.map((r) => r.data);
-}
-
 /**
  * Puts fetched jobs back as they were before the fetch (created, not counted as a retry: pg-boss
  * counts a claim only when started_on is set), for jobs the worker claimed but will not send now.
@@ -210,14 +186,62 @@ export type DisabledReceiver = { id: string; reason: 'gone' | 'failing'; failing
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
 export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
 
+// A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
+// letters: over a relation `disabled (id)`, in the settling statement (receivers a settlement
+// disables) and in setAsideWaitingDeliveries (an operator's disable). A job being fetched
+// concurrently is locked by the fetch (SKIP LOCKED there), so the delete waits and then skips it as
+// active: sent or set aside, never both. The gate keeps the scan of the queue from running when
+// nothing was disabled.
+const SET_ASIDE_CTE = `set_aside as (
+    delete from ${BOSS_SCHEMA}.job j
+     where (select count(*) from disabled) > 0
+       and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
+    returning (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
+
+// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason)`: the next
+// attempt ('retry') or a dead letter ('dead', `attempt` being the attempts made), with the queue's
+// own settings (what boss.insert() writes; boss-schema.test.ts compares the two).
+const FOLLOW_UPS_CTE = `followed as (
+    insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
+                                    retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+    select q.name,
+           case when f.next = 'retry' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
+                else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
+           case when f.next = 'retry' then f.receiver_id::text end,
+           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
+           q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+      from follow f
+      cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
+
+const SET_ASIDE_SQL = `
+  with disabled as (select unnest($1::uuid[]) as id),
+  ${SET_ASIDE_CTE},
+  follow as (select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason from set_aside),
+  ${FOLLOW_UPS_CTE}
+  select count(*)::int as n from set_aside`;
+
+/**
+ * Moves the waiting deliveries of `receiverIds` (just disabled by the caller, in its transaction
+ * `client`) to the dead letters, replayable with `deliveries replay-dead` after `enable`; returns
+ * how many. Jobs in flight are not touched: their follow-up meets the disabled receiver in the
+ * worker (drop-delivery.ts). Raw: pg-boss has no "delete queued jobs matching data" call, and
+ * finding ids first would race the fetch.
+ */
+export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<number> {
+  if (receiverIds.length === 0) return 0;
+  const { rows } = await client.query<{ n: number }>({ name: 'webhook-set-aside', text: SET_ASIDE_SQL, values: [receiverIds] });
+  return rows[0]!.n;
+}
+
 // One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced delete of the claimed
 // jobs (state active at the fetched retry count: a job that expired and was handed to another worker
 // is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
 // for claims still ours whose receiver exists, the follow-up job with the queue's own settings
 // (what boss.insert() writes; the schema test compares the two), the receivers' health from the
 // recorded attempts (receiver-health-sql.ts), and, for a receiver that this disables, its waiting
-// deliveries moved to the dead letters (as set-aside.ts does for an operator's disable). `id = any($1)` makes the delete a primary-key lookup
-// per job rather than a scan of the queue's whole backlog.
+// deliveries moved to the dead letters (SET_ASIDE_CTE, as for an operator's disable). `id = any($1)`
+// makes the delete a primary-key lookup per job rather than a scan of the queue's whole backlog.
 const SETTLE_SQL = `
   with s as (
     select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
@@ -239,14 +263,9 @@ const SETTLE_SQL = `
   ${receiverHealthCtes('$16')},
   disabled as (
     select id from health_next where reason is not null),
-  -- A receiver disabled here: its waiting deliveries become dead letters in this statement (the
-  -- gate keeps the scan of the queue from running when nothing was disabled), and so does the retry
-  -- that one of its attempts would have enqueued.
-  set_aside as (
-    delete from ${BOSS_SCHEMA}.job j
-     where (select count(*) from disabled) > 0
-       and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
-    returning (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts),
+  -- A receiver disabled here: its waiting deliveries become dead letters in this statement, and so
+  -- does the retry that one of its attempts would have enqueued.
+  ${SET_ASIDE_CTE},
   follow as (
     select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason
       from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
@@ -255,18 +274,7 @@ const SETTLE_SQL = `
       from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
     union all
     select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled' from set_aside),
-  followed as (
-    insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
-                                    retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
-    select q.name,
-           case when f.next = 'retry' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
-                else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
-           case when f.next = 'retry' then f.receiver_id::text end,
-           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
-           q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
-      from follow f
-      cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
-      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)
+  ${FOLLOW_UPS_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
          (select count(*)::int from set_aside) as "setAside"
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null

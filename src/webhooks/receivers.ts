@@ -9,10 +9,9 @@ import { badInput, notFound } from '../errors.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
 import { receiversDisabled } from '../metrics.ts';
 import { inTransaction } from './pg-transaction.ts';
-import { removeReceiverJobs } from './queue.ts';
+import { removeReceiverJobs, setAsideWaitingDeliveries } from './queue.ts';
 import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from './secret-box.ts';
-import { setAsideWaitingDeliveries } from './set-aside.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
 export type { ReceiverInfo } from './receiver-reads.ts';
@@ -91,8 +90,8 @@ export async function rotateReceiverSecret(deps: Pick<ReceiverDeps, 'pool' | 'se
  * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (replayable
  * after `enable`). Disabling a disabled receiver changes nothing (it keeps its first reason).
  */
-export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool' | 'boss'>, id: string): Promise<ReceiverInfo & { setAside: number }> {
-  const { setAside, wasEnabled } = await inTransaction(deps.pool, async (client, db) => {
+export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo & { setAside: number }> {
+  const { setAside, wasEnabled } = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = false, disabled_reason = coalesce(r.disabled_reason, 'manual'), disabled_at = coalesce(r.disabled_at, now())
          from (select id, enabled as was_enabled from receiver where id = $1 for no key update) old
@@ -100,7 +99,7 @@ export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool' | 'boss'>,
       [id],
     );
     if (!rows[0]) throw notFound(`Receiver ${id}`);
-    return { wasEnabled: rows[0].was_enabled, setAside: await setAsideWaitingDeliveries({ boss: deps.boss, client, db }, [id]) };
+    return { wasEnabled: rows[0].was_enabled, setAside: await setAsideWaitingDeliveries(client, [id]) };
   });
   if (wasEnabled) receiversDisabled.inc({ reason: 'manual' });
   return { ...(await one(deps, id)), setAside };

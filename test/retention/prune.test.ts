@@ -7,13 +7,12 @@ import { expect } from 'chai';
 import { decodeCursor, type FeedPosition } from '../../src/feed/cursor.ts';
 import { PRUNE_CRON, PRUNE_QUEUE, startRetentionJob } from '../../src/retention/prune-job.ts';
 import { pruneRetention } from '../../src/retention/prune.ts';
-import { enqueueDeadLetters } from '../../src/webhooks/queue.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE } from '../../src/webhooks/queue.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, createTestKey, silentLogger } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, insertDeadLetter, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
@@ -72,7 +71,7 @@ describe('retention prune', function () {
     const goneAttempt = await insertAttempt(goneEvent!, receiver.id);
     const deadAttempt = await insertAttempt(deadEvent!, receiver.id);
     await stack.boss.getDb().executeSql('select 1'); // pg-boss is up: its job table exists
-    await enqueueDeadLetters(stack.boss, stack.boss.getDb(), [{ eventId: deadEvent!, receiverId: receiver.id, attempts: 1 }]);
+    await insertDeadLetter(stack.boss, { eventId: deadEvent!, receiverId: receiver.id, attempts: 1 });
     await backdate(await positionOf(lastEvent!), deadAttempt);
 
     const run = await cli('prune', '--json');

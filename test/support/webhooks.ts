@@ -6,7 +6,7 @@ import type { Database } from '../../src/database.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/fan-out.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
 import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
@@ -99,6 +99,11 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
  * event: `removeBareEvent` deletes it (and its attempts) after the test, so the feed tests of a
  * serial run do not read it.
  */
+/** A dead letter as pg-boss's own insert writes one (the service writes them in its settling and set-aside statements). */
+export async function insertDeadLetter(boss: PgBoss, letter: DeadLetterData): Promise<void> {
+  await boss.insert(DEAD_LETTER_QUEUE, [{ data: letter }]);
+}
+
 export async function insertBareEvent(db: Database = testDb()): Promise<string> {
   const sql = `insert into event (id, type, resource_id, occurred_at, body) select gen_random_uuid(), 'LEARNING_OPPORTUNITY_PUBLISHED', gen_random_uuid(), now(), '{}' returning id`;
   return (await db.pool.query<{ id: string }>(sql)).rows[0]!.id;

@@ -12,7 +12,6 @@ import {
   countDeadLetters,
   deadLetterAttemptCondition,
   deliveryCountsByReceiverSql,
-  enqueueDeadLetters,
   enqueueDeliveries,
   eventHeldCondition,
   openJobCounts,
@@ -20,10 +19,10 @@ import {
   removeReceiverJobs,
   selectDeadLetters,
   takeDeadLetters,
-  takeWaitingDeliveries,
+  setAsideWaitingDeliveries,
 } from '../../src/webhooks/queue.ts';
 import { testDb } from '../hooks.ts';
-import { insertBareEvent, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { insertBareEvent, insertDeadLetter, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 
 // What queue.ts's statements read or write, by PostgreSQL type name (information_schema udt_name).
 const EXPECTED_COLUMNS: Record<string, Record<string, string>> = {
@@ -115,7 +114,7 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
         { eventId: waiting, receiverId, attempt: 1 },
         { eventId: waiting, receiverId, attempt: 2, delayMs: 60_000 },
       ]);
-      await enqueueDeadLetters(stack.boss, db, [{ eventId: dead, receiverId, attempts: 4 }]);
+      await insertDeadLetter(stack.boss, { eventId: dead, receiverId, attempts: 4 });
       await pool.query(`insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered)
                         values ($1, $2, 4, now(), 5, 500, 'http_error', true), ($3, $2, 1, now(), 5, 200, 'success', false)`, [dead, receiverId, free]);
 
@@ -139,8 +138,13 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        expect((await takeWaitingDeliveries(client, [receiverId])).map((d) => d.attempt).sort()).to.deep.equal([1, 2]);
         expect(await takeDeadLetters(client, receiverId, 10)).to.deep.equal([{ eventId: dead, receiverId, attempts: 4, reason: null }]);
+        // The two waiting deliveries (attempts 1 and 2) become dead letters after 0 and 1 attempts.
+        expect(await setAsideWaitingDeliveries(client, [receiverId])).to.equal(2);
+        expect(await takeDeadLetters(client, receiverId, 10)).to.have.deep.members([
+          { eventId: waiting, receiverId, attempts: 0, reason: 'receiver_disabled' },
+          { eventId: waiting, receiverId, attempts: 1, reason: 'receiver_disabled' },
+        ]);
       } finally {
         await client.query('rollback');
         client.release();

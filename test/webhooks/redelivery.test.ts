@@ -46,7 +46,7 @@ describe('webhook redelivery and dead-letter replay', () => {
     await a.waitFor(1);
     await b.waitFor(1);
     await off.waitFor(1);
-    await disableReceiver({ pool: testDb().pool, boss: stack.boss }, roff.id);
+    await disableReceiver({ pool: testDb().pool }, roff.id);
 
     const all = await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, event.id);
     expect(all.receiverIds.toSorted()).to.deep.equal([ra.id, rb.id].toSorted());
@@ -67,7 +67,7 @@ describe('webhook redelivery and dead-letter replay', () => {
   it('refuses an unknown event or receiver, and a disabled receiver', async () => {
     const receiver = await newReceiver();
     const info = await stack.addReceiver(receiver.url);
-    await disableReceiver({ pool: testDb().pool, boss: stack.boss }, info.id);
+    await disableReceiver({ pool: testDb().pool }, info.id);
     const event = await publishOne();
     const deps = { pool: testDb().pool, boss: stack.boss };
     const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code);

@@ -63,7 +63,7 @@ describe('webhook subscriptions', () => {
       const [off, on] = [await newReceiver(), await newReceiver()];
       const offInfo = await stack.addReceiver(off.url);
       await stack.addReceiver(on.url);
-      await disableReceiver({ pool: testDb().pool, boss: stack.boss }, offInfo.id);
+      await disableReceiver({ pool: testDb().pool }, offInfo.id);
       const first = await lifecycle(stack);
       await on.waitFor(3);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: offInfo.id })).to.deep.equal([]);
@@ -86,7 +86,7 @@ describe('webhook subscriptions', () => {
       await lifecycle(stack);
       const pending = await jobs(DELIVERY_QUEUE, { receiverId: info.id });
       expect(pending).to.have.length(3);
-      await disableReceiver({ pool: testDb().pool, boss: stack.boss }, info.id);
+      await disableReceiver({ pool: testDb().pool }, info.id);
       const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
       try {
         const dead = await eventually(async () => {
