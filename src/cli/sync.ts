@@ -15,7 +15,7 @@ import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 import { SyncCopy } from './sync-copy.ts';
 import { readCopy, readState } from './sync-files.ts';
-import { describeWalkFailure, parseWalkArguments } from './walk.ts';
+import { describeWalkFailure, parseConsumerArguments } from './walk.ts';
 
 type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; limit: string; saveEvery: string; saveInterval: string; json?: boolean };
 
@@ -35,7 +35,7 @@ export function registerSyncCommand(program: Command, config: Config): void {
     .option('--save-interval <seconds>', 'or when a page arrives this many seconds after the last save', '5')
     .option('--json', 'print JSON only: { mode, restarted, walked, events, upserts, removals, records, saves, out, state }')
     .action(async (opts: SyncOpts) => {
-      const { baseUrl, key, out } = parseWalkArguments({ baseUrl: opts.baseUrl, key: opts.key, out: opts.out, limit: '100' });
+      const { baseUrl, key, out } = parseConsumerArguments(opts);
       if (!opts.state) throw new CliError('--state is required: the file that keeps the feed cursor between runs', 2);
       const limit = positiveInt('--limit', opts.limit, 1000);
       const policy = { everyChanges: positiveInt('--save-every', opts.saveEvery), intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval) };

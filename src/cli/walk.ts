@@ -16,6 +16,7 @@ import { createCatalogClient } from '../../packages/client/src/catalog-client.ts
 import { CatalogHttpError, CatalogNetworkError } from '../../packages/client/src/errors.ts';
 import { walk, type WalkResult } from '../../packages/client/src/walk.ts';
 import { renameDurably, tempPathBeside } from './durable-files.ts';
+import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };
@@ -64,8 +65,8 @@ export function registerWalkCommand(program: Command, config: Config): void {
     });
 }
 
-/** Exported for the tests: every bad argument is a CliError with exit code 2. */
-export function parseWalkArguments(opts: WalkOpts): { baseUrl: string; key: string; out: string; limit: number } {
+/** Where a consumer command (walk, sync) reads and writes; every bad argument is a CliError with exit code 2. */
+export function parseConsumerArguments(opts: { baseUrl?: string; key?: string; out?: string }): { baseUrl: string; key: string; out: string } {
   if (!opts.baseUrl) throw new CliError('--base-url is required (or set LODS_BASE_URL), e.g. --base-url https://lods.example.org', 2);
   let url: URL;
   try {
@@ -76,8 +77,12 @@ export function parseWalkArguments(opts: WalkOpts): { baseUrl: string; key: stri
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--base-url must be an http or https URL, got "${opts.baseUrl}"`, 2);
   if (!opts.key) throw new CliError('an API key is required: set LODS_API_KEY (preferred, stays out of shell history) or pass --key', 2);
   if (!opts.out) throw new CliError('--out is required: the JSON-lines file to write', 2);
-  if (!/^\d{1,3}$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100) throw new CliError(`--limit must be an integer from 1 to 100, got "${opts.limit}"`, 2);
-  return { baseUrl: url.href, key: opts.key, out: resolve(opts.out), limit: Number(opts.limit) };
+  return { baseUrl: url.href, key: opts.key, out: resolve(opts.out) };
+}
+
+/** Exported for the tests: every bad argument is a CliError with exit code 2. */
+export function parseWalkArguments(opts: WalkOpts): { baseUrl: string; key: string; out: string; limit: number } {
+  return { ...parseConsumerArguments(opts), limit: positiveInt('--limit', opts.limit, 100) };
 }
 
 type OnPage = (records: readonly unknown[]) => Promise<void>;

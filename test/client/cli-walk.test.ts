@@ -103,7 +103,7 @@ describe('cli walk', () => {
     const out = join(dir, 'never.jsonl');
     const run = await cli(['walk', '--base-url', api.url, '--out', out, '--limit', '101'], { LODS_API_KEY: key });
     expect(run.code).to.equal(2);
-    expect(run.stderr).to.contain('--limit must be an integer from 1 to 100');
+    expect(run.stderr).to.contain('--limit must be a positive integer (at most 100)');
     expect(existsSync(out)).to.equal(false);
 
     // The other checks in-process (a child process per case costs a second each on a busy machine).
@@ -114,8 +114,8 @@ describe('cli walk', () => {
       [{ ...ok, baseUrl: 'ftp://example.org' }, 'must be an http or https URL'],
       [{ ...ok, baseUrl: undefined }, '--base-url is required'],
       [{ ...ok, key: undefined }, 'LODS_API_KEY'],
-      [{ ...ok, limit: '0' }, '--limit must be an integer from 1 to 100'],
-      [{ ...ok, limit: '1.5' }, '--limit must be an integer from 1 to 100'],
+      [{ ...ok, limit: '0' }, '--limit must be a positive integer (at most 100)'],
+      [{ ...ok, limit: '1.5' }, '--limit must be a positive integer (at most 100)'],
     ];
     for (const [opts, message] of failures) {
       expect(() => parseWalkArguments(opts), message).to.throw(CliError, message).with.property('exitCode', 2);
