@@ -18,7 +18,7 @@ export const PAGE_SQL = {
   // docs are left out of the answer (a 304 needs only the tag). The tag is a digest of totalCount,
   // limit, offset and the page's record digests in order: it changes with any byte of the page.
   public: `
-    select c.total, p.etag, case when p.etag = any($3::text[]) then null else p.docs end as docs
+    select c.total, p.etag, case when p.etag = any($3::text[]) then null else p.docs end as docs, octet_length(p.docs) as docs_bytes
       from (select n as total from catalog_count where status = 'PUBLISHED') c
       cross join lateral (
         select md5(concat_ws(':', c.total, $1, $2, string_agg(doc_digest, ',' order by updated_at desc, id desc))) as etag,
@@ -44,17 +44,18 @@ export const PAGE_SQL = {
 export const ONE_SQL = {
   // $2: the entity tags the client holds (If-None-Match); when the record's is among them, the doc
   // is left out of the answer (a 304 needs only the tag).
-  public: `select doc_digest as etag, case when doc_digest = any($2::text[]) then null else doc end as doc
+  // doc_bytes: the doc's length in UTF-8 (Content-Length without counting the text again in Node).
+  public: `select doc_digest as etag, case when doc_digest = any($2::text[]) then null else doc end as doc, octet_length(doc) as doc_bytes
              from learning_opportunity where id = $1 and status = 'PUBLISHED'`,
   internal: `select doc from learning_opportunity where id = $1`,
 } as const;
 
 export type CatalogReads = ReturnType<typeof createCatalogReads>;
 
-/** `docs` is null when the client holds `etag` already (the public page only). */
-export type PageRow = { total: string; etag?: string; docs: string | null };
-/** `doc` is null when the client holds `etag` already. */
-export type OneRow = { etag: string; doc: string | null };
+/** `docs` is null when the client holds `etag` already (the public page only); `docs_bytes` its UTF-8 length. */
+export type PageRow = { total: string; etag?: string; docs: string | null; docs_bytes?: number };
+/** `doc` is null when the client holds `etag` already; `doc_bytes` is its UTF-8 length. */
+export type OneRow = { etag: string; doc: string | null; doc_bytes: number };
 /** Entity tags the client holds (If-None-Match values, without quotes), or null. */
 export type HeldTags = string[] | null;
 
@@ -106,3 +107,6 @@ export function createCatalogReads(pool: Queryable) {
 export function renderPage(page: Page): string {
   return `{"results":[${page.results}],"pagination":{"totalCount":${page.totalCount},"limit":${page.limit},"offset":${page.offset}}}`;
 }
+
+/** The UTF-8 length of renderPage's body, given the UTF-8 length of `results`: the rest is ASCII. */
+export const renderedPageBytes = (body: string, page: Page, resultsBytes: number): number => body.length - page.results.length + resultsBytes;

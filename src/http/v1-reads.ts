@@ -12,7 +12,7 @@ import type { Principal, Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
-import { type CatalogReads, pageOf, renderPage } from '../catalog/read-model.ts';
+import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { heldTags, sendCacheable } from './conditional.ts';
@@ -64,15 +64,18 @@ async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse
   const held = heldTags(req.headers['if-none-match']);
   const row = await deps.reads.conditional.getOne(id, held === '*' ? null : held);
   if (!row) throw notFound(`Learning opportunity ${id}`);
-  sendCacheable(res, row.etag, held === '*' ? null : row.doc);
+  sendCacheable(res, row.etag, held === '*' ? null : row.doc, row.doc_bytes);
 }
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
   await admit(deps, req, res);
   const { limit, offset } = parsePagingQuery(parseQuery(query));
   const held = heldTags(req.headers['if-none-match']);
-  const page = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
-  sendCacheable(res, page.etag!, held === '*' || page.docs === null ? null : renderPage(pageOf(page, limit, offset)));
+  const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
+  if (held === '*' || row.docs === null) return sendCacheable(res, row.etag!, null);
+  const page = pageOf(row, limit, offset);
+  const body = renderPage(page);
+  sendCacheable(res, row.etag!, body, renderedPageBytes(body, page, row.docs_bytes ?? 0));
 }
 
 /**

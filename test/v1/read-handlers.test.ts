@@ -33,6 +33,19 @@ describe('the /v1 read handlers', () => {
     expect(get.headers.get('x-powered-by')).to.equal(null);
   });
 
+  it('sends a Content-Length equal to the UTF-8 bytes of every body, for text outside ASCII too', async () => {
+    const record = await createRecord(api.writes, { title: 'Zürich – 東京 🎓 course', summary: 'naïve café, ½ price' });
+    for (const path of [`/v1/learning-opportunities/${record.id}`, '/v1/learning-opportunities?limit=100', '/v1/learning-opportunities?offset=100000']) {
+      const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(res.status, path).to.equal(200);
+      expect(Number(res.headers.get('content-length')), path).to.equal(bytes.length);
+      expect(() => JSON.parse(bytes.toString('utf8')), path).not.to.throw();
+    }
+    const one = await getJson(api, `/v1/learning-opportunities/${record.id}`, key);
+    expect((one.body as { title: string }).title).to.equal('Zürich – 東京 🎓 course');
+  });
+
   it('keeps a sane incoming request id and ignores the query string', async () => {
     const record = await createRecord(api.writes);
     const res = await getJson(api, `/v1/learning-opportunities/${record.id.toUpperCase()}?fields=all`, key, { headers: { 'x-request-id': 'abc-123' } });
