@@ -5,7 +5,7 @@
 // rows it holds: the statement-level triggers (catalog_count, list_bucket) run once per batch.
 //
 // Set-based rather than MikroORM's unit of work: flushing 500 records with their ~6,000 nested
-// entities cost several ms of Node CPU per record (bench/README.md, "Write path").
+// entities cost milliseconds of Node CPU per record (bench/README.md, "The bulk mutations").
 
 type Column = [name: string, kind: 'text' | 'timestamptz' | 'integer' | 'float8' | 'numeric' | 'uuid' | 'jsonb', field: string];
 
@@ -89,10 +89,10 @@ const UPDATED_ON_CONFLICT = {
   lifecycle: ['status', 'published_at', 'updated_at', 'doc'],
 };
 
-// The docs travel as lines (docsParameter). Even a lifecycle write is an insert: ON CONFLICT finds
-// each present row through the primary key, where an UPDATE ... FROM the docs leaves the join to a
-// planner that cannot know how many docs there are (measured: 1.2 ms per record). `written` holds the records inserted or replaced, whose nested rows are (re)inserted; their old ones are
-// already gone (deleteNestedRows, an earlier statement: within one statement the order of a CTE's
+// The docs travel as lines (docsParameter). Even a lifecycle write is this insert, so that there is
+// one statement to keep in step with the columns; ON CONFLICT finds each present row through the
+// primary key (an UPDATE ... FROM the docs, tried, was no faster). `written` holds the records
+// inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone (deleteNestedRows, an earlier statement: within one statement the order of a CTE's
 // delete and another's insert is not defined, and both touch the same unique keys).
 function writeDocsSql(onConflict: OnConflict): string {
   const conflict = onConflict === 'skip' ? 'do nothing' : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
