@@ -92,8 +92,9 @@ const UPDATED_ON_CONFLICT = {
 // The docs travel as lines (docsParameter). Even a lifecycle write is this insert, so that there is
 // one statement to keep in step with the columns; ON CONFLICT finds each present row through the
 // primary key (an UPDATE ... FROM the docs, tried, was no faster). `written` holds the records
-// inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone (deleteNestedRows, an earlier statement: within one statement the order of a CTE's
-// delete and another's insert is not defined, and both touch the same unique keys).
+// inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone
+// (deleteNestedRows, an earlier statement: within one statement the order of a CTE's delete and
+// another's insert is not defined, and both touch the same unique keys).
 function writeDocsSql(onConflict: OnConflict): string {
   const conflict = onConflict === 'skip' ? 'do nothing' : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
   return `
