@@ -2,16 +2,21 @@
 // changes, the re-rendered records and their events (with delivery jobs) commit together or not at
 // all. A single-record write is a batch of one. Writers of the same id are serialised by
 // transaction-scoped advisory locks, taken in id order so that two batches cannot deadlock.
-// Set-based: a batch of n records costs one lock statement, one load (one query per collection),
-// one statement per nested table to clear replaced items, one flush (batched inserts and updates),
-// then the events of the changed records: one insert, one receiver query and one insert of jobs.
+// Set-based: a batch of n records costs one lock statement, one load, one statement clearing the
+// nested rows of replaced records and one writing the records (write-docs.ts, the statement seed
+// uses too), then the events of the changed records: one insert, one receiver query and one insert
+// of jobs. The statements go through the transaction's own connection (MikroORM's, so that the
+// events and their jobs share it) with bound parameters: MikroORM would inline a batch's megabytes
+// of docs into the SQL text.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
 import { AppError, badInput, notFound } from '../errors.ts';
 import type { Change, ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
-import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
-import { createNestedItems, deleteNestedItems, lifecycleOf, loadRecords, rowOf } from './entity-mapping.ts';
-import { type LearningOpportunityContent, type LearningOpportunityRecord, renderRecord } from './record.ts';
+import { LearningOpportunity } from './entities.ts';
+import { lifecycleOf, loadRecords } from './entity-mapping.ts';
+import { type LearningOpportunityContent, type LearningOpportunityRecord, type Lifecycle, renderRecord, type Status } from './record.ts';
+import { deleteNestedRows, type RunSql, writeDocs } from './write-docs.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
 
@@ -20,18 +25,27 @@ function nextUpdatedAt(previous: Date, now: Date): Date {
   return now > previous ? now : new Date(previous.getTime() + 1);
 }
 
-async function lockIds(em: EntityManager, ids: readonly string[]): Promise<void> {
+/** Statements on the transaction of `em`. */
+function sqlOf(em: EntityManager): RunSql {
+  return async <R>(text: string, params: readonly unknown[]) => (await em.getKysely().executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
+}
+
+async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   if (new Set(ids).size !== ids.length) throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
-  await em
-    .getConnection()
-    // Ids are validated UUIDs: a comma-joined list is unambiguous (MikroORM would spread an array parameter).
-    // The locks are taken in the subquery's order (a sort above the call would not order the calls).
-    .execute(
-      `select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest(string_to_array(?, ',')) as id order by id) ordered`,
-      [ids.join(',')],
-      'all',
-      em.getTransactionContext(),
-    );
+  // The locks are taken in the subquery's order (a sort above the call would not order the calls).
+  await run(`select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`, [ids]);
+}
+
+type StoredLifecycle = { id: string; status: Status; published_ms: number | null; created_ms: number; updated_ms: number; doc: string };
+
+// Timestamps as epoch milliseconds: MikroORM's connection hands timestamptz over as text.
+const LOAD_STORED = `
+  select id, status, doc, (extract(epoch from published_at) * 1000)::float8 as published_ms,
+         (extract(epoch from created_at) * 1000)::float8 as created_ms, (extract(epoch from updated_at) * 1000)::float8 as updated_ms
+    from learning_opportunity where id = any($1::uuid[])`;
+
+function lifecycleOfStored(row: StoredLifecycle): Lifecycle {
+  return { status: row.status, publishedAt: row.published_ms === null ? null : new Date(row.published_ms), createdAt: new Date(row.created_ms), updatedAt: new Date(row.updated_ms) };
 }
 
 export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date }) {
@@ -45,10 +59,12 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
    */
   function transitionMany(ids: readonly string[], next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null): Promise<string[]> {
     return inTransaction(async (em) => {
-      await lockIds(em, ids);
+      const run = sqlOf(em);
+      await lockIds(run, ids);
       const loaded = await loadRecords(em, ids);
       const now = clock();
       const changes: Change[] = [];
+      const written: string[] = [];
       const docs = ids.map((id, i) => {
         const found = loaded.get(id);
         if (!found) throw notFound(ids.length === 1 ? `Learning opportunity ${id}` : `Learning opportunity ${id} (ids[${i}])`);
@@ -56,10 +72,10 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         if (!changed) return found.entity.doc;
         const doc = renderRecord(changed);
         changes.push({ resourceId: id, before: { status: found.record.status, doc: found.entity.doc }, after: { status: changed.status, doc }, at: changed.updatedAt });
-        em.assign(found.entity, { status: changed.status, publishedAt: changed.publishedAt, updatedAt: changed.updatedAt, doc });
+        written.push(doc);
         return doc;
       });
-      await em.flush();
+      await writeDocs(run, written, 'lifecycle');
       await deps.recordChange(em, changes);
       return docs;
     });
@@ -77,40 +93,37 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
    */
   function upsertMany(contents: readonly LearningOpportunityContent[]): Promise<string[]> {
     return inTransaction(async (em) => {
+      const run = sqlOf(em);
       const ids = contents.map((c) => c.id);
-      await lockIds(em, ids);
-      const existing = new Map((await em.find(LearningOpportunity, { id: { $in: ids } }, { populate: ['doc'] })).map((e) => [e.id, e]));
+      await lockIds(run, ids);
+      const existing = new Map((await run<StoredLifecycle>(LOAD_STORED, [ids])).map((row) => [row.id, row]));
       const now = clock();
       const changes: Change[] = [];
-      const replaced: { entity: ILearningOpportunity; content: LearningOpportunityContent; record: LearningOpportunityRecord; doc: string }[] = [];
+      const created: string[] = [];
+      const replaced: { id: string; doc: string }[] = [];
       const docs = contents.map((content) => {
-        const entity = existing.get(content.id);
-        if (!entity) {
-          const record: LearningOpportunityRecord = { ...content, status: 'DRAFT', publishedAt: null, createdAt: now, updatedAt: now };
-          const doc = renderRecord(record);
-          createNestedItems(em, em.create(LearningOpportunity, rowOf(record, doc)), content);
+        const stored = existing.get(content.id);
+        if (!stored) {
+          const doc = renderRecord({ ...content, status: 'DRAFT', publishedAt: null, createdAt: now, updatedAt: now });
           changes.push({ resourceId: content.id, before: null, after: { status: 'DRAFT', doc }, at: now });
+          created.push(doc);
           return doc;
         }
-        const lifecycle = lifecycleOf(entity);
+        const lifecycle = lifecycleOfStored(stored);
         // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
-        if (renderRecord({ ...content, ...lifecycle }) === entity.doc) return entity.doc;
+        if (renderRecord({ ...content, ...lifecycle }) === stored.doc) return stored.doc;
         const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };
         const doc = renderRecord(record);
-        changes.push({ resourceId: content.id, before: { status: lifecycle.status, doc: entity.doc }, after: { status: record.status, doc }, at: record.updatedAt });
-        replaced.push({ entity, content, record, doc });
+        changes.push({ resourceId: content.id, before: { status: lifecycle.status, doc: stored.doc }, after: { status: record.status, doc }, at: record.updatedAt });
+        replaced.push({ id: content.id, doc });
         return doc;
       });
-      // Old nested rows go first (a statement per table), then the replaced records get new ones.
-      await deleteNestedItems(
-        em,
-        replaced.map((r) => r.content.id),
+      // Old nested rows go first, then one statement writes the new records and the replaced ones.
+      await deleteNestedRows(
+        run,
+        replaced.map((r) => r.id),
       );
-      for (const { entity, content, record, doc } of replaced) {
-        em.assign(entity, rowOf(record, doc));
-        createNestedItems(em, entity, content);
-      }
-      await em.flush();
+      await writeDocs(run, [...created, ...replaced.map((r) => r.doc)], 'replace');
       await deps.recordChange(em, changes);
       return docs;
     });
@@ -140,7 +153,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
     /** Removes a record and its nested items for good; returns its last internal view. */
     delete(id: string): Promise<string> {
       return inTransaction(async (em) => {
-        await lockIds(em, [id]);
+        await lockIds(sqlOf(em), [id]);
         const existing = await em.findOne(LearningOpportunity, id, { populate: ['doc'] });
         if (!existing) throw notFound(`Learning opportunity ${id}`);
         const before = { status: lifecycleOf(existing).status, doc: existing.doc };

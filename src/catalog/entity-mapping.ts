@@ -1,15 +1,9 @@
-// Between the entity graph and the record the renderer takes.
+// From the entity graph to the record the renderer takes: the rows are read back through MikroORM
+// (transitions re-render a record from its rows, and so does `catalog rerender`); they are written
+// by write-docs.ts.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  Accolade,
-  Deadline,
-  ExternalReview,
-  Faq,
-  type ILearningOpportunity,
-  LearningOpportunity,
-  Session,
-} from './entities.ts';
-import type { DeadlineType, Format, LearningOpportunityContent, LearningOpportunityRecord, Lifecycle, Status } from './record.ts';
+import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
+import type { DeadlineType, Format, LearningOpportunityRecord, Lifecycle, Status } from './record.ts';
 
 export const NESTED_PROPERTIES = ['sessions', 'deadlines', 'faqs', 'externalReviews', 'accolades'] as const;
 
@@ -17,68 +11,15 @@ export function lifecycleOf(entity: ILearningOpportunity): Lifecycle {
   return { status: entity.status as Status, publishedAt: entity.publishedAt ?? null, createdAt: entity.createdAt, updatedAt: entity.updatedAt };
 }
 
-/** Scalar columns of the row from content and lifecycle. */
-export function rowOf(record: LearningOpportunityRecord, doc: string) {
-  return {
-    id: record.id,
-    title: record.title,
-    summary: record.summary,
-    description: record.description,
-    url: record.url,
-    providerName: record.provider?.name ?? null,
-    providerUrl: record.provider?.url ?? null,
-    format: record.format,
-    language: record.language,
-    topics: record.topics,
-    priceAmount: record.price?.amount ?? null,
-    priceCurrency: record.price?.currency ?? null,
-    status: record.status,
-    publishedAt: record.publishedAt,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-    doc,
-  };
-}
-
-/** Creates the nested rows of `content` (in the given order) for a managed record. */
-export function createNestedItems(em: EntityManager, owner: ILearningOpportunity, content: LearningOpportunityContent): void {
-  const common = (id: string, position: number) => ({ itemId: id, learningOpportunity: owner, position });
-  content.sessions.forEach((s, i) =>
-    em.create(Session, { ...common(s.id, i), startsAt: s.startsAt, endsAt: s.endsAt, timezone: s.timezone, format: s.format, location: s.location, capacity: s.capacity }),
-  );
-  content.deadlines.forEach((d, i) => em.create(Deadline, { ...common(d.id, i), type: d.type, dueAt: d.dueAt, description: d.description }));
-  content.faqs.forEach((f, i) => em.create(Faq, { ...common(f.id, i), question: f.question, answer: f.answer }));
-  content.externalReviews.forEach((r, i) =>
-    em.create(ExternalReview, {
-      ...common(r.id, i),
-      source: r.source,
-      url: r.url,
-      rating: r.rating,
-      maxRating: r.maxRating,
-      reviewCount: r.reviewCount,
-      excerpt: r.excerpt,
-      reviewedAt: r.reviewedAt,
-    }),
-  );
-  content.accolades.forEach((a, i) => em.create(Accolade, { ...common(a.id, i), title: a.title, issuer: a.issuer, awardedAt: a.awardedAt, url: a.url }));
-}
-
-/** Deletes every nested row of these records (before their content is replaced): one statement per table. */
-export async function deleteNestedItems(em: EntityManager, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const where = { learningOpportunity: { $in: [...ids] } };
-  await em.nativeDelete(Session, where);
-  await em.nativeDelete(Deadline, where);
-  await em.nativeDelete(Faq, where);
-  await em.nativeDelete(ExternalReview, where);
-  await em.nativeDelete(Accolade, where);
-}
-
 export type LoadedRecord = { entity: ILearningOpportunity; record: LearningOpportunityRecord };
 
-/** Loads records with their five collections (one query per collection, whatever their number) for re-rendering. */
+/**
+ * Loads records with their five collections (one query per collection, whatever their number) for
+ * re-rendering. Read-only: the entities are not managed, so the transaction's closing flush does not
+ * compare thousands of nested entities that nothing changed (writes go through write-docs.ts).
+ */
 export async function loadRecords(em: EntityManager, ids: readonly string[]): Promise<Map<string, LoadedRecord>> {
-  const entities = await em.find(LearningOpportunity, { id: { $in: [...ids] } }, { populate: ['doc', ...NESTED_PROPERTIES] });
+  const entities = await em.find(LearningOpportunity, { id: { $in: [...ids] } }, { populate: ['doc', ...NESTED_PROPERTIES], disableIdentityMap: true });
   return new Map(entities.map((entity) => [entity.id, { entity, record: recordOf(entity) }]));
 }
 

@@ -1,6 +1,9 @@
 // Bulk loader for demos and benchmarks: generated records are inserted already PUBLISHED, a batch
-// per transaction and statement (seed-insert.ts), rendered by the same renderer as every other write.
-// It emits no events (it is not a content change by the platform); run it before adding receivers.
+// per transaction and statement, rendered by the same renderer and written by the same statement as
+// every other write (write-docs.ts, keeping present records as they are). It calls that statement
+// directly rather than the mutations: it emits no events (it is not a content change by the
+// platform; run it before adding receivers), takes no locks (it only inserts, and ON CONFLICT DO
+// NOTHING settles a race) and sets its own historical lifecycle timestamps.
 // Idempotent for a given seed: the same seed generates the same ids, and records already present
 // are skipped (kept as they are), so a second run with the same --seed inserts nothing.
 //
@@ -11,7 +14,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { generateContent, type Random, seededRandom } from './generate.ts';
 import { renderRecord } from './record.ts';
-import { insertRenderedRecords, prepareSeedSession } from './seed-insert.ts';
+import { type RunSql, writeDocs } from './write-docs.ts';
 
 export type SeedProgress = { done: number; total: number };
 
@@ -27,6 +30,20 @@ export type SeedOptions = {
 
 const YEAR = 365 * 86_400_000;
 const DEFAULT_BATCH_SIZE = 1000;
+
+/**
+ * Settings for a session that runs only seed batches (the session ends with the seed: its connection
+ * is closed, not returned to the pool with them):
+ * - JIT compiling the statement costs more than running it (its row estimates are far too high);
+ * - the batch (docs and their parsed jsonb, about 8 MB per 1000 records) stays in memory instead of
+ *   going through temporary files;
+ * - a commit does not wait for its WAL to reach the disk. A crash can lose the batches of the last
+ *   moment (never part of one: each is atomic); seed is idempotent, so running it again with the
+ *   same --seed inserts exactly what is missing.
+ */
+async function prepareSeedSession(client: PoolClient): Promise<void> {
+  await client.query(`set jit = off; set work_mem = '64MB'; set synchronous_commit = off`);
+}
 
 /** The rendered docs of the seed's records, a batch at a time. */
 function* renderedBatches(options: SeedOptions): Generator<string[]> {
@@ -63,8 +80,11 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
   // sessions' statements run meanwhile) and sends it; the first failure stops every session.
   const insertBatches = async (client: PoolClient) => {
     await prepareSeedSession(client);
+    // Each batch is one statement in its own (implicit) transaction: no BEGIN and COMMIT round trips,
+    // and the catalog_count and list_bucket rows its triggers update are held no longer than that.
+    const run: RunSql = async (text, params) => (await client.query(text, [...params])).rows;
     for (let next = batches.next(); !next.done && !failed; next = batches.next()) {
-      const n = await insertRenderedRecords(client, next.value); // not `inserted += await`: the sessions interleave
+      const n = await writeDocs(run, next.value, 'skip'); // not `inserted += await`: the sessions interleave
       inserted += n;
       done += next.value.length;
       options.onProgress?.({ done, total: options.count });

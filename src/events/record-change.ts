@@ -2,8 +2,8 @@
 // and hands it to the fan-out, all inside the caller's transaction.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
 import { deriveEventType, type EventType, type Snapshot } from './derive-event.ts';
-import { Event } from './entities.ts';
 import { renderEventBody } from './event-body.ts';
 
 export type Change = { resourceId: string; before: Snapshot; after: Snapshot; at: Date };
@@ -17,6 +17,9 @@ export type EventFanOut = (em: EntityManager, events: readonly StoredEvent[]) =>
  * events (a change may have none) and fans them out together. Returns the stored events, in order.
  */
 export type ChangeRecorder = (em: EntityManager, changes: readonly Change[]) => Promise<StoredEvent[]>;
+
+const INSERT_EVENTS = `insert into event (id, type, resource_id, occurred_at, body)
+  select id, type, resource_id, occurred_at, body from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[], $5::text[]) with ordinality as e(id, type, resource_id, occurred_at, body, o) order by o`;
 
 function eventOf(change: Change): StoredEvent | null {
   const type = deriveEventType(change.before, change.after);
@@ -35,9 +38,11 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
   return async (em, changes) => {
     const events = changes.map(eventOf).filter((e) => e !== null);
     if (events.length === 0) return [];
-    // One multi-row insert, not the unit of work: a flush would diff every entity the transaction
-    // holds, and a bulk write holds thousands.
-    await em.insertMany(Event, events);
+    // One multi-row insert with bound parameters, on the caller's transaction: MikroORM's insertMany
+    // would inline a batch's bodies (each holding its record's doc, megabytes per batch) into the SQL.
+    await em.getKysely().executeQuery(
+      CompiledQuery.raw(INSERT_EVENTS, [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.resourceId), events.map((e) => e.occurredAt), events.map((e) => e.body)]),
+    );
     await fanOut?.(em, events);
     return events;
   };

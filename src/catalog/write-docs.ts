@@ -1,0 +1,136 @@
+// The catalog's one write path into its tables: every write (the mutations, bulk or single, and seed)
+// sends rendered docs, and PostgreSQL reads the columns and the nested rows out of each doc (the doc
+// carries every field, in the schema's names). So a batch travels once, as its docs, and the columns
+// cannot disagree with the bytes served. One statement per batch, however many records and nested
+// rows it holds: the statement-level triggers (catalog_count, list_bucket) run once per batch.
+//
+// Set-based rather than MikroORM's unit of work: flushing 500 records with their ~6,000 nested
+// entities cost milliseconds of Node CPU per record (bench/README.md, "The bulk mutations").
+
+type Column = [name: string, kind: 'text' | 'timestamptz' | 'integer' | 'float8' | 'numeric' | 'uuid' | 'jsonb', field: string];
+
+// Where each column comes from in the doc (a dotted path for nested objects). A new field of the
+// record gets its column here (README, "Adding a field to the record").
+const LEARNING_OPPORTUNITY_COLUMNS: Column[] = [
+  ['id', 'uuid', 'id'],
+  ['title', 'text', 'title'],
+  ['summary', 'text', 'summary'],
+  ['description', 'text', 'description'],
+  ['url', 'text', 'url'],
+  ['provider_name', 'text', 'provider.name'],
+  ['provider_url', 'text', 'provider.url'],
+  ['format', 'text', 'format'],
+  ['language', 'text', 'language'],
+  ['topics', 'jsonb', 'topics'],
+  ['price_amount', 'numeric', 'price.amount'],
+  ['price_currency', 'text', 'price.currency'],
+  ['status', 'text', 'status'],
+  ['published_at', 'timestamptz', 'publishedAt'],
+  ['created_at', 'timestamptz', 'createdAt'],
+  ['updated_at', 'timestamptz', 'updatedAt'],
+];
+
+const NESTED_TABLES: { table: string; field: string; columns: Column[] }[] = [
+  {
+    table: 'lo_session',
+    field: 'sessions',
+    columns: [
+      ['starts_at', 'timestamptz', 'startsAt'],
+      ['ends_at', 'timestamptz', 'endsAt'],
+      ['timezone', 'text', 'timezone'],
+      ['format', 'text', 'format'],
+      ['location', 'jsonb', 'location'],
+      ['capacity', 'integer', 'capacity'],
+    ],
+  },
+  { table: 'lo_deadline', field: 'deadlines', columns: [['type', 'text', 'type'], ['due_at', 'timestamptz', 'dueAt'], ['description', 'text', 'description']] },
+  { table: 'lo_faq', field: 'faqs', columns: [['question', 'text', 'question'], ['answer', 'text', 'answer']] },
+  {
+    table: 'lo_external_review',
+    field: 'externalReviews',
+    columns: [
+      ['source', 'text', 'source'],
+      ['url', 'text', 'url'],
+      ['rating', 'float8', 'rating'],
+      ['max_rating', 'float8', 'maxRating'],
+      ['review_count', 'integer', 'reviewCount'],
+      ['excerpt', 'text', 'excerpt'],
+      ['reviewed_at', 'timestamptz', 'reviewedAt'],
+    ],
+  },
+  { table: 'lo_accolade', field: 'accolades', columns: [['title', 'text', 'title'], ['issuer', 'text', 'issuer'], ['awarded_at', 'timestamptz', 'awardedAt'], ['url', 'text', 'url']] },
+];
+
+/** Runs one statement with bound parameters (never inlined into its text) and returns its rows. */
+export type RunSql = <R>(text: string, params: readonly unknown[]) => Promise<R[]>;
+
+/**
+ * What the statement does with present records: `skip` keeps them as they are (seed); `replace`
+ * rewrites them and their nested rows (a new content); `lifecycle` rewrites only the lifecycle
+ * columns and the doc (publish, archive: the content and so the nested rows stay what they were).
+ */
+export type OnConflict = 'skip' | 'replace' | 'lifecycle';
+
+// A JSON null in a jsonb column would be the jsonb value null; the ORM wrote SQL NULL, and so do we.
+function read(json: string, [, kind, field]: Column): string {
+  const value = field.split('.').reduce((path, key, i, keys) => `${path}${i === keys.length - 1 && kind !== 'jsonb' ? '->>' : '->'}'${key}'`, json);
+  return kind === 'text' ? value : kind === 'jsonb' ? `nullif(${value}, 'null')` : `(${value})::${kind}`;
+}
+
+/** Nested items keep their supplied id and their position in the record's array (from 0). */
+const nestedInsert = ({ table, field, columns }: (typeof NESTED_TABLES)[number]) => `,
+  ${table}_rows as (
+    insert into ${table} (item_id, learning_opportunity_id, position, ${columns.map(([name]) => name).join(', ')})
+    select (e->>'id')::uuid, w.id, x.o - 1, ${columns.map((c) => read('e', c)).join(', ')}
+      from written w cross join lateral jsonb_array_elements(w.r->'${field}') with ordinality as x(e, o))`;
+
+const UPDATED_ON_CONFLICT = {
+  replace: [...LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).filter((name) => name !== 'id'), 'doc'],
+  lifecycle: ['status', 'published_at', 'updated_at', 'doc'],
+};
+
+// The docs travel as lines (docsParameter). Even a lifecycle write is this insert, so that there is
+// one statement to keep in step with the columns; ON CONFLICT finds each present row through the
+// primary key (an UPDATE ... FROM the docs, tried, was no faster). `written` holds the records
+// inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone
+// (deleteNestedRows, an earlier statement: within one statement the order of a CTE's delete and
+// another's insert is not defined, and both touch the same unique keys).
+function writeDocsSql(onConflict: OnConflict): string {
+  const conflict = onConflict === 'skip' ? 'do nothing' : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
+  return `
+  with input as (select doc, doc::jsonb as r from string_to_table($1::text, E'\\n') as doc),
+  upserted as (
+    insert into learning_opportunity (${LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).join(', ')}, doc)
+    select ${LEARNING_OPPORTUNITY_COLUMNS.map((c) => read('r', c)).join(', ')}, doc
+      from input
+    on conflict (id) ${conflict}
+    returning id)${onConflict === 'lifecycle' ? '' : `,
+  written as (select i.r, u.id from input i join upserted u on u.id = (i.r->>'id')::uuid)${NESTED_TABLES.map(nestedInsert).join('')}`}
+  select count(*)::int as n from upserted`;
+}
+
+const WRITE_DOCS: Record<OnConflict, string> = { skip: writeDocsSql('skip'), replace: writeDocsSql('replace'), lifecycle: writeDocsSql('lifecycle') };
+
+const DELETE_NESTED_ROWS = `with ${NESTED_TABLES.map(({ table }) => `${table}_gone as (delete from ${table} where learning_opportunity_id = any($1::uuid[]))`).join(', ')} select 1`;
+
+/**
+ * The docs as one text parameter, a doc per line: JSON.stringify never writes a raw line break (it
+ * escapes them inside strings), so no doc is split, and neither side pays for quoting them into a
+ * JSON array.
+ */
+function docsParameter(docs: readonly string[]): string {
+  if (docs.some((doc) => doc.includes('\n'))) throw new Error('a rendered record holds a raw line break: the renderer no longer writes compact JSON');
+  return docs.join('\n');
+}
+
+/** Writes records (rendered docs) and, unless only their lifecycle changed, their nested items; returns how many it inserted or updated. */
+export async function writeDocs(run: RunSql, docs: readonly string[], onConflict: OnConflict): Promise<number> {
+  if (docs.length === 0) return 0;
+  const rows = await run<{ n: number }>(WRITE_DOCS[onConflict], [docsParameter(docs)]);
+  return rows[0]!.n;
+}
+
+/** Deletes every nested row of these records, before their content is replaced: one statement. */
+export async function deleteNestedRows(run: RunSql, ids: readonly string[]): Promise<void> {
+  if (ids.length) await run(DELETE_NESTED_ROWS, [ids]);
+}
