@@ -5,7 +5,7 @@ import { createApiKey, listApiKeys, parseScopes, revokeApiKey } from '../../src/
 import { AppError } from '../../src/errors.ts';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
-import { getJson, startTestApi } from '../support/api.ts';
+import { getJson, refusedWithin, startTestApi } from '../support/api.ts';
 
 const em = () => testDb().orm.em.fork();
 
@@ -63,12 +63,12 @@ describe('API keys', () => {
     expect(JSON.stringify(listed)).not.to.include(created.key.slice('lods_'.length));
   });
 
-  it('work against the API until revoked; revoking twice keeps the first revocation time', async () => {
+  it('work against the API until revoked (within milliseconds); revoking twice keeps the first revocation time', async () => {
     const created = await createApiKey(em(), { name: 'revoke check', scopes: ['catalog:read'] });
     expect((await getJson(api, '/v1/learning-opportunities?limit=1', created.key)).status).to.equal(200);
     const first = await revokeApiKey(em(), created.id);
     expect(first.revokedAt).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    expect((await getJson(api, '/v1/learning-opportunities?limit=1', created.key)).status).to.equal(401);
+    await refusedWithin(() => getJson(api, '/v1/learning-opportunities?limit=1', created.key));
     const second = await revokeApiKey(em(), created.id);
     expect(second.revokedAt).to.equal(first.revokedAt);
   });
