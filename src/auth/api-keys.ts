@@ -1,5 +1,6 @@
 // API keys: 256 random bits, shown once, stored as a SHA-256 hash and looked up by that hash (so no
-// comparison ever runs over the secret itself), scoped, revocable with immediate effect (auth/key-cache.ts).
+// comparison ever runs over the secret itself), scoped, revocable (every API process refuses a
+// revoked key within milliseconds: auth/key-cache.ts).
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Queryable } from '../db/read-replicas.ts';

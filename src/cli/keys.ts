@@ -39,7 +39,7 @@ export function registerKeyCommands(program: Command, config: Config): void {
 
   keys
     .command('revoke')
-    .description('revoke a key; it stops working at once')
+    .description('revoke a key; every API process refuses it within milliseconds')
     .argument('<id>', 'key id (see keys list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
