@@ -43,6 +43,13 @@ export const feedHorizonAge = new Gauge({
   registers: [registry],
 });
 
+/** 1 while the API process's LISTEN connection is up (db/listen-connection.ts); 0 means keys are looked up per request and long polls re-read every second. */
+export const listenConnectionUp = new Gauge({
+  name: 'lods_listen_connection_up',
+  help: 'Whether this API process listens for NOTIFY (key cache invalidation, change feed wake-ups): 1 up, 0 down (keys looked up per request, long polls re-read every second)',
+  registers: [registry],
+});
+
 export const receiversDisabled = new Counter({
   name: 'lods_webhook_receivers_disabled_total',
   help: 'Webhook receivers disabled, by reason (manual, failing, gone)',

@@ -5,6 +5,7 @@
 // both as "anything may have changed".
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { listenConnectionUp } from '../metrics.ts';
 
 export type ListenSubscriber = {
   channel: string;
@@ -19,7 +20,10 @@ export type ListenConnection = { close: () => Promise<void> };
 export function createListenConnection(deps: { url: string; subscribers: readonly ListenSubscriber[]; logger: Logger; reconnectMaxMs?: number }): ListenConnection {
   const logger = deps.logger.child({ component: 'listen' });
   const byChannel = new Map(deps.subscribers.map((s) => [s.channel, s]));
-  const setListening = (up: boolean) => deps.subscribers.forEach((s) => s.listening(up));
+  const setListening = (up: boolean) => {
+    listenConnectionUp.set(up ? 1 : 0);
+    deps.subscribers.forEach((s) => s.listening(up));
+  };
   let client: pg.Client | null = null;
   let closed = false;
   let failures = 0;

@@ -7,6 +7,7 @@ import { createApiKey, hashKey, type Principal } from '../../src/auth/api-keys.t
 import { createKeyCache, type KeyCache } from '../../src/auth/key-cache.ts';
 import { createListenConnection, type ListenConnection } from '../../src/db/listen-connection.ts';
 import type { Queryable } from '../../src/db/read-replicas.ts';
+import { listenConnectionUp } from '../../src/metrics.ts';
 import { silentLogger } from '../support/api.ts';
 import { testDb } from '../hooks.ts';
 
@@ -37,6 +38,9 @@ async function listening(cache: KeyCache): Promise<ListenConnection> {
   await ready;
   return connection;
 }
+
+/** The gauge of this (test) process: no API runs in this file, so only these tests' connections set it. */
+const connectionUp = async () => (await listenConnectionUp.get()).values[0]?.value;
 
 async function until(check: () => Promise<boolean>, withinMs = 2000): Promise<number> {
   const started = performance.now();
@@ -94,14 +98,16 @@ describe('API key cache', () => {
     expect(await cache.principal(hash)).to.equal(null);
   });
 
-  it('drops everything when the LISTEN connection is lost, and listens again after reconnecting', async () => {
+  it('drops everything when the LISTEN connection is lost, and listens again after reconnecting (lods_listen_connection_up says so)', async () => {
     const cache = cacheOf();
     await live(cache);
+    expect(await connectionUp()).to.equal(1);
     const { id, hash } = await newKey('reconnect');
     await cache.principal(hash);
     await testDb().pool.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lods-listen' and datname = current_database()");
     // Lost: look-ups go to the read pool until the connection is back.
     await until(async () => (await cache.principal(hash), fallback.lookUps() > 0));
+    expect(await connectionUp()).to.equal(0);
     // Back (the reconnect listens on the channel again): cached once more, and a revocation still arrives.
     await until(async () => {
       await cache.principal(hash);
@@ -109,6 +115,7 @@ describe('API key cache', () => {
       await cache.principal(hash);
       return primary.lookUps() === before[0] && fallback.lookUps() === before[1]; // answered from memory
     });
+    expect(await connectionUp()).to.equal(1);
     await revokeBySql(id);
     await until(async () => (await cache.principal(hash)) === null);
   });
