@@ -39,7 +39,9 @@ export function createListenConnection(deps: { url: string; subscribers: readonl
   };
 
   async function connect(): Promise<void> {
-    // keepAlive: a connection that dies without a FIN (a partition) is noticed within seconds, not hours.
+    // keepAlive: a connection that dies without a FIN (a partition) is noticed eventually (TCP
+    // keepalive probes: minutes with the kernel's defaults); KEY_CACHE_MAX_AGE_MS bounds what the key
+    // cache serves meanwhile.
     const next = new pg.Client({ connectionString: deps.url, application_name: 'lods-listen', keepAlive: true, keepAliveInitialDelayMillis: 5000 });
     next.on('notification', (message) => byChannel.get(message.channel)?.notified());
     next.on('error', (error) => {

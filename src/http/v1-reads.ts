@@ -75,7 +75,7 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag!, null);
   const page = pageOf(row, limit, offset);
   const body = renderPage(page);
-  sendCacheable(res, row.etag!, body, renderedPageBytes(body, page, row.docs_bytes ?? 0));
+  sendCacheable(res, row.etag!, body, row.docs_bytes === undefined ? undefined : renderedPageBytes(body, page, row.docs_bytes));
 }
 
 /**
