@@ -78,9 +78,12 @@ export async function compareUnderLoad(
   for (const t of targets) {
     if (options.warmupS > 0) await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.warmupS });
   }
+  const perRound: number[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
+    perRound.push([]);
     for (const t of targets) {
       const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS, databasePid: options.databasePid });
+      perRound.at(-1)!.push(r.rps);
       const cpu = `${r.cpuUsPerRequest === null ? '' : `  CPU µs/req: server ${r.cpuUsPerRequest.toFixed(0)}`}${r.dbCpuUsPerRequest === null ? '' : `, database ${r.dbCpuUsPerRequest.toFixed(0)}`}, load generator ${r.clientCpuUsPerRequest.toFixed(0)}`;
       log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
       const previous = best.get(t.name);
@@ -89,6 +92,14 @@ export async function compareUnderLoad(
       if (!previous || r.rps > previous.rps) best.set(t.name, { ...r, failures });
       else previous.failures = failures;
     }
+  }
+  // The ratio of each round's pair, measured back to back: steadier than the best rounds' ratio when
+  // the machine's speed drifts between rounds (printed for reading; the verdicts use the best rounds).
+  if (targets.length === 2) {
+    const ratios = perRound.map(([first, second]) => second! / first!);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const median = sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+    log(`  per round, ${targets[1]!.name} / ${targets[0]!.name}: ${ratios.map((r) => r.toFixed(2)).join(', ')} (median ${median.toFixed(2)})`);
   }
   return best;
 }
