@@ -19,7 +19,6 @@ import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
 import { cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
-import { withBoss } from './with-boss.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 const describe = (r: ReceiverInfo) =>
@@ -79,7 +78,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase(config, (db) => withBoss(config, db, () => disableReceiver({ pool: db.pool }, parseId(id))));
+      const changed = await withDatabase(config, (db) => disableReceiver({ pool: db.pool }, parseId(id)));
       output(opts.json, changed, () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`);
     });
 

@@ -229,7 +229,8 @@ const SET_ASIDE_SQL = `
  * finding ids first would race the fetch.
  */
 export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<number> {
-  if (receiverIds.length === 0) return 0;
+  // pg-boss installs its schema on its first start; before that no delivery waits.
+  if (receiverIds.length === 0 || !(await bossInstalled(client))) return 0;
   const { rows } = await client.query<{ n: number }>({ name: 'webhook-set-aside', text: SET_ASIDE_SQL, values: [receiverIds] });
   return rows[0]!.n;
 }
