@@ -8,7 +8,7 @@ import { ensureDemo } from './demo.ts';
 import { createLogger } from './logger.ts';
 import { type RetentionJob, startRetentionJob } from './retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
-import { onStopSignals } from './stop-signals.ts';
+import { exitCodeOf, onStopSignals } from './stop-signals.ts';
 import { createFanOut } from './webhooks/fan-out.ts';
 import { startBoss } from './webhooks/queue.ts';
 import { prepareSecrets } from './webhooks/seal-secrets.ts';
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     (signal) => void shutdown(signal),
     (signal) => {
       logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(130);
+      process.exit(exitCodeOf(signal));
     },
   );
 

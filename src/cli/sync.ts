@@ -4,13 +4,12 @@
 // changed, deletions included. The copy lives in memory during the run and is saved with its cursor
 // now and then (sync-copy.ts), at the end, on a failure and on Ctrl-C or SIGTERM, so an interrupted
 // run resumes from the last save. HTTP only, no database.
-import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { sync, type SyncOptions, type SyncResult } from '../../packages/client/src/sync.ts';
 import type { Config } from '../config.ts';
-import { onStopSignals, type StopSignal } from '../stop-signals.ts';
+import { exitCodeOf, onStopSignals, type StopSignal } from '../stop-signals.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 import { SyncCopy } from './sync-copy.ts';
@@ -91,7 +90,6 @@ class StoppedBySignal extends Error {
 }
 
 /** 128 + the signal's number, as a shell reports a process that the signal ended. */
-const exitCodeOf = (signal: StopSignal) => 128 + constants.signals[signal];
 
 /**
  * Runs the sync and saves what it applied, whatever happens: what was applied is consistent with
