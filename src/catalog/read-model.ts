@@ -52,8 +52,10 @@ export const ONE_SQL = {
 
 export type CatalogReads = ReturnType<typeof createCatalogReads>;
 
-/** `docs` is null when the client holds `etag` already (the public page only); `docs_bytes` its UTF-8 length. */
-export type PageRow = { total: string; etag?: string; docs: string | null; docs_bytes?: number };
+/** An internal page: the total and the records' comma-joined JSON. */
+export type PageRow = { total: string; docs: string | null };
+/** A public page: `docs` is null when the client holds `etag` already; `docs_bytes` is its UTF-8 length. */
+export type PublicPageRow = PageRow & { etag: string; docs_bytes: number };
 /** `doc` is null when the client holds `etag` already; `doc_bytes` is its UTF-8 length. */
 export type OneRow = { etag: string; doc: string | null; doc_bytes: number };
 /** Entity tags the client holds (If-None-Match values, without quotes), or null. */
@@ -94,8 +96,8 @@ export function createCatalogReads(pool: Queryable) {
       async getOne(id: string, held: HeldTags): Promise<OneRow | undefined> {
         return (await pool.query<OneRow>(oneStatement(id, 'public', held))).rows[0];
       },
-      async getPage(limit: number, offset: number, held: HeldTags): Promise<PageRow> {
-        const row = (await pool.query<PageRow>(pageStatement(limit, offset, 'public', held))).rows[0];
+      async getPage(limit: number, offset: number, held: HeldTags): Promise<PublicPageRow> {
+        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held))).rows[0];
         if (!row) throw new Error('page statement returned no row'); // catalog_count always has the PUBLISHED row
         return row;
       },

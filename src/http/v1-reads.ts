@@ -72,10 +72,10 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
   const { limit, offset } = parsePagingQuery(parseQuery(query));
   const held = heldTags(req.headers['if-none-match']);
   const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
-  if (held === '*' || row.docs === null) return sendCacheable(res, row.etag!, null);
+  if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);
   const body = renderPage(page);
-  sendCacheable(res, row.etag!, body, row.docs_bytes === undefined ? undefined : renderedPageBytes(body, page, row.docs_bytes));
+  sendCacheable(res, row.etag, body, renderedPageBytes(body, page, row.docs_bytes));
 }
 
 /**
