@@ -9,14 +9,14 @@
 // events and their jobs share it) with bound parameters: MikroORM would inline a batch's megabytes
 // of docs into the SQL text.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CompiledQuery } from 'kysely';
 import { AppError, badInput, notFound } from '../errors.ts';
 import type { Change, ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
 import { LearningOpportunity } from './entities.ts';
 import { lifecycleOf, loadRecords } from './entity-mapping.ts';
-import { type LearningOpportunityContent, type LearningOpportunityRecord, type Lifecycle, renderRecord, type Status } from './record.ts';
-import { deleteNestedRows, type RunSql, writeDocs } from './write-docs.ts';
+import { type LearningOpportunityContent, type LearningOpportunityRecord, renderRecord } from './record.ts';
+import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
+import { deleteNestedRows, writeDocs } from './write-docs.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
 
@@ -25,27 +25,10 @@ function nextUpdatedAt(previous: Date, now: Date): Date {
   return now > previous ? now : new Date(previous.getTime() + 1);
 }
 
-/** Statements on the transaction of `em`. */
-function sqlOf(em: EntityManager): RunSql {
-  return async <R>(text: string, params: readonly unknown[]) => (await em.getKysely().executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
-}
-
 async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   if (new Set(ids).size !== ids.length) throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
   // The locks are taken in the subquery's order (a sort above the call would not order the calls).
   await run(`select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`, [ids]);
-}
-
-type StoredLifecycle = { id: string; status: Status; published_ms: number | null; created_ms: number; updated_ms: number; doc: string };
-
-// Timestamps as epoch milliseconds: MikroORM's connection hands timestamptz over as text.
-const LOAD_STORED = `
-  select id, status, doc, (extract(epoch from published_at) * 1000)::float8 as published_ms,
-         (extract(epoch from created_at) * 1000)::float8 as created_ms, (extract(epoch from updated_at) * 1000)::float8 as updated_ms
-    from learning_opportunity where id = any($1::uuid[])`;
-
-function lifecycleOfStored(row: StoredLifecycle): Lifecycle {
-  return { status: row.status, publishedAt: row.published_ms === null ? null : new Date(row.published_ms), createdAt: new Date(row.created_ms), updatedAt: new Date(row.updated_ms) };
 }
 
 export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date }) {
@@ -96,7 +79,9 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
       const run = sqlOf(em);
       const ids = contents.map((c) => c.id);
       await lockIds(run, ids);
-      const existing = new Map((await run<StoredLifecycle>(LOAD_STORED, [ids])).map((row) => [row.id, row]));
+      // Read-only (no identity map): the transaction's end has nothing to compare.
+      const found = await em.find(LearningOpportunity, { id: { $in: ids } }, { populate: ['doc'], disableIdentityMap: true });
+      const existing = new Map(found.map((entity) => [entity.id, entity]));
       const now = clock();
       const changes: Change[] = [];
       const created: string[] = [];
@@ -109,7 +94,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
           created.push(doc);
           return doc;
         }
-        const lifecycle = lifecycleOfStored(stored);
+        const lifecycle = lifecycleOf(stored);
         // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
         if (renderRecord({ ...content, ...lifecycle }) === stored.doc) return stored.doc;
         const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };

@@ -14,7 +14,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { generateContent, type Random, seededRandom } from './generate.ts';
 import { renderRecord } from './record.ts';
-import { type RunSql, writeDocs } from './write-docs.ts';
+import type { RunSql } from '../db/transaction-sql.ts';
+import { writeDocs } from './write-docs.ts';
 
 export type SeedProgress = { done: number; total: number };
 

@@ -7,6 +7,8 @@
 // Set-based rather than MikroORM's unit of work: flushing 500 records with their ~6,000 nested
 // entities cost milliseconds of Node CPU per record (bench/README.md, "The bulk mutations").
 
+import type { RunSql } from '../db/transaction-sql.ts';
+
 type Column = [name: string, kind: 'text' | 'timestamptz' | 'integer' | 'float8' | 'numeric' | 'uuid' | 'jsonb', field: string];
 
 // Where each column comes from in the doc (a dotted path for nested objects). A new field of the
@@ -61,8 +63,6 @@ const NESTED_TABLES: { table: string; field: string; columns: Column[] }[] = [
   { table: 'lo_accolade', field: 'accolades', columns: [['title', 'text', 'title'], ['issuer', 'text', 'issuer'], ['awarded_at', 'timestamptz', 'awardedAt'], ['url', 'text', 'url']] },
 ];
 
-/** Runs one statement with bound parameters (never inlined into its text) and returns its rows. */
-export type RunSql = <R>(text: string, params: readonly unknown[]) => Promise<R[]>;
 
 /**
  * What the statement does with present records: `skip` keeps them as they are (seed); `replace`

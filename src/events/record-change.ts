@@ -2,7 +2,7 @@
 // and hands it to the fan-out, all inside the caller's transaction.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CompiledQuery } from 'kysely';
+import { sqlOf } from '../db/transaction-sql.ts';
 import { deriveEventType, type EventType, type Snapshot } from './derive-event.ts';
 import { renderEventBody } from './event-body.ts';
 
@@ -38,11 +38,9 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
   return async (em, changes) => {
     const events = changes.map(eventOf).filter((e) => e !== null);
     if (events.length === 0) return [];
-    // One multi-row insert with bound parameters, on the caller's transaction: MikroORM's insertMany
-    // would inline a batch's bodies (each holding its record's doc, megabytes per batch) into the SQL.
-    await em.getKysely().executeQuery(
-      CompiledQuery.raw(INSERT_EVENTS, [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.resourceId), events.map((e) => e.occurredAt), events.map((e) => e.body)]),
-    );
+    // One multi-row insert with bound parameters, on the caller's transaction (the bodies hold the
+    // records' docs, megabytes per batch).
+    await sqlOf(em)(INSERT_EVENTS, [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.resourceId), events.map((e) => e.occurredAt), events.map((e) => e.body)]);
     await fanOut?.(em, events);
     return events;
   };
