@@ -20,6 +20,7 @@ import type { Logger } from '../logger.ts';
 import { isoSql } from './attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
 import { receiverHealthCtes } from './receiver-health-sql.ts';
+import type { DisabledReason } from './receiver-reads.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 export const DELIVERY_QUEUE = 'webhook-delivery';
@@ -182,7 +183,7 @@ export type JobSettlement = {
 /** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
 export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
-export type DisabledReceiver = { id: string; reason: 'gone' | 'failing'; failingSince: string | null };
+export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
 export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
 

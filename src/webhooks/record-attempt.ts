@@ -31,13 +31,6 @@ export type AttemptRecorder = {
 };
 
 const MAX_BATCH = 500;
-/**
- * One settling statement in flight at a time: a group is one round trip (no lock waits since receiver health
- * is written about once a second), and while it runs the next group gathers. A second statement in
- * flight halved the groups and doubled the statements per delivery, for more database and worker CPU
- * per delivery (measured on the 2-core benchmark machine: 0.27-0.41 round trips per delivery with
- * two, 0.09-0.14 with one).
- */
 
 export function createAttemptRecorder(deps: {
   pool: Pool;
@@ -49,6 +42,11 @@ export function createAttemptRecorder(deps: {
   type Waiting = { settlement: Settlement; resolve: (step: NextStep) => void; reject: (error: unknown) => void };
   let queue: Waiting[] = [];
   // The settling statement in flight, if any (it takes whatever has queued up when it starts).
+  // One at a time: a group is one round trip (no lock waits since receiver health is written about
+  // once a second), and while it runs the next group gathers. A second statement in flight halved
+  // the groups and doubled the statements per delivery, for more database and worker CPU per
+  // delivery (measured on the 2-core benchmark machine: 0.27-0.41 round trips per delivery with
+  // two, 0.09-0.14 with one).
   let running: Promise<void> | null = null;
 
   /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
