@@ -2,7 +2,7 @@
 // transaction id (a writer) has been running. The feed serves nothing past that transaction until it
 // ends, so this is the worst extra latency a feed reader sees right now. Read at scrape time.
 import type { Pool } from 'pg';
-import { boundedQuery } from '../http/bounded-query.ts';
+import { boundedQuery } from '../db/bounded-query.ts';
 
 // Sessions of other roles show no backend_xid to an unprivileged user: grant pg_read_all_stats to
 // the service's role for an exact figure (the gauge then never under-reports).

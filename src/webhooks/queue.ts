@@ -15,7 +15,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
-import { boundedQuery, isMissingRelation } from '../http/bounded-query.ts';
+import { boundedQuery, isMissingRelation } from '../db/bounded-query.ts';
 import type { Logger } from '../logger.ts';
 import { isoSql } from './attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
