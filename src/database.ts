@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
 import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
 import { createReadPool, type Queryable } from './db/read-replicas.ts';
+import { databaseName, NO_SUCH_DATABASE } from './db/create-database.ts';
 import type { Logger } from './logger.ts';
 
 export type Database = {
@@ -77,12 +78,12 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
 
 /** Fails with a sentence an operator can act on when the database is missing or not migrated. */
 async function requireCurrentSchema(db: Database): Promise<void> {
-  const name = decodeURIComponent(new URL(db.url).pathname.slice(1));
+  const name = databaseName(db.url);
   let pending: string[];
   try {
     pending = await pendingMigrations(db.pool);
   } catch (error) {
-    if ((error as { code?: string }).code !== '3D000') throw error;
+    if ((error as { code?: string }).code !== NO_SUCH_DATABASE) throw error;
     throw new Error(`database "${name}" does not exist (check DATABASE_URL; \`npm run cli -- migrate\` creates and migrates a new one)`, { cause: error });
   }
   if (pending.length) throw new Error(`database "${name}" is not migrated (${pending.length} pending; run \`npm run cli -- migrate\`)`);

@@ -2,11 +2,15 @@
 // cluster create it on first use (no other command does: a mistyped DATABASE_URL must not get one).
 import pg from 'pg';
 
-const NO_SUCH_DATABASE = '3D000';
+/** PostgreSQL's error code for a connection to a database that does not exist. */
+export const NO_SUCH_DATABASE = '3D000';
 // Several processes starting together on a new database all find it missing and all create it:
 // PostgreSQL lets one through and fails the others with a duplicate (42P04, or 23505 on
 // pg_database's name index when they reach the catalog together), which means it exists now.
 const ALREADY_EXISTS = new Set(['42P04', '23505']);
+
+/** The database a PostgreSQL URL names. */
+export const databaseName = (url: string): string => decodeURIComponent(new URL(url).pathname.slice(1));
 
 /**
  * A connected client on `url`, the database created first (from the server's `postgres` database)
@@ -32,7 +36,7 @@ export async function connectCreatingDatabase(url: string, options: { connectTim
   const admin = new pg.Client({ connectionString: server.toString(), connectionTimeoutMillis: options.connectTimeoutMs });
   await admin.connect();
   try {
-    await admin.query(`create database ${pg.escapeIdentifier(decodeURIComponent(new URL(url).pathname.slice(1)))}`);
+    await admin.query(`create database ${pg.escapeIdentifier(databaseName(url))}`);
   } catch (error) {
     if (!ALREADY_EXISTS.has((error as { code?: string }).code ?? '')) throw error;
   } finally {
