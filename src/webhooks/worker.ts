@@ -95,6 +95,15 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   let sending = 0;
   let recording = 0;
   let loading = 0;
+  // Attempts being recorded, per receiver: pg-boss's cap is per receiver, so it is widened by the
+  // most any one receiver has being recorded, never by the worker's total.
+  const recordingOf = new Map<string, number>();
+  const countRecording = (receiverId: string, delta: 1 | -1) => {
+    recording += delta;
+    const n = (recordingOf.get(receiverId) ?? 0) + delta;
+    if (n > 0) recordingOf.set(receiverId, n);
+    else recordingOf.delete(receiverId);
+  };
 
   const handBack = (items: Item[]) =>
     handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
@@ -120,7 +129,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
           // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
           // of their receiver's any more: not counting them keeps a fast receiver fed while its
           // settlements are in flight (they took half its cap on a loaded machine).
-          groupConcurrency: queues.groupConcurrency + recording,
+          groupConcurrency: queues.groupConcurrency + Math.max(0, ...recordingOf.values()),
           ignoreGroups: queues.full(),
         });
         if (jobs.length === 0) break;
@@ -183,12 +192,12 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       sending -= 1;
       void handBack(queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
       dispatch();
-      recording += 1;
+      countRecording(receiverId, 1);
       let next: NextStep | undefined;
       try {
         next = await recorder.record({ job, data: job.data, startedAt, result });
       } finally {
-        recording -= 1;
+        countRecording(receiverId, -1);
         // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
         deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
       }
