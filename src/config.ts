@@ -60,6 +60,9 @@ const schema = z.object({
   // The API key cache (auth/key-cache.ts): invalidated by NOTIFY; the age bounds an unnoticed outage. 0 = no cache.
   KEY_CACHE_MAX_AGE_MS: int(0, 3_600_000).default(10_000),
   KEY_CACHE_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
+  // The record version cache (catalog/version-cache.ts), for 304s without a round trip; likewise. 0 = no cache.
+  ETAG_CACHE_MAX_AGE_MS: int(0, 3_600_000).default(10_000),
+  ETAG_CACHE_MAX_ENTRIES: int(1, 10_000_000).default(100_000),
   // ... and read replicas: /v1 reads and GraphQL's catalog and feed queries on streaming replicas when healthy.
   DATABASE_READ_URL: z
     .string()
@@ -150,6 +153,8 @@ export type Config = Readonly<{
   rateLimit: Readonly<{ perMinute: number; syncMs: number }>;
   /** The API key cache of each API process: maxAgeMs 0 = every request looks its key up. */
   keyCache: Readonly<{ maxAgeMs: number; maxEntries: number }>;
+  /** The record version cache (304s from memory); off with read replicas. */
+  etagCache: Readonly<{ maxAgeMs: number; maxEntries: number }>;
   /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
   readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
   // Change feed and retention.
@@ -234,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoSeedCount: e.DEMO_SEED_COUNT,
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
     keyCache: Object.freeze({ maxAgeMs: e.KEY_CACHE_MAX_AGE_MS, maxEntries: e.KEY_CACHE_MAX_ENTRIES }),
+    etagCache: Object.freeze({ maxAgeMs: e.ETAG_CACHE_MAX_AGE_MS, maxEntries: e.ETAG_CACHE_MAX_ENTRIES }),
     readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
     // Change feed and retention.
     feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),

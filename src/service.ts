@@ -13,6 +13,7 @@ import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
+import { createVersionCache, type VersionCache } from './catalog/version-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
 import { OperatorError } from './errors.ts';
@@ -37,9 +38,9 @@ export type Api = {
   close: () => Promise<void>;
 };
 
-export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
-  const reads = createCatalogReads(db.readPool);
-  const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut) });
+export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null) {
+  const reads = createCatalogReads(db.readPool, versions);
+  const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
   return { reads, writes };
 }
 
@@ -47,13 +48,15 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null) {
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'feed'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'etagCache' | 'feed'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
   receivers: ReceiverManagement | null = null,
 ): Promise<Api> {
-  const catalog = createCatalog(db, fanOut);
+  // Off with read replicas (catalog/version-cache.ts): their reads could refill it with a retired version.
+  const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
+  const catalog = createCatalog(db, fanOut, versions);
   const server = createHttpServer(config.http, logger);
   const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters });
   const keys = createKeyCache({ primary: db.pool, fallback: db.readPool }, config.keyCache);
@@ -90,7 +93,7 @@ export async function startApi(
     server.listen(config.port, config.host, () => resolve());
   });
   // Until it listens, long polls re-read every second and every request looks its key up.
-  const listen = createListenConnection({ url: db.url, subscribers: [feed.subscriber, keys.subscriber], logger });
+  const listen = createListenConnection({ url: db.url, subscribers: [feed.subscriber, keys.subscriber, ...(versions ? [versions.subscriber] : [])], logger });
   const { address, port } = server.address() as AddressInfo;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {

@@ -1,19 +1,16 @@
 // The live API keys this process has seen, so that a /v1 read is one round trip (the read) instead
-// of a key look-up plus the read. Correct by invalidation, not by expiry:
+// of a key look-up plus the read. A notified cache (db/notified-cache.ts: dropped on NOTIFY, nothing
+// kept while not listening, a read overtaken by a notification not kept, `maxAgeMs` at most):
 // - a trigger on api_key (migration api_key_notify) NOTIFYs every change, and each process drops
 //   its whole cache when it hears it (keys change rarely), so a revocation applies in every
 //   process within the notification's trip (milliseconds);
-// - while the LISTEN connection is down (notifications would be missed) nothing is cached: every
-//   request looks its key up, as without a cache;
-// - a look-up that was under way when a change arrived is used for its request but not kept (the
-//   generation moved), so a revocation can never be undone by a slower, older read;
 // - entries are filled from the primary, where revocations commit: a lagging replica cannot put a
-//   revoked key back;
-// - no entry lives longer than `maxAgeMs`, the bound should a connection die without notice.
+//   revoked key back.
 // Unknown keys are never cached (a flood of made-up keys cannot grow it); it holds at most
 // `maxEntries` keys, by hash only.
 import type { Pool } from 'pg';
 import type { ListenSubscriber } from '../db/listen-connection.ts';
+import { createNotifiedCache, type NotifiedCacheOptions } from '../db/notified-cache.ts';
 import type { Queryable } from '../db/read-replicas.ts';
 import { lookUpKey, type Principal } from './api-keys.ts';
 
@@ -25,43 +22,22 @@ export type KeyCache = {
   subscriber: ListenSubscriber;
 };
 
-export type KeyCacheOptions = { maxAgeMs: number; maxEntries: number; now?: () => number };
-
 /**
  * `primary` fills the cache; `fallback` (the read pool) answers while nothing may be cached (not
  * listening, or `maxAgeMs` 0: no cache).
  */
-export function createKeyCache(deps: { primary: Pool; fallback: Queryable }, options: KeyCacheOptions): KeyCache {
-  const now = options.now ?? Date.now;
-  const entries = new Map<string, { principal: Principal; until: number }>();
-  let listening = false;
-  let generation = 0;
-  const forget = () => {
-    generation++;
-    entries.clear();
-  };
-
+export function createKeyCache(deps: { primary: Pool; fallback: Queryable }, options: NotifiedCacheOptions): KeyCache {
+  const cache = createNotifiedCache<Principal>(API_KEY_CHANNEL, options);
   return {
     async principal(keyHash) {
-      if (!listening || options.maxAgeMs === 0) return lookUpKey(deps.fallback, keyHash);
-      const hit = entries.get(keyHash);
-      if (hit && hit.until > now()) return hit.principal;
-      const seen = generation;
+      if (!cache.enabled()) return lookUpKey(deps.fallback, keyHash);
+      const hit = cache.get(keyHash);
+      if (hit) return hit;
+      const mark = cache.mark();
       const principal = await lookUpKey(deps.primary, keyHash);
-      if (principal && seen === generation) {
-        // Oldest first (a Map keeps insertion order): a full cache makes room for the newcomer.
-        if (!hit && entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
-        entries.set(keyHash, { principal, until: now() + options.maxAgeMs });
-      } else if (hit) entries.delete(keyHash);
+      if (principal) cache.keep(keyHash, principal, mark);
       return principal;
     },
-    subscriber: {
-      channel: API_KEY_CHANNEL,
-      notified: forget,
-      listening(up) {
-        listening = up;
-        forget();
-      },
-    },
+    subscriber: cache.subscriber,
   };
 }

@@ -31,9 +31,18 @@ async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   await run(`select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`, [ids]);
 }
 
-export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date }) {
+/**
+ * `committed`: told the ids a write touched once it has committed (the process's record version
+ * cache drops them at once, so that this process never answers its own writes with an old version;
+ * other processes hear of them by NOTIFY).
+ */
+export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date; committed?: (ids: readonly string[]) => void }) {
   const clock = deps.clock ?? (() => new Date());
-  const inTransaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> => deps.orm.em.fork().transactional(work);
+  const inTransaction = async <T>(ids: readonly string[], work: (em: EntityManager) => Promise<T>): Promise<T> => {
+    const result = await deps.orm.em.fork().transactional(work);
+    deps.committed?.(ids);
+    return result;
+  };
   const first = async (docs: Promise<string[]>): Promise<string> => (await docs)[0]!;
 
   /**
@@ -41,7 +50,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
    * the changes. Returns the docs in the order of `ids`.
    */
   function transitionMany(ids: readonly string[], next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null): Promise<string[]> {
-    return inTransaction(async (em) => {
+    return inTransaction(ids, async (em) => {
       const run = sqlOf(em);
       await lockIds(run, ids);
       const loaded = await loadRecords(em, ids);
@@ -75,9 +84,9 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
    * Returns the docs in the order given.
    */
   function upsertMany(contents: readonly LearningOpportunityContent[]): Promise<string[]> {
-    return inTransaction(async (em) => {
+    const ids = contents.map((c) => c.id);
+    return inTransaction(ids, async (em) => {
       const run = sqlOf(em);
-      const ids = contents.map((c) => c.id);
       await lockIds(run, ids);
       // Read-only (no identity map): the transaction's end has nothing to compare.
       const found = await em.find(LearningOpportunity, { id: { $in: ids } }, { populate: ['doc'], disableIdentityMap: true });
@@ -137,7 +146,7 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
 
     /** Removes a record and its nested items for good; returns its last internal view. */
     delete(id: string): Promise<string> {
-      return inTransaction(async (em) => {
+      return inTransaction([id], async (em) => {
         await lockIds(sqlOf(em), [id]);
         const existing = await em.findOne(LearningOpportunity, id, { populate: ['doc'] });
         if (!existing) throw notFound(`Learning opportunity ${id}`);

@@ -3,6 +3,7 @@
 // catalog_count, never a count(*) over the table.
 import type { Queryable } from '../db/read-replicas.ts';
 import type { QueryConfig } from 'pg';
+import type { VersionCache } from './version-cache.ts';
 
 export type Page = { totalCount: number; limit: number; offset: number; results: string };
 export type Visibility = 'public' | 'internal';
@@ -74,7 +75,8 @@ const pageStatement = (limit: number, offset: number, visibility: Visibility, he
 });
 export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
 
-export function createCatalogReads(pool: Queryable) {
+/** `versions`: the process's record version cache, for 304s without a round trip (null: none). */
+export function createCatalogReads(pool: Queryable, versions: VersionCache | null = null) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {
@@ -94,7 +96,12 @@ export function createCatalogReads(pool: Queryable) {
      */
     conditional: {
       async getOne(id: string, held: HeldTags): Promise<OneRow | undefined> {
-        return (await pool.query<OneRow>(oneStatement(id, 'public', held))).rows[0];
+        const known = versions?.tagOf(id);
+        if (known !== undefined && held?.includes(known)) return { etag: known, doc: null, doc_bytes: 0 };
+        const mark = versions?.mark() ?? 0;
+        const row = (await pool.query<OneRow>(oneStatement(id, 'public', held))).rows[0];
+        if (row) versions?.keep(id, row.etag, mark);
+        return row;
       },
       async getPage(limit: number, offset: number, held: HeldTags): Promise<PublicPageRow> {
         const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held))).rows[0];

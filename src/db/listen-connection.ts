@@ -9,8 +9,8 @@ import { listenConnectionUp } from '../metrics.ts';
 
 export type ListenSubscriber = {
   channel: string;
-  /** A NOTIFY on the channel. */
-  notified: () => void;
+  /** A NOTIFY on the channel, with its payload ('' when it has none). */
+  notified: (payload: string) => void;
   /** False when the connection is lost (notifications may be missed from now on), true once it listens again. */
   listening: (up: boolean) => void;
 };
@@ -43,7 +43,7 @@ export function createListenConnection(deps: { url: string; subscribers: readonl
     // keepalive probes: minutes with the kernel's defaults); KEY_CACHE_MAX_AGE_MS bounds what the key
     // cache serves meanwhile.
     const next = new pg.Client({ connectionString: deps.url, application_name: 'lods-listen', keepAlive: true, keepAliveInitialDelayMillis: 5000 });
-    next.on('notification', (message) => byChannel.get(message.channel)?.notified());
+    next.on('notification', (message) => byChannel.get(message.channel)?.notified(message.payload ?? ''));
     next.on('error', (error) => {
       logger.warn({ err: error.message }, 'LISTEN connection failed; reconnecting');
       setListening(false);

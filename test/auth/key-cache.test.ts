@@ -125,7 +125,7 @@ describe('API key cache', () => {
     await live(cache);
     const { hash } = await newKey('race');
     const pending = cache.principal(hash);
-    cache.subscriber.notified(); // a change commits while the look-up runs
+    cache.subscriber.notified(''); // a change commits while the look-up runs
     expect(await pending).to.not.equal(null); // that request is answered...
     await cache.principal(hash);
     expect(primary.lookUps()).to.equal(2); // ...but nothing was kept

@@ -21,6 +21,7 @@ export type TestApiOptions = {
   logger?: Logger;
   rateLimit?: Config['rateLimit'];
   keyCache?: Config['keyCache'];
+  etagCache?: Config['etagCache'];
   feedMaxWaiters?: number;
 };
 
@@ -33,6 +34,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       graphql: { ...DEFAULT_CONFIG.graphql, ...options.graphql },
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
       keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
+      etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
       feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
     },
     options.db ?? testDb(),
