@@ -81,9 +81,12 @@ export async function compareUnderLoad(
   const perRound: number[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
     perRound.push([]);
-    for (const t of targets) {
+    // Every other round runs the targets in reverse (ABBA): a machine that speeds up or slows down
+    // during a round favours neither side over the run.
+    const order = round % 2 ? targets.map((t, i) => [t, i] as const) : targets.map((t, i) => [t, i] as const).reverse();
+    for (const [t, i] of order) {
       const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS, databasePid: options.databasePid });
-      perRound.at(-1)!.push(r.rps);
+      perRound.at(-1)![i] = r.rps;
       const cpu = `${r.cpuUsPerRequest === null ? '' : `  CPU µs/req: server ${r.cpuUsPerRequest.toFixed(0)}`}${r.dbCpuUsPerRequest === null ? '' : `, database ${r.dbCpuUsPerRequest.toFixed(0)}`}, load generator ${r.clientCpuUsPerRequest.toFixed(0)}`;
       log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
       const previous = best.get(t.name);
