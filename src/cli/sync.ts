@@ -13,6 +13,7 @@ import { exitCodeOf, onStopSignals, type StopSignal } from '../stop-signals.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 import { SyncCopy } from './sync-copy.ts';
+import { removeLeftoverTemps } from './durable-files.ts';
 import { readCopy, readState } from './sync-files.ts';
 import { describeWalkFailure, parseConsumerArguments } from './walk.ts';
 
@@ -44,6 +45,7 @@ export function registerSyncCommand(program: Command, config: Config): void {
         apiKey: key,
         onRetry: ({ attempt, error, delayMs }) => progress(`sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
       });
+      await Promise.all([removeLeftoverTemps(out), removeLeftoverTemps(statePath)]);
       // A state without its copy (or the reverse) cannot be continued: start over with a walk.
       const records = await readCopy(out);
       const state = records ? await readState(statePath) : null;

@@ -15,7 +15,7 @@ import type { Config } from '../config.ts';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { CatalogHttpError, CatalogNetworkError } from '../../packages/client/src/errors.ts';
 import { walk, type WalkResult } from '../../packages/client/src/walk.ts';
-import { renameDurably, tempPathBeside } from './durable-files.ts';
+import { removeLeftoverTemps, renameDurably, tempPathBeside } from './durable-files.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 
@@ -89,6 +89,7 @@ type OnPage = (records: readonly unknown[]) => Promise<void>;
 
 /** Runs the walk with a page writer on a partial file, then puts exactly one line per id at `out`. */
 async function walkToFile(out: string, run: (onPage: OnPage) => Promise<WalkResult>): Promise<WalkResult> {
+  await removeLeftoverTemps(out);
   const partial = tempPathBeside(out, 'partial');
   const deduped = tempPathBeside(out, 'dedup');
   const file = await open(partial, 'w');

@@ -3,11 +3,13 @@
 // same bytes as an uninterrupted run; Ctrl-C (SIGINT) or SIGTERM saves what was applied first. The
 // feed here is 83 events read one per page, behind a proxy that can hold a page back, so that a kill
 // or a signal lands while the command is provably in the middle of its run.
-import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { SyncBatch } from '../../packages/client/src/sync.ts';
@@ -24,6 +26,13 @@ import { startStallingProxy } from '../support/stalling-proxy.ts';
 const EVENTS = 83; // 10 rounds of 8 updates, an archival, a deletion, a publication again
 const count = (text: string, pattern: RegExp) => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
 const SAVED = /saved \d+ records and the cursor/;
+
+/** The pid of a process that has exited (nothing runs under it now). */
+async function exitedPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await once(child, 'exit');
+  return child.pid!;
+}
 
 describe('cli sync: saves every N changes, crash-safe', function () {
   this.timeout(120_000);
@@ -99,11 +108,17 @@ describe('cli sync: saves every N changes, crash-safe', function () {
       expect((await running.done).code).to.equal(null);
       expect(await readFile(state, 'utf8')).not.to.equal(await readFile(join(base, 'state.json'), 'utf8'));
 
+      // A kill in the middle of a save leaves its temporary file; one of a process still running is its own.
+      const [killedMidSave, liveRun] = [join(dirname(out), `.catalog.jsonl.${await exitedPid()}.tmp`), join(dirname(out), `.state.json.${process.pid}.tmp`)];
+      await writeFile(killedMidSave, '{"id":"half a line');
+      await writeFile(liveRun, '{}');
+
       const restarted = await runCli(withBaseUrl(args, api.url), { LODS_API_KEY: key });
       expect(restarted.code, restarted.stderr).to.equal(0);
       // From the cursor saved after 40 changes: the 10 applied after it were lost with the process.
       expect(JSON.parse(restarted.stdout)).to.deep.include({ mode: 'incremental', events: EVENTS - 40, records: 7 });
       expect(await readFile(out, 'utf8')).to.equal(reference.copy);
+      expect([existsSync(killedMidSave), existsSync(liveRun)], 'leftover of a dead process removed, a live one kept').to.deep.equal([false, true]);
     } finally {
       await proxy.close();
     }
