@@ -28,14 +28,15 @@ export function parentPid(pid: number): number | null {
 }
 
 /**
- * CPU time of a process and its children, alive now (PostgreSQL's postmaster and its backends and
- * workers; a backend that exits between two readings takes its time with it, which a benchmark on
- * pooled connections does not see). Null where /proc is not available.
+ * CPU time of a process and its children (PostgreSQL's postmaster and its backends and workers):
+ * those alive now, plus those that have exited, which the parent's cutime/cstime keep once it has
+ * reaped them (a pool closing idle connections mid-run would otherwise take their time away, and a
+ * run's figure could come out negative). Null where /proc is not available.
  */
 export function processTreeCpuMs(pid: number): number | null {
-  const own = processCpuMs(pid);
-  if (own === null) return null;
-  let total = own;
+  const fields = statFields(pid);
+  if (fields === null) return null;
+  let total = cpuMsOf(fields) + ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = statFields(entry);
