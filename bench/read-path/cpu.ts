@@ -1,7 +1,9 @@
 // CPU time of a process (user + system) from /proc, so that each server's CPU per request (and the
-// database's, and the load generator's) can be reported beside its throughput: a shared machine moves throughput around much more than it moves
-// the CPU a request costs. Null where /proc is not available.
+// database's, and the load generator's) can be reported beside its throughput: a shared machine
+// moves throughput around much more than it moves the CPU a request costs. Null where /proc is not
+// available. The one reader of /proc for every benchmark (bench:writes and bench:delivery too).
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Pool } from 'pg';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -43,4 +45,10 @@ export function processTreeCpuMs(pid: number): number | null {
     if (fields && Number(fields[1]) === pid) total += cpuMsOf(fields);
   }
   return total;
+}
+
+/** The postmaster of the server `pool` is connected to (the parent of its backend), or null. */
+export async function postmasterOf(pool: Pool): Promise<number | null> {
+  const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
+  return parentPid(rows[0]!.pid);
 }

@@ -7,7 +7,7 @@ import { createApiKey, hashKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { measureCountCost } from './count-cost.ts';
-import { parentPid } from './cpu.ts';
+import { postmasterOf } from './cpu.ts';
 import { measureDeepOffset } from './deep-offset.ts';
 import { startBenchPostgres } from './database.ts';
 import { createClient } from './http-client.ts';
@@ -44,8 +44,7 @@ async function seed(db: Database, count: number, seedValue: number, label: strin
 async function postmasterPid(pool: Pool, url: string): Promise<number | undefined> {
   const host = new URL(url).hostname;
   if (!['localhost', '127.0.0.1', '[::1]', ''].includes(host)) return undefined;
-  const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
-  return parentPid(rows[0]!.pid) ?? undefined;
+  return (await postmasterOf(pool)) ?? undefined;
 }
 
 async function publishedIds(pool: Pool): Promise<string[]> {
