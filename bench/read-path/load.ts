@@ -106,3 +106,35 @@ export async function compareUnderLoad(
   }
   return best;
 }
+
+/**
+ * Two services under load at the same time, half the connections each, for `rounds` rounds after a
+ * warm-up: whatever else the machine does in a round, both feel it at the same moment, so the
+ * ratio of their throughputs is the ratio of what a request costs each. For two variants of one
+ * service whose difference is far smaller than this machine's swings from one 10-second run to the
+ * next (measured back to back, two identical processes differed by up to 28%). Returns the pair of
+ * the round with the median ratio (second / first). No database CPU: they share it.
+ */
+export async function compareSideBySide(
+  targets: readonly [SideBySideTarget, SideBySideTarget],
+  nextPath: LoadSpec['nextPath'],
+  options: { connections: number; durationS: number; warmupS: number; rounds: number },
+  log: (line: string) => void,
+): Promise<Map<string, LoadResult>> {
+  const connections = Math.max(1, Math.floor(options.connections / 2));
+  const run = (durationS: number) => Promise.all(targets.map((t) => runLoad({ nextPath, ...t, connections, durationS })));
+  if (options.warmupS > 0) await run(options.warmupS);
+  const rounds: LoadResult[][] = [];
+  for (let round = 1; round <= options.rounds; round++) {
+    const results = await run(options.durationS);
+    rounds.push(results);
+    const line = results.map((r, i) => `${targets[i]!.name} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUsPerRequest?.toFixed(0) ?? '?'} µs/req`).join('  |  ');
+    log(`  round ${round} side by side: ${line}  ratio ${(results[1]!.rps / results[0]!.rps).toFixed(2)}`);
+  }
+  const byRatio = [...rounds].sort((a, b) => a[1]!.rps / a[0]!.rps - b[1]!.rps / b[0]!.rps);
+  const median = byRatio[(byRatio.length - 1) >> 1]!;
+  log(`  per round, ${targets[1].name} / ${targets[0].name}: ${rounds.map((r) => (r[1]!.rps / r[0]!.rps).toFixed(2)).join(', ')} (median ${(median[1]!.rps / median[0]!.rps).toFixed(2)})`);
+  return new Map(targets.map((t, i) => [t.name, median[i]!]));
+}
+
+type SideBySideTarget = { name: string; url: string; pid: number; headers: Record<string, string> };
