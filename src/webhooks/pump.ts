@@ -12,6 +12,10 @@
 // "scheduled" runs the round on the next turn of the event loop (setImmediate): many deliveries
 // end together when a group commit lands, and they need one refill, not one each. A wake during a
 // round means new work may have arrived after the round looked, so another round follows.
+//
+// `holdOffMs` (optional) may put a scheduled round off: asked at each wake, a positive answer
+// schedules the round that many ms later instead of on the next turn, and a later wake answered
+// with 0 brings it forward. The worker holds off while it has plenty queued (worker.ts).
 export type PumpState = 'idle' | 'scheduled' | 'fetching' | 'fetchingAgain' | 'stopped';
 
 export type Pump = {
@@ -21,14 +25,24 @@ export type Pump = {
   stop: () => Promise<void>;
 };
 
-export function createPump(round: () => Promise<void>): Pump {
+export function createPump(round: () => Promise<void>, options: { holdOffMs?: () => number } = {}): Pump {
   let state: PumpState = 'idle';
   let running: Promise<void> = Promise.resolve();
+  // The timer of a round put off, if any.
+  let later: NodeJS.Timeout | null = null;
 
   function wake(): void {
     if (state === 'idle') {
       state = 'scheduled';
-      setImmediate(start);
+      const delay = options.holdOffMs?.() ?? 0;
+      if (delay > 0) later = setTimeout(start, delay);
+      else setImmediate(start);
+    } else if (state === 'scheduled') {
+      if (later && !(options.holdOffMs!() > 0)) {
+        clearTimeout(later);
+        later = null;
+        setImmediate(start);
+      }
     } else if (state === 'fetching') {
       state = 'fetchingAgain';
     }
@@ -36,6 +50,8 @@ export function createPump(round: () => Promise<void>): Pump {
 
   function start(): void {
     if (state !== 'scheduled') return;
+    if (later) clearTimeout(later);
+    later = null;
     state = 'fetching';
     running = round().finally(() => {
       if (state === 'stopped') return;
@@ -50,6 +66,8 @@ export function createPump(round: () => Promise<void>): Pump {
     state: () => state,
     async stop() {
       state = 'stopped';
+      if (later) clearTimeout(later);
+      later = null;
       await running;
     },
   };

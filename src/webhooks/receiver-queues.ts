@@ -19,6 +19,7 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
   const { limit, groupFactor, budgetMs } = options;
   const receivers = new Map<string, Receiver<T>>();
   let held = 0;
+  let queued = 0;
   let cursor = 0;
 
   const get = (id: string): Receiver<T> => {
@@ -38,6 +39,8 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
     groupConcurrency: limit * groupFactor,
     /** Jobs fetched and not yet finished sending. */
     held: () => held,
+    /** Jobs fetched and not yet being sent. */
+    queued: () => queued,
     /** Receivers with no room, to leave out of the next fetch. */
     full: (): string[] => [...receivers].filter(([, r]) => room(r) <= 0).map(([id]) => id),
     /** Queues what fits; returns the rest, to be handed back. */
@@ -48,6 +51,7 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
         if (room(r) > 0) {
           r.waiting.push(item);
           held += 1;
+          queued += 1;
         } else excess.push(item);
       }
       return excess;
@@ -61,6 +65,7 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
         if (r.busy < limit && r.waiting.length > 0) {
           cursor = (cursor + i + 1) % ids.length;
           r.busy += 1;
+          queued -= 1;
           return r.waiting.shift();
         }
       }
@@ -80,6 +85,7 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
         handBack = r.waiting;
         r.waiting = [];
         held -= handBack.length;
+        queued -= handBack.length;
       }
       forget(id, r);
       return handBack;
@@ -88,6 +94,7 @@ export function createReceiverQueues<T>(options: { limit: number; groupFactor: n
     takeAll(): T[] {
       const all = [...receivers.values()].flatMap((r) => r.waiting.splice(0));
       held -= all.length;
+      queued -= all.length;
       return all;
     },
   };

@@ -18,11 +18,12 @@
 // fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
 // share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
 // batches (with their events and receivers: two queries per batch, loaded while the next fetch
-// runs), each slot is refilled as soon as its request ends (a request that hangs until the timeout
-// holds only its own slot), and finished attempts are committed in groups (record-attempt.ts, one
+// runs), each slot is refilled from its receiver's queue as soon as its request ends (a request
+// that hangs until the timeout holds only its own slot), and finished attempts are committed in groups (record-attempt.ts, one
 // statement per group). When to fetch is the pump's business
 // (pump.ts, a small state machine): it wakes on pg-boss's NOTIFY for new jobs, on its own timers for
-// retries it scheduled, when slots free up, and on a poll every WEBHOOK_POLL_INTERVAL_MS as a floor.
+// retries it scheduled, when slots free up, and on a poll every WEBHOOK_POLL_INTERVAL_MS as a floor;
+// while as many jobs are queued here as can be sent at once, a fetch waits a little for more room.
 // A job handed out again after its worker was lost gets a `worker_lost` attempt row first.
 //
 // Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
@@ -60,6 +61,9 @@ export type DeliveryWorker = {
   stop: (options?: { timeoutMs?: number }) => Promise<void>;
 };
 
+/** The longest a fetch round waits for room while the worker has plenty queued (see holdOffMs). */
+const FETCH_HOLD_OFF_MS = 50;
+
 type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
@@ -88,7 +92,12 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       for (const s of settled) if (s.next.kind === 'retry') retryTimers.wakeAt(now + s.next.delayMs);
     },
   });
-  const pump = createPump(fetchRound);
+  // While as many jobs are queued here as the worker can send at once, a fetch round waits (up to
+  // FETCH_HOLD_OFF_MS, or until the queues run lower) for more room: each fetch costs the database
+  // a fixed price (pg-boss's statement is planned anew, counts the receivers' active jobs and scans
+  // the ready jobs from the head of the queue), so one fetch of many jobs costs far less per delivery
+  // than many fetches of a few, which is what refilling after every finished delivery gave.
+  const pump = createPump(fetchRound, { holdOffMs: () => (queues.queued() + loading >= capacity ? FETCH_HOLD_OFF_MS : 0) });
   const retryTimers = createRetryTimers(pump.wake);
   const stopped = () => pump.state() === 'stopped';
   // Counts, not flags: deliveries between send and settlement, and jobs whose targets are loading.

@@ -1,5 +1,6 @@
 // The worker's fetch pump: wake-ups coalesce, a wake during a round brings exactly one more round,
-// rounds never overlap, and stop waits for the running round and allows no other.
+// rounds never overlap, a round put off is brought forward when it is no longer held off, and stop
+// waits for the running round and allows no other.
 import { expect } from 'chai';
 import { createPump } from '../../src/webhooks/pump.ts';
 
@@ -52,6 +53,34 @@ describe('delivery pump (state machine)', () => {
     expect(finished).to.equal(true);
     pump.wake();
     await turn();
+    expect([rounds, pump.state()]).to.deep.equal([1, 'stopped']);
+  });
+
+  it('puts a round off while held off, and brings it forward at a wake that is not', async () => {
+    let rounds = 0;
+    let holdOff = 10_000;
+    const pump = createPump(async () => void (rounds += 1), { holdOffMs: () => holdOff });
+    pump.wake();
+    await turn();
+    pump.wake();
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([0, 'scheduled']);
+    holdOff = 0;
+    pump.wake();
+    await turn();
+    await turn();
+    expect([rounds, pump.state()]).to.deep.equal([1, 'idle']);
+  });
+
+  it('runs a round put off when its time comes, and none after stop', async () => {
+    let rounds = 0;
+    const pump = createPump(async () => void (rounds += 1), { holdOffMs: () => 20 });
+    pump.wake();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect([rounds, pump.state()]).to.deep.equal([1, 'idle']);
+    pump.wake();
+    await pump.stop();
+    await new Promise((resolve) => setTimeout(resolve, 60));
     expect([rounds, pump.state()]).to.deep.equal([1, 'stopped']);
   });
 });

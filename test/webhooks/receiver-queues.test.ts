@@ -44,8 +44,9 @@ describe('receiver queues (per-receiver concurrency and prefetch)', () => {
     const q = make(1, 500);
     q.accept(items('r', 2));
     expect(q.next()).to.deep.equal({ receiver: 'r', n: 0 });
+    expect(q.queued()).to.equal(1);
     expect(q.done('r', 600, false)).to.deep.equal([{ receiver: 'r', n: 1 }]);
-    expect(q.held()).to.equal(0);
+    expect([q.held(), q.queued()]).to.deep.equal([0, 0]);
     q.accept(items('t', 2));
     q.next();
     expect(q.done('t', 20, true), 'a timeout or refused connection').to.deep.equal([{ receiver: 't', n: 1 }]);
@@ -55,7 +56,8 @@ describe('receiver queues (per-receiver concurrency and prefetch)', () => {
     const q = make(1, 1000);
     q.accept([...items('a', 2), ...items('b', 1)]);
     expect(q.full()).to.deep.equal(['a']);
+    expect(q.queued()).to.equal(3);
     expect(q.takeAll().map((i) => i.receiver).toSorted()).to.deep.equal(['a', 'a', 'b']);
-    expect(q.held()).to.equal(0);
+    expect([q.held(), q.queued()]).to.deep.equal([0, 0]);
   });
 });
