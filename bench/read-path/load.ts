@@ -122,11 +122,12 @@ export async function compareSideBySide(
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
   const connections = Math.max(1, Math.floor(options.connections / 2));
-  const run = (durationS: number) => Promise.all(targets.map((t) => runLoad({ nextPath, ...t, connections, durationS })));
+  const run = (durationS: number, reversed = false) => Promise.all((reversed ? [...targets].reverse() : targets).map((t) => runLoad({ nextPath, ...t, connections, durationS })));
   if (options.warmupS > 0) await run(options.warmupS);
   const rounds: LoadResult[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
-    const results = await run(options.durationS);
+    // Started in the other order every other round, in case the first started gets a head start.
+    const results = round % 2 ? await run(options.durationS) : (await run(options.durationS, true)).reverse();
     rounds.push(results);
     const line = results.map((r, i) => `${targets[i]!.name} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUsPerRequest?.toFixed(0) ?? '?'} µs/req`).join('  |  ');
     log(`  round ${round} side by side: ${line}  ratio ${(results[1]!.rps / results[0]!.rps).toFixed(2)}`);

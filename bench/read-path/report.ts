@@ -49,6 +49,7 @@ export function buildRows(x: Figures): Row[] {
     // Scaling rows: "service" is the variant, "baseline" the service without it (same run).
     ...load('GET one 304 vs 200', x.scaling.notModified, 1.2, true),
     ...load('GET one limits on vs off (side by side, median round)', x.scaling.limitsOn, 0.95),
+    { measure: 'GET one, two identical services side by side (noise floor)', service: f(x.scaling.noiseFloor.service.rps, 0), baseline: f(x.scaling.noiseFloor.baseline.rps, 0), ratio: f(x.scaling.noiseFloor.service.rps / x.scaling.noiseFloor.baseline.rps, 2), target: '', verdict: '' },
     { measure: 'GET one, 2 processes vs 1 (req/s)', service: f(x.scaling.twoProcesses.two, 0), baseline: f(x.scaling.twoProcesses.one, 0), ratio: f(x.scaling.twoProcesses.two / x.scaling.twoProcesses.one, 2), target: '', verdict: '' },
     { measure: `full walk, ${x.walk.service.pages} pages (s)`, service: f(x.walk.service.totalMs / 1000, 2), baseline: f(x.walk.baseline.totalMs / 1000, 2), ratio: f(walkRatio, 2), target: '<= 1.5x', verdict: verdict(walkRatio <= 1.5) },
     { measure: 'first page, offset 0 (ms)', service: f(x.pages.service.firstMs, 2), baseline: f(x.pages.baseline.firstMs, 2), ratio: f(x.pages.service.firstMs / x.pages.baseline.firstMs, 2), target: '', verdict: '' },

@@ -6,7 +6,7 @@ import type { ServerUnderTest } from './servers.ts';
 
 type Options = { connections: number; durationS: number; warmupS: number; rounds: number };
 export type Pair = { service: LoadResult; baseline: LoadResult };
-export type ScalingFigures = { notModified: Pair; limitsOn: Pair; twoProcesses: { one: number; two: number } };
+export type ScalingFigures = { notModified: Pair; limitsOn: Pair; noiseFloor: Pair; twoProcesses: { one: number; two: number } };
 
 /** The ETag of each record, fetched once: the 304 run sends each back in If-None-Match. */
 async function etagsOf(service: ServerUnderTest, auth: Record<string, string>, ids: string[]): Promise<string[]> {
@@ -43,6 +43,8 @@ export async function measureScaling(
   // machine's swings between two runs, which decided the back-to-back comparison either way.
   log('GET one: rate limits on (RATE_LIMIT_PER_MINUTE, a key never over its limit) vs off, side by side (half the connections each)');
   const limits = await compareSideBySide([target(servers.off, 'off'), target(servers.on, 'on')], plain, options, log);
+  log('GET one: two identical services (limits off) side by side: the noise floor of the row above');
+  const same = await compareSideBySide([target(servers.off, 'first'), target(servers.second, 'second')], plain, options, log);
 
   log('GET one: two service processes (half the connections each) vs one');
   const half = { connections: Math.max(1, Math.floor(options.connections / 2)), durationS: options.durationS, headers: auth, nextPath: plain };
@@ -54,6 +56,7 @@ export async function measureScaling(
   return {
     notModified: { service: cond.get('304')!, baseline: cond.get('200')! },
     limitsOn: { service: limits.get('on')!, baseline: limits.get('off')! },
+    noiseFloor: { service: same.get('second')!, baseline: same.get('first')! },
     twoProcesses: { one: one.rps, two },
   };
 }
