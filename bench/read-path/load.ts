@@ -67,44 +67,50 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-/** Warm-up (discarded), then `rounds` interleaved runs per target; the best round of each counts. */
+type Target = { name: string; url: string; pid: number; headers: Record<string, string>; nextPath?: LoadSpec['nextPath'] };
+
+/**
+ * The pair of the round whose ratio (second / first) is the median, with the failures of every
+ * round; logs each round's ratio. A round's pair was measured under the same conditions (back to
+ * back, or side by side), so its ratio survives the machine speeding up or slowing down between
+ * rounds, which the best round of each side, taken from different rounds, does not.
+ */
+function medianRound(targets: readonly [Target, Target], rounds: LoadResult[][], log: (line: string) => void): Map<string, LoadResult> {
+  const ratio = (pair: LoadResult[]) => pair[1]!.rps / pair[0]!.rps;
+  const median = [...rounds].sort((a, b) => ratio(a) - ratio(b))[(rounds.length - 1) >> 1]!;
+  log(`  per round, ${targets[1].name} / ${targets[0].name}: ${rounds.map((r) => ratio(r).toFixed(2)).join(', ')} (median ${ratio(median).toFixed(2)})`);
+  const failures = (i: number) => rounds.reduce((sum, pair) => sum + pair[i]!.failures, 0);
+  return new Map(targets.map((t, i) => [t.name, { ...median[i]!, failures: failures(i) }]));
+}
+
+/**
+ * Warm-up (discarded), then `rounds` rounds of one run per target, back to back; the round with the
+ * median ratio counts (medianRound).
+ */
 export async function compareUnderLoad(
-  targets: { name: string; url: string; pid: number; headers: Record<string, string>; nextPath?: LoadSpec['nextPath'] }[],
+  targets: readonly [Target, Target],
   nextPath: LoadSpec['nextPath'],
   options: { connections: number; durationS: number; warmupS: number; rounds: number; databasePid?: number },
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
-  const best = new Map<string, LoadResult>();
   for (const t of targets) {
     if (options.warmupS > 0) await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.warmupS });
   }
-  const perRound: number[][] = [];
+  const rounds: LoadResult[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
-    perRound.push([]);
+    const pair: LoadResult[] = [];
     // Every other round runs the targets in reverse (ABBA): a machine that speeds up or slows down
     // during a round favours neither side over the run.
-    const order = round % 2 ? targets.map((t, i) => [t, i] as const) : targets.map((t, i) => [t, i] as const).reverse();
-    for (const [t, i] of order) {
+    for (const i of round % 2 ? [0, 1] : [1, 0]) {
+      const t = targets[i]!;
       const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS, databasePid: options.databasePid });
-      perRound.at(-1)![i] = r.rps;
+      pair[i] = r;
       const cpu = `${r.cpuUsPerRequest === null ? '' : `  CPU µs/req: server ${r.cpuUsPerRequest.toFixed(0)}`}${r.dbCpuUsPerRequest === null ? '' : `, database ${r.dbCpuUsPerRequest.toFixed(0)}`}, load generator ${r.clientCpuUsPerRequest.toFixed(0)}`;
       log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
-      const previous = best.get(t.name);
-      // The best round counts; failures of any round stay visible in it.
-      const failures = r.failures + (previous?.failures ?? 0);
-      if (!previous || r.rps > previous.rps) best.set(t.name, { ...r, failures });
-      else previous.failures = failures;
     }
+    rounds.push(pair);
   }
-  // The ratio of each round's pair, measured back to back: steadier than the best rounds' ratio when
-  // the machine's speed drifts between rounds (printed for reading; the verdicts use the best rounds).
-  if (targets.length === 2) {
-    const ratios = perRound.map(([first, second]) => second! / first!);
-    const sorted = [...ratios].sort((a, b) => a - b);
-    const median = sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-    log(`  per round, ${targets[1]!.name} / ${targets[0]!.name}: ${ratios.map((r) => r.toFixed(2)).join(', ')} (median ${median.toFixed(2)})`);
-  }
-  return best;
+  return medianRound(targets, rounds, log);
 }
 
 /**
@@ -112,11 +118,11 @@ export async function compareUnderLoad(
  * warm-up: whatever else the machine does in a round, both feel it at the same moment, so the
  * ratio of their throughputs is the ratio of what a request costs each. For two variants of one
  * service whose difference is far smaller than this machine's swings from one 10-second run to the
- * next (measured back to back, two identical processes differed by up to 28%). Returns the pair of
- * the round with the median ratio (second / first). No database CPU: they share it.
+ * next (measured back to back, two identical processes differed by up to 28%). The round with the
+ * median ratio counts (medianRound). No database CPU: they share it.
  */
 export async function compareSideBySide(
-  targets: readonly [SideBySideTarget, SideBySideTarget],
+  targets: readonly [Target, Target],
   nextPath: LoadSpec['nextPath'],
   options: { connections: number; durationS: number; warmupS: number; rounds: number },
   log: (line: string) => void,
@@ -132,10 +138,6 @@ export async function compareSideBySide(
     const line = results.map((r, i) => `${targets[i]!.name} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUsPerRequest?.toFixed(0) ?? '?'} µs/req`).join('  |  ');
     log(`  round ${round} side by side: ${line}  ratio ${(results[1]!.rps / results[0]!.rps).toFixed(2)}`);
   }
-  const byRatio = [...rounds].sort((a, b) => a[1]!.rps / a[0]!.rps - b[1]!.rps / b[0]!.rps);
-  const median = byRatio[(byRatio.length - 1) >> 1]!;
-  log(`  per round, ${targets[1].name} / ${targets[0].name}: ${rounds.map((r) => (r[1]!.rps / r[0]!.rps).toFixed(2)).join(', ')} (median ${(median[1]!.rps / median[0]!.rps).toFixed(2)})`);
-  return new Map(targets.map((t, i) => [t.name, median[i]!]));
+  return medianRound(targets, rounds, log);
 }
 
-type SideBySideTarget = { name: string; url: string; pid: number; headers: Record<string, string> };

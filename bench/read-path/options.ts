@@ -24,7 +24,7 @@ export function readOptions(): BenchOptions {
     durationS: intFromEnv('BENCH_DURATION_S', 10, 1),
     warmupS: intFromEnv('BENCH_WARMUP_S', 2, 0),
     connections: intFromEnv('BENCH_CONNECTIONS', 32, 1),
-    // Service and baseline runs are interleaved; the best round of each counts (less noise from a shared machine).
+    // Rounds of service and baseline back to back (ABBA); the round with the median ratio counts (less noise from a shared machine).
     rounds: intFromEnv('BENCH_ROUNDS', 3, 1),
     samples: intFromEnv('BENCH_SAMPLES', 9, 1),
     databaseUrl: process.env.DATABASE_URL || undefined,

@@ -91,7 +91,7 @@ async function bestWalk(targets: ServerUnderTest[], headers: Record<string, stri
 }
 
 async function main(): Promise<void> {
-  log(`read-path benchmark: ${options.records} records, ${options.connections} connections, ${options.durationS} s per run (+${options.warmupS} s warm-up), best of ${options.rounds} interleaved rounds`);
+  log(`read-path benchmark: ${options.records} records, ${options.connections} connections, ${options.durationS} s per run (+${options.warmupS} s warm-up), ${options.rounds} rounds (ABBA), the round with the median ratio counts`);
   log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
   const pg = await startBenchPostgres(options.databaseUrl);
   const servers: ServerUnderTest[] = [];
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     const targets = [
       { name: 'baseline', url: baseline.url, pid: baseline.pid, headers: {} },
       { name: 'service', url: service.url, pid: service.pid, headers: auth },
-    ];
+    ] as const;
     const databasePid = await postmasterPid(db.pool, pg.url);
     log(databasePid === undefined ? 'database CPU: not measured (the server is not on this machine)' : `database CPU: postmaster ${databasePid} and its backends (every client of that server counts)`);
     const loadOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, databasePid };
