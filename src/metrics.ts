@@ -46,7 +46,7 @@ export const feedHorizonAge = new Gauge({
 /** 1 while the API process's LISTEN connection is up (db/listen-connection.ts); 0 means keys are looked up per request and long polls re-read every second. */
 export const listenConnectionUp = new Gauge({
   name: 'lods_listen_connection_up',
-  help: 'Whether this API process listens for NOTIFY (key cache invalidation, change feed wake-ups): 1 up, 0 down (keys looked up per request, long polls re-read every second)',
+  help: 'Whether this API process listens for NOTIFY (key and record version caches, change feed wake-ups): 1 up, 0 down (keys looked up and conditional GETs read per request, long polls re-read every second)',
   registers: [registry],
 });
 
