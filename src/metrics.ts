@@ -43,7 +43,7 @@ export const feedHorizonAge = new Gauge({
   registers: [registry],
 });
 
-/** 1 while the API process's LISTEN connection is up (db/listen-connection.ts); 0 means keys are looked up per request and long polls re-read every second. */
+/** 1 while the API process's LISTEN connection is up (db/listen-connection.ts); 0 means nothing is cached (keys, record versions) and long polls re-read every second. */
 export const listenConnectionUp = new Gauge({
   name: 'lods_listen_connection_up',
   help: 'Whether this API process listens for NOTIFY (key and record version caches, change feed wake-ups): 1 up, 0 down (keys looked up and conditional GETs read per request, long polls re-read every second)',

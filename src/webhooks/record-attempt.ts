@@ -98,6 +98,11 @@ export function createAttemptRecorder(deps: {
       }, wait);
       return;
     }
+    start();
+  }
+
+  /** Runs the settling statements now, whatever is gathering. */
+  function start(): void {
     if (gathering) clearTimeout(gathering);
     gathering = null;
     running = run().finally(() => {
@@ -114,10 +119,7 @@ export function createAttemptRecorder(deps: {
       });
     },
     async drain() {
-      // What is gathering goes now.
-      if (gathering) clearTimeout(gathering);
-      gathering = null;
-      if (queue.length > 0 && !running) running = run().finally(() => (running = null));
+      if (!running && queue.length > 0) start(); // what is gathering goes now
       while (running) await running;
     },
   };
