@@ -159,7 +159,7 @@ async function runRound(
   const ratio = drainRun.perSecond / burstRun.perSecond;
   const cpu: RoundCpu = { drainProcess: drainCpuPer.processUs, drainDatabase: drainCpuPer.databaseUs, bareProcess: burstCpuPer.processUs };
   log(
-    `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s, bare ${burstRun.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
+    `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s (first receipt ${(Math.min(...drained.arrivals.map(([, at]) => at)) - drainStart).toFixed(0)} ms after its start), bare ${burstRun.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
       `CPU per delivery: drain ${cpu.drainProcess.toFixed(0)} µs + database ${cpu.drainDatabase?.toFixed(0) ?? '-'} µs, bare ${cpu.bareProcess.toFixed(0)} µs`,
   );
   return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, cpu, failed: replay.failed + burst.failed, commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import { urlToHttpOptions } from 'node:url';
 import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect';
@@ -30,6 +31,19 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: options.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
+  // What a URL resolves to (request options, or why it cannot be sent to), kept per URL string:
+  // parsing a URL costs as much as a tenth of a delivery's own work, and the worker sends to the
+  // same few receiver URLs again and again. Bounded: cleared when it grows past TARGETS_KEPT.
+  const targets = new Map<string, Target | string>();
+  function targetOf(rawUrl: string): Target | string {
+    let target = targets.get(rawUrl);
+    if (target === undefined) {
+      if (targets.size >= TARGETS_KEPT) targets.clear();
+      targets.set(rawUrl, (target = resolveTarget(rawUrl, options.allowPrivateTargets)));
+    }
+    return target;
+  }
+
   function send(rawUrl: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
     const started = performance.now();
     const done = (outcome: AttemptOutcome, statusCode: number | null, error: string | null, excerpt: string | null): SendResult => ({
@@ -40,17 +54,8 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
       durationMs: Math.round(performance.now() - started),
     });
 
-    let url: URL;
-    try {
-      url = new URL(rawUrl);
-    } catch {
-      return Promise.resolve(done('connection_error', null, 'invalid_url', null));
-    }
-    const agent = url.protocol === 'http:' ? agents['http:'] : url.protocol === 'https:' ? agents['https:'] : null;
-    if (!agent) return Promise.resolve(done('connection_error', null, 'unsupported_protocol', null));
-    const literal = literalHost(url);
-    // An IP literal is connected to without a lookup, so it is checked here.
-    if (!options.allowPrivateTargets && literal && isNonPublicAddress(literal)) return Promise.resolve(done('connection_error', null, 'private_target', null));
+    const target = targetOf(rawUrl);
+    if (typeof target === 'string') return Promise.resolve(done('connection_error', null, target, null));
 
     return new Promise<SendResult>((resolve) => {
       let settled = false;
@@ -67,9 +72,10 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
       const byStatus = (code: number) =>
         code >= 200 && code < 300 ? done('success', code, null, excerpt()) : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
 
-      const request = (url.protocol === 'https:' ? https : http).request(url, {
+      const request = target.module.request({
+        ...target.options,
         method: 'POST',
-        agent,
+        agent: agents[target.protocol],
         lookup,
         headers: { ...headers, 'content-length': String(body.length) },
       });
@@ -107,6 +113,25 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
       agents['https:'].destroy();
     },
   };
+}
+
+const TARGETS_KEPT = 10_000;
+
+type Target = { protocol: 'http:' | 'https:'; module: typeof http | typeof https; options: http.RequestOptions };
+
+/** The request options of `rawUrl`, or the error class of a URL that is never sent to. */
+function resolveTarget(rawUrl: string, allowPrivateTargets: boolean): Target | string {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return 'invalid_url';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'unsupported_protocol';
+  const literal = literalHost(url);
+  // An IP literal is connected to without a lookup, so it is checked here.
+  if (!allowPrivateTargets && literal && isNonPublicAddress(literal)) return 'private_target';
+  return { protocol: url.protocol, module: url.protocol === 'https:' ? https : http, options: urlToHttpOptions(url) };
 }
 
 /** A short, stable class for an error (its code), never its message. */

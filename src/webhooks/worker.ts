@@ -71,8 +71,12 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const logger = options.logger.child({ component: 'webhook-worker' });
   const capacity = config.workerConcurrency;
   // Fetched and not yet sent, and sent and not yet recorded: bounded, so that a slow database or a
-  // slow receiver holds back fetching instead of piling claims up in memory.
-  const maxHeld = capacity * 4;
+  // slow receiver holds back fetching instead of piling claims up in memory. At the defaults, one
+  // receiver's cap of jobs in progress (WEBHOOK_GROUP_FACTOR x per-receiver limit, 256) is half of
+  // maxHeld (512): a receiver with a deep backlog is fetched for in batches of up to
+  // WEBHOOK_FETCH_BATCH (each fetch has a fixed price, so fewer and larger fetches cost the
+  // database less per delivery), and it still fills at most half of what the worker holds.
+  const maxHeld = capacity * 8;
   const maxRecording = capacity * 4;
   const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
   // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
