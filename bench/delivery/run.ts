@@ -11,8 +11,10 @@
 //   backlog:  BENCH_COUNT more changes are committed with the worker stopped, then a worker starts:
 //             deliveries/s of the delivery path itself (worker start to last receipt).
 //   baseline: the live run's event bodies, signed and POSTed by a bare loop over a keep-alive agent
-//             at the same concurrency (WEBHOOK_CONCURRENCY_PER_RECEIVER), released on the live
-//             run's commit schedule (comparable latency), then all at once (ceiling).
+//             at the same concurrency (WEBHOOK_CONCURRENCY_PER_RECEIVER): all at once (the
+//             ceiling) just before the backlog is filled and again just after the drain, compared
+//             at the mean of the two rates; and released on the live run's commit schedule
+//             (comparable latency).
 //
 // BENCH_PRODUCER for the live run: recorder (default; the change recorder + fan-out that mutations
 // call, BENCH_BATCH (20) changes per transaction) or catalog (catalog-writes publish(), one
@@ -117,6 +119,21 @@ async function runRound(
     [since[0]!.at],
   );
 
+  // The bare loop all at once, on this round's bodies: run just before the backlog is filled and
+  // again just after the drain, so that the drain is compared with what the machine could do on
+  // both sides of it (its speed drifts by tens of percent within a minute on a shared machine).
+  const bodies = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body) }));
+  const burst = async (when: string) => {
+    log(`${tag} baseline: all bodies at once (${when})...`);
+    const cpu = ctx.cpu();
+    const t0 = now();
+    const { failed } = await runBaseline({ url: receiver.url, secret: SECRET, bodies: bodies.map((b) => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+    const cpuPer = cpu(bodies.length);
+    const { arrivals, duplicates } = await receiver.collect();
+    return { run: summarize({ name: 'bare baseline: all at once', delivered: arrivals.length, spanMs: last(arrivals) - t0, latenciesMs: null, duplicates }), cpuUs: cpuPer.processUs, failed };
+  };
+  const burstBefore = await burst('before the backlog');
+
   log(`${tag} backlog: committing ${COUNT} more changes with the worker stopped...`);
   await service.fillBacklog(drafts, { producer: 'recorder', streams: STREAMS, batch: BATCH, rate: 0 });
   log(`${tag} backlog: worker started, draining...`);
@@ -125,6 +142,7 @@ async function runRound(
   await receiver.waitFor(COUNT);
   const drainCpuPer = drainCpu(COUNT);
   const drained = await receiver.collect();
+  const burstAfter = await burst('after the drain');
 
   const liveArrivals = new Map(live.arrivals);
   const commits = [...committedAt.values()];
@@ -143,26 +161,23 @@ async function runRound(
   const drainRun = summarize({ name: 'service backlog drain', delivered: drained.arrivals.length, spanMs: last(drained.arrivals) - drainStart, latenciesMs: null, duplicates: drained.duplicates });
 
   const start = now() + 100;
-  const scheduled: BaselineBody[] = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body), releaseAtMs: start + (committedAt.get(e.resource_id)! - firstCommit) }));
+  const scheduled: BaselineBody[] = events.map((e, i) => ({ ...bodies[i]!, releaseAtMs: start + (committedAt.get(e.resource_id)! - firstCommit) }));
   log(`${tag} baseline: the same ${events.length} bodies on the live commit schedule, concurrency ${ctx.concurrency}...`);
   const replay = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled, concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
   const replayed = await receiver.collect();
   const releaseOf = new Map(scheduled.map((b) => [b.eventId, b.releaseAtMs]));
   const replayRun = summarize({ name: 'bare baseline: same schedule', delivered: replayed.arrivals.length, spanMs: last(replayed.arrivals) - start, latenciesMs: replayed.arrivals.map(([id, at]) => at - releaseOf.get(id)!), duplicates: replayed.duplicates });
-  log(`${tag} baseline: all bodies at once...`);
-  const burstCpu = ctx.cpu();
-  const t0 = now();
-  const burst = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled.map((b) => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
-  const burstCpuPer = burstCpu(scheduled.length);
-  const burstArrivals = await receiver.collect();
-  const burstRun = summarize({ name: 'bare baseline: all at once', delivered: burstArrivals.arrivals.length, spanMs: last(burstArrivals.arrivals) - t0, latenciesMs: null, duplicates: burstArrivals.duplicates });
+  // The baseline row: both bursts' deliveries, at the mean of their rates.
+  const bursts = [burstBefore, burstAfter];
+  const burstRun = { ...burstBefore.run, delivered: burstBefore.run.delivered + burstAfter.run.delivered, duplicates: burstBefore.run.duplicates + burstAfter.run.duplicates, perSecond: (burstBefore.run.perSecond + burstAfter.run.perSecond) / 2 };
   const ratio = drainRun.perSecond / burstRun.perSecond;
-  const cpu: RoundCpu = { drainProcess: drainCpuPer.processUs, drainDatabase: drainCpuPer.databaseUs, bareProcess: burstCpuPer.processUs };
+  const cpu: RoundCpu = { drainProcess: drainCpuPer.processUs, drainDatabase: drainCpuPer.databaseUs, bareProcess: (burstBefore.cpuUs + burstAfter.cpuUs) / 2 };
   log(
-    `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s (first receipt ${(Math.min(...drained.arrivals.map(([, at]) => at)) - drainStart).toFixed(0)} ms after its start), bare ${burstRun.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
+    `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s (first receipt ${(Math.min(...drained.arrivals.map(([, at]) => at)) - drainStart).toFixed(0)} ms after its start), ` +
+      `bare ${burstBefore.run.perSecond.toFixed(0)}/s before and ${burstAfter.run.perSecond.toFixed(0)}/s after, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
       `CPU per delivery: drain ${cpu.drainProcess.toFixed(0)} µs + database ${cpu.drainDatabase?.toFixed(0) ?? '-'} µs, bare ${cpu.bareProcess.toFixed(0)} µs`,
   );
-  return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, cpu, failed: replay.failed + burst.failed, commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };
+  return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, cpu, failed: replay.failed + bursts.reduce((n, b) => n + b.failed, 0), commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };
 }
 
 const median = (values: readonly number[]) => {
