@@ -142,7 +142,16 @@ export function fetchDeliveries(boss: PgBoss, options: { batchSize: number; grou
   return boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, options);
 }
 
-export type Delivery = DeliveryJobData & { delayMs?: number };
+export type Delivery = DeliveryJobData & { delayMs?: number; priority?: number };
+
+/**
+ * The priority of replayed dead letters: below every other delivery (0). pg-boss hands out the
+ * ready jobs of the highest priority first, then the oldest; a fetch takes the oldest ready jobs
+ * up to its batch size before the per-receiver cap, so a replay of thousands of one receiver's
+ * dead letters at the same priority would hold every later delivery to every other receiver
+ * behind it (first in, first out). Below them, it is sent as the live deliveries leave room.
+ */
+export const REPLAY_PRIORITY = -1;
 
 /** One job per delivery, grouped by receiver (per-receiver concurrency), through the caller's `db`. */
 export async function enqueueDeliveries(boss: PgBoss, db: Db, deliveries: readonly Delivery[]): Promise<void> {
@@ -154,6 +163,7 @@ export async function enqueueDeliveries(boss: PgBoss, db: Db, deliveries: readon
       group: { id: d.receiverId },
       // Seconds relative to the database clock (a bare number is an interval in seconds).
       ...(d.delayMs ? { startAfter: (d.delayMs / 1000).toFixed(3) } : {}),
+      ...(d.priority ? { priority: d.priority } : {}),
     })),
     { db },
   );

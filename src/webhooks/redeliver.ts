@@ -6,7 +6,7 @@ import type { PgBoss } from 'pg-boss';
 import { badInput, notFound } from '../errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
 import { inTransaction } from './pg-transaction.ts';
-import { countDeadLetters, enqueueDeliveries, selectDeadLetters, takeDeadLetters } from './queue.ts';
+import { countDeadLetters, enqueueDeliveries, REPLAY_PRIORITY, selectDeadLetters, takeDeadLetters } from './queue.ts';
 
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[] };
 
@@ -63,8 +63,9 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
 
 /**
  * Moves dead letters of enabled receivers back to the delivery queue (attempt 1, same event id), in
- * batches of `batchSize`, each one transaction. Dead letters of disabled receivers stay. An unknown
- * `receiverId` is NOT_FOUND.
+ * batches of `batchSize`, each one transaction, behind every other delivery (REPLAY_PRIORITY: a
+ * large replay does not hold up the live deliveries to other receivers). Dead letters of disabled
+ * receivers stay. An unknown `receiverId` is NOT_FOUND.
  */
 export async function replayDeadLetters(
   deps: { pool: Pool; boss: PgBoss },
@@ -76,7 +77,7 @@ export async function replayDeadLetters(
   for (;;) {
     const moved = await inTransaction(deps.pool, async (client, db) => {
       const letters = await takeDeadLetters(client, receiverId, options.batchSize ?? 500);
-      await enqueueDeliveries(deps.boss, db, letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, attempt: 1 })));
+      await enqueueDeliveries(deps.boss, db, letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, attempt: 1, priority: REPLAY_PRIORITY })));
       return letters.length;
     });
     if (moved === 0) break;
