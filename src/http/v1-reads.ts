@@ -62,7 +62,7 @@ async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse
   await admit(deps, req, res);
   const id = parseId(decodeSegment(segment));
   const held = heldTags(req.headers['if-none-match']);
-  const row = await deps.reads.conditional.getOne(id, held === '*' ? null : held);
+  const row = await deps.reads.conditional.getOne(id, held);
   if (!row) throw notFound(`Learning opportunity ${id}`);
   sendCacheable(res, row.etag, held === '*' ? null : row.doc, row.doc_bytes);
 }

@@ -73,6 +73,8 @@ describe('record version cache (304 without a statement)', () => {
     expect(hit).to.deep.equal({ status: 304, statements: 0, etag });
     expect(await conditional(record.id, '"0123456789abcdef0123456789abcdef"')).to.deep.include({ status: 200, statements: 1, etag });
     expect(await conditional(record.id, `"other", W/${etag}`)).to.deep.include({ status: 304, statements: 0 });
+    // `*` holds any version: a record the cache knows exists, so no statement either.
+    expect(await conditional(record.id, '*')).to.deep.equal({ status: 304, statements: 0, etag });
   });
 
   it("answers this process's own write with the new version at once", async () => {
