@@ -117,7 +117,7 @@ export async function connectDatabase(
   try {
     const pool = await nativePool(orm);
     const replicas = options.readReplicas?.urls.length
-      ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, logger: options.logger })
+      ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs, logger: options.logger })
       : null;
     const close = async () => {
       await replicas?.close();

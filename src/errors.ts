@@ -69,7 +69,7 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
     // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
     if (/^08...$/.test(e.code) || /^57P0[1-3]$/.test(e.code) || e.code === '53300') return true;
   }
-  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error/i.test(e.message)) return true;
+  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Query read timeout/i.test(e.message)) return true;
   if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
   return e.cause !== error && isDatabaseUnavailable(e.cause, depth + 1);
 }

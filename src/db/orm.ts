@@ -9,6 +9,7 @@ import { catalogEntities } from '../catalog/entities.ts';
 import { eventEntities } from '../events/entities.ts';
 import { webhookEntities } from '../webhooks/entities.ts';
 import { connectCreatingDatabase } from './create-database.ts';
+import { statementTimeouts } from './timeouts.ts';
 
 export type Orm = MikroORM;
 
@@ -16,7 +17,8 @@ export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
 
 /**
  * `statementTimeoutMs` bounds every statement of the pool (a runaway query then frees its
- * connection): it travels in each connection's start-up message, so it also survives `reset all`.
+ * connection): it travels in each connection's start-up message, so it also survives `reset all`;
+ * a client-side timeout a little later covers a server that stopped answering (timeouts.ts).
  */
 export async function openOrm(options: { url: string; poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; debug?: boolean }): Promise<Orm> {
   return await MikroORM.init({
@@ -32,7 +34,7 @@ export async function openOrm(options: { url: string; poolMax: number; connectTi
     driverOptions: {
       connectionTimeoutMillis: options.connectTimeoutMs,
       application_name: 'lods',
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      ...statementTimeouts(options.statementTimeoutMs),
     },
     migrations: {
       path: MIGRATIONS_DIR,

@@ -10,6 +10,7 @@
 import pg, { type Pool, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { isDatabaseUnavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { statementTimeouts } from './timeouts.ts';
 
 /** What the read path needs of a pool: one statement at a time. */
 export type Queryable = { query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> };
@@ -23,11 +24,20 @@ type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null
 const CHECK_SQL = `select pg_is_in_recovery() as replica, pg_last_wal_replay_lsn() >= $1::pg_lsn as caught_up,
                           coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000, 0)::float8 as lag_ms`;
 
-export function createReadPool(deps: { primary: Pool; urls: readonly string[]; poolMax: number; connectTimeoutMs: number; maxLagMs: number; checkMs: number; logger?: Logger }): ReadPool {
+export function createReadPool(deps: {
+  primary: Pool;
+  urls: readonly string[];
+  poolMax: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs?: number;
+  maxLagMs: number;
+  checkMs: number;
+  logger?: Logger;
+}): ReadPool {
   const replicas: Replica[] = deps.urls.map((url) => ({
     url,
     // Replica connections are opened by us, never shared with the ORM: the application name tells them apart.
-    pool: new pg.Pool({ connectionString: url, max: deps.poolMax, connectionTimeoutMillis: deps.connectTimeoutMs, application_name: 'lods-read' }),
+    pool: new pg.Pool({ connectionString: url, max: deps.poolMax, connectionTimeoutMillis: deps.connectTimeoutMs, application_name: 'lods-read', ...statementTimeouts(deps.statementTimeoutMs) }),
     healthy: false,
     lagMs: null,
   }));

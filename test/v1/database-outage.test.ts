@@ -23,12 +23,14 @@ describe('REST while the database is unreachable', () => {
     const viaProxy = new URL(target);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
-    db = await connectDatabase(viaProxy.toString(), { poolMax: 2, connectTimeoutMs: 500, migrate: false });
+    // A 300 ms statement timeout: the client-side one (for a server that stopped answering) follows 300 ms later.
+    db = await connectDatabase(viaProxy.toString(), { poolMax: 2, connectTimeoutMs: 500, statementTimeoutMs: 300, migrate: false });
     api = await startTestApi({ db });
     key = await createTestKey(['catalog:read', 'graphql:read']);
     one = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
   });
   after(async () => {
+    proxy.thaw();
     proxy.restore();
     await api?.close();
     await db?.close();
@@ -87,5 +89,34 @@ describe('REST while the database is unreachable', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).to.equal(200);
+  });
+
+  it('answers 503 when the database stops answering on connections already open, instead of hanging', async function () {
+    this.timeout(15_000);
+    // Both pooled connections open and idle, then no byte flows either way (a frozen server).
+    await Promise.all([getJson(api, one, key), getJson(api, '/v1/learning-opportunities?limit=3', key)]);
+    proxy.freeze();
+    try {
+      const answers = await Promise.all(
+        [one, '/v1/learning-opportunities?limit=4', '/v1/learning-opportunities?limit=6&offset=1'].map(async (path) => {
+          const started = Date.now();
+          const res = await getJson(api, path, key);
+          return { status: res.status, retryAfter: res.headers.get('retry-after'), ms: Date.now() - started };
+        }),
+      );
+      for (const a of answers) {
+        expect(a, 'a 503 with Retry-After, within the timeouts (0.6 s per statement, 0.5 s per connect)').to.include({ status: 503 });
+        expect(Number(a.retryAfter)).to.be.greaterThan(0);
+        expect(a.ms).to.be.below(5_000);
+      }
+    } finally {
+      proxy.thaw();
+    }
+    let status = 0;
+    for (let attempt = 0; attempt < 30 && status !== 200; attempt++) {
+      status = (await getJson(api, one, key)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status, 'serves again once the database answers').to.equal(200);
   });
 });
