@@ -3,11 +3,14 @@ import { badInput, type InvalidParam } from './errors.ts';
 
 export const PAGE_LIMIT_DEFAULT = 20;
 export const PAGE_LIMIT_MAX = 100;
+/** The largest offset (the OpenAPI document's maximum): 15 digits, exact as a JavaScript number. */
+export const PAGE_OFFSET_MAX = 999_999_999_999_999;
 const DIGITS = /^\d{1,15}$/;
+const REASONS = { limit: `must be an integer from 1 to ${PAGE_LIMIT_MAX}`, offset: `must be an integer from 0 to ${PAGE_OFFSET_MAX}` };
 
 function check(name: 'limit' | 'offset', value: number, problems: InvalidParam[]): void {
-  if (name === 'limit' && (value < 1 || value > PAGE_LIMIT_MAX)) problems.push({ name, reason: `must be an integer from 1 to ${PAGE_LIMIT_MAX}` });
-  if (name === 'offset' && (value < 0 || value > Number.MAX_SAFE_INTEGER)) problems.push({ name, reason: 'must be an integer >= 0' });
+  if (name === 'limit' && (value < 1 || value > PAGE_LIMIT_MAX)) problems.push({ name, reason: REASONS.limit });
+  if (name === 'offset' && (value < 0 || value > PAGE_OFFSET_MAX)) problems.push({ name, reason: REASONS.offset });
 }
 
 /** From raw query-string values (a repeated parameter arrives as an array). */
@@ -21,7 +24,7 @@ export function parsePagingQuery(query: Record<string, unknown>): { limit: numbe
       return fallback;
     }
     if (!DIGITS.test(raw)) {
-      problems.push({ name, reason: name === 'limit' ? `must be an integer from 1 to ${PAGE_LIMIT_MAX}` : 'must be an integer >= 0' });
+      problems.push({ name, reason: REASONS[name] });
       return fallback;
     }
     const value = Number(raw);

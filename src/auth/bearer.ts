@@ -6,14 +6,22 @@ import type { KeyCache } from './key-cache.ts';
 
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="learning-opportunities"${extra}` });
 
-/** The token of a well-formed `Bearer <token>` header, or null. */
-function bearerToken(header: string | undefined): string | null {
-  return (header && /^Bearer ([^\s]+)$/i.exec(header.trim())?.[1]) || null;
+/** The token of a well-formed `Bearer <token>` header (one or more spaces after the scheme, RFC 9110 11.4), or null. */
+function bearerToken(header: string): string | null {
+  return /^Bearer +([^\s]+)$/i.exec(header.trim())?.[1] ?? null;
 }
 
-/** The key presented in the Authorization header, checked for form only (no database), or throws UNAUTHENTICATED. */
-function presentedKey(header: string | undefined): string {
+/**
+ * The key presented in the Authorization header, checked for form only (no database), or throws
+ * UNAUTHENTICATED. `headers` are all the request's Authorization headers (`headersDistinct`): Node
+ * keeps only the first of several, while a proxy in front may use the last, so two are refused.
+ */
+function presentedKey(headers: readonly string[] | undefined): string {
+  const header = headers?.[0];
   if (!header) throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', { headers: challenge() });
+  if (headers.length > 1) {
+    throw new AppError('UNAUTHENTICATED', 'Send exactly one Authorization header', { headers: challenge(', error="invalid_request"') });
+  }
   const token = bearerToken(header);
   if (!token) {
     throw new AppError('UNAUTHENTICATED', 'The Authorization header must have the form "Bearer <API_KEY>"', {
@@ -41,8 +49,8 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
  * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (null: any live key will
  * do; GraphQL checks its scopes per field).
  */
-export async function authenticate(header: string | undefined, scope: Scope | null, keys: KeyCache): Promise<Principal> {
-  const key = presentedKey(header);
+export async function authenticate(headers: readonly string[] | undefined, scope: Scope | null, keys: KeyCache): Promise<Principal> {
+  const key = presentedKey(headers);
   const principal = looksLikeKey(key) ? await keys.principal(hashKey(key)) : null;
   if (!principal) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
   if (scope) requireScope(principal, scope);

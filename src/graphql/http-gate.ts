@@ -23,7 +23,7 @@ function sendGraphQLError(res: Response, error: AppError): void {
 export function graphqlGate(deps: { keys: KeyCache; maxBodyBytes: number }): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
-      const principal = await authenticate(req.get('authorization'), null, deps.keys);
+      const principal = await authenticate(req.headersDistinct.authorization, null, deps.keys);
       requireAnyScope(principal, GRAPHQL_SCOPES);
       req.principal = principal;
     } catch (error) {

@@ -41,7 +41,7 @@ export function feedRouter(deps: Admission & { feed: ChangeFeed }): Router {
     const onPrimary = query.waitSeconds > 0;
     let first = true;
     const read = async () => {
-      if (!first) await authenticate(req.get('authorization'), SCOPE, deps.keys);
+      if (!first) await authenticate(req.headersDistinct.authorization, SCOPE, deps.keys);
       first = false;
       return reads.page(query, onPrimary);
     };

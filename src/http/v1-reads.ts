@@ -84,7 +84,7 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
  * input, with the process's one limiter (the feed too, feed-routes.ts).
  */
 export async function admit(deps: Admission, req: IncomingMessage, res: ServerResponse): Promise<Principal> {
-  const principal = await authenticate(req.headers.authorization, SCOPE, deps.keys);
+  const principal = await authenticate(req.headersDistinct.authorization, SCOPE, deps.keys);
   deps.limiter?.admit(principal, res);
   return principal;
 }

@@ -1,6 +1,7 @@
 // Bearer authentication of /v1: 401 with a challenge for every kind of bad credential, 403 for a
 // key without catalog:read, and revocation that takes effect on the very next request.
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
 import type { Api } from '../../src/service.ts';
@@ -44,9 +45,33 @@ describe('REST authentication and scopes', () => {
     });
   }
 
-  it('accepts the scheme in any case', async () => {
-    const res = await getJson(api, one, null, { headers: { authorization: `bearer ${key}` } });
-    expect(res.status).to.equal(200);
+  it('accepts the scheme in any case, and more than one space after it', async () => {
+    for (const header of [`bearer ${key}`, `Bearer   ${key}`]) {
+      const res = await getJson(api, one, null, { headers: { authorization: header } });
+      expect(res.status, header.replace(key, '<key>')).to.equal(200);
+    }
+  });
+
+  it('is 401 invalid_request for two Authorization headers, whichever of them is valid', async () => {
+    /** Status line and the rest of the answer to a GET written byte for byte (fetch would merge the two headers into one). */
+    const rawGet = (path: string, authorizations: string[]) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(api.url);
+        const socket = connect(Number(port), hostname);
+        let text = '';
+        socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+        socket.on('end', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text }));
+        socket.on('error', reject);
+        socket.end(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n${authorizations.map((a) => `Authorization: ${a}\r\n`).join('')}Connection: close\r\n\r\n`);
+      });
+    for (const path of [...paths(), '/v1/events/head']) {
+      for (const pair of [[`Bearer ${key}`, `Bearer ${unknownKey}`], [`Bearer ${unknownKey}`, `Bearer ${key}`], [`Bearer ${key}`, `Bearer ${key}`]]) {
+        const res = await rawGet(path, pair);
+        expect(res.status, path).to.equal(401);
+        expect(res.text).to.match(/\r\nwww-authenticate: Bearer\b.*invalid_request/i);
+        expect(res.text).to.include('exactly one Authorization header');
+      }
+    }
   });
 
   it('is 403 for a valid key without catalog:read, with the needed scope in the challenge', async () => {

@@ -94,4 +94,14 @@ describe('GET /v1/learning-opportunities paging', () => {
       expect(problem.instance).to.equal(`/v1/learning-opportunities${query}`);
     });
   }
+
+  it('names the range an offset must be in, also for one just past it (16 digits)', async () => {
+    for (const offset of ['1000000000000000', '9007199254740991', '-1']) {
+      const problem = expectInvalidParams(await list(`?offset=${offset}`), ['offset']);
+      expect(problem.invalidParams![0]!.reason, offset).to.equal('must be an integer from 0 to 999999999999999');
+    }
+    const largest = await list('?offset=999999999999999&limit=1');
+    expect(largest.status).to.equal(200);
+    expect((largest.body as ListBody).pagination.offset).to.equal(999_999_999_999_999);
+  });
 });
