@@ -63,12 +63,28 @@ describe('client retries', () => {
     expect(retries[0]!.delayMs).to.be.at.least(1000);
   });
 
-  it('bounds a long Retry-After by maxRetryDelayMs', async () => {
+  it('does not retry before a Retry-After longer than maxRetryDelayMs: gives up at once with that answer', async () => {
     const s = await flaky([(_req, res) => sendProblem(res, 503, 'Service temporarily unavailable', 'maintenance', { 'retry-after': '3600' })]);
+    const retries: RetryInfo[] = [];
+    const error = await rejectionOf(fast(s, { maxRetryDelayMs: 100, onRetry: (info) => retries.push(info) }).getLearningOpportunity(ID));
+    expect(error).to.be.instanceOf(CatalogHttpError).and.include({ status: 503, attempts: 1, retryAfterMs: 3_600_000 });
+    expect((error as CatalogHttpError).problem?.detail).to.equal('maintenance');
+    expect(retries).to.deep.equal([]);
+    expect(s.requests).to.have.length(1);
+  });
+
+  it('by default waits out a Retry-After of 60 s (the longest the service sends: its limits count per minute), and can be cancelled while waiting', async () => {
+    const s = await flaky([(_req, res) => sendProblem(res, 429, 'Too many requests', 'Slow down', { 'retry-after': '60' })]);
+    const controller = new AbortController();
+    const retries: RetryInfo[] = [];
+    const client = createCatalogClient({ baseUrl: s.url, apiKey: 'k', onRetry: (info) => retries.push(info) });
+    setTimeout(() => controller.abort(new Error('cancelled by the caller')), 200);
     const started = performance.now();
-    await fast(s, { maxRetryDelayMs: 100 }).getLearningOpportunity(ID);
-    expect(performance.now() - started).to.be.below(2000);
-    expect(s.requests).to.have.length(2);
+    const error = await rejectionOf(client.getLearningOpportunity(ID, { signal: controller.signal }));
+    expect(error.message).to.equal('cancelled by the caller');
+    expect(performance.now() - started).to.be.below(1000);
+    expect(retries.map((r) => r.delayMs)).to.deep.equal([60_000]);
+    expect(s.requests).to.have.length(1);
   });
 
   it('gives up after the configured retries with the last error, its problem details and the attempt count', async () => {

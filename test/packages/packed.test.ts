@@ -1,12 +1,14 @@
 // The consumer packages as a consumer gets them: `npm pack` (which builds them with tsc), installed
-// from the tarballs into a scratch project outside this repository, and run as plain JavaScript
-// (no TypeScript loader) under the machine's system Node (20) and under Node 24, as ESM and
-// through require(): the client walks the running service, the kit verifies a real delivery.
+// from the tarballs into a scratch project outside this repository by npm on the machine's system
+// Node (20) with --engine-strict (so a dependency that needs a newer Node than the packages promise
+// fails the install), and run as plain JavaScript (no TypeScript loader) under that Node and under
+// Node 24, as ESM and through require(): the client walks the running service, the kit verifies a
+// real delivery, and the client README's examples run as written.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createTestKey } from '../support/api.ts';
@@ -50,6 +52,7 @@ describe('consumer packages, packed and installed', () => {
   let key: string;
   const published: string[] = [];
   let eventId: string;
+  let readmeExamples: string[] = [];
 
   before(async function () {
     this.timeout(300_000);
@@ -60,9 +63,18 @@ describe('consumer packages, packed and installed', () => {
       tarballs.push(join(dir, stdout.trim().split('\n').pop()!));
     }
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-consumer', private: true, type: 'module' }));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', ...tarballs], { cwd: dir, timeout: 240_000 });
+    // npm's shebang finds `node` on PATH: the system Node first, so its engine check is that Node's.
+    const installPath = existsSync(SYSTEM_NODE) ? `${dirname(SYSTEM_NODE)}:${process.env.PATH}` : process.env.PATH;
+    await run('npm', ['install', '--engine-strict', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', ...tarballs], {
+      cwd: dir,
+      env: { ...process.env, PATH: installPath },
+      timeout: 240_000,
+    });
     await writeFile(join(dir, 'check.mjs'), ESM_SCRIPT);
     await writeFile(join(dir, 'check.cjs'), CJS_SCRIPT);
+    const readme = await readFile(join(PACKAGES, 'client/README.md'), 'utf8');
+    readmeExamples = [...readme.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+    for (const [i, code] of readmeExamples.entries()) await writeFile(join(dir, `readme-${i}.mjs`), code);
 
     // The running service with three published records, and one real signed delivery.
     stack = await startWebhookStack();
@@ -98,7 +110,11 @@ describe('consumer packages, packed and installed', () => {
         }
       });
       const exec = (script: string) =>
-        run(runtime.node, [script], { cwd: dir, env: { PATH: process.env.PATH, BASE_URL: stack.api.url, API_KEY: key }, timeout: 30_000 });
+        run(runtime.node, [script], {
+          cwd: dir,
+          env: { PATH: process.env.PATH, BASE_URL: stack.api.url, API_KEY: key, LODS_BASE_URL: stack.api.url, LODS_API_KEY: key },
+          timeout: 30_000,
+        });
 
       it('ESM: the client walks the service and the kit verifies the delivery (and refuses it tampered)', async () => {
         const { stdout } = await exec('check.mjs');
@@ -112,6 +128,13 @@ describe('consumer packages, packed and installed', () => {
       it('CommonJS: require() loads both packages', async () => {
         const { stdout } = await exec('check.cjs');
         expect(JSON.parse(stdout)).to.deep.equal({ client: 'function', eventId });
+      });
+
+      it("the client README's examples run as written against the service", async () => {
+        expect(readmeExamples).to.have.length.of.at.least(1);
+        let output = '';
+        for (const i of readmeExamples.keys()) output += (await exec(`readme-${i}.mjs`)).stdout;
+        expect(output).to.contain(`walked ${published.length} records`).and.contain(`sync: ${published.length} records`);
       });
     });
   }

@@ -15,7 +15,11 @@ export type CatalogClientOptions = {
   timeoutMs?: number;
   /** First backoff delay; doubles per retry, with jitter (default 500 ms). */
   minRetryDelayMs?: number;
-  /** Upper bound of any single wait, a Retry-After included (default 30 000 ms). */
+  /**
+   * Upper bound of any single wait (default 60 000 ms). A 429 or 5xx whose Retry-After is longer is
+   * not retried: the call fails at once with that CatalogHttpError (see its retryAfterMs). The
+   * service's rate limit counts per minute, so the default waits out any 429 of its own.
+   */
   maxRetryDelayMs?: number;
   userAgent?: string;
   /** Called before each retry (for logs or progress output). */
@@ -49,7 +53,7 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
     retries: nonNegative('retries', options.retries ?? 4, { integer: true }),
     timeoutMs: nonNegative('timeoutMs', options.timeoutMs ?? 30_000),
     minRetryDelayMs: nonNegative('minRetryDelayMs', options.minRetryDelayMs ?? 500),
-    maxRetryDelayMs: nonNegative('maxRetryDelayMs', options.maxRetryDelayMs ?? 30_000),
+    maxRetryDelayMs: nonNegative('maxRetryDelayMs', options.maxRetryDelayMs ?? 60_000),
     userAgent: options.userAgent ?? 'lods-catalog-client/1',
     onRetry: options.onRetry,
   };

@@ -16,8 +16,9 @@ export class CatalogClientError extends Error {
 }
 
 /**
- * The service answered with a non-2xx status. 429 and 5xx were retried before this was thrown;
- * any other status (400, 401, 403, 404, ...) fails at once: retrying cannot change the answer.
+ * The service answered with a non-2xx status. 429 and 5xx were retried before this was thrown,
+ * unless their Retry-After was longer than maxRetryDelayMs; any other status (400, 401, 403, 404,
+ * ...) fails at once: retrying cannot change the answer.
  */
 export class CatalogHttpError extends CatalogClientError {
   readonly status: number;

@@ -1,6 +1,7 @@
 // One GET against /v1 with a per-attempt timeout and p-retry around it. Retried: network errors,
-// timeouts, 429 and 5xx (waiting at least Retry-After when the service sends one, bounded by
-// maxRetryDelayMs). Never retried: any other status, and a 2xx whose body is not JSON.
+// timeouts, 429 and 5xx, never before the service's Retry-After. Never retried: any other status, a
+// 2xx whose body is not JSON, and an answer whose Retry-After is longer than maxRetryDelayMs (asking
+// earlier would only be refused again: the caller gets that answer at once).
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
 import { CatalogHttpError, CatalogNetworkError, CatalogResponseError, isRetryableStatus } from './errors.ts';
@@ -35,21 +36,31 @@ export async function getJson<T>(url: URL, expect: Expect<T>, settings: RequestS
   const request = `GET ${url.href}`;
   return await pRetry((attempt) => attemptOnce(url, expect, request, attempt, settings, signal), {
     retries: settings.retries,
-    factor: 2,
-    minTimeout: settings.minRetryDelayMs,
-    maxTimeout: settings.maxRetryDelayMs,
-    // Jitter, so that many consumers failing together do not come back together.
-    randomize: true,
+    // The waits are ours (the backoff or Retry-After, whichever is longer): p-retry 7, the last major
+    // that runs on Node 20, does not tell onFailedAttempt the delay it would wait. It counts and stops.
+    minTimeout: 0,
     signal,
-    onFailedAttempt: async ({ error, attemptNumber, retriesLeft, retryDelay }) => {
+    onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
       if (retriesLeft <= 0) return;
-      // p-retry waits `retryDelay` after this callback; wait the rest of Retry-After first.
-      const retryAfter = error instanceof CatalogHttpError && error.retryAfterMs !== null ? Math.min(error.retryAfterMs, settings.maxRetryDelayMs) : 0;
-      const extra = Math.max(0, retryAfter - retryDelay);
-      settings.onRetry?.({ request, attempt: attemptNumber, error, delayMs: retryDelay + extra });
-      if (extra > 0) await sleep(extra, undefined, { signal });
+      const retryAfter = error instanceof CatalogHttpError ? (error.retryAfterMs ?? 0) : 0;
+      const delayMs = Math.max(backoff(attemptNumber, settings), retryAfter);
+      settings.onRetry?.({ request, attempt: attemptNumber, error, delayMs });
+      // Cancelled while waiting: the caller gets their own reason back, as from the request itself.
+      await sleep(delayMs, undefined, { signal }).catch((cause: unknown) => {
+        throw signal?.aborted ? signal.reason : cause;
+      });
     },
   });
+}
+
+/**
+ * Doubles from minRetryDelayMs up to maxRetryDelayMs, with jitter (x1 to x2) so that many consumers
+ * failing together do not come back together. The exponent stops growing long before 2 ** n becomes
+ * Infinity (0 * Infinity is NaN).
+ */
+function backoff(attempt: number, settings: RequestSettings): number {
+  const exponential = settings.minRetryDelayMs * 2 ** Math.min(attempt - 1, 40);
+  return Math.min(Math.round(exponential * (1 + Math.random())), settings.maxRetryDelayMs);
 }
 
 async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, attempts: number, settings: RequestSettings, signal: AbortSignal | undefined): Promise<T> {
@@ -96,7 +107,8 @@ async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, atte
     problem: parseProblem(text),
     retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
   });
-  if (isRetryableStatus(response.status)) throw error;
+  const waitTooLong = error.retryAfterMs !== null && error.retryAfterMs > settings.maxRetryDelayMs;
+  if (isRetryableStatus(response.status) && !waitTooLong) throw error;
   throw new AbortError(error);
 }
 
