@@ -1,7 +1,9 @@
 // Files the CLI replaces as a whole (walk's output, sync's copy and state): written beside their
 // destination under a temporary name, then put in place atomically and durably (fsync the file,
 // rename it over the old one, fsync the directory), so a reader or a crash never sees half a file.
-import { open, readdir, rename, rm } from 'node:fs/promises';
+// Also what such a command checks before its work: that it can create files there, and a lock.
+import { readFileSync, rmSync } from 'node:fs';
+import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A temporary path beside `path` (same directory, so the rename stays atomic), unique to this process. */
@@ -22,6 +24,102 @@ export async function removeLeftoverTemps(path: string): Promise<string[]> {
     removed.push(name);
   }
   return removed;
+}
+
+const CANNOT_CREATE: Partial<Record<string, string>> = {
+  ENOENT: 'missing directory',
+  ENOTDIR: 'not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+};
+
+/**
+ * Why no file can be created beside `path`, found by creating and removing a temporary file there
+ * as a save does (so it also sees what a look at the permission bits misses: root, a read-only
+ * mount); null when one can. A command checks it before its work, not minutes later at its save.
+ */
+export async function whyNoFileBeside(path: string): Promise<string | null> {
+  const probe = tempPathBeside(path, 'probe');
+  try {
+    await (await open(probe, 'w')).close();
+  } catch (error) {
+    return CANNOT_CREATE[(error as NodeJS.ErrnoException).code ?? ''] ?? (error as Error).message;
+  }
+  await rm(probe, { force: true });
+  return null;
+}
+
+/** The lock beside a file is held by another process: `pid`, or null when the lock holds no pid. */
+export class HeldLock extends Error {
+  readonly lockPath: string;
+  readonly pid: number | null;
+  constructor(lockPath: string, pid: number | null) {
+    super(`${lockPath} is held by ${pid === null ? 'another process' : `process ${pid}`}`);
+    this.lockPath = lockPath;
+    this.pid = pid;
+  }
+}
+
+/**
+ * Takes the lock file beside `path` (`.name.lock`, created with O_EXCL, holding this process's pid)
+ * or throws HeldLock: a second command on the same file refuses at once rather than interleave its
+ * saves with the first one's. A lock whose process no longer runs (killed, a power loss) is taken
+ * over, as removeLeftoverTemps judges temporary files; so is one holding this process's own pid,
+ * left by an earlier process that had it (a container's). Returns the release, which also runs
+ * when the process exits without calling it (process.exit, a second Ctrl-C).
+ */
+export async function lockBeside(path: string): Promise<() => void> {
+  const lockPath = join(dirname(path), `.${basename(path)}.lock`);
+  const content = `${process.pid}\n`;
+  while (!(await createExclusively(lockPath, content))) {
+    const holder = await pidIn(lockPath);
+    if (holder === 'gone') continue; // released meanwhile: try again
+    if (holder === null || (holder !== process.pid && isRunning(holder))) throw new HeldLock(lockPath, holder);
+    await rm(lockPath, { force: true });
+  }
+  const release = (): void => {
+    try {
+      // Only this process's own lock: never one that another took after this one was removed by hand.
+      if (readFileSync(lockPath, 'utf8') === content) rmSync(lockPath);
+    } catch {
+      // Already gone (or unreadable: the next command judges it by its pid).
+    }
+  };
+  process.once('exit', release);
+  return () => {
+    process.off('exit', release);
+    release();
+  };
+}
+
+/** Creates `path` with `content`; false if it exists. */
+async function createExclusively(path: string, content: string): Promise<boolean> {
+  let file;
+  try {
+    file = await open(path, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    await file.write(content);
+  } finally {
+    await file.close();
+  }
+  return true;
+}
+
+/** The pid in a lock file; null if it holds none (being written, or damaged); 'gone' if it no longer exists. */
+async function pidIn(lockPath: string): Promise<number | null | 'gone'> {
+  let text: string;
+  try {
+    text = await readFile(lockPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw error;
+  }
+  return /^[1-9]\d{0,9}\n$/.test(text) ? Number(text) : null;
 }
 
 function isRunning(pid: number): boolean {

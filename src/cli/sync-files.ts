@@ -1,12 +1,15 @@
 // The files of `sync`: the JSON-lines copy (one record per line) and the state (the feed cursor),
 // each replaced atomically and durably (durable-files.ts). The copy is written before the state, so
-// after a crash the state is never ahead of the copy (re-applying events is harmless).
-import { createReadStream, existsSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+// after a crash the state is never ahead of the copy (re-applying events is harmless). Both are
+// checked before the first request (checkSyncFiles, then reading them): a run that could only fail
+// at its first save, or would start over from a file it cannot read, refuses at once (exit 2).
+import { type FileHandle, open, realpath, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { SyncState } from '../../packages/client/src/sync.ts';
 import type { LearningOpportunity } from '../../packages/client/src/types.ts';
-import { renameDurably, tempPathBeside } from './durable-files.ts';
+import { renameDurably, tempPathBeside, whyNoFileBeside } from './durable-files.ts';
+import { CliError } from './run.ts';
 
 /**
  * A record of the copy: its JSON line, or the record as the walk or the feed parsed it, until it is
@@ -17,29 +20,97 @@ export type CopyRecord = string | LearningOpportunity;
 
 const ID_PREFIX = '{"id":"';
 
-/** The id of a line of the copy (records are serialised with `id` first). */
-function idOf(line: string): string {
+/** The id of a line of the copy (records are serialised with `id` first); null for a line that is no record. */
+function idOf(line: string): string | null {
   if (line.startsWith(ID_PREFIX) && line[ID_PREFIX.length + 36] === '"') return line.slice(ID_PREFIX.length, ID_PREFIX.length + 36);
-  return (JSON.parse(line) as { id: string }).id;
+  try {
+    const id = (JSON.parse(line) as { id?: unknown } | null)?.id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuses what a run could only damage or fail on, before its first request (a first run walks the
+ * whole catalog first): one file for both (each save would write the cursor over the copy), or a
+ * directory where a save cannot create its temporary file.
+ */
+export async function checkSyncFiles(files: { out: string; state: string }): Promise<void> {
+  if (await isSameFile(files.out, files.state)) {
+    const paths = files.out === files.state ? files.out : `${files.state} and ${files.out}`;
+    throw new CliError(`--state and --out are the same file (${paths}): each save would write the cursor over the copy; give two different files`, 2);
+  }
+  for (const [option, path] of [['--out', files.out], ['--state', files.state]] as const) {
+    const why = await whyNoFileBeside(path);
+    if (why) throw new CliError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
+  }
+}
+
+/** Same inode when both exist (symlinks, hard links); otherwise the same path once its directory's symlinks are resolved. */
+async function isSameFile(a: string, b: string): Promise<boolean> {
+  const [statA, statB] = await Promise.all([stat(a).catch(() => null), stat(b).catch(() => null)]);
+  if (statA && statB) return statA.dev === statB.dev && statA.ino === statB.ino;
+  const real = async (path: string) => join(await realpath(dirname(path)).catch(() => dirname(path)), basename(path));
+  return (await real(a)) === (await real(b));
+}
+
+/** `path` open for reading; null when it does not exist; a CliError (exit 2) naming `option` when it cannot be read. */
+async function openExisting(option: string, path: string): Promise<FileHandle | null> {
+  let file: FileHandle;
+  try {
+    file = await open(path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    throw new CliError(`${option} ${path}: cannot read it (${code === 'EACCES' ? 'permission denied' : (error as Error).message})`, 2);
+  }
+  if ((await file.stat()).isDirectory()) {
+    await file.close();
+    throw new CliError(`${option} ${path}: is a directory, not a file`, 2);
+  }
+  return file;
 }
 
 /** The copy as id -> line, in file order; null when the file does not exist. */
 export async function readCopy(path: string): Promise<Map<string, CopyRecord> | null> {
-  if (!existsSync(path)) return null;
+  const file = await openExisting('--out', path);
+  if (!file) return null;
   const lines = new Map<string, CopyRecord>();
-  for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) if (line) lines.set(idOf(line), line);
-  return lines;
-}
-
-export async function readState(path: string): Promise<SyncState | null> {
-  if (!existsSync(path)) return null;
-  const file = await open(path, 'r');
+  let number = 0;
   try {
-    const state = JSON.parse(await file.readFile('utf8')) as Partial<SyncState>;
-    return typeof state.cursor === 'string' && state.cursor ? { cursor: state.cursor } : null;
+    for await (const line of createInterface({ input: file.createReadStream(), crlfDelay: Infinity })) {
+      number++;
+      if (!line) continue;
+      const id = idOf(line);
+      if (id === null) throw new CliError(`--out ${path}: line ${number} is not a JSON record with an "id" (not a copy that sync wrote?)`, 2);
+      lines.set(id, line);
+    }
   } finally {
     await file.close();
   }
+  return lines;
+}
+
+/** The stored cursor; null when the file does not exist. A file of another shape is refused, not taken for a first run. */
+export async function readState(path: string): Promise<SyncState | null> {
+  const file = await openExisting('--state', path);
+  if (!file) return null;
+  let text: string;
+  try {
+    text = await file.readFile('utf8');
+  } finally {
+    await file.close();
+  }
+  let state: unknown;
+  try {
+    state = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`--state ${path}: not JSON (${(error as Error).message.replace(/\s+/g, ' ')}); remove it to start over with a full walk`, 2);
+  }
+  const cursor = (state as { cursor?: unknown } | null)?.cursor;
+  if (typeof cursor !== 'string' || !cursor) throw new CliError(`--state ${path}: not a sync state (no "cursor" string); remove it to start over with a full walk`, 2);
+  return { cursor };
 }
 
 /** Writes the copy, then the cursor that goes with it: each file whole or not at all, the state never ahead. */

@@ -3,7 +3,9 @@
 // the first run (or one whose cursor expired) walks the whole list, later runs apply only what
 // changed, deletions included. The copy lives in memory during the run and is saved with its cursor
 // now and then (sync-copy.ts), at the end, on a failure and on Ctrl-C or SIGTERM, so an interrupted
-// run resumes from the last save. HTTP only, no database.
+// run resumes from the last save. HTTP only, no database. Before its first request it refuses (exit 2)
+// files it could only fail on or damage (sync-files.ts), and locks the state so that two runs on it
+// never interleave their saves.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
@@ -13,8 +15,8 @@ import { exitCodeOf, onStopSignals, type StopSignal } from '../stop-signals.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 import { SyncCopy } from './sync-copy.ts';
-import { removeLeftoverTemps } from './durable-files.ts';
-import { readCopy, readState } from './sync-files.ts';
+import { HeldLock, lockBeside, removeLeftoverTemps } from './durable-files.ts';
+import { checkSyncFiles, readCopy, readState } from './sync-files.ts';
 import { describeWalkFailure, parseConsumerArguments } from './walk.ts';
 
 type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; limit: string; saveEvery: string; saveInterval: string; json?: boolean };
@@ -39,48 +41,65 @@ export function registerSyncCommand(program: Command, config: Config): void {
       if (!opts.state) throw new CliError('--state is required: the file that keeps the feed cursor between runs', 2);
       const limit = positiveInt('--limit', opts.limit, 1000);
       const policy = { everyChanges: positiveInt('--save-every', opts.saveEvery), intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval) };
-      const statePath = resolve(opts.state);
-      const client = createCatalogClient({
-        baseUrl,
-        apiKey: key,
-        onRetry: ({ attempt, error, delayMs }) => progress(`sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
-      });
-      await Promise.all([removeLeftoverTemps(out), removeLeftoverTemps(statePath)]);
-      // A state without its copy (or the reverse) cannot be continued: start over with a walk.
-      const records = await readCopy(out);
-      const state = records ? await readState(statePath) : null;
-      const copy = new SyncCopy({
-        records: records ?? new Map(),
-        files: { out, state: statePath },
-        policy,
-        onSave: (size) => progress(`sync: saved ${size} records and the cursor`),
-      });
-      const started = Date.now();
-      let result: SyncResult;
+      const files = { out, state: resolve(opts.state) };
+      // Every refusal comes before the first request: a first run walks the whole catalog before it saves.
+      await checkSyncFiles(files);
+      const unlock = await lockState(files.state);
       try {
-        result = await syncUntilStopped(copy, {
-          client,
-          state,
-          limit,
-          onProgress: (p) => progress(p.phase === 'walk' ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records` : `sync: ${p.events} changes applied`),
+        await Promise.all([removeLeftoverTemps(out), removeLeftoverTemps(files.state)]);
+        const state = await readState(files.state);
+        const records = await readCopy(out);
+        const client = createCatalogClient({
+          baseUrl,
+          apiKey: key,
+          onRetry: ({ attempt, error, delayMs }) => progress(`sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
         });
-      } catch (error) {
-        if (!(error instanceof StoppedBySignal)) throw describeWalkFailure(error);
-        const where = state || copy.cursor ? `${out} holds ${copy.size} records, saved with their cursor: the next run continues from there` : 'stopped before the walk ended, nothing saved: the next run walks again';
-        throw new CliError(`sync interrupted by ${error.signal}; ${where}`, exitCodeOf(error.signal));
+        const copy = new SyncCopy({ records: records ?? new Map(), files, policy, onSave: (size) => progress(`sync: saved ${size} records and the cursor`) });
+        // A state without its copy (or the reverse) cannot be continued: start over with a walk.
+        await runSync(copy, files, { client, state: records ? state : null, limit }, opts.json);
       } finally {
-        if (process.stderr.isTTY) process.stderr.write('\n');
+        unlock();
       }
-      const summary = { mode: result.mode, restarted: result.restarted, walked: result.walked, events: result.events, upserts: result.upserts, removals: result.removals, records: copy.size, saves: copy.saves, out, state: statePath };
-      output(opts.json, summary, () =>
-        [
-          result.mode === 'full'
-            ? `Walked ${result.walked} records${result.restarted ? ' (the stored cursor had expired: started over)' : ''}, then applied ${result.events} changes.`
-            : `Applied ${result.events} changes (${result.upserts} upserts, ${result.removals} removals).`,
-          `${out} holds ${copy.size} records (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${statePath}.`,
-        ].join('\n'),
-      );
     });
+}
+
+/** Locks the state file for this run: a second run on it would interleave its saves with this one's. */
+async function lockState(state: string): Promise<() => void> {
+  try {
+    return await lockBeside(state);
+  } catch (error) {
+    if (!(error instanceof HeldLock)) throw error;
+    const holder = error.pid === null ? `${error.lockPath} holds no pid: remove it if no sync is running` : `pid ${error.pid}, lock file ${error.lockPath}: wait for it to end`;
+    throw new CliError(`--state ${state} is in use by another sync (${holder})`, 2);
+  }
+}
+
+/** Syncs into `copy` (saved to `files`) and reports it (text or --json). */
+async function runSync(copy: SyncCopy, files: { out: string; state: string }, options: Pick<SyncOptions, 'client' | 'state' | 'limit'>, json: boolean | undefined): Promise<void> {
+  const { out, state } = files;
+  const started = Date.now();
+  let result: SyncResult;
+  try {
+    result = await syncUntilStopped(copy, {
+      ...options,
+      onProgress: (p) => progress(p.phase === 'walk' ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records` : `sync: ${p.events} changes applied`),
+    });
+  } catch (error) {
+    if (!(error instanceof StoppedBySignal)) throw describeWalkFailure(error);
+    const where = options.state || copy.cursor ? `${out} holds ${copy.size} records, saved with their cursor: the next run continues from there` : 'stopped before the walk ended, nothing saved: the next run walks again';
+    throw new CliError(`sync interrupted by ${error.signal}; ${where}`, exitCodeOf(error.signal));
+  } finally {
+    if (process.stderr.isTTY) process.stderr.write('\n');
+  }
+  const summary = { mode: result.mode, restarted: result.restarted, walked: result.walked, events: result.events, upserts: result.upserts, removals: result.removals, records: copy.size, saves: copy.saves, out, state };
+  output(json, summary, () =>
+    [
+      result.mode === 'full'
+        ? `Walked ${result.walked} records${result.restarted ? ' (the stored cursor had expired: started over)' : ''}, then applied ${result.events} changes.`
+        : `Applied ${result.events} changes (${result.upserts} upserts, ${result.removals} removals).`,
+      `${out} holds ${copy.size} records (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${state}.`,
+    ].join('\n'),
+  );
 }
 
 class StoppedBySignal extends Error {
@@ -90,8 +109,6 @@ class StoppedBySignal extends Error {
     this.signal = signal;
   }
 }
-
-/** 128 + the signal's number, as a shell reports a process that the signal ended. */
 
 /**
  * Runs the sync and saves what it applied, whatever happens: what was applied is consistent with
