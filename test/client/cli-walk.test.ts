@@ -1,7 +1,7 @@
 // `npm run cli -- walk` end to end: a child process against the real test API.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -121,5 +121,17 @@ describe('cli walk', () => {
       expect(() => parseWalkArguments(opts), message).to.throw(CliError, message).with.property('exitCode', 2);
     }
     expect(parseWalkArguments({ ...ok, limit: '1' })).to.include({ limit: 1, out });
+  });
+
+  it('exits 2 naming --out when no file can be created where it points, before any request', async function () {
+    this.timeout(30_000);
+    const underAFile = join(dir, 'refused.txt');
+    await writeFile(underAFile, 'a file, not a directory');
+    for (const [out, why] of [[join(dir, 'missing', 'c.jsonl'), 'missing directory'], [join(underAFile, 'c.jsonl'), 'not a directory']] as const) {
+      // A port nothing listens on: a request would fail with exit 1, not 2.
+      const run = await cli(['walk', '--base-url', 'http://127.0.0.1:9', '--out', out], { LODS_API_KEY: key });
+      expect(run.code, run.stderr).to.equal(2);
+      expect(run.stderr).to.contain(`--out ${out}: cannot create a file in`).and.to.contain(why);
+    }
   });
 });
