@@ -38,7 +38,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
       .command('add')
       .description('register a receiver; it gets every later event of its types')
       .requiredOption('--url <url>', 'http(s) URL the events are POSTed to'),
-    'signing secret; deliveries carry x-service-signature',
+    'signing secret',
   )
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .option('--json', 'print JSON only')

@@ -108,7 +108,11 @@ function receiverUrlProblem(raw: string, options: { allowPrivateTargets: boolean
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (url.username || url.password) return 'must not contain credentials (use a signing secret instead)';
-  if (url.hash) return 'must not contain a fragment';
+  // A bare `#` leaves url.hash empty; a '#' anywhere else in a valid URL starts the fragment too.
+  if (url.hash || raw.includes('#')) return 'must not contain a fragment';
+  if (url.port === '0') return 'must not use port 0';
+  // What is stored is the normalised form, which percent-encodes non-ASCII: it is the one bounded.
+  if (url.toString().length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters once normalised (non-ASCII characters are percent-encoded)`;
   if (!options.allowPrivateTargets) {
     const literal = literalHost(url);
     // `localhost.` is the same name, fully qualified (the resolver ignores the trailing dot).

@@ -95,6 +95,9 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
       [['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'], 2, /give the secret once/],
       [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 2, /a secret is required/],
       [['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')], 2, /cannot read the secret: ENOENT/],
+      [['receivers', 'add', '--url', receiver.url, '--secret-file', dir], 2, /cannot read the secret: EISDIR/],
+      // An endless source is not read whole: refused after a few KB.
+      [['receivers', 'add', '--url', receiver.url, '--secret-file', '/dev/zero'], 2, /--secret-file \/dev\/zero holds more than 4096 bytes/],
       [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000', '--secret', FILE_SECRET], 3, /Receiver 00000000-0000-4000-8000-000000000000 was not found/],
     ];
     for (const [args, code, message] of cases) {

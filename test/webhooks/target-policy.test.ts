@@ -40,6 +40,11 @@ describe('webhook targets', () => {
     expect(problem(() => parseReceiverUrl('https://user:pw@example.org/', refused))).to.match(/^url: must not contain credentials/);
     expect(problem(() => parseReceiverUrl('https://example.org/#frag', refused))).to.equal('url: must not contain a fragment');
     expect(problem(() => parseReceiverUrl(`https://example.org/${'a'.repeat(2048)}`, refused))).to.equal('url: must be at most 2048 characters');
+    expect(problem(() => parseReceiverUrl('https://example.org/hook#', refused)), 'a bare #').to.equal('url: must not contain a fragment');
+    expect(problem(() => parseReceiverUrl('https://example.org:0/hook', refused))).to.equal('url: must not use port 0');
+    // 2,019 characters as typed, 12,019 once each é is percent-encoded: what is stored is bounded.
+    expect(problem(() => parseReceiverUrl(`https://example.org/${'é'.repeat(2000)}`, refused))).to.match(/^url: must be at most 2048 characters once normalised/);
+    expect(parseReceiverUrl(`https://example.org/${'é'.repeat(300)}`, refused)).to.have.length(19 + 300 * 6 + 1);
   });
 
   it('refuses loopback, private, link-local and similar literal hosts unless private targets are allowed', () => {
