@@ -364,9 +364,12 @@ export async function selectDeadLetters(pool: Pool, receiverId: string | null, l
        left join event e on e.id = (j.data->>'eventId')::uuid
        left join receiver r on r.id = (j.data->>'receiverId')::uuid
        left join lateral (
+         -- The letter's own last attempt: the one with its attempt count, made before it died (the
+         -- same event may have gone to the same receiver since, by a redelivery or a replay).
          select status_code, error, started_at from delivery_attempt a
           where a.event_id = e.id and a.receiver_id = r.id
-          order by a.id desc limit 1) last on true
+          order by (a.attempt = coalesce((j.data->>'attempts')::int, (j.data->>'attempt')::int)) desc, (a.started_at <= j.created_on) desc, a.id desc
+          limit 1) last on true
       where ${DEAD_LETTER_WHERE}
       order by j.created_on, j.id
       limit $2`,

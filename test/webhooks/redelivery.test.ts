@@ -99,4 +99,24 @@ describe('webhook redelivery and dead-letter replay', () => {
     expect(replayed.map((r) => r.body.toString()).toSorted()).to.deep.equal(events.map((e) => e.body).toSorted());
     expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: info.id })).to.deep.equal([]);
   });
+
+  it("lists each dead letter with its own last attempt, not a later delivery's of the same event", async () => {
+    const receiver = await newReceiver();
+    receiver.reply({ status: 503 });
+    const info = await stack.addReceiver(receiver.url, { types: ['LEARNING_OPPORTUNITY_PUBLISHED'] });
+    const event = await publishOne();
+    const [dead] = await eventually(async () => {
+      const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
+      return d.length === 1 ? d : null;
+    }, 5000, 'a dead letter');
+    // The same event sent again to the same receiver, successfully, after the letter died.
+    receiver.reply({ status: 200 });
+    await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, event.id, info.id);
+    await receiver.waitFor(3);
+    await eventually(async () => (await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1 and status_code = 200', [info.id])).rowCount === 1, 5000, 'the success recorded');
+    const [listed] = await listDeadLetters(testDb().pool, { receiverId: info.id });
+    expect(listed).to.deep.equal(dead);
+    expect(listed).to.include({ attempts: 2, lastStatusCode: 503, lastError: 'HTTP 503' });
+    expect(Date.parse(listed!.lastAttemptAt!)).to.be.at.most(Date.parse(listed!.deadSince));
+  });
 });
