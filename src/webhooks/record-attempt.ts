@@ -61,7 +61,14 @@ export function createAttemptRecorder(deps: {
   async function settle(batch: readonly Waiting[]): Promise<void> {
     const planned = batch.map(({ settlement: s }) => ({ ...s, next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config) }));
     const result = await settleJobs(deps.pool, planned.map(toJobSettlement), { disableAfterHours: deps.config.disableAfterHours });
-    const settled = planned.map((s, i): Settled => (taken(result.outcomes[i]!) ? s : { ...s, next: { kind: 'done' } }));
+    const disabled = new Set(result.disabled.map((d) => d.id));
+    const settled = planned.map((s, i): Settled => {
+      if (!taken(result.outcomes[i]!)) return { ...s, next: { kind: 'done' } };
+      // This very statement disabled the receiver (a 410, or failing too long): the retry it would
+      // have enqueued became a dead letter instead.
+      if (s.next.kind === 'retry' && disabled.has(s.data.receiverId)) return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
+      return s;
+    });
     batch.forEach((w, i) => w.resolve(settled[i]!.next));
     deps.onCommitted?.(settled);
     reportAutomaticDisables({ disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, result);

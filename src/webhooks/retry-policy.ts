@@ -17,7 +17,8 @@ export function retryDelayMs(attempt: number, config: Pick<WebhookConfig, 'backo
   return Math.round(nominalRetryDelayMs(attempt, config) * (1 - 0.2 * random()));
 }
 
-export type NextStep = { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead' };
+/** What follows an attempt; a dead letter set aside because its receiver was disabled (not out of attempts) says so. */
+export type NextStep = { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason?: 'receiver_disabled' };
 
 export function nextStep(succeeded: boolean, attempt: number, config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs'>): NextStep {
   if (succeeded) return { kind: 'done' };

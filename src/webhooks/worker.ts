@@ -215,7 +215,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
       }
       const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
-      if (next.kind === 'dead') logger.warn(fields, 'delivery dead-lettered after its last attempt');
+      if (next.kind === 'dead') logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
       else if (next.kind === 'retry') logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
       else logger.debug(fields, 'delivery attempt finished');
     } catch (error) {

@@ -3,7 +3,7 @@
 // become dead letters, the reason shows in `receivers list`, the counter in /metrics.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { receiversDisabled } from '../../src/metrics.ts';
+import { deliveryAttempts, receiversDisabled } from '../../src/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, settleJobs } from '../../src/webhooks/queue.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
@@ -12,6 +12,7 @@ import { eventually, insertBareEvent, jobs, removeBareEvent, resetWebhooks, star
 import { testDb } from '../hooks.ts';
 
 const disabledCount = async (reason: string) => (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const attemptsCounted = async (outcome: string) => (await deliveryAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 const attempts = async (receiverId: string) => Number((await testDb().pool.query('select count(*) as n from delivery_attempt where receiver_id = $1', [receiverId])).rows[0].n);
 
 describe('automatic disabling of failing receivers', function () {
@@ -38,6 +39,7 @@ describe('automatic disabling of failing receivers', function () {
 
   it('disables at once on 410 Gone; its waiting retry becomes a dead letter; counted and listed', async () => {
     const before = await disabledCount('gone');
+    const [deadBefore, httpErrorsBefore] = [await attemptsCounted('dead'), await attemptsCounted('http_error')];
     receiver.reply({ status: 410 });
     const { id } = await stack.addReceiver(receiver.url);
     await publish();
@@ -47,6 +49,9 @@ describe('automatic disabling of failing receivers', function () {
     expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
     expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id }))[0]!.data).to.include({ reason: 'receiver_disabled', attempts: 1 });
     expect(await disabledCount('gone')).to.equal(before + 1);
+    // The attempt is counted as the delivery's end (dead), not as a failure with a retry to come.
+    await eventually(async () => (await attemptsCounted('dead')) === deadBefore + 1, 2000, 'counted dead');
+    expect(await attemptsCounted('http_error')).to.equal(httpErrorsBefore);
     await publish(); // a disabled receiver gets no new deliveries
     expect(receiver.requests).to.have.length(1);
   });
