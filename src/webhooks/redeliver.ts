@@ -3,7 +3,7 @@
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { badInput, notFound } from '../errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
 import { inTransaction } from './pg-transaction.ts';
 import { countDeadLetters, enqueueDeliveries, REPLAY_PRIORITY, selectDeadLetters, takeDeadLetters } from './queue.ts';
@@ -19,7 +19,8 @@ export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId
     if (receiverId) {
       const receiver = (await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])).rows[0];
       if (!receiver) throw notFound(`Receiver ${receiverId}`);
-      if (!receiver.enabled) throw badInput([{ name: 'receiver', reason: `receiver ${receiverId} is disabled; enable it first` }]);
+      // The receiver's state, not the argument, is what is wrong: exit 5 on the CLI (README), not 2.
+      if (!receiver.enabled) throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
       receiverIds = [receiverId];
     } else {
       receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map((r) => r.id);

@@ -116,5 +116,11 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const requests = await receiver.waitFor(3);
     expect(requests.map((r) => r.headers['x-service-event-id'])).to.deep.equal([eventId, eventId, eventId]);
     expect(new Set(requests.map((r) => r.headers['x-service-timestamp'])).size).to.equal(3);
+
+    // To a disabled receiver: its state is what is wrong (exit 5), not the arguments (2).
+    expect((await cli('receivers', 'disable', info.id)).code).to.equal(0);
+    const refused = await cli('events', 'redeliver', eventId, '--receiver', info.id);
+    expect(refused.code, refused.stderr).to.equal(5);
+    expect(refused.stderr).to.match(/Receiver .* is disabled; enable it first/);
   });
 });

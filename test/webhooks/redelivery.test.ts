@@ -73,7 +73,7 @@ describe('webhook redelivery and dead-letter replay', () => {
     const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code);
     expect(await codeOf(redeliverEvent(deps, '00000000-0000-4000-8000-000000000000'))).to.equal('NOT_FOUND');
     expect(await codeOf(redeliverEvent(deps, event.id, '00000000-0000-4000-8000-000000000000'))).to.equal('NOT_FOUND');
-    expect(await codeOf(redeliverEvent(deps, event.id, info.id))).to.equal('BAD_USER_INPUT');
+    expect(await codeOf(redeliverEvent(deps, event.id, info.id))).to.equal('INVALID_STATE_TRANSITION');
   });
 
   it('replays exhausted dead letters with their event ids, and they are gone from the dead letters', async () => {
