@@ -97,7 +97,7 @@ export function createCatalogReads(pool: Queryable, versions: VersionCache | nul
     conditional: {
       /** `held` '*' (If-None-Match: *): any version the client holds; a record the cache knows is answered from memory. */
       async getOne(id: string, held: HeldTags | '*'): Promise<OneRow | undefined> {
-        const known = versions?.tagOf(id);
+        const known = versions?.get(id);
         if (known !== undefined && (held === '*' || held?.includes(known))) return { etag: known, doc: null, doc_bytes: 0 };
         const mark = versions?.mark() ?? 0;
         const row = (await pool.query<OneRow>(oneStatement(id, 'public', held === '*' ? null : held))).rows[0];

@@ -10,24 +10,11 @@
 // - only records found (published) are kept: an unknown or unpublished id always reads the database.
 // Off with read replicas: a replica replays a change after the primary's notification, and a read
 // served by it could put back the version that notification retired.
-import type { ListenSubscriber } from '../db/listen-connection.ts';
-import { createNotifiedCache, type NotifiedCacheOptions } from '../db/notified-cache.ts';
+import { createNotifiedCache, type NotifiedCache, type NotifiedCacheOptions } from '../db/notified-cache.ts';
 
 export const CATALOG_CHANNEL = 'lods_catalog_changed'; // NOTIFYed by the triggers of migration catalog_notify
 
-export type VersionCache = {
-  /** The tag of the record as last read, or undefined. */
-  tagOf: (id: string) => string | undefined;
-  /** Takes a mark before a read whose tag may be kept (see `keep`). */
-  mark: () => number;
-  /** Keeps the tag read for `id` unless the record changed since `mark`. */
-  keep: (id: string, tag: string, mark: number) => void;
-  /** Drops records this process changed, once their transaction has committed. */
-  drop: (ids: readonly string[]) => void;
-  subscriber: ListenSubscriber;
-};
+/** Record id -> the tag of the record as last read. */
+export type VersionCache = NotifiedCache<string>;
 
-export function createVersionCache(options: NotifiedCacheOptions): VersionCache {
-  const cache = createNotifiedCache<string>(CATALOG_CHANNEL, options);
-  return { tagOf: cache.get, mark: cache.mark, keep: cache.keep, drop: cache.drop, subscriber: cache.subscriber };
-}
+export const createVersionCache = (options: NotifiedCacheOptions): VersionCache => createNotifiedCache<string>(CATALOG_CHANNEL, options);

@@ -5,6 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { CliError } from './run.ts';
 
 /** A temporary path beside `path` (same directory, so the rename stays atomic), unique to this process. */
 export const tempPathBeside = (path: string, purpose = 'tmp'): string => join(dirname(path), `.${basename(path)}.${process.pid}.${purpose}`);
@@ -39,7 +40,7 @@ const CANNOT_CREATE: Partial<Record<string, string>> = {
  * as a save does (so it also sees what a look at the permission bits misses: root, a read-only
  * mount); null when one can. A command checks it before its work, not minutes later at its save.
  */
-export async function whyNoFileBeside(path: string): Promise<string | null> {
+async function whyNoFileBeside(path: string): Promise<string | null> {
   const probe = tempPathBeside(path, 'probe');
   try {
     await (await open(probe, 'w')).close();
@@ -48,6 +49,12 @@ export async function whyNoFileBeside(path: string): Promise<string | null> {
   }
   await rm(probe, { force: true });
   return null;
+}
+
+/** Throws a CliError (exit 2) naming `option` when no file can be created beside `path` (whyNoFileBeside). */
+export async function requireFileBeside(option: string, path: string): Promise<void> {
+  const why = await whyNoFileBeside(path);
+  if (why) throw new CliError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
 }
 
 /** The lock beside a file is held by another process: `pid`, or null when the lock holds no pid. */

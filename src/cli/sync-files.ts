@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { SyncState } from '../../packages/client/src/sync.ts';
 import type { LearningOpportunity } from '../../packages/client/src/types.ts';
-import { renameDurably, tempPathBeside, whyNoFileBeside } from './durable-files.ts';
+import { renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { CliError } from './run.ts';
 
 /**
@@ -41,10 +41,8 @@ export async function checkSyncFiles(files: { out: string; state: string }): Pro
     const paths = files.out === files.state ? files.out : `${files.state} and ${files.out}`;
     throw new CliError(`--state and --out are the same file (${paths}): each save would write the cursor over the copy; give two different files`, 2);
   }
-  for (const [option, path] of [['--out', files.out], ['--state', files.state]] as const) {
-    const why = await whyNoFileBeside(path);
-    if (why) throw new CliError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
-  }
+  await requireFileBeside('--out', files.out);
+  await requireFileBeside('--state', files.state);
 }
 
 /** Same inode when both exist (symlinks, hard links); otherwise the same path once its directory's symlinks are resolved. */

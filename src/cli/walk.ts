@@ -7,7 +7,7 @@
 // line of each id. The output file is replaced (durable-files.ts) only when everything succeeded.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
@@ -15,7 +15,7 @@ import type { Config } from '../config.ts';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { CatalogHttpError, CatalogNetworkError } from '../../packages/client/src/errors.ts';
 import { walk, type WalkResult } from '../../packages/client/src/walk.ts';
-import { removeLeftoverTemps, renameDurably, tempPathBeside, whyNoFileBeside } from './durable-files.ts';
+import { removeLeftoverTemps, renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 
@@ -89,8 +89,7 @@ type OnPage = (records: readonly unknown[]) => Promise<void>;
 
 /** Runs the walk with a page writer on a partial file, then puts exactly one line per id at `out`. */
 async function walkToFile(out: string, run: (onPage: OnPage) => Promise<WalkResult>): Promise<WalkResult> {
-  const why = await whyNoFileBeside(out);
-  if (why) throw new CliError(`--out ${out}: cannot create a file in ${dirname(out)} (${why})`, 2);
+  await requireFileBeside('--out', out);
   await removeLeftoverTemps(out);
   const partial = tempPathBeside(out, 'partial');
   const deduped = tempPathBeside(out, 'dedup');

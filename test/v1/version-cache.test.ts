@@ -136,12 +136,12 @@ describe('record version cache, without a notification connection', () => {
   it('keeps nothing until it listens, and forgets everything when listening stops', () => {
     const cache = createVersionCache({ maxAgeMs: 60_000, maxEntries: 10 });
     cache.keep('a', 'tag-a', cache.mark());
-    expect(cache.tagOf('a')).to.equal(undefined);
+    expect(cache.get('a')).to.equal(undefined);
     cache.subscriber.listening(true);
     cache.keep('a', 'tag-a', cache.mark());
-    expect(cache.tagOf('a')).to.equal('tag-a');
+    expect(cache.get('a')).to.equal('tag-a');
     cache.subscriber.listening(false);
-    expect(cache.tagOf('a')).to.equal(undefined);
+    expect(cache.get('a')).to.equal(undefined);
   });
 
   it('does not keep a read overtaken by a change, and drops only the ids a notification names', () => {
@@ -152,7 +152,7 @@ describe('record version cache, without a notification connection', () => {
     const mark = cache.mark();
     cache.subscriber.notified('b,c');
     cache.keep('c', 'old-tag-c', mark); // read before the change, finished after it
-    expect([cache.tagOf('a'), cache.tagOf('b'), cache.tagOf('c')]).to.deep.equal(['tag-a', undefined, undefined]);
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).to.deep.equal(['tag-a', undefined, undefined]);
   });
 
   it('is off with read replicas: every conditional GET reads', async () => {
