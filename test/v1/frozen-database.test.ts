@@ -78,7 +78,6 @@ describe('reads while the database is frozen', function () {
         postGraphql(api, uncached, QUERY),
         postGraphql(api, cached, `{ a: learningOpportunities(limit: 1) { results { id } } b: learningOpportunity(id: "${one.split('/').pop()}") { id } }`),
       ]);
-      console.log("MS", restOne!.ms, restList!.ms, gqlCached.ms, gqlUncached.ms, gqlTwoFields.ms);
       for (const { res, ms } of [restOne!, restList!]) {
         expect(expectProblem(res, 503).type).to.equal('/problems/service-unavailable');
         expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
