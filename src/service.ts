@@ -59,10 +59,11 @@ export async function startApi(
   const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
   // The requests' reads give up after DB_READ_TIMEOUT_MS (db/timeouts.ts): a frozen database is a 503 within seconds.
   const readPool = withReadTimeout(db.readPool, config.db.readTimeoutMs);
+  const primaryReads = withReadTimeout(db.pool, config.db.readTimeoutMs);
   const catalog = createCatalog({ ...db, readPool }, fanOut, versions);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: db.pool, readPool, maxWaiters: config.feed.maxWaiters });
-  const keys = createKeyCache({ primary: withReadTimeout(db.pool, config.db.readTimeoutMs), fallback: readPool }, config.keyCache);
+  const feed = startChangeFeed({ pool: primaryReads, readPool, maxWaiters: config.feed.maxWaiters });
+  const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),

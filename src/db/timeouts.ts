@@ -16,12 +16,14 @@ export function statementTimeouts(ms: number | undefined): { statement_timeout?:
 }
 
 /**
- * `pool` whose every statement the client gives up after `ms` (0: the pool's own timeouts): the
- * error ('Query read timeout') counts as the database being unavailable (503), and the pool drops
- * the connection it was on.
+ * `pool` whose every statement the client gives up after `ms` (0: the pool's own timeouts), never
+ * later than the pool's own client-side timeout: the error ('Query read timeout') counts as the
+ * database being unavailable (503), and the pool drops the connection it was on.
  */
 export function withReadTimeout(pool: Queryable, ms: number): Queryable {
-  if (!ms) return pool;
+  // A pg Pool keeps its options; a query's own query_timeout replaces the pool's, so take the shorter.
+  const own = (pool as { options?: { query_timeout?: number } }).options?.query_timeout;
+  if (!ms || (own && own <= ms)) return pool;
   return {
     query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig) {
       // pg reads `query_timeout` from the query's own config too; its types list it on the client only.

@@ -62,8 +62,8 @@ describe('reads while the database is frozen', function () {
     const cached = await createTestKey(['catalog:read', 'graphql:read']);
     const uncached = await createTestKey(['catalog:read', 'graphql:read']);
     // Idle pooled connections and a cached key, then the server freezes.
-    const warm = await Promise.all([getJson(api, one, cached), getJson(api, '/v1/learning-opportunities?limit=2', cached), postGraphql(api, cached, QUERY)]);
-    expect(warm.map((r) => r.status)).to.deep.equal([200, 200, 200]);
+    const warm = await Promise.all([getJson(api, one, cached), getJson(api, '/v1/learning-opportunities?limit=2', cached), getJson(api, '/v1/events?limit=2', cached), postGraphql(api, cached, QUERY)]);
+    expect(warm.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
     proxy.freeze();
     try {
       const rest = async (path: string) => {
@@ -71,14 +71,15 @@ describe('reads while the database is frozen', function () {
         const res = await getJson(api, path, cached);
         return { res, ms: Date.now() - started };
       };
-      const [restOne, restList, gqlCached, gqlUncached, gqlTwoFields] = await Promise.all([
+      const [restOne, restList, restFeed, gqlCached, gqlUncached, gqlTwoFields] = await Promise.all([
         rest(one),
         rest('/v1/learning-opportunities?limit=3'),
+        rest('/v1/events?limit=3'),
         postGraphql(api, cached, QUERY),
         postGraphql(api, uncached, QUERY),
         postGraphql(api, cached, `{ a: learningOpportunities(limit: 1) { results { id } } b: learningOpportunity(id: "${one.split('/').pop()}") { id } }`),
       ]);
-      for (const { res, ms } of [restOne!, restList!]) {
+      for (const { res, ms } of [restOne!, restList!, restFeed!]) {
         expect(expectProblem(res, 503).type).to.equal('/problems/service-unavailable');
         expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
         expect(ms, 'a read fails within seconds, not after the statement timeout').to.be.below(10_000);
