@@ -221,16 +221,16 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         return;
       }
       const startedAt = new Date();
-      const unsigned = receiver.secretUnavailable !== null;
+      const cannotSign = receiver.secretUnavailable !== null;
       let result = SECRET_UNAVAILABLE;
-      if (!unsigned) {
+      if (!cannotSign) {
         const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
         result = await sender.send(receiver.url, headers, event.body);
         deliveryDuration.observe(result.durationMs / 1000);
       }
       sent = true;
       sending -= 1;
-      void handBack(queues.done(receiverId, unsigned ? null : result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      void handBack(queues.done(receiverId, cannotSign ? null : result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
       dispatch();
       countRecording(receiverId, 1);
       let next: NextStep | undefined;
@@ -243,7 +243,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       }
       const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
       // Its receiver's one warning (reportSecrets) stands for these.
-      if (unsigned) logger.debug({ ...fields, next: next.kind }, 'delivery not sent: its receiver\'s secret cannot be opened');
+      if (cannotSign) logger.debug({ ...fields, next: next.kind }, 'delivery not sent: its receiver\'s secret cannot be opened');
       else if (next.kind === 'dead') logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
       else if (next.kind === 'retry') logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
       else logger.debug(fields, 'delivery attempt finished');
