@@ -43,6 +43,8 @@ const schema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
   DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
+  // The client-side bound of the API's reads (/v1, GraphQL catalog and feed queries, key look-ups): a frozen database fails them within seconds (issue 18).
+  DB_READ_TIMEOUT_MS: int(0, 3_600_000).default(5000),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
@@ -103,7 +105,7 @@ export type Config = Readonly<{
   cliLogLevel: LogLevel;
   production: boolean;
   role: 'all' | 'api' | 'worker';
-  db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number }>;
+  db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; readTimeoutMs: number }>;
   http: Readonly<{
     requestTimeoutMs: number;
     headersTimeoutMs: number;
@@ -199,7 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
-    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS }),
+    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, readTimeoutMs: e.DB_READ_TIMEOUT_MS }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,

@@ -22,7 +22,7 @@ export const eventsEmitted = new Counter({
 
 export const deliveryAttempts = new Counter({
   name: 'lods_webhook_delivery_attempts_total',
-  help: 'Webhook delivery attempts by outcome (success, http_error, timeout, connection_error, redirect, dead)',
+  help: 'Webhook delivery attempts by outcome (success, http_error, timeout, connection_error, redirect, secret_unavailable, dead)',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

@@ -21,6 +21,7 @@ import { createChangeRecorder, type EventFanOut } from './events/record-change.t
 import { type ChangeFeed, startChangeFeed } from './feed/change-feed.ts';
 import { createKeyCache } from './auth/key-cache.ts';
 import { createListenConnection } from './db/listen-connection.ts';
+import { withReadTimeout } from './db/timeouts.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
 import type { ReceiverDeps } from './webhooks/receivers.ts';
@@ -48,7 +49,7 @@ export function createCatalog(db: Database, fanOut: EventFanOut | null = null, v
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'etagCache' | 'feed'>,
+  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'etagCache' | 'feed' | 'db'>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
@@ -56,10 +57,13 @@ export async function startApi(
 ): Promise<Api> {
   // Off with read replicas (catalog/version-cache.ts): their reads could refill it with a retired version.
   const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
-  const catalog = createCatalog(db, fanOut, versions);
+  // The requests' reads give up after DB_READ_TIMEOUT_MS (db/timeouts.ts): a frozen database is a 503 within seconds.
+  const readPool = withReadTimeout(db.readPool, config.db.readTimeoutMs);
+  const primaryReads = withReadTimeout(db.pool, config.db.readTimeoutMs);
+  const catalog = createCatalog({ ...db, readPool }, fanOut, versions);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters });
-  const keys = createKeyCache({ primary: db.pool, fallback: db.readPool }, config.keyCache);
+  const feed = startChangeFeed({ pool: primaryReads, readPool, maxWaiters: config.feed.maxWaiters });
+  const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),

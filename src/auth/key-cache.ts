@@ -8,7 +8,6 @@
 //   revoked key back.
 // Unknown keys are never cached (a flood of made-up keys cannot grow it); it holds at most
 // `maxEntries` keys, by hash only.
-import type { Pool } from 'pg';
 import type { ListenSubscriber } from '../db/listen-connection.ts';
 import { createNotifiedCache, type NotifiedCacheOptions } from '../db/notified-cache.ts';
 import type { Queryable } from '../db/read-replicas.ts';
@@ -26,7 +25,7 @@ export type KeyCache = {
  * `primary` fills the cache; `fallback` (the read pool) answers while nothing may be cached (not
  * listening, or `maxAgeMs` 0: no cache).
  */
-export function createKeyCache(deps: { primary: Pool; fallback: Queryable }, options: NotifiedCacheOptions): KeyCache {
+export function createKeyCache(deps: { primary: Queryable; fallback: Queryable }, options: NotifiedCacheOptions): KeyCache {
   const cache = createNotifiedCache<Principal>(API_KEY_CHANNEL, options);
   return {
     async principal(keyHash) {

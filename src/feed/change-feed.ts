@@ -1,7 +1,6 @@
 // The change feed of one process: its reads and the long-poll waiters, woken through the process's
 // LISTEN connection (db/listen-connection.ts) by the trigger of migration change_feed.
 // service.ts starts it with the API and stops it first on shutdown.
-import type { Pool } from 'pg';
 import type { ListenSubscriber } from '../db/listen-connection.ts';
 import type { Queryable } from '../db/read-replicas.ts';
 import { createFeedReads, type FeedReads } from './feed-reads.ts';
@@ -19,7 +18,7 @@ export type ChangeFeed = {
 };
 
 /** `readPool` serves the reads it can (feed-reads.ts), `pool` (the primary) the rest. */
-export function startChangeFeed(deps: { pool: Pool; readPool: Queryable; maxWaiters: number }): ChangeFeed {
+export function startChangeFeed(deps: { pool: Queryable; readPool: Queryable; maxWaiters: number }): ChangeFeed {
   const waiters = createFeedWaiters({ maxWaiters: deps.maxWaiters });
   return {
     reads: createFeedReads(deps.readPool, deps.pool),

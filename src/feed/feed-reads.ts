@@ -7,7 +7,7 @@
 // event.xid default, on the primary). A replica may be behind the cursor (taken on the primary or a
 // replica further ahead): there the cursor looks `ahead`, and the read is re-run on the primary,
 // which serves it (or rightly answers 400 for a cursor of another database).
-import type { Pool, QueryConfig } from 'pg';
+import type { QueryConfig } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
 import { AppError, badInput } from '../errors.ts';
 import { encodeCursor, type FeedPosition } from './cursor.ts';
@@ -109,7 +109,7 @@ export type FeedReads = ReturnType<typeof createFeedReads>;
  * what a replica cannot: a cursor ahead of it, and `onPrimary` reads (a long poll, woken by the
  * primary's NOTIFY before a replica has replayed the event).
  */
-export function createFeedReads(pool: Queryable, primary: Pool) {
+export function createFeedReads(pool: Queryable, primary: Queryable) {
   const behindCursor = (row: PageRow | undefined) => row?.ahead === true && row.replica;
   return {
     /** One page; `onPrimary`: read on the primary (a long poll woken by the primary's NOTIFY). */

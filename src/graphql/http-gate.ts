@@ -16,8 +16,13 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The body of a request refused as a whole (also the 503 of unavailable-status.ts). */
+export function graphQLErrorBody(error: AppError): { errors: [{ message: string; extensions: { code: string } }] } {
+  return { errors: [{ message: error.message, extensions: { code: error.code } }] };
+}
+
 function sendGraphQLError(res: Response, error: AppError): void {
-  res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
+  res.status(error.status).set(error.headers).json(graphQLErrorBody(error));
 }
 
 export function graphqlGate(deps: { keys: KeyCache; maxBodyBytes: number }): RequestHandler[] {

@@ -1,5 +1,6 @@
 // Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
-// the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError.
+// the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError,
+// and one answer (503) for an unreachable database (unavailable-status.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
@@ -15,6 +16,7 @@ import type { Logger } from '../logger.ts';
 import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
+import { unavailableAs503 } from './unavailable-status.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
@@ -55,6 +57,7 @@ export async function createGraphQLMiddleware(deps: {
     plugins: [
       schemaDetailsForGraphqlReadOnly(deps.schema),
       queryLimits(deps.schema, deps.limits),
+      unavailableAs503(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
     ],
   });

@@ -1,13 +1,16 @@
 // What a batch of fetched jobs needs to be sent: the stored event bodies and the receivers, read in
 // two plain queries per batch (no ORM on the hot path). Secrets are opened here, in memory only, for
 // signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
-// sealed at the next start (seal-secrets.ts).
+// sealed at the next start (seal-secrets.ts). A secret that does not open (sealed under a key this
+// process does not hold, or damaged) fails only its own receiver: it is reported in
+// `secretUnavailable` (a message without secret material) and the worker records its deliveries as
+// `secret_unavailable` attempts; every other receiver of the batch is sent as usual.
 import type { Pool } from 'pg';
 import type { DeliveryJobData } from './queue.ts';
-import type { SecretKeyring } from './secret-box.ts';
+import { type SecretKeyring, SecretKeyError } from './secret-box.ts';
 
 export type EventToSend = { id: string; type: string; body: Buffer };
-export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean };
+export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean; secretUnavailable: string | null };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
 type ReceiverRow = { id: string; url: string; secret: string | null; secret_ciphertext: Buffer | null; secret_key_id: string | null; enabled: boolean };
@@ -23,10 +26,18 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
       values: [receiverIds],
     }),
   ]);
-  const open = (r: ReceiverRow) => (r.secret_ciphertext && r.secret_key_id ? secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id) : r.secret);
+  const open = (r: ReceiverRow): Pick<ReceiverToSend, 'secret' | 'secretUnavailable'> => {
+    if (!r.secret_ciphertext || !r.secret_key_id) return { secret: r.secret, secretUnavailable: null };
+    try {
+      return { secret: secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id), secretUnavailable: null };
+    } catch (error) {
+      if (!(error instanceof SecretKeyError)) throw error;
+      return { secret: null, secretUnavailable: error.message };
+    }
+  };
   return {
     // Encoded once: these exact bytes are signed and sent.
     events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, body: Buffer.from(e.body, 'utf8') }])),
-    receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, secret: open(r), enabled: r.enabled }])),
+    receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, ...open(r) }])),
   };
 }

@@ -8,7 +8,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
 import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
 
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect';
+/** What an attempt came to; `secret_unavailable` is the worker's own (nothing was sent: the receiver's secret did not open). */
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable';
 export type SendResult = { outcome: AttemptOutcome; statusCode: number | null; error: string | null; responseExcerpt: string | null; durationMs: number };
 export type WebhookSender = { send: (url: string, headers: Record<string, string>, body: Buffer) => Promise<SendResult>; close: () => void };
 

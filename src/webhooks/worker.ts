@@ -24,9 +24,12 @@
 // (pump.ts, a small state machine): it wakes on pg-boss's NOTIFY for new jobs, on its own timers for
 // retries it scheduled, when slots free up, and on a poll every WEBHOOK_POLL_INTERVAL_MS as a floor;
 // while as many jobs are queued here as can be sent at once, a fetch waits a little for more room.
-// A job handed out again after its worker was lost gets a `worker_lost` attempt row first.
+// A job handed out again after its worker was lost gets a `worker_lost` attempt row first. A
+// receiver whose signing secret does not open here (load-targets.ts) is not sent to: each of its
+// deliveries gets a `secret_unavailable` attempt (retried, then dead-lettered, as any failure), with
+// one warning per receiver (again only after its secret opened in between), not one per delivery.
 //
-// Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
+// Metrics: lods_webhook_delivery_attempts_total{outcome} (secret_unavailable included), lods_webhook_delivery_duration_seconds
 // (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
 // receiverId and attempt, never a secret, a signature or a URL.
 import type { Pool } from 'pg';
@@ -42,7 +45,7 @@ import { createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
 import type { SecretKeyring } from './secret-box.ts';
-import { createWebhookSender } from './send-webhook.ts';
+import { createWebhookSender, type SendResult } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
 import { deliveryHeaders } from '../../packages/receiver-kit/src/sign.ts';
@@ -65,6 +68,9 @@ export type DeliveryWorker = {
 const FETCH_HOLD_OFF_MS = 50;
 
 type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
+
+/** The attempt recorded when a receiver's secret does not open: nothing was sent. */
+const SECRET_UNAVAILABLE: SendResult = { outcome: 'secret_unavailable', statusCode: null, error: 'secret_unavailable', responseExcerpt: null, durationMs: 0 };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const { boss, pool, config } = options;
@@ -118,6 +124,22 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     else recordingOf.delete(receiverId);
   };
 
+  // Receivers whose secret did not open at their last load: warned about once, until it opens again.
+  const unopenable = new Set<string>();
+  function reportSecrets(receivers: Iterable<ReceiverToSend>): void {
+    for (const r of receivers) {
+      if (r.secretUnavailable === null || !r.enabled) {
+        unopenable.delete(r.id);
+      } else if (!unopenable.has(r.id)) {
+        unopenable.add(r.id);
+        logger.warn(
+          { receiverId: r.id, reason: r.secretUnavailable },
+          "receiver's signing secret cannot be opened: its deliveries fail as secret_unavailable (retried, then dead-lettered) until SECRET_ENCRYPTION_KEY/_PREVIOUS open it or its secret is rotated",
+        );
+      }
+    }
+  }
+
   const handBack = (items: Item[]) =>
     handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
 
@@ -164,6 +186,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
     try {
       const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), options.secrets), recordLostAttempts(pool, jobs)]);
       if (lost) logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
+      reportSecrets(targets.receivers.values());
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
       loading -= jobs.length;
       const excess = queues.accept(items);
@@ -198,12 +221,16 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         return;
       }
       const startedAt = new Date();
-      const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
-      const result = await sender.send(receiver.url, headers, event.body);
-      deliveryDuration.observe(result.durationMs / 1000);
+      const cannotSign = receiver.secretUnavailable !== null;
+      let result = SECRET_UNAVAILABLE;
+      if (!cannotSign) {
+        const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
+        result = await sender.send(receiver.url, headers, event.body);
+        deliveryDuration.observe(result.durationMs / 1000);
+      }
       sent = true;
       sending -= 1;
-      void handBack(queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      void handBack(queues.done(receiverId, cannotSign ? null : result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
       dispatch();
       countRecording(receiverId, 1);
       let next: NextStep | undefined;
@@ -215,7 +242,9 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
       }
       const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
-      if (next.kind === 'dead') logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
+      // Its receiver's one warning (reportSecrets) stands for these.
+      if (cannotSign) logger.debug({ ...fields, next: next.kind }, 'delivery not sent: its receiver\'s secret cannot be opened');
+      else if (next.kind === 'dead') logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
       else if (next.kind === 'retry') logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
       else logger.debug(fields, 'delivery attempt finished');
     } catch (error) {

@@ -23,6 +23,8 @@ export type TestApiOptions = {
   keyCache?: Config['keyCache'];
   etagCache?: Config['etagCache'];
   feedMaxWaiters?: number;
+  /** DB_READ_TIMEOUT_MS (default: the service's). */
+  readTimeoutMs?: number;
 };
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
@@ -36,6 +38,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
       etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
       feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
+      db: { ...DEFAULT_CONFIG.db, readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONFIG.db.readTimeoutMs },
     },
     options.db ?? testDb(),
     options.logger ?? silentLogger,
