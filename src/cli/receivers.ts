@@ -17,7 +17,7 @@ import {
 } from '../webhooks/receivers.ts';
 import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
-import { cliLogger, output, table, withDatabase } from './run.ts';
+import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -40,10 +40,17 @@ export function registerReceiverCommands(program: Command, config: Config): void
       .requiredOption('--url <url>', 'http(s) URL the events are POSTed to'),
     'signing secret',
   )
+    .option('--unsigned', 'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)')
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .option('--json', 'print JSON only')
-    .action(async (opts: SecretOptions & { url: string; type: string[]; json?: boolean }) => {
+    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
+      // An unsigned receiver is a choice, never the result of a forgotten option.
+      if (secret === undefined && !opts.unsigned) {
+        throw new CliError('a signing secret is required: --secret-file F, --secret-stdin or --secret S (or --unsigned to add a receiver whose deliveries are not signed)', 2);
+      }
+      if (secret !== undefined && opts.unsigned) throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
+      if (opts.unsigned) process.stderr.write('Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n');
       const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });

@@ -203,7 +203,7 @@ async function main(): Promise<void> {
       (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
       '\n' +
       `Register it with the service (the secret is read from your shell, never printed or put on a command line):\n` +
-      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ''}\n\n`,
+      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ' --unsigned'}\n\n`,
   );
 }
 
