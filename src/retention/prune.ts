@@ -9,15 +9,24 @@
 //   contiguous range and an older cursor is answered 410. An event that a waiting delivery or a dead
 //   letter still needs (the worker sends its stored body) is kept, with its attempts, below the
 //   watermark: no longer in the feed, still deliverable; a later run deletes it once it is free.
+// Also erases the previous signing secrets whose rotation grace has ended (previous-secrets.ts).
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
 import { inTransaction } from '../webhooks/pg-transaction.ts';
+import { eraseExpiredPreviousSecrets } from '../webhooks/previous-secrets.ts';
 import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 
 export type PruneOptions = { eventDays: number; deliveryAttemptDays: number; batchSize?: number; onProgress?: (progress: PruneResult) => void };
-export type PruneResult = { deliveryAttempts: number; events: number; eventsKept: number; batches: number };
+export type PruneResult = {
+  deliveryAttempts: number;
+  events: number;
+  eventsKept: number;
+  batches: number;
+  /** Previous signing secrets whose rotation grace had ended, erased (webhooks/previous-secrets.ts). */
+  previousSecretsErased: number;
+};
 
 const attemptsSql = (deadLetter: string) => `
   with head as (select id, started_at from delivery_attempt where id > $1 order by id limit $2),
@@ -52,7 +61,7 @@ const eventsSql = (held: string) => `
 
 export async function pruneRetention(pool: Pool, options: PruneOptions): Promise<PruneResult> {
   const batch = options.batchSize ?? PRUNE_BATCH_SIZE;
-  const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0 };
+  const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0, previousSecretsErased: await eraseExpiredPreviousSecrets(pool) };
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
   const installed = await bossInstalled(pool);
