@@ -142,10 +142,11 @@ export function registerReceiverCommands(program: Command, config: Config): void
         const deps = await receiverDeps(config, db);
         // Said before anything changes, in the words of the command line.
         const receiver = await getReceiver(deps, parseId(id));
-        if (receiver?.signatureScheme === 'service-v1') {
-          if (opts.graceHours !== undefined) throw new CliError(`--grace-hours is refused: ${NO_GRACE_FOR_SERVICE_V1}`, 2);
-          if (secret === undefined) throw new CliError('a secret is required for a service-v1 receiver: --secret-file F, --secret-stdin or --secret S', 2);
+        // Only a standard-webhooks receiver gets a generated secret (an unknown id is refused as before).
+        if (secret === undefined && receiver?.signatureScheme !== 'standard-webhooks') {
+          throw new CliError('a secret is required: --secret-file F, --secret-stdin or --secret S (a standard-webhooks receiver gets a generated one)', 2);
         }
+        if (receiver?.signatureScheme === 'service-v1' && opts.graceHours !== undefined) throw new CliError(`--grace-hours is refused: ${NO_GRACE_FOR_SERVICE_V1}`, 2);
         return await rotateReceiverSecret(deps, parseId(id), { secret, graceHours: opts.graceHours });
       });
       const grace = changed.previousSecretExpiresAt ? `; the old secret signs too until ${changed.previousSecretExpiresAt}` : '';
