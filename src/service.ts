@@ -23,7 +23,7 @@ import { createKeyCache } from './auth/key-cache.ts';
 import { createListenConnection } from './db/listen-connection.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
-import type { ReceiverDeps } from './webhooks/receivers.ts';
+import type { ReceiverDeps } from './webhooks/receivers/receivers.ts';
 
 export type Api = {
   server: Server;

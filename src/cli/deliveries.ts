@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../catalog/input.ts';
-import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
+import { listDeadLetters, replayDeadLetters } from '../webhooks/delivery/redeliver.ts';
 import { positiveInt } from './arguments.ts';
 import { output, progress, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';

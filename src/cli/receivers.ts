@@ -14,9 +14,9 @@ import {
   removeReceiver,
   rotateReceiverSecret,
   updateReceiver,
-} from '../webhooks/receivers.ts';
-import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
+} from '../webhooks/receivers/receivers.ts';
+import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 

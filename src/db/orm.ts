@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventEntities } from '../events/entities.ts';
-import { webhookEntities } from '../webhooks/entities.ts';
+import { webhookEntities } from '../webhooks/receivers/entities.ts';
 import { connectCreatingDatabase } from './create-database.ts';
 import { statementTimeouts } from './timeouts.ts';
 

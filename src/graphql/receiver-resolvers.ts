@@ -2,7 +2,7 @@
 // `receivers` commands. A secret goes in (create, rotate) and never comes out.
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
-import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers.ts';
+import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
 import { parsePagingArgs } from '../paging.ts';
-import { type AttemptView, getStoredEvent, listAttempts, type StoredEventView } from '../webhooks/attempt-reads.ts';
+import { type AttemptView, getStoredEvent, listAttempts, type StoredEventView } from '../webhooks/delivery/attempt-reads.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;

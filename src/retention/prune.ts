@@ -11,8 +11,8 @@
 //   watermark: no longer in the feed, still deliverable; a later run deletes it once it is free.
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
-import { inTransaction } from '../webhooks/pg-transaction.ts';
-import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue.ts';
+import { inTransaction } from '../db/pg-transaction.ts';
+import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue/boss.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 

@@ -20,7 +20,7 @@ import {
   selectDeadLetters,
   takeDeadLetters,
   setAsideWaitingDeliveries,
-} from '../../src/webhooks/queue.ts';
+} from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { insertBareEvent, insertDeadLetter, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 

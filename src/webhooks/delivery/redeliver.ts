@@ -3,10 +3,10 @@
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, notFound } from '../../errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
-import { inTransaction } from './pg-transaction.ts';
-import { countDeadLetters, enqueueDeliveries, REPLAY_PRIORITY, selectDeadLetters, takeDeadLetters } from './queue.ts';
+import { inTransaction } from '../../db/pg-transaction.ts';
+import { countDeadLetters, enqueueDeliveries, REPLAY_PRIORITY, selectDeadLetters, takeDeadLetters } from '../queue/boss.ts';
 
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[] };
 

@@ -3,8 +3,8 @@
 // lines for something the service recovers from by itself. So connection failures open an outage:
 // one warning when it starts, the errors counted, and one line when none has come for QUIET_MS (the
 // database answers again). Anything else is an error line as before.
-import { isDatabaseUnavailable } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { isDatabaseUnavailable } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
 
 /** Errors of this long without another end an outage (several pg-boss passes at their slowest). */
 const QUIET_MS = 60_000;

@@ -1,6 +1,6 @@
 // The webhook delivery worker.
 //
-//   import { startBoss } from './queue.ts';
+//   import { startBoss } from '../queue/boss.ts';
 //   import { startDeliveryWorker } from './worker.ts';
 //
 //   const boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: true });
@@ -31,21 +31,21 @@
 // receiverId and attempt, never a secret, a signature or a URL.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { Logger } from '../logger.ts';
-import { deliveryAttempts, deliveryDuration } from '../metrics.ts';
+import type { Logger } from '../../logger.ts';
+import { deliveryAttempts, deliveryDuration } from '../../metrics.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
 import { createPump } from './pump.ts';
-import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from './queue.ts';
+import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
 import { createReceiverQueues } from './receiver-queues.ts';
 import { createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
-import type { SecretKeyring } from './secret-box.ts';
+import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { createWebhookSender } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
-import { deliveryHeaders } from '../../packages/receiver-kit/src/sign.ts';
+import { deliveryHeaders } from '../../../packages/receiver-kit/src/sign.ts';
 
 export type DeliveryWorkerOptions = {
   boss: PgBoss;

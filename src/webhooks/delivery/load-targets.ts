@@ -3,8 +3,8 @@
 // signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
 // sealed at the next start (seal-secrets.ts).
 import type { Pool } from 'pg';
-import type { DeliveryJobData } from './queue.ts';
-import type { SecretKeyring } from './secret-box.ts';
+import type { DeliveryJobData } from '../queue/boss.ts';
+import type { SecretKeyring } from '../secrets/secret-box.ts';
 
 export type EventToSend = { id: string; type: string; body: Buffer };
 export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean };

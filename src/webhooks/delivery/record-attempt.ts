@@ -8,9 +8,9 @@
 // settlements is tried alone, and only the ones that fail alone stay unsettled (their jobs are
 // handed out again when they expire: at-least-once).
 import type { Pool } from 'pg';
-import type { Logger } from '../logger.ts';
-import { reportAutomaticDisables } from './auto-disable.ts';
-import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from './queue.ts';
+import type { Logger } from '../../logger.ts';
+import { reportAutomaticDisables } from '../receivers/auto-disable.ts';
+import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from '../queue/boss.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
 

@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
-import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
+import { guardedLookup, isNonPublicAddress, literalHost } from '../receivers/target-policy.ts';
 
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect';
 export type SendResult = { outcome: AttemptOutcome; statusCode: number | null; error: string | null; responseExcerpt: string | null; durationMs: number };

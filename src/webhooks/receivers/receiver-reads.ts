@@ -2,9 +2,9 @@
 // delivery health and how many deliveries wait or lie in the dead letters, for every receiver in
 // one statement (the counts are grouped over pg-boss's job table, not looked up per receiver).
 import type { Pool, PoolClient } from 'pg';
-import type { EventType } from '../events/derive-event.ts';
-import { isoSql } from './attempt-reads.ts';
-import { bossInstalled, deliveryCountsByReceiverSql } from './queue.ts';
+import type { EventType } from '../../events/derive-event.ts';
+import { isoSql } from '../delivery/attempt-reads.ts';
+import { bossInstalled, deliveryCountsByReceiverSql } from '../queue/boss.ts';
 
 export type DisabledReason = 'manual' | 'failing' | 'gone';
 

@@ -14,13 +14,13 @@
 // pg-boss's schema or behaviour moves away from what these statements assume.
 import type { Pool, PoolClient } from 'pg';
 import { type Db, type Job, PgBoss } from 'pg-boss';
-import type { Config } from '../config.ts';
-import { boundedQuery, isMissingRelation } from '../db/bounded-query.ts';
-import type { Logger } from '../logger.ts';
-import { isoSql } from './attempt-reads.ts';
+import type { Config } from '../../config.ts';
+import { boundedQuery, isMissingRelation } from '../../db/bounded-query.ts';
+import type { Logger } from '../../logger.ts';
+import { isoSql } from '../delivery/attempt-reads.ts';
 import { createBossErrorLog } from './boss-errors.ts';
-import { receiverHealthCtes } from './receiver-health-sql.ts';
-import type { DisabledReason } from './receiver-reads.ts';
+import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
+import type { DisabledReason } from '../receivers/receiver-reads.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 export const DELIVERY_QUEUE = 'webhook-delivery';
