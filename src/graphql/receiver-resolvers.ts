@@ -1,4 +1,4 @@
-// Thin resolvers over webhooks/receivers.ts (scope receivers:manage): the same functions as the
+// Thin resolvers over webhooks/receivers/receivers.ts (scope receivers:manage): the same functions as the
 // `receivers` commands. A secret goes in (create, rotate) and never comes out.
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';

@@ -12,7 +12,8 @@
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
 import { inTransaction } from '../db/pg-transaction.ts';
-import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue/boss.ts';
+import { bossInstalled } from '../webhooks/queue/job-reads.ts';
+import { deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue/retention-holds.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 

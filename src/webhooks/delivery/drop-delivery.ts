@@ -4,7 +4,8 @@
 // an error).
 import type { Pool } from 'pg';
 import type { Logger } from '../../logger.ts';
-import { type DeliveryJob, settleJobs } from '../queue/boss.ts';
+import { type DeliveryJob } from '../queue/boss.ts';
+import { settleJobs } from '../queue/settle-jobs.ts';
 
 export type DropReason = 'receiver_removed' | 'receiver_disabled' | 'event_missing';
 

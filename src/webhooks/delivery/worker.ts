@@ -10,7 +10,7 @@
 //   await boss.stop({ graceful: true });
 //
 // `config` is Config['webhooks'] (tests pass their own object with small timings). `pool` is the
-// service's pg pool (db.pool). pg-boss is reached only through queue.ts. Any number of workers
+// service's pg pool (db.pool). pg-boss is reached only through webhooks/queue/. Any number of workers
 // (processes) may run against one database.
 //
 // How it works: up to WORKER_CONCURRENCY requests are in flight, at most

@@ -3,10 +3,10 @@
 // one statement (the counts are grouped over pg-boss's job table, not looked up per receiver).
 import type { Pool, PoolClient } from 'pg';
 import type { EventType } from '../../events/derive-event.ts';
-import { isoSql } from '../delivery/attempt-reads.ts';
-import { bossInstalled, deliveryCountsByReceiverSql } from '../queue/boss.ts';
-
-export type DisabledReason = 'manual' | 'failing' | 'gone';
+import { isoSql } from '../../db/iso-sql.ts';
+import type { DisabledReason } from './receiver-health-sql.ts';
+import { bossInstalled } from '../queue/job-reads.ts';
+import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
 
 export type ReceiverInfo = {
   id: string;
