@@ -1,7 +1,7 @@
 // receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt. Secrets are
 // never printed (hasSecret only); they go in through a file or stdin rather than the command line.
 import type { Command } from 'commander';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
