@@ -45,7 +45,7 @@ import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { createWebhookSender } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
-import { deliveryHeaders } from '../../../packages/receiver-kit/src/sign.ts';
+import { deliveryHeaders } from '@lods/receiver-kit';
 
 export type DeliveryWorkerOptions = {
   boss: PgBoss;
