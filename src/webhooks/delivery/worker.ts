@@ -26,6 +26,12 @@
 // while as many jobs are queued here as can be sent at once, a fetch waits a little for more room.
 // A job handed out again after its worker was lost gets a `worker_lost` attempt row first.
 //
+// The worker is a class (DeliveryLoop) with named modes and asserted transitions:
+//   starting -> running (listening, polling) -> stopping (no fetch, no new send) -> stopped.
+// Its steps are methods: fetchRound (one pump round), queueBatch (load a batch's targets and queue
+// it), dispatch (fill free slots), deliver (send one, record it). What it holds in flight is counted
+// in one place (in-flight.ts).
+//
 // Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
 // (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
 // receiverId and attempt, never a secret, a signature or a URL.
@@ -35,14 +41,15 @@ import type { Logger } from '../../logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../../metrics.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
-import { createPump } from './pump.ts';
+import { createPump, type Pump } from './pump.ts';
 import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
 import { createReceiverQueues } from './receiver-queues.ts';
-import { createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
+import { InFlight } from './in-flight.ts';
+import { type AttemptRecorder, createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
 import type { NextStep } from './retry-policy.ts';
 import { createRetryTimers } from './retry-timers.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
-import { createWebhookSender } from './send-webhook.ts';
+import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
 import { deliveryHeaders } from '@lods/receiver-kit';
@@ -65,193 +72,254 @@ export type DeliveryWorker = {
 const FETCH_HOLD_OFF_MS = 50;
 
 type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
+type ReceiverQueues = ReturnType<typeof createReceiverQueues<Item>>;
+
+/** The worker's modes, in order; each transition is asserted (DeliveryLoop.#enter). */
+export type WorkerMode = 'starting' | 'running' | 'stopping' | 'stopped';
+const NEXT_MODE: Record<WorkerMode, WorkerMode | null> = { starting: 'running', running: 'stopping', stopping: 'stopped', stopped: null };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
-  const { boss, pool, config } = options;
-  const logger = options.logger.child({ component: 'webhook-worker' });
-  const capacity = config.workerConcurrency;
+  const loop = new DeliveryLoop(options);
+  await loop.start();
+  return { stop: (stopOptions) => loop.stop(stopOptions) };
+}
+
+/** One delivery worker: fetches claims, sends them under the concurrency caps, records the attempts. */
+export class DeliveryLoop {
+  #mode: WorkerMode = 'starting';
+  readonly #options: DeliveryWorkerOptions;
+  readonly #config: WebhookConfig;
+  readonly #logger: Logger;
+  readonly #capacity: number;
   // Fetched and not yet sent, and sent and not yet recorded: bounded, so that a slow database or a
   // slow receiver holds back fetching instead of piling claims up in memory. At the defaults, one
   // receiver's cap of jobs in progress (WEBHOOK_GROUP_FACTOR x per-receiver limit, 256) is half of
   // maxHeld (512): a receiver with a deep backlog is fetched for in batches of up to
   // WEBHOOK_FETCH_BATCH (each fetch has a fixed price, so fewer and larger fetches cost the
   // database less per delivery), and it still fills at most half of what the worker holds.
-  const maxHeld = capacity * 8;
-  const maxRecording = capacity * 4;
-  const sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
-  // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
-  // timeout of the request ahead of it before the receiver's queue is handed back.
-  const queues = createReceiverQueues<Item>({
-    limit: config.concurrencyPerReceiver,
-    groupFactor: config.groupFactor,
-    budgetMs: Math.min(config.prefetchBudgetMs, config.timeoutMs / 2),
-    receiverOf: (i) => i.job.data.receiverId,
-  });
-  const recorder = createAttemptRecorder({
-    pool,
-    config,
-    logger,
-    onCommitted: (settled) => {
-      const now = Date.now();
-      for (const s of settled) if (s.next.kind === 'retry') retryTimers.wakeAt(now + s.next.delayMs);
-    },
-  });
-  // While as many jobs are queued here as the worker can send at once, a fetch round waits (up to
-  // FETCH_HOLD_OFF_MS, or until the queues run lower) for more room: each fetch costs the database
-  // a fixed price (pg-boss's statement is planned anew, counts the receivers' active jobs and scans
-  // the ready jobs from the head of the queue), so one fetch of many jobs costs far less per delivery
-  // than many fetches of a few, which is what refilling after every finished delivery gave.
-  const pump = createPump(fetchRound, { holdOffMs: () => (queues.queued() + loading >= capacity ? FETCH_HOLD_OFF_MS : 0) });
-  const retryTimers = createRetryTimers(pump.wake);
-  const stopped = () => pump.state() === 'stopped';
-  // Counts, not flags: deliveries between send and settlement, and jobs whose targets are loading.
-  let sending = 0;
-  let recording = 0;
-  let loading = 0;
-  // Attempts being recorded, per receiver: pg-boss's cap is per receiver, so it is widened by the
-  // most any one receiver has being recorded, never by the worker's total.
-  const recordingOf = new Map<string, number>();
-  const countRecording = (receiverId: string, delta: 1 | -1) => {
-    recording += delta;
-    const n = (recordingOf.get(receiverId) ?? 0) + delta;
-    if (n > 0) recordingOf.set(receiverId, n);
-    else recordingOf.delete(receiverId);
-  };
-
-  const handBack = (items: Item[]) =>
-    handBackJobs(boss, items.map((i) => i.job.id)).catch((error: unknown) => logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'));
-
+  readonly #maxHeld: number;
+  readonly #maxRecording: number;
+  readonly #inFlight = new InFlight();
+  readonly #sender: WebhookSender;
+  readonly #queues: ReceiverQueues;
+  readonly #recorder: AttemptRecorder;
+  readonly #pump: Pump;
+  readonly #retryTimers: ReturnType<typeof createRetryTimers>;
   // Batches whose events and receivers are loading, oldest first. Loading is not part of a pump
   // round: a round ends when its last fetch returns, so that a job committed meanwhile is fetched
   // at once instead of after the loads of the round before.
-  const loads: Promise<boolean>[] = [];
+  readonly #loads: Promise<boolean>[] = [];
+  #listener: { close: () => Promise<void> } | null = null;
+  #poll: NodeJS.Timeout | undefined;
+
+  constructor(options: DeliveryWorkerOptions) {
+    const { config } = options;
+    this.#options = options;
+    this.#config = config;
+    this.#logger = options.logger.child({ component: 'webhook-worker' });
+    this.#capacity = config.workerConcurrency;
+    this.#maxHeld = this.#capacity * 8;
+    this.#maxRecording = this.#capacity * 4;
+    this.#sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
+    // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
+    // timeout of the request ahead of it before the receiver's queue is handed back.
+    this.#queues = createReceiverQueues<Item>({
+      limit: config.concurrencyPerReceiver,
+      groupFactor: config.groupFactor,
+      budgetMs: Math.min(config.prefetchBudgetMs, config.timeoutMs / 2),
+      receiverOf: (i) => i.job.data.receiverId,
+    });
+    this.#recorder = createAttemptRecorder({
+      pool: options.pool,
+      config,
+      logger: this.#logger,
+      onCommitted: (settled) => {
+        const now = Date.now();
+        for (const s of settled) if (s.next.kind === 'retry') this.#retryTimers.wakeAt(now + s.next.delayMs);
+      },
+    });
+    // While as many jobs are queued here as the worker can send at once, a fetch round waits (up to
+    // FETCH_HOLD_OFF_MS, or until the queues run lower) for more room: each fetch costs the database
+    // a fixed price (pg-boss's statement is planned anew, counts the receivers' active jobs and scans
+    // the ready jobs from the head of the queue), so one fetch of many jobs costs far less per delivery
+    // than many fetches of a few, which is what refilling after every finished delivery gave.
+    this.#pump = createPump(() => this.#fetchRound(), {
+      holdOffMs: () => (this.#queues.queued() + this.#inFlight.loading >= this.#capacity ? FETCH_HOLD_OFF_MS : 0),
+    });
+    this.#retryTimers = createRetryTimers(this.#pump.wake);
+  }
+
+  get mode(): WorkerMode {
+    return this.#mode;
+  }
+
+  /** Listens for new jobs, starts the poll and the first fetch: starting -> running. */
+  async start(): Promise<void> {
+    this.#listener = await listenForDeliveries(this.#options.boss, this.#pump.wake);
+    if (!this.#listener) this.#logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
+    this.#poll = setInterval(this.#pump.wake, this.#config.pollIntervalMs);
+    this.#enter('running');
+    this.#pump.wake();
+    this.#logger.info({ capacity: this.#capacity, perReceiver: this.#config.concurrencyPerReceiver, maxAttempts: this.#config.maxAttempts }, 'webhook delivery worker started');
+  }
+
+  /** Stops fetching and waits up to `timeoutMs` (default WEBHOOK_TIMEOUT_MS + 5 s) for deliveries in flight: running -> stopping -> stopped. */
+  async stop(stopOptions: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.#closing()) return;
+    this.#enter('stopping');
+    clearInterval(this.#poll);
+    this.#retryTimers.clear();
+    await this.#pump.stop();
+    await Promise.allSettled(this.#loads);
+    await this.#listener?.close().catch(() => {});
+    // Jobs queued here go back to the queue at once, for another worker (or the next start).
+    await this.#handBack(this.#queues.takeAll());
+    const deadline = Date.now() + (stopOptions.timeoutMs ?? this.#config.timeoutMs + 5000);
+    while (this.#inFlight.unsettled() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (this.#inFlight.unsettled() > 0) this.#logger.warn({ inFlight: this.#inFlight.unsettled() }, 'stopped with deliveries still in flight; they will be retried after their jobs expire');
+    await this.#recorder.drain();
+    this.#sender.close();
+    this.#enter('stopped');
+    this.#logger.info('webhook delivery worker stopped');
+  }
+
+  #enter(mode: WorkerMode): void {
+    if (NEXT_MODE[this.#mode] !== mode) throw new Error(`delivery worker: no transition from ${this.#mode} to ${mode}`);
+    this.#mode = mode;
+  }
+
+  /** No more fetching or sending: stop() has begun. */
+  #closing(): boolean {
+    return this.#mode === 'stopping' || this.#mode === 'stopped';
+  }
+
+  #handBack(items: Item[]): Promise<void> {
+    return handBackJobs(this.#options.boss, items.map((i) => i.job.id)).catch((error: unknown) =>
+      this.#logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
+    );
+  }
+
+  /** Room for more fetched jobs: the queues and the loads under maxHeld, the recordings under maxRecording. */
+  #hasRoom(): boolean {
+    return this.#queues.held() + this.#inFlight.loading < this.#maxHeld && this.#inFlight.recording < this.#maxRecording;
+  }
 
   /** One pump round: fetches until the queues are full or the queue has nothing more to hand out. */
-  async function fetchRound(): Promise<void> {
+  async #fetchRound(): Promise<void> {
     try {
-      while (!stopped() && queues.held() + loading < maxHeld && recording < maxRecording) {
+      while (!this.#closing() && this.#hasRoom()) {
         // At most two batches loading (each load is a round trip); if the older one could queue
         // nothing (every job handed back: its receivers have no room), more fetching would only spin.
-        if (loads.length >= 2) {
-          if (!(await loads[0]!)) break;
+        if (this.#loads.length >= 2) {
+          if (!(await this.#loads[0]!)) break;
           continue;
         }
-        const batchSize = Math.min(config.fetchBatch, maxHeld - queues.held() - loading);
-        const jobs = await fetchDeliveries(boss, {
+        const batchSize = Math.min(this.#config.fetchBatch, this.#maxHeld - this.#queues.held() - this.#inFlight.loading);
+        const jobs = await fetchDeliveries(this.#options.boss, {
           batchSize,
           // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
           // of their receiver's any more: not counting them keeps a fast receiver fed while its
           // settlements are in flight (they took half its cap on a loaded machine).
-          groupConcurrency: queues.groupConcurrency + Math.max(0, ...recordingOf.values()),
-          ignoreGroups: queues.full(),
+          groupConcurrency: this.#queues.groupConcurrency + this.#inFlight.mostRecordingOfOneReceiver(),
+          ignoreGroups: this.#queues.full(),
         });
         if (jobs.length === 0) break;
-        const load = queueBatch(jobs);
-        loads.push(load);
-        void load.finally(() => loads.splice(loads.indexOf(load), 1));
+        const load = this.#queueBatch(jobs);
+        this.#loads.push(load);
+        void load.finally(() => this.#loads.splice(this.#loads.indexOf(load), 1));
         // A short batch: nothing more is ready, or its receivers reached their cap of jobs in
         // progress, whose ends wake the pump again. No fetch just to find the queue empty.
         if (jobs.length < batchSize) break;
       }
     } catch (error) {
-      logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
+      this.#logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
     }
   }
 
   /** Loads a fetched batch's events and receivers and queues it; false when nothing could be queued. */
-  async function queueBatch(jobs: DeliveryJob[]): Promise<boolean> {
-    loading += jobs.length;
+  async #queueBatch(jobs: DeliveryJob[]): Promise<boolean> {
+    const { pool, secrets } = this.#options;
+    this.#inFlight.startLoading(jobs.length);
     try {
-      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), options.secrets), recordLostAttempts(pool, jobs)]);
-      if (lost) logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
+      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), secrets), recordLostAttempts(pool, jobs)]);
+      if (lost) this.#logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
-      loading -= jobs.length;
-      const excess = queues.accept(items);
-      dispatch();
-      await handBack(excess);
+      this.#inFlight.loaded(jobs.length);
+      const excess = this.#queues.accept(items);
+      this.#dispatch();
+      await this.#handBack(excess);
       return excess.length < jobs.length;
     } catch (error) {
-      loading -= jobs.length;
-      logger.warn({ err: error, jobs: jobs.length }, 'loading deliveries failed; handing the jobs back');
-      await handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
+      this.#inFlight.loaded(jobs.length);
+      this.#logger.warn({ err: error, jobs: jobs.length }, 'loading deliveries failed; handing the jobs back');
+      await this.#handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
       return false;
     }
   }
 
-  function dispatch(): void {
-    while (!stopped() && sending < capacity) {
-      const item = queues.next();
+  /** Starts a delivery for every free slot, from the receivers' queues. */
+  #dispatch(): void {
+    while (!this.#closing() && this.#inFlight.sending < this.#capacity) {
+      const item = this.#queues.next();
       if (!item) return;
-      sending += 1;
-      void deliver(item);
+      this.#inFlight.startSending();
+      void this.#deliver(item);
     }
   }
 
-  async function deliver({ job, event, receiver }: Item): Promise<void> {
+  /** Sends one delivery (or drops it: event or receiver gone, receiver disabled) and records the attempt. */
+  async #deliver({ job, event, receiver }: Item): Promise<void> {
     const { eventId, receiverId, attempt } = job.data;
     // Not a child logger: creating one per delivery costs more than the signing.
     const ids = { eventId, receiverId, attempt };
     let sent = false;
     try {
       if (!event || !receiver || !receiver.enabled) {
-        await dropDelivery({ pool, job, reason: !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled', logger: logger.child(ids) });
+        const reason = !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled';
+        await dropDelivery({ pool: this.#options.pool, job, reason, logger: this.#logger.child(ids) });
         return;
       }
       const startedAt = new Date();
       const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
-      const result = await sender.send(receiver.url, headers, event.body);
+      const result = await this.#sender.send(receiver.url, headers, event.body);
       deliveryDuration.observe(result.durationMs / 1000);
       sent = true;
-      sending -= 1;
-      void handBack(queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
-      dispatch();
-      countRecording(receiverId, 1);
-      let next: NextStep | undefined;
-      try {
-        next = await recorder.record({ job, data: job.data, startedAt, result });
-      } finally {
-        countRecording(receiverId, -1);
-        // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
-        deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
-      }
-      const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
-      if (next.kind === 'dead') logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
-      else if (next.kind === 'retry') logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
-      else logger.debug(fields, 'delivery attempt finished');
+      this.#inFlight.sent();
+      void this.#handBack(this.#queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      this.#dispatch();
+      const next = await this.#record(job, startedAt, result);
+      this.#logOutcome(ids, result, next);
     } catch (error) {
-      logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
+      this.#logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
     } finally {
       if (!sent) {
-        sending -= 1;
-        queues.done(receiverId, null, false);
-        dispatch();
+        this.#inFlight.sent();
+        this.#queues.done(receiverId, null, false);
+        this.#dispatch();
       }
-      pump.wake();
+      this.#pump.wake();
     }
   }
 
-  const listener = await listenForDeliveries(boss, pump.wake);
-  if (!listener) logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
-  const poll = setInterval(pump.wake, config.pollIntervalMs);
-  pump.wake();
-  logger.info({ capacity, perReceiver: config.concurrencyPerReceiver, maxAttempts: config.maxAttempts }, 'webhook delivery worker started');
+  /** Records a sent attempt (grouped with others by the recorder) and counts its outcome. */
+  async #record(job: DeliveryJob, startedAt: Date, result: SendResult): Promise<NextStep> {
+    const { receiverId } = job.data;
+    this.#inFlight.startRecording(receiverId);
+    let next: NextStep | undefined;
+    try {
+      next = await this.#recorder.record({ job, data: job.data, startedAt, result });
+      return next;
+    } finally {
+      this.#inFlight.recorded(receiverId);
+      // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
+      deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
+    }
+  }
 
-  return {
-    async stop(stopOptions = {}) {
-      if (stopped()) return;
-      clearInterval(poll);
-      retryTimers.clear();
-      await pump.stop();
-      await Promise.allSettled(loads);
-      await listener?.close().catch(() => {});
-      // Jobs queued here go back to the queue at once, for another worker (or the next start).
-      await handBack(queues.takeAll());
-      const deadline = Date.now() + (stopOptions.timeoutMs ?? config.timeoutMs + 5000);
-      while (sending + recording > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-      if (sending + recording > 0) logger.warn({ inFlight: sending + recording }, 'stopped with deliveries still in flight; they will be retried after their jobs expire');
-      await recorder.drain();
-      sender.close();
-      logger.info('webhook delivery worker stopped');
-    },
-  };
+  #logOutcome(ids: { eventId: string; receiverId: string; attempt: number }, result: SendResult, next: NextStep): void {
+    const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+    if (next.kind === 'dead') this.#logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
+    else if (next.kind === 'retry') this.#logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
+    else this.#logger.debug(fields, 'delivery attempt finished');
+  }
 }
