@@ -28,9 +28,9 @@
 //
 // The worker is a class (DeliveryLoop) with named modes and asserted transitions:
 //   starting -> running (listening, polling) -> stopping (no fetch, no new send) -> stopped.
-// Its steps are methods: fetchRound (one pump round), queueBatch (load a batch's targets and queue
-// it), dispatch (fill free slots), deliver (send one, record it). What it holds in flight is counted
-// in one place (in-flight.ts).
+// Its steps are methods: fetchRound (one pump round) and queueBatch (load a batch's targets and queue
+// it); the send side (dispatch to free slots, deliver, record) is send-slots.ts. What it holds in
+// flight is counted in one place (in-flight.ts).
 //
 // Metrics: lods_webhook_delivery_attempts_total{outcome}, lods_webhook_delivery_duration_seconds
 // (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
@@ -38,28 +38,22 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../logger.ts';
-import { deliveryAttempts, deliveryDuration } from '../../metrics.ts';
-import { dropDelivery } from './drop-delivery.ts';
-import { type EventToSend, loadTargets, type ReceiverToSend } from './load-targets.ts';
-import { createPump, type Pump } from './pump.ts';
 import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
-import { createReceiverQueues } from './receiver-queues.ts';
-import { InFlight } from './in-flight.ts';
-import { type AttemptRecorder, createAttemptRecorder, recordLostAttempts } from './record-attempt.ts';
-import type { NextStep } from './retry-policy.ts';
-import { createRetryTimers } from './retry-timers.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
-import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
-// The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
-// the service signs with the code its consumers verify with.
-import { deliveryHeaders } from '@lods/receiver-kit';
+import { InFlight } from './in-flight.ts';
+import { loadTargets } from './load-targets.ts';
+import { createPump, type Pump } from './pump.ts';
+import { createReceiverQueues } from './receiver-queues.ts';
+import { recordLostAttempts } from './record-attempt.ts';
+import { createRetryTimers } from './retry-timers.ts';
+import { type Item, type ReceiverQueues, SendSlots } from './send-slots.ts';
 
 export type DeliveryWorkerOptions = {
   boss: PgBoss;
   pool: Pool;
   config: WebhookConfig;
   logger: Logger;
-  /** Opens the receivers' sealed signing secrets (webhooks/secret-keys.ts). */
+  /** Opens the receivers' sealed signing secrets (webhooks/secrets/secret-keys.ts). */
   secrets: SecretKeyring;
 };
 
@@ -70,9 +64,6 @@ export type DeliveryWorker = {
 
 /** The longest a fetch round waits for room while the worker has plenty queued (see holdOffMs). */
 const FETCH_HOLD_OFF_MS = 50;
-
-type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
-type ReceiverQueues = ReturnType<typeof createReceiverQueues<Item>>;
 
 /** The worker's modes, in order; each transition is asserted (DeliveryLoop.#enter). */
 export type WorkerMode = 'starting' | 'running' | 'stopping' | 'stopped';
@@ -100,9 +91,8 @@ export class DeliveryLoop {
   readonly #maxHeld: number;
   readonly #maxRecording: number;
   readonly #inFlight = new InFlight();
-  readonly #sender: WebhookSender;
   readonly #queues: ReceiverQueues;
-  readonly #recorder: AttemptRecorder;
+  readonly #slots: SendSlots;
   readonly #pump: Pump;
   readonly #retryTimers: ReturnType<typeof createRetryTimers>;
   // Batches whose events and receivers are loading, oldest first. Loading is not part of a pump
@@ -120,7 +110,6 @@ export class DeliveryLoop {
     this.#capacity = config.workerConcurrency;
     this.#maxHeld = this.#capacity * 8;
     this.#maxRecording = this.#capacity * 4;
-    this.#sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
     // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
     // timeout of the request ahead of it before the receiver's queue is handed back.
     this.#queues = createReceiverQueues<Item>({
@@ -128,15 +117,6 @@ export class DeliveryLoop {
       groupFactor: config.groupFactor,
       budgetMs: Math.min(config.prefetchBudgetMs, config.timeoutMs / 2),
       receiverOf: (i) => i.job.data.receiverId,
-    });
-    this.#recorder = createAttemptRecorder({
-      pool: options.pool,
-      config,
-      logger: this.#logger,
-      onCommitted: (settled) => {
-        const now = Date.now();
-        for (const s of settled) if (s.next.kind === 'retry') this.#retryTimers.wakeAt(now + s.next.delayMs);
-      },
     });
     // While as many jobs are queued here as the worker can send at once, a fetch round waits (up to
     // FETCH_HOLD_OFF_MS, or until the queues run lower) for more room: each fetch costs the database
@@ -147,6 +127,17 @@ export class DeliveryLoop {
       holdOffMs: () => (this.#queues.queued() + this.#inFlight.loading >= this.#capacity ? FETCH_HOLD_OFF_MS : 0),
     });
     this.#retryTimers = createRetryTimers(this.#pump.wake);
+    this.#slots = new SendSlots({
+      pool: options.pool,
+      config,
+      logger: this.#logger,
+      queues: this.#queues,
+      inFlight: this.#inFlight,
+      closing: () => this.#closing(),
+      handBack: (items) => this.#handBack(items),
+      wake: this.#pump.wake,
+      retryAt: (at) => this.#retryTimers.wakeAt(at),
+    });
   }
 
   get mode(): WorkerMode {
@@ -177,8 +168,7 @@ export class DeliveryLoop {
     const deadline = Date.now() + (stopOptions.timeoutMs ?? this.#config.timeoutMs + 5000);
     while (this.#inFlight.unsettled() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     if (this.#inFlight.unsettled() > 0) this.#logger.warn({ inFlight: this.#inFlight.unsettled() }, 'stopped with deliveries still in flight; they will be retried after their jobs expire');
-    await this.#recorder.drain();
-    this.#sender.close();
+    await this.#slots.close();
     this.#enter('stopped');
     this.#logger.info('webhook delivery worker stopped');
   }
@@ -246,7 +236,7 @@ export class DeliveryLoop {
       const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
       this.#inFlight.loaded(jobs.length);
       const excess = this.#queues.accept(items);
-      this.#dispatch();
+      this.#slots.dispatch();
       await this.#handBack(excess);
       return excess.length < jobs.length;
     } catch (error) {
@@ -255,71 +245,5 @@ export class DeliveryLoop {
       await this.#handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
       return false;
     }
-  }
-
-  /** Starts a delivery for every free slot, from the receivers' queues. */
-  #dispatch(): void {
-    while (!this.#closing() && this.#inFlight.sending < this.#capacity) {
-      const item = this.#queues.next();
-      if (!item) return;
-      this.#inFlight.startSending();
-      void this.#deliver(item);
-    }
-  }
-
-  /** Sends one delivery (or drops it: event or receiver gone, receiver disabled) and records the attempt. */
-  async #deliver({ job, event, receiver }: Item): Promise<void> {
-    const { eventId, receiverId, attempt } = job.data;
-    // Not a child logger: creating one per delivery costs more than the signing.
-    const ids = { eventId, receiverId, attempt };
-    let sent = false;
-    try {
-      if (!event || !receiver || !receiver.enabled) {
-        const reason = !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled';
-        await dropDelivery({ pool: this.#options.pool, job, reason, logger: this.#logger.child(ids) });
-        return;
-      }
-      const startedAt = new Date();
-      const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
-      const result = await this.#sender.send(receiver.url, headers, event.body);
-      deliveryDuration.observe(result.durationMs / 1000);
-      sent = true;
-      this.#inFlight.sent();
-      void this.#handBack(this.#queues.done(receiverId, result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
-      this.#dispatch();
-      const next = await this.#record(job, startedAt, result);
-      this.#logOutcome(ids, result, next);
-    } catch (error) {
-      this.#logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
-    } finally {
-      if (!sent) {
-        this.#inFlight.sent();
-        this.#queues.done(receiverId, null, false);
-        this.#dispatch();
-      }
-      this.#pump.wake();
-    }
-  }
-
-  /** Records a sent attempt (grouped with others by the recorder) and counts its outcome. */
-  async #record(job: DeliveryJob, startedAt: Date, result: SendResult): Promise<NextStep> {
-    const { receiverId } = job.data;
-    this.#inFlight.startRecording(receiverId);
-    let next: NextStep | undefined;
-    try {
-      next = await this.#recorder.record({ job, data: job.data, startedAt, result });
-      return next;
-    } finally {
-      this.#inFlight.recorded(receiverId);
-      // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
-      deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
-    }
-  }
-
-  #logOutcome(ids: { eventId: string; receiverId: string; attempt: number }, result: SendResult, next: NextStep): void {
-    const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
-    if (next.kind === 'dead') this.#logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
-    else if (next.kind === 'retry') this.#logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
-    else this.#logger.debug(fields, 'delivery attempt finished');
   }
 }
