@@ -1,6 +1,7 @@
 // The house as its imports draw it (issue 19): no import cycle among the modules of src/, no arrow
 // from the platform (db/) up to a domain folder, and the workspace packages reached only by name,
-// through their exported entry (the `lods-source` condition resolves it to the TypeScript sources).
+// through their exported entry (the `lods-source` condition resolves it to the TypeScript sources);
+// retention asks the queue room what to keep instead of splicing its SQL.
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { expect } from 'chai';
@@ -50,6 +51,17 @@ describe('the house as its imports draw it', () => {
       for (const target of imports) if (target.endsWith('.ts') && !target.startsWith('db/') && target.includes('/')) upward.push(`${file} -> ${target}`);
     }
     expect(upward).to.deep.equal([]);
+  });
+
+  it('has retention call the queue room, splicing none of its SQL', async () => {
+    const spliced: string[] = [];
+    for (const file of await readdir(join(SRC, 'retention'))) {
+      const code = await readFile(join(SRC, 'retention', file), 'utf8');
+      for (const [, names] of code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*webhooks\/queue[^']*'/g)) {
+        for (const name of names!.split(',').map((n) => n.trim())) if (/(Sql|Condition|Cte|CTE)$/.test(name)) spliced.push(`retention/${file}: ${name}`);
+      }
+    }
+    expect(spliced).to.deep.equal([]);
   });
 
   it('reaches the workspace packages only by name, never by a path into them', async () => {

@@ -10,7 +10,7 @@ import { BOSS_SCHEMA, enqueueDeliveries } from '../../src/webhooks/queue/boss.ts
 import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
 import { bossInstalled, openJobCounts, queueSchemaState } from '../../src/webhooks/queue/job-reads.ts';
 import { deliveryCountsByReceiverSql, removeReceiverJobs } from '../../src/webhooks/queue/receiver-jobs.ts';
-import { deadLetterAttemptCondition, eventHeldCondition } from '../../src/webhooks/queue/retention-holds.ts';
+import { deadLetterDeliveries, eventsHeldByJobs } from '../../src/webhooks/queue/retention-holds.ts';
 import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/settle-jobs.ts';
 import { testDb } from '../hooks.ts';
 import { insertBareEvent, insertDeadLetter, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
@@ -116,10 +116,11 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
       const counts = await pool.query(`select * from (${deliveryCountsByReceiverSql('$1')}) c`, [receiverId]);
       expect(counts.rows).to.deep.equal([{ receiver_id: receiverId, waiting: 2, dead: 1 }]);
 
-      const held = await pool.query<{ id: string }>(`select e.id from event e where e.id = any($1::uuid[]) and ${eventHeldCondition('e')}`, [[waiting, dead, free]]);
-      expect(held.rows.map((r) => r.id).sort()).to.deep.equal([waiting, dead].sort());
-      const kept = await pool.query<{ event_id: string }>(`select a.event_id from delivery_attempt a where a.receiver_id = $1 and ${deadLetterAttemptCondition('a')}`, [receiverId]);
-      expect(kept.rows.map((r) => r.event_id)).to.deep.equal([dead]);
+      const held = await eventsHeldByJobs(pool, [waiting, dead, free]);
+      expect([...held].sort()).to.deep.equal([waiting, dead].sort());
+      const attempts = await pool.query<{ eventId: string; receiverId: string }>('select event_id as "eventId", receiver_id as "receiverId" from delivery_attempt where receiver_id = $1', [receiverId]);
+      const kept = await deadLetterDeliveries(pool, attempts.rows);
+      expect([...kept].map((key) => key.split('/')[0])).to.deep.equal([dead]);
 
       expect(await countDeadLetters(pool, receiverId)).to.equal(1);
       const [letter] = await selectDeadLetters(pool, receiverId, 10);
