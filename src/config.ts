@@ -148,7 +148,7 @@ export type Config = Readonly<{
     /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
     disableAfterHours: number;
   }>;
-  /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
+  /** Keys of the signing secrets at rest; without `key`, webhooks/secrets/secret-keys.ts decides. */
   secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
   /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */

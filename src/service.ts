@@ -24,7 +24,7 @@ import { createListenConnection } from './db/listen-connection.ts';
 import { withReadTimeout } from './db/timeouts.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
-import type { ReceiverDeps } from './webhooks/receivers.ts';
+import type { ReceiverDeps } from './webhooks/receivers/receivers.ts';
 
 export type Api = {
   server: Server;

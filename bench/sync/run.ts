@@ -9,8 +9,7 @@
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { sync, type SyncBatch, type SyncState } from '../../packages/client/src/sync.ts';
+import { createCatalogClient, sync, type SyncBatch, type SyncState } from '@lods/client';
 import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -2,9 +2,9 @@
 // fails is reported, each under the path of the offending field.
 import { z } from 'zod';
 import { AppError, badInput, type InvalidParam } from '../errors.ts';
+import { UUID_RE } from '../ids.ts';
 import { DEADLINE_TYPES, FORMATS, type LearningOpportunityContent } from './record.ts';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const DECIMAL_RE = /^(0|[1-9]\d{0,11})(\.\d{1,2})?$/;
 
@@ -214,12 +214,6 @@ export function parseLearningOpportunityInput(input: unknown, prefix = 'input'):
   const parsed = contentSchema.safeParse(input);
   if (!parsed.success) throw badInput(zodInvalidParams(parsed.error, prefix));
   return parsed.data;
-}
-
-/** Validates a record id given by a caller; throws BAD_USER_INPUT naming the parameter. */
-export function parseId(value: unknown, name = 'id'): string {
-  if (typeof value !== 'string' || !UUID_RE.test(value)) throw badInput([{ name, reason: 'must be a UUID' }]);
-  return value.toLowerCase();
 }
 
 /** The most items one bulk mutation takes (one transaction each). */

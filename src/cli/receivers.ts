@@ -1,7 +1,7 @@
 // receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt. Secrets are
 // never printed (hasSecret only); they go in through a file or stdin rather than the command line.
 import type { Command } from 'commander';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
@@ -14,9 +14,9 @@ import {
   removeReceiver,
   rotateReceiverSecret,
   updateReceiver,
-} from '../webhooks/receivers.ts';
-import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
+} from '../webhooks/receivers/receivers.ts';
+import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Principal, Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
