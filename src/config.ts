@@ -73,9 +73,14 @@ const schema = z.object({
   READ_CHECK_MS: int(100, 60_000).default(1000),
   // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
   FEED_MAX_WAITERS: int(0, 100_000).default(1000),
+  // Of those, how many one API key may hold (default: a tenth of FEED_MAX_WAITERS, at least 1).
+  FEED_MAX_WAITERS_PER_KEY: int(1, 100_000).optional(),
   EVENT_RETENTION_DAYS: int(0, 36_500).default(30),
   DELIVERY_ATTEMPT_RETENTION_DAYS: int(0, 36_500).default(30),
 });
+
+/** FEED_MAX_WAITERS_PER_KEY when unset: a tenth of FEED_MAX_WAITERS, at least 1. */
+export const defaultWaitersPerKey = (maxWaiters: number): number => Math.max(1, Math.floor(maxWaiters / 10));
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
 function secretKey(name: string, value: string | undefined, problems: string[]): Buffer | undefined {
@@ -158,7 +163,7 @@ export type Config = Readonly<{
   /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
   readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
   // Change feed and retention.
-  feed: Readonly<{ maxWaiters: number }>;
+  feed: Readonly<{ maxWaiters: number; maxWaitersPerKey: number }>;
   retention: Readonly<{ eventDays: number; deliveryAttemptDays: number }>;
 }>;
 
@@ -242,7 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etagCache: Object.freeze({ maxAgeMs: e.ETAG_CACHE_MAX_AGE_MS, maxEntries: e.ETAG_CACHE_MAX_ENTRIES }),
     readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
     // Change feed and retention.
-    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),
+    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS, maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(e.FEED_MAX_WAITERS) }),
     retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),
   });
 }

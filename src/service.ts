@@ -58,7 +58,7 @@ export async function startApi(
   const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
   const catalog = createCatalog(db, fanOut, versions);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters });
+  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters, maxWaitersPerKey: config.feed.maxWaitersPerKey });
   const keys = createKeyCache({ primary: db.pool, fallback: db.readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),

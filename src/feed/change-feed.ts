@@ -19,10 +19,11 @@ export type ChangeFeed = {
 };
 
 /** `readPool` serves the reads it can (feed-reads.ts), `pool` (the primary) the rest. */
-export function startChangeFeed(deps: { pool: Pool; readPool: Queryable; maxWaiters: number }): ChangeFeed {
-  const waiters = createFeedWaiters({ maxWaiters: deps.maxWaiters });
+export function startChangeFeed(deps: { pool: Pool; readPool: Queryable; maxWaiters: number; maxWaitersPerKey: number }): ChangeFeed {
+  const reads = createFeedReads(deps.readPool, deps.pool);
+  const waiters = createFeedWaiters({ maxWaiters: deps.maxWaiters, maxWaitersPerKey: deps.maxWaitersPerKey, readHorizon: reads.horizon });
   return {
-    reads: createFeedReads(deps.readPool, deps.pool),
+    reads,
     waiters,
     subscriber: {
       channel: FEED_CHANNEL,

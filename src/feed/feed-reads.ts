@@ -28,6 +28,8 @@ export type FeedPage = {
   hasMore: boolean;
   /** True when events follow `next` that are not readable yet (an older transaction is still open). */
   pending: boolean;
+  /** The horizon the read saw (the xid8 below which events are readable), for the long polls' shared re-check. */
+  horizon: string;
 };
 
 // A record separator: it cannot occur in compact JSON text (JSON escapes control characters), so it
@@ -39,6 +41,7 @@ export const FEED_PAGE_SQL = `
   select w.xid::text as pruned_xid, w.position::text as pruned_position,
          ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
          coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead, pg_is_in_recovery() as replica,
+         pg_snapshot_xmin(pg_current_snapshot())::text as horizon,
          p.n, p.bodies, p.last_key,
          -- Events after the cursor that are not readable yet: those at or past the horizon. One
          -- lower bound (the later of the cursor and the horizon), so the seek never walks the feed.
@@ -66,11 +69,12 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot()) and (xid, position) > (w.xid, w.position)
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
+type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; horizon: string; n: string; bodies: string; last_key: string | null; pending: boolean };
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
 const pageStatement = (q: FeedQuery): QueryConfig => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
 const headStatement: QueryConfig = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
+const horizonStatement: QueryConfig = { name: 'feed-horizon', text: 'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon', values: [] };
 
 export const cursorExpired = (): AppError =>
   new AppError(
@@ -94,6 +98,7 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
     next: { xid: xid!, position: position! },
     hasMore: count > q.limit,
     pending: count === 0 && row.pending,
+    horizon: row.horizon,
   };
 }
 
@@ -117,6 +122,10 @@ export function createFeedReads(pool: Queryable, primary: Pool) {
       let row = (await (onPrimary ? primary : pool).query<PageRow>(pageStatement(q))).rows[0];
       if (behindCursor(row)) row = (await primary.query<PageRow>(pageStatement(q))).rows[0];
       return presentPage(row, q);
+    },
+    /** The horizon on the primary (the long polls' shared re-check, feed-waiters.ts). */
+    async horizon(): Promise<string> {
+      return (await primary.query<{ horizon: string }>(horizonStatement)).rows[0]!.horizon;
     },
     /** The position of the newest readable event. */
     async head(): Promise<FeedPosition> {

@@ -1,6 +1,6 @@
 // Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type Config, defaultWaitersPerKey, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
@@ -23,6 +23,8 @@ export type TestApiOptions = {
   keyCache?: Config['keyCache'];
   etagCache?: Config['etagCache'];
   feedMaxWaiters?: number;
+  /** Default: a tenth of feedMaxWaiters, at least 1 (as FEED_MAX_WAITERS_PER_KEY). */
+  feedMaxWaitersPerKey?: number;
 };
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
@@ -35,13 +37,18 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
       keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
       etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
-      feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
+      feed: feedConfig(options),
     },
     options.db ?? testDb(),
     options.logger ?? silentLogger,
     options.fanOut ?? null,
     options.receivers ?? null,
   );
+}
+
+function feedConfig(options: TestApiOptions): Config['feed'] {
+  const maxWaiters = options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters;
+  return { maxWaiters, maxWaitersPerKey: options.feedMaxWaitersPerKey ?? defaultWaitersPerKey(maxWaiters) };
 }
 
 /** A fresh API key with the given scopes (all of them by default). */
