@@ -1,6 +1,7 @@
 // The only reader of process.env: validated once at boot, typed, frozen.
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { PAGE_MAX_BYTES_DEFAULT } from './catalog/read-model.ts';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -17,6 +18,8 @@ const schema = z.object({
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
   GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  // The bytes of one REST list page or change-feed page (README, "Sizes of records and pages").
+  PAGE_MAX_BYTES: int(1024 * 1024, 512 * 1024 * 1024).default(PAGE_MAX_BYTES_DEFAULT),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
   WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
   WEBHOOK_BACKOFF_BASE_MS: int(0, 86_400_000).default(5000),
@@ -116,6 +119,8 @@ export type Config = Readonly<{
     maxConnections: number;
     readinessTimeoutMs: number;
     graphqlMaxBodyBytes: number;
+    /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
+    pageMaxBytes: number;
   }>;
   graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
@@ -212,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+      pageMaxBytes: e.PAGE_MAX_BYTES,
     }),
     graphql: Object.freeze({
       maxCost: e.GRAPHQL_MAX_COST,

@@ -38,8 +38,9 @@ export type Api = {
   close: () => Promise<void>;
 };
 
-export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null) {
-  const reads = createCatalogReads(db.readPool, versions);
+/** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes. */
+export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null, pageMaxBytes?: number) {
+  const reads = createCatalogReads(db.readPool, versions, pageMaxBytes);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
   return { reads, writes };
 }
@@ -56,9 +57,9 @@ export async function startApi(
 ): Promise<Api> {
   // Off with read replicas (catalog/version-cache.ts): their reads could refill it with a retired version.
   const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
-  const catalog = createCatalog(db, fanOut, versions);
+  const catalog = createCatalog(db, fanOut, versions, config.http.pageMaxBytes);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters, maxWaitersPerKey: config.feed.maxWaitersPerKey });
+  const feed = startChangeFeed({ pool: db.pool, readPool: db.readPool, maxWaiters: config.feed.maxWaiters, maxWaitersPerKey: config.feed.maxWaitersPerKey, pageMaxBytes: config.http.pageMaxBytes });
   const keys = createKeyCache({ primary: db.pool, fallback: db.readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),

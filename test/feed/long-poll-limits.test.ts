@@ -30,7 +30,7 @@ describe('change feed long poll limits', function () {
     before(async () => ({ api, key } = await startFeedApi({ feedMaxWaiters: 100, feedMaxWaitersPerKey: 100 })));
     after(() => api.close());
 
-    it(`${WAITERS} waiting requests keep the service database under 25 transactions a second, and are all answered when the transaction ends`, async () => {
+    it(`${WAITERS} waiting requests add under 20 transactions a second to the service database, and are all answered when the transaction ends`, async () => {
       const database = (await testDb().pool.query<{ name: string }>('select current_database() as name')).rows[0]!.name;
       const holder = adminClient();
       const stats = adminClient();
@@ -38,20 +38,27 @@ describe('change feed long poll limits', function () {
       await stats.connect();
       // pg_stat_database is flushed by each backend about once a second: measured over seconds.
       const commits = async () => Number((await stats.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [database])).rows[0]!.n);
+      const rateOver = async (ms: number) => {
+        const before = await commits();
+        const began = performance.now();
+        await sleep(ms);
+        return ((await commits()) - before) / ((performance.now() - began) / 1000);
+      };
       try {
         const start = await head(api, key);
         await holder.query('begin');
         await holder.query('select pg_current_xact_id()'); // takes a transaction id: holds the horizon back
+        // What the service database does anyway (this API's own background work, and other tests'
+        // in a serial run), beside the waiters' share.
+        await sleep(1000);
+        const idle = await rateOver(3000);
         const waiting = Array.from({ length: WAITERS }, () => feed(api, key, { after: start, wait: 30 }));
         await until(() => api.feed.waiters.waiting() === WAITERS);
         const record = await createRecord(api.writes); // NOTIFY: every request re-reads once, and its event is pending
         await sleep(1500);
-        const before = await commits();
-        const began = performance.now();
-        await sleep(4000);
-        const rate = ((await commits()) - before) / ((performance.now() - began) / 1000);
+        const rate = await rateOver(3000);
         expect(api.feed.waiters.waiting(), 'still waiting').to.equal(WAITERS);
-        expect(rate, 'transactions per second on the service database').to.be.below(25);
+        expect(rate - idle, `transactions per second on the service database: ${rate.toFixed(1)} with the waiters, ${idle.toFixed(1)} without`).to.be.below(20);
         await holder.query('commit');
         const endedAt = Date.now();
         for (const page of await Promise.all(waiting)) expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
