@@ -74,7 +74,7 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
   const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);
-  const body = renderPage(page);
+  const body = renderPage(page, row.n);
   sendCacheable(res, row.etag, body, renderedPageBytes(body, page, row.docs_bytes));
 }
 
