@@ -2,7 +2,7 @@
 // never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
 // once (JSON `secret`); they go in through a file or stdin rather than the command line.
 import { type Command, Option } from 'commander';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
@@ -16,10 +16,10 @@ import {
   removeReceiver,
   rotateReceiverSecret,
   updateReceiver,
-} from '../webhooks/receivers.ts';
-import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
-import { DEFAULT_GRACE_HOURS, NO_GRACE_FOR_SERVICE_V1, SIGNATURE_SCHEMES } from '../webhooks/signature-scheme.ts';
+} from '../webhooks/receivers/receivers.ts';
+import { DEFAULT_GRACE_HOURS, NO_GRACE_FOR_SERVICE_V1, SIGNATURE_SCHEMES } from '../webhooks/receivers/signature-scheme.ts';
+import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 

@@ -12,7 +12,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import express from 'express';
-import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '@lods/receiver-kit';
 
 export type StoreState = {
   records: Record<string, LearningOpportunitySnapshot>;

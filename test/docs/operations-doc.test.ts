@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { resolveSecretKeyring } from '../../src/webhooks/secret-keys.ts';
+import { resolveSecretKeyring } from '../../src/webhooks/secrets/secret-keys.ts';
 import { silentLogger } from '../support/api.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -2,7 +2,7 @@
 // prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { listDeadLetters } from '../../src/webhooks/redeliver.ts';
+import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { cli, json } from '../support/cli.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

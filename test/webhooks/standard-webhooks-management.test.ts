@@ -5,9 +5,9 @@
 // one and moves with `receivers reencrypt`.
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { loadTargets } from '../../src/webhooks/load-targets.ts';
-import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
-import { reencryptSecrets } from '../../src/webhooks/seal-secrets.ts';
+import { loadTargets } from '../../src/webhooks/delivery/load-targets.ts';
+import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
+import { reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
 import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, testSecrets, type WebhookStack } from '../support/webhooks.ts';

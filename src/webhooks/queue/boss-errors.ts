@@ -3,10 +3,10 @@
 // lines for something the service recovers from by itself. So connection failures open an outage:
 // one warning when it starts, the errors counted, and one line when none has come for QUIET_MS (the
 // database answers again). Anything else is an error line as before. pg-boss's own LISTEN
-// connection (webhooks/queue.ts, listenForDeliveries) reports losing the database in words of its
+// connection (webhooks/queue/boss.ts, listenForDeliveries) reports losing the database in words of its
 // own (heartbeat timed out, connection ended): those are the same outage.
-import { isDatabaseUnavailable } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { isDatabaseUnavailable } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
 
 /** What pg-boss's LISTEN connection says when it loses the database (it reconnects by itself). */
 const LISTENER_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended)$/;

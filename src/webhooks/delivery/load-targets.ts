@@ -7,9 +7,9 @@
 // `secret_unavailable` attempts; every other receiver of the batch is sent as usual. A previous secret
 // (a Standard Webhooks rotation's grace) is read only while its grace runs, and opened the same way.
 import type { Pool } from 'pg';
-import type { DeliveryJobData } from './queue.ts';
-import { type SecretKeyring, SecretKeyError } from './secret-box.ts';
-import type { SignatureScheme } from './signature-scheme.ts';
+import type { DeliveryJobData } from '../queue/boss.ts';
+import type { SignatureScheme } from '../receivers/signature-scheme.ts';
+import { type SecretKeyring, SecretKeyError } from '../secrets/secret-box.ts';
 
 export type EventToSend = { id: string; type: string; body: Buffer };
 export type ReceiverToSend = {
