@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { loadTargets } from '../../src/webhooks/delivery/load-targets.ts';
+import { addReceiver, rotateReceiverSecret, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
 import { createTestKey, graphql } from '../support/api.ts';
@@ -151,5 +152,17 @@ describe('a previous secret sealed like the current one', function () {
     const targets = await loadTargets(testDb().pool, [{ eventId: '00000000-0000-4000-8000-000000000000', receiverId: id, attempt: 1 }], onlyNew);
     expect(targets.receivers.get(id)).to.include({ secret: fresh, previousSecret: old, scheme: 'standard-webhooks', secretUnavailable: null });
     expect(testSecrets.keyIds).to.not.include(onlyNew.currentKeyId);
+  });
+
+  it('a second rotation during a grace keeps only the secret it replaces; a switch to service-v1 ends the grace', async () => {
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const added = await addReceiver(deps, { url: 'https://hooks.example.org/twice', scheme: 'standard-webhooks' });
+    const second = await rotateReceiverSecret(deps, added.id, {});
+    const third = await rotateReceiverSecret(deps, added.id, { graceHours: 5 });
+    const load = async () => (await loadTargets(testDb().pool, [{ eventId: '00000000-0000-4000-8000-000000000000', receiverId: added.id, attempt: 1 }], testSecrets)).receivers.get(added.id)!;
+    expect(await load()).to.include({ secret: third.secret, previousSecret: second.secret });
+    const switched = await updateReceiver(deps, added.id, { scheme: 'service-v1' });
+    expect(switched).to.include({ signatureScheme: 'service-v1', previousSecretExpiresAt: null });
+    expect(await load()).to.include({ secret: third.secret, previousSecret: null, scheme: 'service-v1' });
   });
 });

@@ -5,7 +5,10 @@
 // receiver's headers stay what SPEC.md section 6 says, byte for byte, a whsec_ secret included.
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import express from 'express';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
@@ -139,6 +142,56 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
       expect(error, bad).to.deep.include({ code: 'BAD_USER_INPUT' });
     }
     secret = given;
+  });
+});
+
+describe('a receiver written only against Standard Webhooks (the README example)', function () {
+  this.timeout(20_000);
+  let stack: WebhookStack;
+  let server: Server;
+  const accepted: { id: string }[] = [];
+  let rejected = 0;
+
+  before(async () => {
+    await resetWebhooks();
+    stack = await startWebhookStack();
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const app = express();
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { id, secret } = await addReceiver(deps, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, scheme: 'standard-webhooks' });
+    // The README's code, as a receiver would paste it.
+    const webhook = new StandardWebhook(secret!);
+    app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
+      let event;
+      try {
+        event = webhook.verify(req.body as Buffer, req.headers as Record<string, string>);
+      } catch {
+        rejected++;
+        return res.status(401).end();
+      }
+      accepted.push(event as { id: string });
+      res.status(202).end();
+    });
+    await rotateReceiverSecret(deps, id, { graceHours: 24 }); // the receiver still has the old secret: the grace covers it
+  });
+  after(async () => {
+    await stack.stop();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('accepts every delivery, during a rotation too', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      ids.push((await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id);
+    }
+    await eventually(async () => accepted.length >= 3, 10_000, 'three accepted deliveries');
+    expect(accepted.map((e) => e.id).toSorted()).to.deep.equal(ids.toSorted());
+    expect(rejected).to.equal(0);
   });
 });
 
