@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { loadTargets } from '../../src/webhooks/delivery/load-targets.ts';
-import { addReceiver, rotateReceiverSecret, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { addReceiver, removeReceiver, rotateReceiverSecret, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
-import { reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
-import { createTestKey, graphql } from '../support/api.ts';
+import { prepareSecrets, reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
+import { createTestKey, graphql, silentLogger } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
 import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
@@ -152,6 +152,16 @@ describe('a previous secret sealed like the current one', function () {
     const targets = await loadTargets(testDb().pool, [{ eventId: '00000000-0000-4000-8000-000000000000', receiverId: id, attempt: 1 }], onlyNew);
     expect(targets.receivers.get(id)).to.include({ secret: fresh, previousSecret: old, scheme: 'standard-webhooks', secretUnavailable: null });
     expect(testSecrets.keyIds).to.not.include(onlyNew.currentKeyId);
+  });
+
+  it('a start refuses a previous secret sealed with a key it does not hold, as it does a current one', async () => {
+    const keyB = createSecretKeyring({ current: Buffer.alloc(32, 9) });
+    const added = await addReceiver({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true }, { url: 'https://hooks.example.org/b', scheme: 'standard-webhooks' });
+    // Re-keyed by a process holding only key B: the old secret stays under the suite's key.
+    await rotateReceiverSecret({ pool: testDb().pool, secrets: keyB }, added.id, { graceHours: 1 });
+    const refused = await prepareSecrets(testDb().pool, keyB, silentLogger).then(() => null, (e: unknown) => e as Error);
+    expect(refused?.message).to.include(`1 under key ${testSecrets.currentKeyId}`).and.include('SECRET_ENCRYPTION_KEY_PREVIOUS');
+    await removeReceiver({ pool: testDb().pool }, added.id);
   });
 
   it('a second rotation during a grace keeps only the secret it replaces; a switch to service-v1 ends the grace', async () => {
