@@ -21,7 +21,7 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
-import { ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
+import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
 import { EmbeddedPostgresError, placeCluster, type PostgresIdentity, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
 
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
@@ -67,21 +67,28 @@ export async function startEmbeddedPostgres(options: {
     recent.push(message.trim());
     if (recent.length > 10) recent.shift();
   };
+  const state = await clusterState(dir);
+  if (state.state === 'running') {
+    throw new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} is already run by process ${state.owner}: stop that process, or use another DATA_DIR`);
+  }
   await stopLeftBehindCluster(dir, options.onWarning);
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   const password = await clusterPassword(dir, ids);
   if (fresh) await initialise(home, dir, ids, log);
   const port = await freePort();
+  // Who runs it (written again once postgres holds the directory's lock: of two starts at once, the
+  // one whose postgres won): a later start tells a cluster in use from one whose starter was killed.
+  const owned = () => writeFile(ownerFile(dir), `${process.pid}\n`, { mode: 0o600 });
+  await owned();
   const child = spawn(
     join(home, 'bin', 'postgres'),
     ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     { ...(ids ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
   watch(child);
-  // Who runs it: a later start tells a cluster still in use from one whose starter was killed.
-  await writeFile(ownerFile(dir), `${process.pid}\n`, { mode: 0o600 });
   try {
     await untilReady(child, log);
+    await owned();
   } catch (error) {
     await stopProcess(child);
     throw new EmbeddedPostgresError(
@@ -97,7 +104,6 @@ export async function startEmbeddedPostgres(options: {
     const replaced = !fresh && (error as { code?: string }).code === WRONG_PASSWORD && (await replaceLegacyPassword(port, password).catch(() => false));
     if (!replaced) {
       await stopProcess(child);
-      await rm(ownerFile(dir), { force: true });
       throw (error as { code?: string }).code === WRONG_PASSWORD
         ? new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} refuses the password kept in ${passwordFile(dir)} (was that file removed or changed?): restore it, or remove the cluster (npm run clean)`, { cause: error })
         : error;
