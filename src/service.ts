@@ -4,6 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { checkKeyBeforeContinue } from './http/expect-continue.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
@@ -87,7 +88,9 @@ export async function startApi(
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
+  const handle = (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res);
+  server.on('request', handle);
+  server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());

@@ -8,6 +8,7 @@ import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../errors.ts';
+import { closeIfRefused } from '../http/problem.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -17,6 +18,7 @@ declare module 'express-serve-static-core' {
 }
 
 function sendGraphQLError(res: Response, error: AppError): void {
+  closeIfRefused(res, error.status);
   res.status(error.status).set(error.headers).json({ errors: [{ message: error.message, extensions: { code: error.code } }] });
 }
 
