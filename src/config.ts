@@ -16,7 +16,9 @@ const schema = z.object({
   DB_POOL_MAX: int(1, 200).default(10),
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
-  GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  // 500 records (the bulk mutations' most) of the largest generated content, 6,476 B each, are
+  // 3.09 MiB of variables (README, "Internal GraphQL"); 4 MiB leaves room for larger real records.
+  GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(4 * 1024 * 1024),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
   WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
   WEBHOOK_BACKOFF_BASE_MS: int(0, 86_400_000).default(5000),
@@ -47,6 +49,8 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+  GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
+  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
@@ -112,7 +116,7 @@ export type Config = Readonly<{
     readinessTimeoutMs: number;
     graphqlMaxBodyBytes: number;
   }>;
-  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
+  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
   walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
@@ -213,6 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     }),
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
     walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),
