@@ -27,6 +27,7 @@ export type AppDeps = {
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
+  graphqlMaxTokens: number;
   readinessTimeoutMs: number;
 };
 
@@ -47,7 +48,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
-  app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes, maxTokens: deps.graphqlMaxTokens }), deps.graphql);
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.

@@ -85,6 +85,7 @@ export async function startApi(
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    graphqlMaxTokens: config.graphql.maxTokens,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });

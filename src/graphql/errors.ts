@@ -17,15 +17,10 @@ const REQUEST_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED',
 ]);
 
-// graphql-js's message when parsing stopped at its maxTokens (server.ts): a bound, not bad syntax.
-const TOO_MANY_TOKENS = /^Syntax Error: Document contains more than (\d+) tokens/;
-
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     const code = formatted.extensions?.code;
-    const tokens = code === 'GRAPHQL_PARSE_FAILED' ? TOO_MANY_TOKENS.exec(formatted.message) : null;
-    if (tokens) return { message: `The query has more than ${tokens[1]} tokens: send records as variables, and fewer fields per request`, extensions: { code: 'QUERY_TOO_COMPLEX' } };
     // Request errors of GraphQL itself, and ours raised before resolvers run (authentication).
     // Apollo labels every unknown resolver error INTERNAL_SERVER_ERROR: its message is internal.
     if (!(original instanceof AppError) && typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {

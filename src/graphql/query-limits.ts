@@ -1,7 +1,6 @@
-// Bounds on what one GraphQL request may cost. Its tokens are counted while it is parsed (graphql-js's
-// maxTokens, passed by server.ts: parsing stops at the first token over the limit, so a huge
-// document costs no more to refuse than a small one); then, after validation and before anything
-// runs: depth, aliases and directives (graphql-armor's rules), and an estimated cost (graphql-query-complexity) in
+// Bounds on what one GraphQL request may cost (its tokens are counted before it is parsed, in
+// http-gate.ts), checked after validation and before anything runs: depth, aliases and directives
+// (graphql-armor's rules; directives counted with fragments expanded), and an estimated cost (graphql-query-complexity) in
 // which a paged list costs its `limit` times what is selected under it, so aliases and list sizes
 // both count. A last bound caps the serialized response. Every refusal is QUERY_TOO_COMPLEX.
 import type { ApolloServerPlugin } from '@apollo/server';

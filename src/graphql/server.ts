@@ -49,8 +49,6 @@ export async function createGraphQLMiddleware(deps: {
     // Apollo's default would switch it off for everyone under NODE_ENV=production and on elsewhere.
     introspection: true,
     stringifyResult: stringifyWithin(deps.limits.maxResponseBytes),
-    // Parsing stops at the first token over the limit (query-limits.ts): refused as QUERY_TOO_COMPLEX (errors.ts).
-    parseOptions: { maxTokens: deps.limits.maxTokens },
     // main.ts owns SIGTERM/SIGINT and shuts down in order; Apollo's own handler would re-raise the
     // signal and kill the process halfway through (before the worker and pg-boss have stopped).
     stopOnTerminationSignals: false,
