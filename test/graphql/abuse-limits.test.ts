@@ -8,8 +8,9 @@ import { once } from 'node:events';
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { createTestKey, DEFAULT_CONFIG, getJson, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
+import { generateContent, randomUuid, seededRandom } from '../../src/catalog/generate.ts';
 import { expectProblem } from '../support/problem.ts';
 
 // Two connections sending one 1 MiB document after the other for FOR_MS, then prints how many were answered.
@@ -117,5 +118,23 @@ describe('GraphQL abuse limits', function () {
     expect(loaded, `p99 ${loaded.toFixed(1)} ms loaded, ${unloaded.toFixed(1)} ms unloaded, ${sent} documents`).to.be.at.most(2 * unloaded + 250);
     // And the documents kept coming (refused at once; whole, each took seconds).
     expect(sent).to.be.above(10);
+  });
+
+  it('takes the largest legitimate bulk mutation at the default GRAPHQL_MAX_BODY_BYTES: 500 of the largest generated records', async () => {
+    // The largest of 20,000 generated records (of 100,000: 6,476 B), 500 times with their own ids.
+    const rnd = seededRandom(1);
+    let largest = generateContent(rnd, new Date());
+    for (let i = 0; i < 20_000; i++) {
+      const next = generateContent(rnd, new Date());
+      if (JSON.stringify(next).length > JSON.stringify(largest).length) largest = next;
+    }
+    const inputs = Array.from({ length: 500 }, () => ({ ...largest, id: randomUuid(rnd) }));
+    const body = JSON.stringify({ query: 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }', variables: { inputs } });
+    expect(Buffer.byteLength(body)).to.be.within(1024 * 1024, DEFAULT_CONFIG.http.graphqlMaxBodyBytes);
+    const key = await createTestKey(['catalog:write']);
+    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    const answer = (await res.json()) as { data?: { upsertLearningOpportunities: unknown[] }; errors?: unknown };
+    expect(answer.errors).to.equal(undefined);
+    expect(answer.data?.upsertLearningOpportunities).to.have.length(500);
   });
 });
