@@ -3,6 +3,15 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** An origin as browsers send it in `Origin`: http(s), host, optional port, nothing else. */
+const isOrigin = (o: string): boolean => {
+  try {
+    const url = new URL(o);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === o;
+  } catch {
+    return false;
+  }
+};
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const schema = z.object({
@@ -50,6 +59,12 @@ const schema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
+  // Browsers' cross-origin reads of /v1 (http/cors.ts): exact origins, comma-separated; unset = off.
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.string().refine(isOrigin, 'must be exact origins such as https://app.example.com (scheme, host, optional port; no path, no *)')))
+    .optional(),
   GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
@@ -115,6 +130,8 @@ export type Config = Readonly<{
     maxConnections: number;
     readinessTimeoutMs: number;
     graphqlMaxBodyBytes: number;
+    /** Origins whose browsers may read /v1 (CORS); empty: CORS off. */
+    corsOrigins: readonly string[];
   }>;
   graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
@@ -211,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+      corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     }),
     graphql: Object.freeze({
       maxCost: e.GRAPHQL_MAX_COST,

@@ -4,6 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { cors } from './http/cors.ts';
 import { checkKeyBeforeContinue } from './http/expect-continue.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { v1Reads } from './http/v1-reads.ts';
@@ -89,7 +90,10 @@ export async function startApi(
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
-  const handle = (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res);
+  const corsHeaders = cors(config.http.corsOrigins);
+  const handle = corsHeaders
+    ? (req: IncomingMessage, res: ServerResponse) => corsHeaders(req, res) || reads(req, res) || app(req, res)
+    : (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res);
   server.on('request', handle);
   server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
   await new Promise<void>((resolve, reject) => {
