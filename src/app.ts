@@ -22,11 +22,12 @@ export type AppDeps = {
   /** The process's API key cache, shared with http/v1-reads.ts. */
   keys: KeyCache;
   feed: ChangeFeed;
-  /** The process's one per-key limiter of /v1 (null: limits off), shared with http/v1-reads.ts. */
+  /** The process's one per-key limiter of /v1 and GraphQL (null: limits off), shared with http/v1-reads.ts. */
   limiter: RateLimiter | null;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
+  graphqlMaxTokens: number;
   readinessTimeoutMs: number;
 };
 
@@ -47,7 +48,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
-  app.post('/graphql', ...graphqlGate({ keys: deps.keys, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes, maxTokens: deps.graphqlMaxTokens }), deps.graphql);
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.
