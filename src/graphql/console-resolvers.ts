@@ -1,11 +1,13 @@
 // Thin resolvers for the operator reads and actions of schema/console.graphql: the same service
 // functions as `receivers test`, `deliveries dead` and `deliveries replay-dead` (no second data
-// path), scope receivers:manage; currentApiKey tells a client which scopes the caller holds.
+// path), scope receivers:manage; currentApiKey tells a client which scopes the caller holds, and
+// webhookEvents lists stored events as `events list` does.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../catalog/input.ts';
 import { badInput } from '../errors.ts';
+import { listStoredEvents } from '../webhooks/attempt-reads.ts';
 import { HISTORY_HOURS_DEFAULT, readDeliveryHistory } from '../webhooks/delivery-history.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
 import { sendTestEvent } from '../webhooks/test-event.ts';
@@ -14,10 +16,22 @@ import type { GraphQLContext } from './resolvers.ts';
 type Args = Record<string, unknown>;
 const optionalId = (value: unknown, name: string): string | undefined => (value === undefined || value === null ? undefined : parseId(value, name));
 const DEAD_LETTERS_MAX = 1000;
+const EVENTS_DEFAULT = 50;
+const EVENTS_MAX = 1000;
 
-/** Any GraphQL scope: the caller's own key (wired whether or not receivers are managed here). */
-export function currentApiKeyResolvers() {
-  return { Query: { currentApiKey: (_: unknown, _args: Args, ctx: GraphQLContext) => ({ id: ctx.principal.keyId, scopes: [...ctx.principal.scopes].sort() }) } };
+/** Reads wired whether or not receivers are managed here: the caller's own key (any GraphQL scope), and stored events (graphql:read). */
+export function consoleReadResolvers(deps: { pool: Pool }) {
+  return {
+    Query: {
+      currentApiKey: (_: unknown, _args: Args, ctx: GraphQLContext) => ({ id: ctx.principal.keyId, scopes: [...ctx.principal.scopes].sort() }),
+      webhookEvents: async (_: unknown, args: Args, ctx: GraphQLContext) => {
+        requireScope(ctx.principal, 'graphql:read');
+        const limit = (args.limit as number | null | undefined) ?? EVENTS_DEFAULT;
+        if (limit < 1 || limit > EVENTS_MAX) throw badInput([{ name: 'limit', reason: `must be an integer from 1 to ${EVENTS_MAX}` }]);
+        return await listStoredEvents(deps.pool, { type: (args.type as string | null) ?? undefined, resourceId: optionalId(args.resourceId, 'resourceId'), limit });
+      },
+    },
+  };
 }
 
 export function consoleResolvers(deps: { pool: Pool; boss: PgBoss }) {
