@@ -7,21 +7,22 @@ import { successChart, successText } from './chart.js';
 import { h, missingScope, table, time } from './dom.js';
 
 const BASE_FIELDS = 'id url enabled disabledReason lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+// Shown when this service's WebhookReceiver type has them (learned by introspection, which needs
+// graphql:read; without it the columns are left out rather than a failing query sent).
 const OPTIONAL_FIELDS = ['deliveryMode', 'signatureScheme'];
-let optionalFields = null; // which of OPTIONAL_FIELDS this service's schema has, once known
+let optionalFields = null;
 
-async function loadReceivers() {
-  const query = (extra) => `{ webhookReceivers { ${BASE_FIELDS} ${extra.join(' ')} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`;
-  if (optionalFields) return await gql(query(optionalFields));
-  try {
-    const data = await gql(query(OPTIONAL_FIELDS));
-    optionalFields = OPTIONAL_FIELDS;
-    return data;
-  } catch (error) {
-    if (error.code !== 'GRAPHQL_VALIDATION_FAILED') throw error;
-    optionalFields = [];
-    return await gql(query([]));
-  }
+async function presentOptionalFields(scopes) {
+  if (optionalFields) return optionalFields;
+  if (!scopes.includes('graphql:read')) return [];
+  const { __type: type } = await gql('{ __type(name: "WebhookReceiver") { fields { name } } }');
+  const names = new Set((type?.fields ?? []).map((f) => f.name));
+  optionalFields = OPTIONAL_FIELDS.filter((name) => names.has(name));
+  return optionalFields;
+}
+
+async function loadReceivers(extra) {
+  return await gql(`{ webhookReceivers { ${BASE_FIELDS} ${extra.join(' ')} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`);
 }
 
 export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
@@ -29,14 +30,15 @@ export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledRe
 export async function renderReceivers(main, ctx) {
   main.replaceChildren(h('h2', {}, 'Receivers'));
   if (!ctx.scopes.includes('receivers:manage')) return main.append(missingScope('receivers:manage', 'see and manage receivers'));
-  const data = await loadReceivers();
+  const extra = await presentOptionalFields(ctx.scopes);
+  const data = await loadReceivers(extra);
   const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
   const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
   const columns = [
     ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
     ['Status', status],
-    ...(optionalFields.includes('deliveryMode') ? [['Delivery mode', (r) => r.deliveryMode ?? '–']] : []),
-    ...(optionalFields.includes('signatureScheme') ? [['Signature', (r) => r.signatureScheme ?? '–']] : []),
+    ...(extra.includes('deliveryMode') ? [['Delivery mode', (r) => r.deliveryMode ?? '–']] : []),
+    ...(extra.includes('signatureScheme') ? [['Signature', (r) => r.signatureScheme ?? '–']] : []),
     ['Last success', (r) => time(r.lastSuccessAt)],
     ['Last failure', (r) => time(r.lastFailureAt)],
     ['Waiting', (r) => String(r.waitingDeliveries)],
