@@ -102,13 +102,13 @@ describe('operator console in a browser', function () {
     expect(await cell(page, row, 'Status')).to.equal('Enabled');
     expect(await page.evaluate(() => Object.keys(sessionStorage))).to.deep.equal(['lods.console.apiKey']);
     expect(page.url()).to.not.include(admin);
-    await screenshot(page, 'receivers');
 
     await row.getByRole('link', { name: failing.url }).click();
     const letter = rowOf(page, eventId).filter({ has: page.getByRole('button', { name: 'Replay' }) });
     await letter.waitFor();
     expect(await letter.innerText()).to.include('HTTP 500');
     expect(await rowOf(page, eventId).first().innerText()).to.include('down for maintenance'); // the failed attempt's response
+    await screenshot(page, 'receiver');
     failing.reply({ status: 200 });
     await letter.getByRole('button', { name: 'Replay' }).click();
     await page.getByText('Replayed 1 dead letter').waitFor();
@@ -120,7 +120,6 @@ describe('operator console in a browser', function () {
       return (await page.locator('section.attempts tbody tr').first().innerText()).includes('SUCCESS');
     }, 10_000, 'the replayed attempt on the page');
     await page.getByText('No dead letters.').waitFor();
-    await screenshot(page, 'receiver');
     await page.close();
   });
 
@@ -178,6 +177,8 @@ describe('operator console in a browser', function () {
     const eventId = await publishOne();
     await target.waitFor(1);
     const page = await signIn(admin);
+    await rowOf(page, target.url).waitFor();
+    await screenshot(page, 'receivers'); // by now with the receivers of the tests before
     await page.getByRole('link', { name: 'Events', exact: true }).click();
     await page.getByLabel('Type').selectOption('LEARNING_OPPORTUNITY_PUBLISHED');
     await page.getByRole('button', { name: 'Apply' }).click();
