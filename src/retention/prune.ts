@@ -9,6 +9,7 @@
 //   contiguous range and an older cursor is answered 410. An event that a waiting delivery or a dead
 //   letter still needs (the worker sends its stored body) is kept, with its attempts, below the
 //   watermark: no longer in the feed, still deliverable; a later run deletes it once it is free.
+// - test events (no feed position) older than EVENT_RETENTION_DAYS, with their attempts.
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool } from 'pg';
 import { inTransaction } from '../webhooks/pg-transaction.ts';
@@ -31,6 +32,14 @@ const attemptsSql = (deadLetter: string) => `
 const releasedSql = (held: string) => `
   with gone as (select e.id from event e, event_feed_pruned w
                  where (e.xid, e.position) <= (w.xid, w.position) and not ${held} limit $1),
+       attempts as (delete from delivery_attempt where event_id in (select id from gone)),
+       deleted as (delete from event where id in (select id from gone) returning id)
+  select count(*)::int as deleted from deleted`;
+
+// Test events (WEBHOOK_TEST, webhooks/test-event.ts) have no feed position: past EVENT_RETENTION_DAYS
+// they go with their attempts, found through their own index (event_test_events), unless still held.
+const testEventsSql = (held: string) => `
+  with gone as (select e.id from event e where e.xid is null and e.occurred_at < now() - $2::int * interval '1 day' and not ${held} limit $1),
        attempts as (delete from delivery_attempt where event_id in (select id from gone)),
        deleted as (delete from event where id in (select id from gone) returning id)
   select count(*)::int as deleted from deleted`;
@@ -92,6 +101,11 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
       result.batches++;
       report();
       if (row.stopped || row.scanned < batch) break;
+    }
+    for (;;) {
+      const { rows } = await pool.query<{ deleted: number }>(testEventsSql(held), [batch, options.eventDays]);
+      result.events += rows[0]!.deleted;
+      if (rows[0]!.deleted < batch) break;
     }
   }
   return result;

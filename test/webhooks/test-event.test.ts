@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deliveryHeaders, verifyDelivery, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { pruneRetention } from '../../src/retention/prune.ts';
 import { listStoredEvents } from '../../src/webhooks/attempt-reads.ts';
 import { redeliverEvent } from '../../src/webhooks/redeliver.ts';
 import { testDb } from '../hooks.ts';
@@ -124,6 +125,20 @@ describe('webhook test events (Send test event, receivers test)', function () {
     expect((await graphql(stack.api, reader, SEND, { id: receiver.id })).body.errors?.map((e) => e.extensions?.code)).to.deep.equal(['FORBIDDEN']);
     expect((await cli('receivers', 'test', receiver.id)).code).to.equal(5);
     expect((await cli('receivers', 'test', randomUUID())).code).to.equal(3);
+  });
+
+  it('prunes test events past EVENT_RETENTION_DAYS with their attempts, like other events', async () => {
+    const target = await newReceiver();
+    const receiver = await stack.addReceiver(target.url);
+    const send = async () => (await graphql<{ sendTestWebhookEvent: Sent }>(stack.api, manager, SEND, { id: receiver.id })).body.data!.sendTestWebhookEvent.eventId;
+    const [old, recent] = [await send(), await send()];
+    await target.waitFor(2);
+    await eventually(async () => (await testDb().pool.query('select 1 from delivery_attempt where event_id = any($1)', [[old, recent]])).rowCount === 2);
+    await testDb().pool.query(`update event set occurred_at = now() - interval '31 days' where id = $1`, [old]);
+    await pruneRetention(testDb().pool, { eventDays: 30, deliveryAttemptDays: 0 });
+    const left = await testDb().pool.query<{ id: string }>('select id from event where id = any($1)', [[old, recent]]);
+    expect(left.rows.map((r) => r.id)).to.deep.equal([recent]);
+    expect((await testDb().pool.query('select 1 from delivery_attempt where event_id = $1', [old])).rowCount).to.equal(0);
   });
 
   describe('the receiver kit', () => {
