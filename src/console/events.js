@@ -18,12 +18,19 @@ export async function renderEvents(main, ctx) {
     h('label', { for: 'event-resource' }, 'Resource '), resourceInput, ' ',
     h('button', { type: 'submit' }, 'Apply'),
   );
-  const { webhookEvents: events } = await gql(
-    'query($type: EventType, $resourceId: ID) { webhookEvents(type: $type, resourceId: $resourceId, limit: 50) { id type resourceId occurredAt } }',
-    { type: filter.type || null, resourceId: filter.resourceId || null },
-  );
+  main.append(form);
+  let events;
+  try {
+    ({ webhookEvents: events } = await gql(
+      'query($type: EventType, $resourceId: ID) { webhookEvents(type: $type, resourceId: $resourceId, limit: 50) { id type resourceId occurredAt } }',
+      { type: filter.type || null, resourceId: filter.resourceId || null },
+    ));
+  } catch (error) {
+    // A bad filter (a resource that is no id) is said under the form, which stays to correct it.
+    if (error.code !== 'BAD_USER_INPUT') throw error;
+    return main.append(h('p', { class: 'error', role: 'alert' }, error.message));
+  }
   main.append(
-    form,
     table(
       [
         ['Time', (e) => time(e.occurredAt)],

@@ -167,8 +167,22 @@ describe('operator console in a browser', function () {
     await refused.getByRole('alert').filter({ hasText: '"graphql:read"' }).waitFor();
     expect(await refused.evaluate(() => sessionStorage.length)).to.equal(0);
     await refused.close();
-    // The 403 of the sign-in check is the browser's network error line, not the console's.
-    problems.splice(0, problems.length, ...problems.filter((p) => !p.includes('403')));
+
+    // A key revoked while signed in: the next call is refused, the console signs out and says why.
+    const revoked = await signIn(await createTestKey(['graphql:read']));
+    await revoked.getByRole('heading', { name: 'Events' }).waitFor();
+    await testDb().pool.query(`update api_key set revoked_at = now() where key_hash = encode(sha256(convert_to($1, 'utf8')), 'hex')`, [await revoked.evaluate(() => sessionStorage.getItem('lods.console.apiKey'))]);
+    const notAccepted = revoked.getByRole('alert').filter({ hasText: 'The API key was not accepted' });
+    await eventually(async () => {
+      if ((await notAccepted.count()) === 1) return true;
+      await revoked.getByRole('button', { name: 'Apply' }).click({ timeout: 1000 }).catch(() => {}); // gone once signed out
+      return false;
+    }, 10_000, 'signed out after the revocation');
+    await revoked.getByLabel('API key').waitFor();
+    expect(await revoked.evaluate(() => sessionStorage.length)).to.equal(0);
+    await revoked.close();
+    // The refused calls (403 at sign-in, 401 after the revocation) are the browser's network error lines, not the console's.
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 40[13]/.test(p)));
   });
 
   it('lists events with filters, shows an event\'s body and its attempts per receiver, and signs out', async () => {
@@ -184,6 +198,11 @@ describe('operator console in a browser', function () {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: eventId }).waitFor();
     await screenshot(page, 'events');
+    await page.getByLabel('Resource').fill('not-an-id');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('alert').filter({ hasText: 'resourceId: must be a UUID' }).waitFor();
+    await page.getByLabel('Resource').fill('');
+    await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: eventId }).click();
     await page.locator('pre.body').waitFor();
     expect(JSON.parse(await page.locator('pre.body').innerText())).to.include({ id: eventId, type: 'LEARNING_OPPORTUNITY_PUBLISHED' });
