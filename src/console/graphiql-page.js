@@ -23,7 +23,7 @@ if (!key) {
   p.append('No API key is signed in in this tab. ', link, ', then come back here.');
   root.replaceChildren(p);
 } else {
-  const fetcher = async (params) => {
+  const post = async (params) => {
     const res = await fetch('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -31,5 +31,13 @@ if (!key) {
     });
     return await res.json();
   };
+  const { data } = await post({ query: '{ currentApiKey { scopes } }' });
+  const mayIntrospect = data?.currentApiKey?.scopes.includes('graphql:read') ?? false;
+  // Introspection needs graphql:read: without it GraphiQL's schema request is answered here with the
+  // reason, instead of a 403 from the service (the documented operations still run).
+  const fetcher = async (params) =>
+    params.operationName === 'IntrospectionQuery' && !mayIntrospect
+      ? { errors: [{ message: 'The schema docs need the graphql:read scope, which this API key does not have; the operations of schema/*.graphql still run.' }] }
+      : await post(params);
   ReactDOM.createRoot(root).render(React.createElement(GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }));
 }

@@ -230,6 +230,14 @@ describe('operator console in a browser', function () {
     await page.locator('.CodeMirror-hints').waitFor();
     await screenshot(page, 'graphiql');
     await page.close();
+
+    // A key that may not introspect: no docs (and no refused request), the scope named, queries run.
+    const manager = await signIn(await createTestKey(['receivers:manage']));
+    await manager.goto(`${stack.api.url}/console/graphql`);
+    await manager.getByText('The schema docs need the graphql:read scope').first().waitFor();
+    await manager.locator('.graphiql-execute-button').click();
+    await manager.locator('.result-window').getByText('receivers:manage').waitFor();
+    await manager.close();
   });
 
   it('serves every page and asset from the service with a strict Content-Security-Policy', async () => {
