@@ -7,6 +7,7 @@ import type { ChangeFeed } from './feed/change-feed.ts';
 import { feedRouter } from './http/feed-routes.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
+import { consoleRoutes } from './http/console-routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
@@ -46,6 +47,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
   app.use(docsRoutes());
+  // The operator console's static pages (no key needed to load them; the data comes from /graphql).
+  app.use(consoleRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
   app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes, maxTokens: deps.graphqlMaxTokens }), deps.graphql);

@@ -11,6 +11,7 @@ import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
+import { consoleReadResolvers, consoleResolvers } from './graphql/console-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
@@ -71,7 +72,8 @@ export async function startApi(
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),
     feedResolvers({ reads: feed.reads }),
-    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
+    consoleReadResolvers({ pool: db.pool }),
+    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })] : []),
   ]);
   const graphql = await createGraphQLMiddleware({
     schema,

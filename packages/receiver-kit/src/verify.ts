@@ -2,7 +2,7 @@
 // inside the tolerance window, body a v1 event. Returns a typed result instead of throwing, so that
 // a receiver maps each failure to its status without try/catch.
 import { timingSafeEqual } from 'node:crypto';
-import { eventShapeProblem, HEADERS, type WebhookEvent } from './event.ts';
+import { deliveryKind, HEADERS, type OtherEvent, type WebhookEvent } from './event.ts';
 import { signatureDigest } from './sign.ts';
 
 export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
@@ -20,8 +20,10 @@ export type VerifyFailureReason =
   ;
 
 export type VerifyFailure = { ok: false; reason: VerifyFailureReason; message: string; /** 401 for authenticity, 400 for shape. */ status: 400 | 401 };
-export type VerifySuccess = { ok: true; event: WebhookEvent; /** The delivery timestamp (epoch ms). */ timestamp: number; signed: boolean };
-export type VerifyResult = VerifySuccess | VerifyFailure;
+export type VerifySuccess = { ok: true; event: WebhookEvent; other?: undefined; /** The delivery timestamp (epoch ms). */ timestamp: number; signed: boolean };
+/** Authentic, but not a catalog event (a WEBHOOK_TEST, or a type newer than this kit): acknowledge it with a 2xx, apply nothing. */
+export type VerifiedOther = { ok: true; event?: undefined; other: OtherEvent; timestamp: number; signed: boolean };
+export type VerifyResult = VerifySuccess | VerifiedOther | VerifyFailure;
 
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
@@ -91,10 +93,11 @@ export function verifyDelivery(options: VerifyOptions): VerifyResult {
   } catch {
     return fail('BODY_NOT_JSON', 'body is not valid JSON', 400);
   }
-  const problem = eventShapeProblem(parsed);
-  if (problem) return fail('NOT_AN_EVENT', problem, 400);
-  const event = parsed as WebhookEvent;
+  const kind = deliveryKind(parsed);
+  if (kind.kind === 'invalid') return fail('NOT_AN_EVENT', kind.problem, 400);
+  const event = parsed as WebhookEvent | OtherEvent;
   if (header(headers, HEADERS.eventId) !== event.id) return fail('NOT_AN_EVENT', `${HEADERS.eventId} does not equal the body's id`, 400);
   if (header(headers, HEADERS.eventType) !== event.type) return fail('NOT_AN_EVENT', `${HEADERS.eventType} does not equal the body's type`, 400);
-  return { ok: true, event, timestamp, signed: secrets.length > 0 };
+  if (kind.kind === 'other') return { ok: true, other: event as OtherEvent, timestamp, signed: secrets.length > 0 };
+  return { ok: true, event: event as WebhookEvent, timestamp, signed: secrets.length > 0 };
 }
