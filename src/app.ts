@@ -7,6 +7,7 @@ import type { ChangeFeed } from './feed/change-feed.ts';
 import { feedRouter } from './http/feed-routes.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
+import { consoleRoutes } from './http/console-routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
@@ -22,11 +23,12 @@ export type AppDeps = {
   /** The process's API key cache, shared with http/v1-reads.ts. */
   keys: KeyCache;
   feed: ChangeFeed;
-  /** The process's one per-key limiter of /v1 (null: limits off), shared with http/v1-reads.ts. */
+  /** The process's one per-key limiter of /v1 and GraphQL (null: limits off), shared with http/v1-reads.ts. */
   limiter: RateLimiter | null;
   logger: Logger;
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
+  graphqlMaxTokens: number;
   readinessTimeoutMs: number;
 };
 
@@ -45,9 +47,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(metricsRoutes({ pool: deps.pool }));
   app.use('/v1', openApiRoutes());
   app.use(docsRoutes());
+  // The operator console's static pages (no key needed to load them; the data comes from /graphql).
+  app.use(consoleRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
-  app.post('/graphql', ...graphqlGate({ keys: deps.keys, maxBodyBytes: deps.graphqlMaxBodyBytes }), deps.graphql);
+  app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes, maxTokens: deps.graphqlMaxTokens }), deps.graphql);
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.

@@ -4,6 +4,15 @@ import { z } from 'zod';
 import { PAGE_MAX_BYTES_DEFAULT } from './catalog/read-model.ts';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** An origin as browsers send it in `Origin`: http(s), host, optional port, nothing else. */
+const isOrigin = (o: string): boolean => {
+  try {
+    const url = new URL(o);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === o;
+  } catch {
+    return false;
+  }
+};
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const schema = z.object({
@@ -17,7 +26,9 @@ const schema = z.object({
   DB_POOL_MAX: int(1, 200).default(10),
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
-  GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  // 500 records (the bulk mutations' most) of the largest generated content, 6,476 B each, are
+  // 3.09 MiB of variables (README, "Internal GraphQL"); 4 MiB leaves room for larger real records.
+  GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(4 * 1024 * 1024),
   // The bytes of one REST list page or change-feed page (README, "Sizes of records and pages").
   PAGE_MAX_BYTES: int(1024 * 1024, 512 * 1024 * 1024).default(PAGE_MAX_BYTES_DEFAULT),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
@@ -52,6 +63,14 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
+  GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
+  // Browsers' cross-origin reads of /v1 (http/cors.ts): exact origins, comma-separated; unset = off.
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.string().refine(isOrigin, 'must be exact origins such as https://app.example.com (scheme, host, optional port; no path, no *)')))
+    .optional(),
+  GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
@@ -123,8 +142,10 @@ export type Config = Readonly<{
     graphqlMaxBodyBytes: number;
     /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
     pageMaxBytes: number;
+    /** Origins whose browsers may read /v1 (CORS); empty: CORS off. */
+    corsOrigins: readonly string[];
   }>;
-  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
+  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
   walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
@@ -220,12 +241,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
       pageMaxBytes: e.PAGE_MAX_BYTES,
+      corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     }),
     graphql: Object.freeze({
       maxCost: e.GRAPHQL_MAX_COST,
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     }),
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
     walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),

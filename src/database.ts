@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
+import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } from './db/embedded-postgres.ts';
 import { apiKeyEntities } from './auth/entities.ts';
 import { catalogEntities } from './catalog/entities.ts';
 import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
@@ -44,12 +44,15 @@ export function embeddedUrlFile(dataDir: string): string {
 /** `readReplicas`: open DATABASE_READ_URL's replicas (only the API reads from them; others would just hold connections and health checks). */
 export async function openDatabase(config: Config, logger: Logger, options: { schema: SchemaPolicy; readReplicas?: boolean }): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
+  const warn = (message: string) => logger.warn(message);
+  // A cluster whose starter was killed is stopped, not used: nobody would ever stop it.
+  if (!config.databaseUrl) await stopLeftBehindEmbedded(`${config.dataDir}/pg`, warn);
   let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
   const urlFile = embeddedUrlFile(config.dataDir);
   const schema = options.schema === 'current' && !config.databaseUrl ? 'migrate' : options.schema;
   if (!url) {
     logger.info({ dataDir: config.dataDir }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dir: `${config.dataDir}/pg`, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres') });
+    embedded = await startEmbeddedPostgres({ dir: `${config.dataDir}/pg`, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres'), onWarning: warn });
     logger.info({ dir: embedded.dir, binaries: embedded.binaries }, 'embedded PostgreSQL running');
     url = embedded.url;
     // Lets the CLI (another process) use the cluster this process runs instead of starting its own.

@@ -4,11 +4,14 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { createHttpServer } from './http/http-server.ts';
+import { cors } from './http/cors.ts';
+import { checkKeyBeforeContinue } from './http/expect-continue.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { v1Reads } from './http/v1-reads.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
+import { consoleReadResolvers, consoleResolvers } from './graphql/console-resolvers.ts';
 import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
@@ -69,7 +72,8 @@ export async function startApi(
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),
     feedResolvers({ reads: feed.reads }),
-    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool })] : []),
+    consoleReadResolvers({ pool: db.pool }),
+    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })] : []),
   ]);
   const graphql = await createGraphQLMiddleware({
     schema,
@@ -89,10 +93,16 @@ export async function startApi(
     logger,
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    graphqlMaxTokens: config.graphql.maxTokens,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
+  const corsHeaders = cors(config.http.corsOrigins);
+  const handle = corsHeaders
+    ? (req: IncomingMessage, res: ServerResponse) => corsHeaders(req, res) || reads(req, res) || app(req, res)
+    : (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res);
+  server.on('request', handle);
+  server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
     server.listen(config.port, config.host, () => resolve());

@@ -1,4 +1,4 @@
-// deliveries dead [--receiver ID] | replay-dead [--receiver ID]
+// deliveries dead [--receiver ID] | replay-dead [--receiver ID] [--event ID]
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../ids.ts';
@@ -29,11 +29,13 @@ export function registerDeliveryCommands(program: Command, config: Config): void
     .command('replay-dead')
     .description('queue dead letters of enabled receivers again (same event ids); those of disabled receivers stay')
     .option('--receiver <id>', 'only this receiver')
+    .option('--event <id>', 'only the dead letters of this event (with --receiver: one letter)')
     .option('--json', 'print JSON only')
-    .action(async (opts: { receiver?: string; json?: boolean }) => {
+    .action(async (opts: { receiver?: string; event?: string; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
+      const eventId = opts.event === undefined ? undefined : parseId(opts.event, 'event');
       const result = await withDatabase(config, (db) =>
-        withBoss(config, db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, onProgress: (n) => progress(`replayed ${n}`) })),
+        withBoss(config, db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, eventId, onProgress: (n) => progress(`replayed ${n}`) })),
       );
       if (result.replayed && process.stderr.isTTY) process.stderr.write('\n');
       output(opts.json, result, () => `Replayed ${result.replayed} dead letters; ${result.remaining} remain (disabled receivers).`);

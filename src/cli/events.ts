@@ -2,9 +2,10 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../ids.ts';
-import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
+import { EVENT_TYPES } from '../events/derive-event.ts';
 import { listStoredEvents } from '../webhooks/delivery/attempt-reads.ts';
 import { redeliverEvent } from '../webhooks/delivery/redeliver.ts';
+import { WEBHOOK_TEST_EVENT_TYPE } from '../webhooks/delivery/test-event.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
@@ -15,12 +16,14 @@ export function registerEventCommands(program: Command, config: Config): void {
   events
     .command('list')
     .description('stored events, newest first (ids, types, resources, times; not the bodies)')
-    .option('--type <type>', `only this event type: ${EVENT_TYPES.join(', ')}`)
+    .option('--type <type>', `only this event type: ${EVENT_TYPES.join(', ')} (or ${WEBHOOK_TEST_EVENT_TYPE}: test events, listed only when asked for)`)
     .option('--resource <id>', 'only events of this learning opportunity')
     .option('--limit <n>', 'at most this many (1..1000)', '50')
     .option('--json', 'print JSON only')
     .action(async (opts: { type?: string; resource?: string; limit: string; json?: boolean }) => {
-      if (opts.type !== undefined && !EVENT_TYPES.includes(opts.type as EventType)) throw new CliError(`--type must be one of ${EVENT_TYPES.join(', ')}, got "${opts.type}"`, 2);
+      // Test events (receivers test) are listed only when asked for: they are not catalog changes.
+      const listable: string[] = [...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE];
+      if (opts.type !== undefined && !listable.includes(opts.type)) throw new CliError(`--type must be one of ${listable.join(', ')}, got "${opts.type}"`, 2);
       const resourceId = opts.resource === undefined ? undefined : parseId(opts.resource, 'resource');
       const limit = positiveInt('--limit', opts.limit, 1000);
       const events = await withDatabase(config, (db) => listStoredEvents(db.pool, { type: opts.type, resourceId, limit }));

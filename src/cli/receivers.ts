@@ -1,4 +1,4 @@
-// receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt. Secrets are
+// receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt | test. Secrets are
 // never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
 // once (JSON `secret`); they go in through a file or stdin rather than the command line.
 import { type Command, Option } from 'commander';
@@ -21,7 +21,9 @@ import { DEFAULT_GRACE_HOURS, NO_GRACE_FOR_SERVICE_V1, SIGNATURE_SCHEMES } from 
 import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
+import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
+import { withBoss } from './with-boss.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 const describe = (r: ReceiverInfo) =>
@@ -151,6 +153,16 @@ export function registerReceiverCommands(program: Command, config: Config): void
       });
       const grace = changed.previousSecretExpiresAt ? `; the old secret signs too until ${changed.previousSecretExpiresAt}` : '';
       output(opts.json, changed, () => shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed));
+    });
+
+  receivers
+    .command('test')
+    .description('send a WEBHOOK_TEST event to one receiver (signed and recorded like any delivery; not in the change feed)')
+    .argument('<id>', 'receiver id (see receivers list)')
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const sent = await withDatabase(config, (db) => withBoss(config, db, (boss) => sendTestEvent({ pool: db.pool, boss }, parseId(id))));
+      output(opts.json, sent, () => `Queued test event ${sent.eventId} (${sent.eventType}) for receiver ${sent.receiverId}.`);
     });
 
   receivers

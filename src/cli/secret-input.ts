@@ -1,7 +1,10 @@
 // A signing secret from exactly one of --secret S, --secret-file F or --secret-stdin. The file and
 // stdin forms keep the secret out of `ps` and shell history; one trailing newline is dropped (what
 // `echo` and editors add). At most READ_LIMIT bytes are read: a secret is at most 512 characters,
-// and a mistaken source (/dev/zero, a large file) must not be read into memory whole.
+// and a mistaken source (a large file) must not be read into memory whole. --secret-file takes only
+// a regular file (or `-`, standard input): a FIFO with no writer would block forever, a device
+// (/dev/zero, a terminal) is never a stored secret.
+import { constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
@@ -12,7 +15,7 @@ export type SecretOptions = { secret?: string; secretFile?: string; secretStdin?
 export function addSecretOptions(command: Command, what: string): Command {
   return command
     .addOption(new Option('--secret <secret>', `${what} (16-512 printable ASCII characters, no spaces); visible in ps and shell history: prefer the next two`))
-    .addOption(new Option('--secret-file <file>', `read the ${what} from a file (one trailing newline is ignored)`))
+    .addOption(new Option('--secret-file <file>', `read the ${what} from a regular file, - for standard input (one trailing newline is ignored)`))
     .addOption(new Option('--secret-stdin', `read the ${what} from standard input (e.g. a pipe from a secret manager)`));
 }
 
@@ -34,12 +37,26 @@ async function readBounded(source: Readable, what: string): Promise<string> {
 }
 
 async function readSecretFile(path: string): Promise<string> {
-  const file = await open(path, 'r');
+  if (path === '-') return await readBounded(process.stdin, 'standard input');
+  // O_NONBLOCK: opening a FIFO does not wait for a writer; the type is checked on what was opened.
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    const kind = fileKind(await file.stat());
+    if (kind) throw new CliError(`--secret-file ${path} is ${kind}, not a regular file: give a file holding the secret, or - (or --secret-stdin) for standard input`, 2);
     return await readBounded(file.createReadStream({ autoClose: false, highWaterMark: READ_LIMIT }), `--secret-file ${path}`);
   } finally {
     await file.close();
   }
+}
+
+/** What a non-regular file is, in words; null for a regular file. */
+function fileKind(stats: Stats): string | null {
+  if (stats.isFile()) return null;
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a file';
 }
 
 /** The secret given, undefined when none was (an error when `required`), or a CliError (exit 2). */

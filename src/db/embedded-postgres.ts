@@ -6,22 +6,31 @@
 // postgres runs in a session of its own (detached): a Ctrl-C in the terminal signals the whole
 // foreground process group, and it must not stop the database under the service's ordered shutdown.
 // In exchange we stop it ourselves on every way out: stop(), process exit, and a signal that
-// nobody else in the process handles.
+// nobody else in the process handles; a cluster whose starter was killed (kill -9) is stopped by the
+// next start (see left-behind-cluster.ts).
+//
+// The superuser's password is random per cluster and kept only in `<cluster>.password` (0600) beside
+// it; postgres listens on 127.0.0.1 only, with no Unix socket. A cluster made when the password was
+// the constant `lods-embedded` is given its own password on its next start.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
+import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
 import { EmbeddedPostgresError, placeCluster, type PostgresIdentity, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
 
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
 export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
 
 const USER = 'postgres';
-// Only reachable on loopback from this machine; the password keeps other local users out.
-const PASSWORD = 'lods-embedded';
+// The one password every cluster had before passwords were per cluster: tried only to replace it.
+const LEGACY_PASSWORD = 'lods-embedded';
+const WRONG_PASSWORD = '28P01';
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export async function freePort(): Promise<number> {
@@ -45,6 +54,8 @@ export async function startEmbeddedPostgres(options: {
   database: string;
   persistent: boolean;
   onLog?: (message: string) => void;
+  /** Things an operator should know (a left-behind cluster stopped, an old password replaced). */
+  onWarning?: (message: string) => void;
 }): Promise<EmbeddedDatabase> {
   const ids = await postgresIdentity();
   const home = await reachableBinaries(ids);
@@ -56,8 +67,19 @@ export async function startEmbeddedPostgres(options: {
     recent.push(message.trim());
     if (recent.length > 10) recent.shift();
   };
-  if (!existsSync(join(dir, 'PG_VERSION'))) await initialise(home, dir, ids, log);
+  const state = await clusterState(dir);
+  if (state.state === 'running') {
+    throw new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} is already run by process ${state.owner}: stop that process, or use another DATA_DIR`);
+  }
+  await stopLeftBehindCluster(dir, options.onWarning);
+  const fresh = !existsSync(join(dir, 'PG_VERSION'));
+  const password = await clusterPassword(dir, ids);
+  if (fresh) await initialise(home, dir, ids, log);
   const port = await freePort();
+  // Who runs it (written again once postgres holds the directory's lock: of two starts at once, the
+  // one whose postgres won): a later start tells a cluster in use from one whose starter was killed.
+  const owned = () => writeFile(ownerFile(dir), `${process.pid}\n`, { mode: 0o600 });
+  await owned();
   const child = spawn(
     join(home, 'bin', 'postgres'),
     ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
@@ -66,6 +88,7 @@ export async function startEmbeddedPostgres(options: {
   watch(child);
   try {
     await untilReady(child, log);
+    await owned();
   } catch (error) {
     await stopProcess(child);
     throw new EmbeddedPostgresError(
@@ -74,12 +97,19 @@ export async function startEmbeddedPostgres(options: {
       { cause: error },
     );
   }
-  const url = `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${options.database}`;
+  const url = `postgresql://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${options.database}`;
   try {
     await (await connectCreatingDatabase(url)).end();
   } catch (error) {
-    await stopProcess(child);
-    throw error;
+    const replaced = !fresh && (error as { code?: string }).code === WRONG_PASSWORD && (await replaceLegacyPassword(port, password).catch(() => false));
+    if (!replaced) {
+      await stopProcess(child);
+      throw (error as { code?: string }).code === WRONG_PASSWORD
+        ? new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} refuses the password kept in ${passwordFile(dir)} (was that file removed or changed?): restore it, or remove the cluster (npm run clean)`, { cause: error })
+        : error;
+    }
+    options.onWarning?.(`the embedded PostgreSQL in ${dir} had the old shared password; it now has its own, kept in ${passwordFile(dir)}`);
+    await (await connectCreatingDatabase(url)).end();
   }
   return {
     url,
@@ -87,32 +117,60 @@ export async function startEmbeddedPostgres(options: {
     binaries: home,
     stop: async () => {
       await stopProcess(child);
-      if (!options.persistent) await rm(dir, { recursive: true, force: true });
+      await rm(ownerFile(dir), { force: true });
+      if (!options.persistent) await Promise.all([rm(dir, { recursive: true, force: true }), rm(passwordFile(dir), { force: true })]);
     },
   };
 }
 
+/** Stops the cluster for `dir` (placed as startEmbeddedPostgres places it) if its starter was killed and left it running. */
+export async function stopLeftBehindEmbedded(dir: string, onWarning?: (message: string) => void): Promise<void> {
+  await stopLeftBehindCluster(await placeCluster(await postgresIdentity(), dir), onWarning);
+}
+
+/** Where the superuser's password of the cluster in `dir` is kept (0600, beside it). */
+export function passwordFile(dir: string): string {
+  return `${dir}.password`;
+}
+
+/** The cluster's password: the one kept beside it, or a new random one (kept there first). */
+async function clusterPassword(dir: string, ids: PostgresIdentity): Promise<string> {
+  const file = passwordFile(dir);
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  // initdb (run as `ids`) reads it; nobody else can.
+  if (ids) await chown(file, ids.uid, ids.gid);
+  return password;
+}
+
+/** A cluster made with the constant password: logs in with it once and sets the cluster's own. */
+async function replaceLegacyPassword(port: number, password: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: `postgresql://${USER}:${LEGACY_PASSWORD}@127.0.0.1:${port}/postgres` });
+  await client.connect();
+  try {
+    await client.query(`alter role ${USER} password ${client.escapeLiteral(password)}`);
+    return true;
+  } finally {
+    await client.end();
+  }
+}
+
 async function initialise(home: string, dir: string, ids: PostgresIdentity, log: (message: string) => void): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  // initdb reads the superuser's password from a file: beside the cluster, never in a shared /tmp.
-  const passwordFile = `${dir}.password`;
-  await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-  if (ids) await Promise.all([chown(dir, ids.uid, ids.gid), chown(passwordFile, ids.uid, ids.gid)]);
-  try {
-    const args = [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8'];
-    // The builtin locale sorts and cases the same whatever locales the OS has installed.
-    const locale = ['--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'];
-    const child = spawn(join(home, 'bin', 'initdb'), [...args, ...locale], { ...(ids ?? {}), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
-    child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => log(chunk.toString()));
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', resolve);
-    });
-    if (code !== 0) throw new EmbeddedPostgresError(`initdb failed for ${dir} (exit ${code}); its output is in the log at level trace.`);
-  } finally {
-    await rm(passwordFile, { force: true });
-  }
+  if (ids) await chown(dir, ids.uid, ids.gid);
+  // initdb reads the superuser's password from the file kept beside the cluster.
+  const args = [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${passwordFile(dir)}`, '--auth=scram-sha-256', '--encoding=UTF8'];
+  // The builtin locale sorts and cases the same whatever locales the OS has installed.
+  const locale = ['--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'];
+  const child = spawn(join(home, 'bin', 'initdb'), [...args, ...locale], { ...(ids ?? {}), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => log(chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  if (code !== 0) throw new EmbeddedPostgresError(`initdb failed for ${dir} (exit ${code}); its output is in the log at level trace.`);
 }
 
 function untilReady(child: ChildProcess, log: (message: string) => void): Promise<void> {

@@ -88,8 +88,31 @@ function runtimeDir(ids: NonNullable<PostgresIdentity>): Promise<string> {
   return runtime;
 }
 
+/** Where root's staged binaries and out-of-reach clusters go (checked, and created, by runtimeDir). */
+export function runtimeDirPath(): string {
+  return join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'lods-embedded-postgres');
+}
+
+/**
+ * Every place the embedded PostgreSQL of this checkout may have left things for `preferred` (its
+ * DATA_DIR/pg), existing or not, without creating anything: the clusters (where PostgreSQL could
+ * reach it, and the runtime directory's), and the runtime directory's entries of this checkout
+ * (the cluster's `cluster-<key>` and the staged `binaries-<key>`, half-staged copies included).
+ */
+export async function checkoutLeftovers(preferred: string): Promise<{ clusters: string[]; runtimeEntries: string[] }> {
+  const wanted = resolve(preferred);
+  const runtime = runtimeDirPath();
+  const cluster = `cluster-${keyOf(wanted)}`;
+  const binaries = `binaries-${keyOf(packagedNativeDir())}`;
+  const names = existsSync(runtime) ? await readdir(runtime) : [];
+  return {
+    clusters: [wanted, join(runtime, cluster, 'pg')],
+    runtimeEntries: names.filter((name) => name === cluster || name === binaries || name.startsWith(`${binaries}.partial-`)).map((name) => join(runtime, name)),
+  };
+}
+
 async function checkRuntimeDir(ids: NonNullable<PostgresIdentity>): Promise<string> {
-  const dir = join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'lods-embedded-postgres');
+  const dir = runtimeDirPath();
   await mkdir(dir, { recursive: true });
   const stat = await lstat(dir);
   if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {

@@ -1,13 +1,20 @@
 // What POST /graphql checks before Apollo parses or runs anything, in this order: a live key
 // holding a GraphQL scope (401/403, or 503 while the database is unreachable, answered as a GraphQL
-// error with its stable code and HTTP status, as GraphQL clients expect), then a JSON body (415), its size and syntax (413/400, problem+json like every
+// error with its stable code and HTTP status, as GraphQL clients expect), the key's rate limit (the
+// same budget, RateLimit headers and 429 problem as /v1, before the body is read), then a JSON body (415), its size and syntax (413/400, problem+json like every
 // other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
-// plain-text answers (missing body, CSRF) cannot occur.
+// plain-text answers (missing body, CSRF) cannot occur. Last, the document's tokens are counted
+// (graphql-js's lexer, stopping at GRAPHQL_MAX_TOKENS + 1): a larger document is refused as
+// QUERY_TOO_COMPLEX before Apollo hashes or parses it, so refusing a 1 MiB document costs about
+// what a small one does (parsing one whole took ~0.45 s of the main thread per MiB).
 import express, { type RequestHandler, type Response } from 'express';
+import { Lexer, Source, TokenKind } from 'graphql';
 import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../errors.ts';
+import { closeIfRefused, writeProblem } from '../http/problem.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -22,18 +29,32 @@ export function graphQLErrorBody(error: AppError): { errors: [{ message: string;
 }
 
 function sendGraphQLError(res: Response, error: AppError): void {
+  closeIfRefused(res, error.status);
   res.status(error.status).set(error.headers).json(graphQLErrorBody(error));
 }
 
-export function graphqlGate(deps: { keys: KeyCache; maxBodyBytes: number }): RequestHandler[] {
+/** Whether `document` has more than `max` tokens (comments excepted); lexes at most max + 1 of them. A syntax error is Apollo's to report. */
+function hasMoreTokens(document: string, max: number): boolean {
+  const lexer = new Lexer(new Source(document));
+  try {
+    for (let n = 0; lexer.advance().kind !== TokenKind.EOF; ) if (++n > max) return true;
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+export function graphqlGate(deps: { keys: KeyCache; limiter: RateLimiter | null; maxBodyBytes: number; maxTokens: number }): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
       const principal = await authenticate(req.headersDistinct.authorization, null, deps.keys);
       requireAnyScope(principal, GRAPHQL_SCOPES);
       req.principal = principal;
+      deps.limiter?.admit(principal, res);
     } catch (error) {
       // 401, 403, and 503 while the database is unreachable; anything else is a bug, logged here.
       const appError = toAppError(error);
+      if (appError.code === 'RATE_LIMITED') return writeProblem(res, req.originalUrl, appError);
       if (appError.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error as Error }, 'unhandled error');
       return sendGraphQLError(res, appError);
     }
@@ -43,5 +64,10 @@ export function graphqlGate(deps: { keys: KeyCache; maxBodyBytes: number }): Req
     if (req.is('application/json')) return next();
     next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: send "Content-Type: application/json"'));
   };
-  return [authorize, requireJson, express.json({ limit: deps.maxBodyBytes })];
+  const limitTokens: RequestHandler = (req, res, next) => {
+    const query = (req.body as { query?: unknown } | undefined)?.query;
+    if (typeof query !== 'string' || !hasMoreTokens(query, deps.maxTokens)) return next();
+    sendGraphQLError(res, new AppError('QUERY_TOO_COMPLEX', `The query has more than ${deps.maxTokens} tokens: send records as variables, and fewer fields per request`));
+  };
+  return [authorize, requireJson, express.json({ limit: deps.maxBodyBytes }), limitTokens];
 }

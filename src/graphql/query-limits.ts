@@ -1,10 +1,12 @@
-// Bounds on what one GraphQL request may cost, checked after validation and before anything runs:
-// depth and aliases (graphql-armor's rules), and an estimated cost (graphql-query-complexity) in
+// Bounds on what one GraphQL request may cost (its tokens are counted before it is parsed, in
+// http-gate.ts), checked after validation and before anything runs: depth, aliases and directives
+// (graphql-armor's rules; directives counted with fragments expanded), and an estimated cost (graphql-query-complexity) in
 // which a paged list costs its `limit` times what is selected under it, so aliases and list sizes
 // both count. A last bound caps the serialized response. Every refusal is QUERY_TOO_COMPLEX.
 import type { ApolloServerPlugin } from '@apollo/server';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import {
   type FormattedExecutionResult,
   getNullableType,
@@ -21,7 +23,7 @@ import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../feed/feed-reads.ts';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
-export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number };
+export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number };
 
 // Lists without paging (a record's sessions, the schema's types in introspection) are priced at an
 // assumed size: enough to make nested introspection lists expensive, small against real pages.
@@ -67,6 +69,7 @@ export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloS
     maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...report }),
     // Every alias counts, also of __typename (armor lets those through by default).
     maxAliasesRule({ n: limits.maxAliases, allowList: [], ...report }),
+    maxDirectivesRule({ n: limits.maxDirectives, ...report }),
   ];
   const estimators = [pagedEstimator(schema), simpleEstimator({ defaultComplexity: 1 })];
   return {

@@ -20,7 +20,8 @@ export function webhookResolvers(deps: { pool: Pool }) {
       async deliveryAttempts(_: unknown, args: Args, ctx: GraphQLContext) {
         reader(ctx);
         const { limit, offset } = parsePagingArgs(args);
-        return await listAttempts(deps.pool, { eventId: optionalId(args.eventId, 'eventId'), receiverId: optionalId(args.receiverId, 'receiverId'), limit, offset });
+        const outcome = typeof args.outcome === 'string' ? args.outcome.toLowerCase() : undefined;
+        return await listAttempts(deps.pool, { eventId: optionalId(args.eventId, 'eventId'), receiverId: optionalId(args.receiverId, 'receiverId'), outcome, limit, offset });
       },
     },
     WebhookEvent: {

@@ -15,11 +15,20 @@ export function problemBody(code: ErrorCode, detail: string, instance: string, i
   return { status, body: JSON.stringify(problem) };
 }
 
+/**
+ * A 401 or 403 ends the connection: `Connection: close`, and Node closes the socket once the answer
+ * is written instead of reading (and discarding) the rest of the refused caller's body.
+ */
+export function closeIfRefused(res: ServerResponse, status: number): void {
+  if (status === 401 || status === 403) res.setHeader('Connection', 'close');
+}
+
 /** Writes `error` as problem+json on a plain node:http response (express's included). */
 export function writeProblem(res: ServerResponse, instance: string, error: AppError): void {
   const { status, body } = problemBody(error.code, error.message, instance, error.invalidParams);
   res.statusCode = status;
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  closeIfRefused(res, status);
   res.setHeader('Content-Type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

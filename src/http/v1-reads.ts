@@ -19,6 +19,7 @@ import { heldTags, sendCacheable } from './conditional.ts';
 import { parsePagingQuery } from '../paging.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { answerError, badPathEncoding, notAllowed } from './problem.ts';
+import { originForm } from './request-target.ts';
 import { trackRequest } from './request-context.ts';
 
 const SCOPE: Scope = 'catalog:read';
@@ -40,7 +41,7 @@ export function v1Reads(deps: Deps): (req: IncomingMessage, res: ServerResponse)
   const one: Endpoint = { route: V1_READ_ROUTES[1]!.path, serve: (req, res, path) => serveRecord(deps, req, res, path.slice(ONE_PREFIX.length)) };
   return (req, res) => {
     const started = process.hrtime.bigint();
-    const url = req.url ?? '';
+    const url = originForm(req.url ?? '');
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const endpoint = path === LIST_PATH ? list : isOneSegmentBelow(path) ? one : null;

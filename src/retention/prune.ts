@@ -9,6 +9,7 @@
 //   contiguous range and an older cursor is answered 410. An event that a waiting delivery or a dead
 //   letter still needs (the worker sends its stored body) is kept, with its attempts, below the
 //   watermark: no longer in the feed, still deliverable; a later run deletes it once it is free.
+// - test events (WEBHOOK_TEST, no feed position) older than EVENT_RETENTION_DAYS, with their attempts.
 // What a delivery still needs is the queue's business: retention asks the queue room
 // (webhooks/queue/retention-holds.ts) which events and attempts of a batch to keep.
 // Also erases the previous signing secrets whose rotation grace has ended (webhooks/secrets/previous-secrets.ts).
@@ -96,6 +97,17 @@ async function pruneEventBatch(client: PoolClient, holds: Holds, batch: number, 
   return { scanned: head.length, passed: doomed.length, deleted, stopped: doomed.length < head.length };
 }
 
+// Test events (WEBHOOK_TEST, webhooks/delivery/test-event.ts) have no feed position: past
+// EVENT_RETENTION_DAYS they go with their attempts, found through their own index (event_test_events).
+const TEST_EVENTS_SQL = `select e.id from event e where e.xid is null and e.occurred_at < now() - $2::int * interval '1 day' order by e.occurred_at limit $1`;
+
+/** One batch of old test events: deleted unless a delivery still holds them; how many were looked at and deleted. */
+async function pruneTestEventBatch(client: PoolClient, holds: Holds, batch: number, days: number) {
+  const { rows } = await client.query<{ id: string }>(TEST_EVENTS_SQL, [batch, days]);
+  const held = await holds.events(client, rows.map((e) => e.id));
+  return { scanned: rows.length, deleted: await deleteEvents(client, rows.filter((e) => !held.has(e.id)).map((e) => e.id)) };
+}
+
 export async function pruneRetention(pool: Pool, options: PruneOptions): Promise<PruneResult> {
   const batch = options.batchSize ?? PRUNE_BATCH_SIZE;
   const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0, previousSecretsErased: await eraseExpiredPreviousSecrets(pool) };
@@ -136,6 +148,12 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
       result.batches++;
       report();
       if (row.stopped || row.scanned < batch) break;
+    }
+    for (;;) {
+      const row = await inTransaction(pool, (client) => pruneTestEventBatch(client, holds, batch, options.eventDays));
+      result.events += row.deleted;
+      // Held ones stay in the head of the next batch: stop when a batch deletes fewer than it read.
+      if (row.scanned < batch || row.deleted < row.scanned) break;
     }
   }
   return result;

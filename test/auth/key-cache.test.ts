@@ -42,7 +42,8 @@ async function listening(cache: KeyCache): Promise<ListenConnection> {
 /** The gauge of this (test) process: no API runs in this file, so only these tests' connections set it. */
 const connectionUp = async () => (await listenConnectionUp.get()).values[0]?.value;
 
-async function until(check: () => Promise<boolean>, withinMs = 2000): Promise<number> {
+// Generous for a loaded 2-core machine, and still far below the 60 s age bound the caches here have.
+async function until(check: () => Promise<boolean>, withinMs = 10_000): Promise<number> {
   const started = performance.now();
   while (!(await check())) {
     if (performance.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
@@ -85,7 +86,7 @@ describe('API key cache', () => {
     expect(await cache.principal(hash)).to.not.equal(null);
     await revokeBySql(id);
     const ms = await until(async () => (await cache.principal(hash)) === null);
-    expect(ms).to.be.below(2000); // the age bound is 60 s here: only the notification can do this
+    expect(ms).to.be.below(10_000); // the age bound is 60 s here: only the notification can do this
   });
 
   it('caches nothing while not listening: every request looks its key up (on the read pool), and a revocation counts at once', async () => {

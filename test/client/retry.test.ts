@@ -82,7 +82,7 @@ describe('client retries', () => {
     const started = performance.now();
     const error = await rejectionOf(client.getLearningOpportunity(ID, { signal: controller.signal }));
     expect(error.message).to.equal('cancelled by the caller');
-    expect(performance.now() - started).to.be.below(1000);
+    expect(performance.now() - started, 'cancelled, not waited out').to.be.below(10_000);
     expect(retries.map((r) => r.delayMs)).to.deep.equal([60_000]);
     expect(s.requests).to.have.length(1);
   });

@@ -11,7 +11,7 @@ describe('API reference page (/docs)', () => {
   let browser: Browser | null = null;
 
   before(async function () {
-    this.timeout(600_000); // may install Chromium first
+    this.timeout(60_000);
     api = await startTestApi();
     browser = await launchChromiumOrSkip(this);
   });

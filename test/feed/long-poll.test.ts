@@ -11,7 +11,7 @@ import { feed, head, startFeedApi, until } from './feed-support.ts';
 import { insertRawEvent } from './raw-events.ts';
 
 describe('change feed long poll', function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   let api: Api;
   let key: string;
   before(async () => ({ api, key } = await startFeedApi({ feedMaxWaiters: 3, feedMaxWaitersPerKey: 3 })));
@@ -19,14 +19,15 @@ describe('change feed long poll', function () {
 
   it('answers as soon as an event commits, with that event', async () => {
     const start = await head(api, key);
-    const waiting = feed(api, key, { after: start, wait: 20 });
+    const waiting = feed(api, key, { after: start, wait: 30 });
     await until(() => api.feed.waiters.waiting() === 1);
     const committedAt = Date.now();
     const record = await createRecord(api.writes);
     const page = await waiting;
-    // Far below the 20 s wait (in the full suite another file's transaction on the same server can
-    // hold the cluster-wide horizon back for a moment; the benchmark measures the latency itself).
-    expect(Date.now() - committedAt).to.be.below(5000);
+    // Well before the 30 s wait ends: the commit woke it (in the full suite another file's transaction
+    // on the same server can hold the cluster-wide horizon back for seconds on a loaded machine; the
+    // benchmark measures the latency itself).
+    expect(Date.now() - committedAt).to.be.below(15_000);
     expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
     expect(api.feed.waiters.waiting()).to.equal(0);
   });
@@ -37,13 +38,13 @@ describe('change feed long poll', function () {
     try {
       await holder.query('begin');
       await holder.query('select pg_current_xact_id()'); // takes a transaction id: holds the horizon
-      const waiting = feed(api, key, { after: start, wait: 20 });
+      const waiting = feed(api, key, { after: start, wait: 30 });
       await until(() => api.feed.waiters.waiting() === 1);
       const record = await createRecord(api.writes); // NOTIFY, but not readable yet
       await holder.query('commit');
       const endedAt = Date.now();
       const page = await waiting;
-      expect(Date.now() - endedAt).to.be.below(5000);
+      expect(Date.now() - endedAt).to.be.below(15_000); // well before the 30 s wait ends
       expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
     } finally {
       holder.release();

@@ -1,4 +1,4 @@
-// POST /graphql takes at most 1 MiB: a larger body is a 413 problem and writes nothing; a body
+// POST /graphql takes at most GRAPHQL_MAX_BODY_BYTES (1 MiB here; the default is 4 MiB): a larger body is a 413 problem and writes nothing; a body
 // just under the limit is served.
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
@@ -32,7 +32,7 @@ describe('POST /graphql body limit', () => {
   };
 
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi({ http: { graphqlMaxBodyBytes: LIMIT } });
     key = await createTestKey(['catalog:write']);
   });
   after(() => api.close());

@@ -39,7 +39,7 @@ describe('health probes', () => {
         const started = Date.now();
         const res = await getJson(api, '/readyz', null);
         expectProblem(res, 503);
-        expect(Date.now() - started).to.be.below(2000);
+        expect(Date.now() - started).to.be.below(5000); // the 1 s readiness timeout, with room for a loaded machine
       } finally {
         await locker.query('rollback');
         locker.release();
@@ -102,7 +102,7 @@ describe('health probes', () => {
       const problem = expectProblem(down, 503);
       expect(problem.detail).to.match(/database/);
       expect(down.headers.get('retry-after')).to.equal('5');
-      expect(elapsed, 'readiness must not hang').to.be.below(2000);
+      expect(elapsed, 'readiness must not hang').to.be.below(5000); // the 1 s readiness timeout, with room for a loaded machine
       expect((await getJson(api, '/healthz', null)).status).to.equal(200);
 
       proxied.proxy.restore();

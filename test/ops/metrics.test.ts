@@ -146,7 +146,7 @@ describe('GET /metrics', () => {
       try {
         const started = Date.now();
         const text = await scrape(proxiedApi.url);
-        expect(Date.now() - started).to.be.below(2000);
+        expect(Date.now() - started).to.be.below(5000); // the 1 s gauge timeout, with room for a loaded machine
         expect(Number.isNaN(sample(text, 'lods_webhook_queue_depth')), 'depth is NaN').to.equal(true);
         expect(Number.isNaN(sample(text, 'lods_webhook_dead_letters')), 'dead letters NaN').to.equal(true);
         expect(text).to.contain('lods_process_cpu_user_seconds_total');

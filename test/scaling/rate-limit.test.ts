@@ -12,15 +12,6 @@ import { expectProblem } from '../support/problem.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
 import { until } from '../feed/feed-support.ts';
 
-/**
- * The limits count per clock minute: a test that must stay within one window starts early in one
- * (at most `needS` seconds of waiting; there is no event to await for the clock).
- */
-async function freshWindow(needS: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needS * 1000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
-
 describe('rate limits of /v1', () => {
   let api: Api;
   let path: string;
@@ -31,7 +22,6 @@ describe('rate limits of /v1', () => {
   after(() => api.close());
 
   it('counts every request of a key, a 304 and a 400 included, then answers 429 with Retry-After', async () => {
-    await freshWindow(10);
     const key = await createTestKey(['catalog:read']);
     const first = await getJson(api, path, key);
     expect(first.headers.get('ratelimit-policy')).to.equal('"default";q=4;w=60');
@@ -55,7 +45,6 @@ describe('rate limits of /v1', () => {
   });
 
   it('counts the feed in the same budget as the records, a long poll once, and refuses it with 429 over the limit', async () => {
-    await freshWindow(15);
     const key = await createTestKey(['catalog:read']);
     const head = await getJson(api, '/v1/events/head', key);
     expect(head.headers.get('ratelimit-policy')).to.equal('"default";q=4;w=60');
@@ -81,7 +70,6 @@ describe('rate limits of /v1', () => {
   });
 
   it("uses the key's own limit over RATE_LIMIT_PER_MINUTE", async () => {
-    await freshWindow(10);
     const key = await createTestKey(['catalog:read'], testDb(), 2);
     expect((await getJson(api, path, key)).headers.get('ratelimit-policy')).to.equal('"default";q=2;w=60');
     expect((await getJson(api, path, key)).status).to.equal(200);
@@ -89,7 +77,6 @@ describe('rate limits of /v1', () => {
   });
 
   it('checks the key before the limit: a revoked key over its limit gets 401', async () => {
-    await freshWindow(10);
     const created = await createApiKey(testDb().orm.em.fork(), { name: 'limited', scopes: ['catalog:read'], rateLimit: 1 });
     expect((await getJson(api, path, created.key)).status).to.equal(200);
     expectProblem(await getJson(api, path, created.key), 429);
@@ -129,8 +116,7 @@ describe('rate limits of /v1', () => {
     });
 
     it('admits about the limit in total (within 10%), not the limit per process, when requests are spread over both', async () => {
-      await freshWindow(20);
-      // What a process does not know of yet is what the other admitted since its last sync (50 ms
+        // What a process does not know of yet is what the other admitted since its last sync (50 ms
       // here): some tens of requests at this pace, whatever the limit. A limit of 1,000 keeps that
       // well inside 10% even when a loaded machine delays the syncs (at 200, 228 was seen in CI).
       const limit = 1000;

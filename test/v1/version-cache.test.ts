@@ -13,7 +13,8 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 
-const WITHIN_MS = 1000;
+// Half the 10 s age bound: only the notification can do it, with room for a loaded 2-core machine.
+const WITHIN_MS = 5000;
 
 describe('record version cache (304 without a statement)', () => {
   let api: Api;

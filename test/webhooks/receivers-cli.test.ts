@@ -1,7 +1,7 @@
 // The receiver commands that take a secret: --secret-file and --secret-stdin keep it out of ps and
 // shell history (issue 7 item 12), rotate-secret replaces it, reencrypt moves every secret to the
 // current key; none of them prints it.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -113,9 +113,9 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
       [['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'], 2, /give the secret once/],
       [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 2, /a secret is required/],
       [['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')], 2, /cannot read the secret: ENOENT/],
-      [['receivers', 'add', '--url', receiver.url, '--secret-file', dir], 2, /cannot read the secret: EISDIR/],
-      // An endless source is not read whole: refused after a few KB.
-      [['receivers', 'add', '--url', receiver.url, '--secret-file', '/dev/zero'], 2, /--secret-file \/dev\/zero holds more than 4096 bytes/],
+      [['receivers', 'add', '--url', receiver.url, '--secret-file', dir], 2, /is a directory, not a regular file/],
+      // A device is never a stored secret (and an endless one must not be read whole).
+      [['receivers', 'add', '--url', receiver.url, '--secret-file', '/dev/zero'], 2, /--secret-file \/dev\/zero is a device, not a regular file/],
       [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000', '--secret', FILE_SECRET], 3, /Receiver 00000000-0000-4000-8000-000000000000 was not found/],
     ];
     for (const [args, code, message] of cases) {
@@ -123,5 +123,21 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
       expect(result.code, args.join(' ')).to.equal(code);
       expect(result.stderr, args.join(' ')).to.match(message);
     }
+  });
+
+  it('refuses a FIFO with no writer at once (exit 2) instead of waiting on it forever', async () => {
+    const fifo = join(dir, 'secret.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status, 'mkfifo').to.equal(0);
+    const started = Date.now();
+    const result = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', fifo]);
+    expect(result.code, result.stderr).to.equal(2);
+    expect(result.stderr).to.include(`--secret-file ${fifo} is a FIFO (named pipe), not a regular file`);
+    expect(Date.now() - started).to.be.below(30_000);
+  });
+
+  it('--secret-file - reads standard input', async () => {
+    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', '-', '--json'], `${FILE_SECRET}\n`);
+    expect(added.code, added.stderr).to.equal(0);
+    expect((JSON.parse(added.stdout) as { hasSecret: boolean }).hasSecret).to.equal(true);
   });
 });

@@ -14,7 +14,8 @@ import { testDb } from '../hooks.ts';
 
 const REPLAYED = 2000;
 
-describe('dead-letter replay behind live deliveries', () => {
+describe('dead-letter replay behind live deliveries', function () {
+  this.timeout(120_000); // 2,000 deliveries: a minute or more on a loaded 2-core machine
   let stack: WebhookStack;
   let a: TestReceiver;
   let b: TestReceiver;

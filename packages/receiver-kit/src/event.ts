@@ -17,6 +17,19 @@ export type SnapshotEvent = EventBase & { type: Exclude<WebhookEventType, 'LEARN
 export type DeletedEvent = EventBase & { type: 'LEARNING_OPPORTUNITY_DELETED'; data: null };
 export type WebhookEvent = SnapshotEvent | DeletedEvent;
 
+/**
+ * A test delivery an operator sent to check the endpoint ("Send test event", `receivers test ID`):
+ * signed like every delivery, never about a record, never in the change feed. Not a WebhookEvent:
+ * there is nothing to apply; acknowledge it.
+ */
+export const WEBHOOK_TEST_EVENT_TYPE = 'WEBHOOK_TEST';
+export type TestEvent = { id: string; type: typeof WEBHOOK_TEST_EVENT_TYPE; occurredAt: string; resource: { type: 'WEBHOOK_RECEIVER'; id: string }; data: null };
+/**
+ * An authentic delivery that is not a catalog event: the test event, or a type newer than this kit
+ * (types may be added within v1). A receiver acknowledges it (2xx) and applies nothing.
+ */
+export type OtherEvent = TestEvent | { id: string; type: string; occurredAt: string; resource?: unknown; data?: unknown };
+
 /** The delivery headers (lower case, as node and fetch present them). */
 export const HEADERS = {
   eventId: 'x-service-event-id',
@@ -37,6 +50,27 @@ const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID_RE.test(v);
+
+/**
+ * What an authentic delivery body is: a catalog event (checked by eventShapeProblem), or another
+ * event (id, type and occurredAt well-formed, any other type name; a WEBHOOK_TEST with its own
+ * shape), or a problem.
+ */
+export function deliveryKind(value: unknown): { kind: 'catalog' } | { kind: 'other' } | { kind: 'invalid'; problem: string } {
+  if (isObject(value) && typeof value.type === 'string' && !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type)) {
+    if (!isUuid(value.id)) return { kind: 'invalid', problem: 'id must be a UUID' };
+    if (!/^[A-Z][A-Z0-9_]*$/.test(value.type)) return { kind: 'invalid', problem: 'type must be an event type name' };
+    if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt)) return { kind: 'invalid', problem: 'occurredAt must be an ISO 8601 UTC timestamp' };
+    if (value.type === WEBHOOK_TEST_EVENT_TYPE) {
+      const resource = value.resource;
+      if (!isObject(resource) || resource.type !== 'WEBHOOK_RECEIVER' || !isUuid(resource.id)) return { kind: 'invalid', problem: 'resource must be { type: "WEBHOOK_RECEIVER", id: <UUID> } for WEBHOOK_TEST' };
+      if (value.data !== null) return { kind: 'invalid', problem: 'data must be null for WEBHOOK_TEST' };
+    }
+    return { kind: 'other' };
+  }
+  const problem = eventShapeProblem(value);
+  return problem ? { kind: 'invalid', problem } : { kind: 'catalog' };
+}
 
 /** Returns what is wrong with `value` as a v1 event, or null when it is one. Unknown extra fields are allowed. */
 export function eventShapeProblem(value: unknown): string | null {

@@ -8,7 +8,7 @@
 //   repairFromFeed: fetch the events a receiver missed from the change feed (GET /v1/events)
 export * from './event.ts';
 export { deliveryEventId, detectScheme, verifyDelivery, DEFAULT_TOLERANCE_MS, NO_SECRET_MESSAGE } from './verify.ts';
-export type { HeaderSource, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
+export type { HeaderSource, VerifiedOther, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
 export { webhookReceiver, DEFAULT_MAX_BODY_BYTES } from './middleware.ts';
 export type { ReceiverLogger, WebhookReceiverHandler, WebhookReceiverOptions } from './middleware.ts';
 export { MemorySeenStore } from './seen-store.ts';

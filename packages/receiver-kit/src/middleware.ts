@@ -139,6 +139,12 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
       logger.warn({ reason: verified.reason, eventId: deliveryEventId(req.headers) }, 'webhook delivery rejected');
       return send(res, verified.status, problem(verified.status, verified.status === 401 ? 'Unauthorized' : 'Bad request', verified.message, verified.reason));
     }
+    // A test event or a type newer than this kit: authentic, acknowledged, nothing to apply (not
+    // de-duplicated, stored or processed: `process` only ever sees catalog events).
+    if (verified.other) {
+      logger.info?.({ eventId: verified.other.id, eventType: verified.other.type }, 'webhook event of another type acknowledged');
+      return send(res, 200, { received: true, ignored: verified.other.type });
+    }
     const { event } = verified;
 
     if (!(await seen.claim(event.id))) return send(res, 200, { received: true, duplicate: true });

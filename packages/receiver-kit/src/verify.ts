@@ -5,7 +5,7 @@
 // Webhooks, timestamp in seconds, `v1,<base64>` signatures keyed with the bytes after `whsec_`) or
 // `x-service-*` (SPEC.md section 6, the default).
 import { timingSafeEqual } from 'node:crypto';
-import { eventShapeProblem, HEADERS, STANDARD_HEADERS, type WebhookEvent } from './event.ts';
+import { deliveryKind, HEADERS, type OtherEvent, STANDARD_HEADERS, type WebhookEvent } from './event.ts';
 import { type SignatureScheme, signatureDigest, standardSignatureDigest } from './sign.ts';
 
 export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
@@ -26,13 +26,16 @@ export type VerifyFailure = { ok: false; reason: VerifyFailureReason; message: s
 export type VerifySuccess = {
   ok: true;
   event: WebhookEvent;
+  other?: undefined;
   /** The delivery timestamp (epoch ms; a Standard Webhooks timestamp is whole seconds). */
   timestamp: number;
   signed: boolean;
   /** Which headers the delivery came with. */
   scheme: SignatureScheme;
 };
-export type VerifyResult = VerifySuccess | VerifyFailure;
+/** Authentic, but not a catalog event (a WEBHOOK_TEST, or a type newer than this kit): acknowledge it with a 2xx, apply nothing. */
+export type VerifiedOther = { ok: true; event?: undefined; other: OtherEvent; timestamp: number; signed: boolean; scheme: SignatureScheme };
+export type VerifyResult = VerifySuccess | VerifiedOther | VerifyFailure;
 
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
@@ -151,14 +154,16 @@ export function verifyDelivery(options: VerifyOptions): VerifyResult {
   } catch {
     return fail('BODY_NOT_JSON', 'body is not valid JSON', 400);
   }
-  const problem = eventShapeProblem(parsed);
-  if (problem) return fail('NOT_AN_EVENT', problem, 400);
-  const event = parsed as WebhookEvent;
+  const kind = deliveryKind(parsed);
+  if (kind.kind === 'invalid') return fail('NOT_AN_EVENT', kind.problem, 400);
+  const event = parsed as WebhookEvent | OtherEvent;
   const idHeader = scheme === 'standard-webhooks' ? STANDARD_HEADERS.id : HEADERS.eventId;
   if (authenticated.id !== event.id) return fail('NOT_AN_EVENT', `${idHeader} does not equal the body's id`, 400);
   const typeHeader = header(headers, HEADERS.eventType);
   if (typeHeader !== undefined && typeHeader !== event.type) return fail('NOT_AN_EVENT', `${HEADERS.eventType} does not equal the body's type`, 400);
-  return { ok: true, event, timestamp, signed: secrets.length > 0, scheme };
+  const signed = secrets.length > 0;
+  if (kind.kind === 'other') return { ok: true, other: event as OtherEvent, timestamp, signed, scheme };
+  return { ok: true, event: event as WebhookEvent, timestamp, signed, scheme };
 }
 
 /** The event id a delivery's headers name (either scheme), for logs. */

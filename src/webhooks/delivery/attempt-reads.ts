@@ -15,10 +15,13 @@ export type AttemptView = {
   responseExcerpt: string | null;
   outcome: string;
   deadLettered: boolean;
+  /** The event's type (a primary-key look-up per row), so that a list of attempts shows what was sent. */
+  eventType: string | null;
 };
 
 const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "receiverId", attempt, ${isoSql('started_at')} as "startedAt",
-  duration_ms as "durationMs", status_code as "statusCode", error, response_excerpt as "responseExcerpt", outcome, dead_lettered as "deadLettered"`;
+  duration_ms as "durationMs", status_code as "statusCode", error, response_excerpt as "responseExcerpt", outcome, dead_lettered as "deadLettered",
+  (select e.type from event e where e.id = event_id) as "eventType"`;
 
 export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEventView | null> {
   const { rows } = await pool.query<StoredEventView>(`select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", body from event where id = $1`, [id]);
@@ -27,23 +30,24 @@ export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEven
 
 export type EventSummary = Omit<StoredEventView, 'body'>;
 
-/** Stored events, newest first, optionally of one type and/or one resource (without their bodies). */
+/** Stored events, newest first, optionally of one type and/or one resource (without their bodies); test events (WEBHOOK_TEST) only when asked for by type. */
 export async function listStoredEvents(pool: Pool, filter: { type?: string; resourceId?: string; limit: number }): Promise<EventSummary[]> {
   const { rows } = await pool.query<EventSummary>(
     `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt" from event
-      where ($1::text is null or type = $1) and ($2::uuid is null or resource_id = $2)
+      where ($1::text is null or type = $1) and ($2::uuid is null or resource_id = $2) and ($1::text is not null or type <> 'WEBHOOK_TEST')
       order by occurred_at desc, id desc limit $3`,
     [filter.type ?? null, filter.resourceId ?? null, filter.limit],
   );
   return rows;
 }
 
-/** Attempts filtered by event and/or receiver, newest first. */
-export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; limit: number; offset: number }): Promise<AttemptView[]> {
+/** Attempts filtered by event, receiver and/or outcome (lower case, as stored), newest first. */
+export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; outcome?: string; limit: number; offset: number }): Promise<AttemptView[]> {
   const where: string[] = [];
   const values: unknown[] = [];
   if (filter.eventId) where.push(`event_id = $${values.push(filter.eventId)}`);
   if (filter.receiverId) where.push(`receiver_id = $${values.push(filter.receiverId)}`);
+  if (filter.outcome) where.push(`outcome = $${values.push(filter.outcome)}`);
   const { rows } = await pool.query<AttemptView>(
     `select ${ATTEMPT_COLUMNS} from delivery_attempt ${where.length ? `where ${where.join(' and ')}` : ''}
       order by delivery_attempt.id desc limit $${values.push(filter.limit)} offset $${values.push(filter.offset)}`,

@@ -8,14 +8,17 @@ import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { enqueueDeliveries, REPLAY_PRIORITY } from '../queue/boss.ts';
 import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../queue/dead-letters.ts';
+import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[] };
 
 /** Enqueues `eventId` for one receiver, or for every enabled receiver subscribed to its type. */
 export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId: string, receiverId?: string): Promise<Redelivery> {
   return await inTransaction(deps.pool, async (client, db) => {
-    const event = (await client.query<{ type: string }>('select type from event where id = $1', [eventId])).rows[0];
+    const event = (await client.query<{ type: string; resource_id: string }>('select type, resource_id from event where id = $1', [eventId])).rows[0];
     if (!event) throw notFound(`Event ${eventId}`);
+    // A test event goes to the receiver it was made for (its resource), never to every receiver.
+    if (event.type === WEBHOOK_TEST_EVENT_TYPE) receiverId ??= event.resource_id;
     let receiverIds: string[];
     if (receiverId) {
       const receiver = (await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])).rows[0];
@@ -67,18 +70,19 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
  * Moves dead letters of enabled receivers back to the delivery queue (attempt 1, same event id), in
  * batches of `batchSize`, each one transaction, behind every other delivery (REPLAY_PRIORITY: a
  * large replay does not hold up the live deliveries to other receivers). Dead letters of disabled
- * receivers stay. An unknown `receiverId` is NOT_FOUND.
+ * receivers stay. An unknown `receiverId` is NOT_FOUND. With `eventId`, only that event's dead letters
+ * (one, with `receiverId`: the console's "Replay").
  */
 export async function replayDeadLetters(
   deps: { pool: Pool; boss: PgBoss },
-  options: { receiverId?: string; batchSize?: number; onProgress?: (replayed: number) => void } = {},
+  options: { receiverId?: string; eventId?: string; batchSize?: number; onProgress?: (replayed: number) => void } = {},
 ): Promise<{ replayed: number; remaining: number }> {
   const receiverId = options.receiverId ?? null;
   if (receiverId) await requireReceiver(deps.pool, receiverId);
   let replayed = 0;
   for (;;) {
     const moved = await inTransaction(deps.pool, async (client, db) => {
-      const letters = await takeDeadLetters(client, receiverId, options.batchSize ?? 500);
+      const letters = await takeDeadLetters(client, receiverId, options.batchSize ?? 500, options.eventId ?? null);
       await enqueueDeliveries(deps.boss, db, letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, attempt: 1, priority: REPLAY_PRIORITY })));
       return letters.length;
     });

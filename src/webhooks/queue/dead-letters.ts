@@ -48,18 +48,18 @@ export async function selectDeadLetters(pool: Pool, receiverId: string | null, l
  * partitioned; a plain IN (subquery ... limit) may be evaluated per partition and take more).
  * Raw: picks only enabled receivers' letters (a join) and deletes them in the caller's transaction.
  */
-export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number): Promise<DeadLetterData[]> {
+export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number, eventId: string | null = null): Promise<DeadLetterData[]> {
   const { rows } = await client.query<DeadLetterData>(
     `with picked as materialized (
        select j.id from ${BOSS_SCHEMA}.job j
          join receiver r on r.id = (j.data->>'receiverId')::uuid and r.enabled
-        where ${DEAD_LETTER_WHERE}
+        where ${DEAD_LETTER_WHERE} and ($3::text is null or j.data->>'eventId' = $3)
         order by j.created_on, j.id
         limit $2
         for update of j skip locked)
      delete from ${BOSS_SCHEMA}.job j where j.name = '${DEAD_LETTER_QUEUE}' and j.id in (select id from picked)
      returning ${DEAD_LETTER_DATA}`,
-    [receiverId, limit],
+    [receiverId, limit, eventId],
   );
   return rows;
 }

@@ -1,0 +1,43 @@
+// GraphiQL (the `graphiql` package, served from node_modules with React 18) over POST /graphql with
+// the key signed in on /console (sessionStorage of this tab): the key goes in the fetcher's
+// Authorization header, never into GraphiQL's header editor (which it may persist) or a URL.
+// React, ReactDOM and GraphiQL are the globals of the UMD scripts that graphql.html loads first.
+import { session } from './api.js';
+
+const DEFAULT_QUERY = `# The signed-in key's scopes; Ctrl-Enter runs the query.
+{
+  currentApiKey {
+    scopes
+  }
+}
+`;
+
+const root = document.getElementById('graphiql');
+const key = session.key();
+if (!key) {
+  const link = document.createElement('a');
+  link.href = '/console';
+  link.textContent = 'Sign in on the console';
+  const p = document.createElement('p');
+  p.className = 'signed-out';
+  p.append('No API key is signed in in this tab. ', link, ', then come back here.');
+  root.replaceChildren(p);
+} else {
+  const post = async (params) => {
+    const res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(params),
+    });
+    return await res.json();
+  };
+  const { data } = await post({ query: '{ currentApiKey { scopes } }' });
+  const mayIntrospect = data?.currentApiKey?.scopes.includes('graphql:read') ?? false;
+  // Introspection needs graphql:read: without it GraphiQL's schema request is answered here with the
+  // reason, instead of a 403 from the service (the documented operations still run).
+  const fetcher = async (params) =>
+    params.operationName === 'IntrospectionQuery' && !mayIntrospect
+      ? { errors: [{ message: 'The schema docs need the graphql:read scope, which this API key does not have; the operations of schema/*.graphql still run.' }] }
+      : await post(params);
+  ReactDOM.createRoot(root).render(React.createElement(GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }));
+}

@@ -1,0 +1,115 @@
+// The console's entry: sign-in (a form with a field labelled "API key"; the key goes to sessionStorage
+// only), "Sign out", and the pages by hash route: #/receivers, #/receivers/<id>, #/events,
+// #/events/<id>. What is shown follows the key's scopes (currentApiKey); a refused call shows the
+// service's own message, which names the missing scope.
+import { ApiError, gql, session } from './api.js';
+import { h } from './dom.js';
+import { renderEvent, renderEvents } from './events.js';
+import { renderReceiver } from './receiver.js';
+import { renderReceivers } from './receivers.js';
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const notice = document.getElementById('notice');
+let scopes = null;
+
+function say(message, { secret, error } = {}) {
+  notice.replaceChildren();
+  if (!message) return;
+  notice.append(
+    h(
+      'div',
+      { class: error ? 'message error' : 'message' },
+      h('span', {}, message),
+      secret ? h('code', { class: 'secret' }, secret) : null,
+      h('button', { type: 'button', class: 'dismiss', onclick: () => notice.replaceChildren() }, 'Dismiss'),
+    ),
+  );
+}
+
+function describe(error) {
+  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') return 'The API key was not accepted (missing, unknown or revoked).';
+  return error instanceof ApiError ? error.message : `Something went wrong: ${error.message}`;
+}
+
+function signInForm(message) {
+  nav.hidden = true;
+  const input = h('input', { id: 'api-key', name: 'api-key', type: 'password', autocomplete: 'off', required: true, size: 60 });
+  const form = h(
+    'form',
+    {
+      class: 'sign-in',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        session.signIn(input.value.trim());
+        input.value = '';
+        await start();
+      },
+    },
+    h('h2', {}, 'Sign in'),
+    h('p', {}, 'The key stays in this browser tab (sessionStorage) until you sign out or close the tab.'),
+    h('label', { for: 'api-key' }, 'API key'),
+    ' ',
+    input,
+    ' ',
+    h('button', { type: 'submit' }, 'Sign in'),
+    message ? h('p', { class: 'error', role: 'alert' }, message) : null,
+  );
+  main.replaceChildren(form);
+  input.focus();
+}
+
+function signOut(message) {
+  session.signOut();
+  scopes = null;
+  say(null);
+  signInForm(message);
+}
+
+const ctx = {
+  get scopes() {
+    return scopes ?? [];
+  },
+  refresh: () => route(),
+  /** Runs an action (a function returning { message, secret } or null when cancelled), says what it did, and reloads the page. */
+  act: async (run) => {
+    try {
+      const result = await run();
+      if (result) say(result.message, { secret: result.secret });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return signOut(describe(error));
+      say(describe(error), { error: true });
+    }
+    await route();
+  },
+};
+
+async function route() {
+  if (!scopes) return;
+  const [, page, id] = (location.hash || '#/').slice(1).split('/');
+  try {
+    if (page === 'receivers' && id) await renderReceiver(main, ctx, decodeURIComponent(id));
+    else if (page === 'events' && id) await renderEvent(main, ctx, decodeURIComponent(id));
+    else if (page === 'events' || (!page && !scopes.includes('receivers:manage'))) await renderEvents(main, ctx);
+    else await renderReceivers(main, ctx);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return signOut(describe(error));
+    main.replaceChildren(h('p', { class: 'error', role: 'alert' }, describe(error)));
+  }
+}
+
+async function start() {
+  if (!session.key()) return signInForm();
+  try {
+    scopes = (await gql('{ currentApiKey { scopes } }')).currentApiKey.scopes;
+  } catch (error) {
+    return signOut(describe(error));
+  }
+  nav.hidden = false;
+  document.getElementById('who').textContent = `Scopes: ${scopes.join(', ')}`;
+  await route();
+}
+
+document.getElementById('sign-out').addEventListener('click', () => signOut());
+window.addEventListener('hashchange', () => route());
+await start();

@@ -1,0 +1,90 @@
+// One receiver's page: its attempts newest first, paged and filterable by outcome (scope
+// graphql:read), and its dead letters with "Replay" per letter and "Replay all" (receivers:manage).
+import { gql } from './api.js';
+import { h, missingScope, table, time } from './dom.js';
+import { status } from './receivers.js';
+
+const PAGE = 20;
+const OUTCOMES = ['SUCCESS', 'HTTP_ERROR', 'TIMEOUT', 'CONNECTION_ERROR', 'REDIRECT', 'WORKER_LOST'];
+const ATTEMPTS = `query($id: ID!, $outcome: DeliveryOutcome, $limit: Int, $offset: Int) {
+  deliveryAttempts(receiverId: $id, outcome: $outcome, limit: $limit, offset: $offset) {
+    id eventId eventType attempt startedAt durationMs statusCode error responseExcerpt outcome deadLettered } }`;
+
+// Kept while the page is shown: the filter and page survive a refresh after an action.
+const view = { id: null, outcome: '', offset: 0 };
+
+export async function renderReceiver(main, ctx, id) {
+  if (view.id !== id) Object.assign(view, { id, outcome: '', offset: 0 });
+  const manage = ctx.scopes.includes('receivers:manage');
+  const read = ctx.scopes.includes('graphql:read');
+  const receiver = manage ? (await gql(`query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason } }`, { id })).webhookReceiver : null;
+  main.replaceChildren(
+    h('p', {}, h('a', { href: '#/receivers' }, '← Receivers')),
+    h('h2', {}, `Receiver ${receiver ? receiver.url : id}`),
+    receiver ? h('p', {}, `${status(receiver)} · id ${id}`) : null,
+    h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
+  );
+  main.append(h('h3', {}, 'Attempts'), read ? await attemptsSection(ctx, id) : missingScope('graphql:read', 'see delivery attempts'));
+  main.append(h('h3', {}, 'Dead letters'), manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'));
+}
+
+async function attemptsSection(ctx, id) {
+  const { deliveryAttempts: rows } = await gql(ATTEMPTS, { id, outcome: view.outcome || null, limit: PAGE + 1, offset: view.offset });
+  const more = rows.length > PAGE;
+  const filter = h(
+    'select',
+    { id: 'outcome-filter', onchange: (e) => { view.outcome = e.target.value; view.offset = 0; ctx.refresh(); } },
+    h('option', { value: '' }, 'All outcomes'),
+    OUTCOMES.map((o) => h('option', { value: o, selected: o === view.outcome }, o)),
+  );
+  const move = (label, offset, enabled) => h('button', { type: 'button', disabled: !enabled, onclick: () => { view.offset = offset; ctx.refresh(); } }, label);
+  return h(
+    'section',
+    { class: 'attempts' },
+    h('p', {}, h('label', { for: 'outcome-filter' }, 'Outcome '), filter),
+    table(
+      [
+        ['Time', (a) => time(a.startedAt)],
+        ['Event', (a) => h('a', { href: `#/events/${a.eventId}` }, a.eventId)],
+        ['Type', (a) => a.eventType ?? '–'],
+        ['Attempt', (a) => String(a.attempt)],
+        ['Outcome', (a) => h('span', { class: `outcome ${a.outcome.toLowerCase()}` }, a.outcome + (a.deadLettered ? ' (dead-lettered)' : ''))],
+        ['Status', (a) => (a.statusCode === null ? (a.error ?? '–') : String(a.statusCode))],
+        ['Duration', (a) => `${a.durationMs} ms`],
+        ['Response', (a) => h('code', {}, a.responseExcerpt ?? '')],
+      ],
+      rows.slice(0, PAGE),
+      view.offset === 0 ? 'No attempts yet.' : 'No more attempts.',
+    ),
+    h('p', { class: 'pager' }, move('Newer', Math.max(0, view.offset - PAGE), view.offset > 0), ` attempts ${view.offset + 1}–${view.offset + Math.min(rows.length, PAGE)} `, move('Older', view.offset + PAGE, more)),
+  );
+}
+
+async function deadLettersSection(ctx, id) {
+  const { webhookDeadLetters: letters } = await gql(
+    `query($id: ID!) { webhookDeadLetters(receiverId: $id) { eventId eventType attempts lastError lastAttemptAt deadSince } }`,
+    { id },
+  );
+  const replay = (eventId) => async () => {
+    const { replayWebhookDeadLetters: r } = await gql('mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }', { id, eventId });
+    return { message: r.replayed ? `Replayed ${r.replayed} dead letter${r.replayed === 1 ? '' : 's'}; ${r.remaining} remain.` : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.` };
+  };
+  return h(
+    'section',
+    { class: 'dead-letters' },
+    letters.length ? h('p', {}, h('button', { type: 'button', onclick: () => ctx.act(replay(null)) }, 'Replay all')) : null,
+    table(
+      [
+        ['Event', (l) => h('a', { href: `#/events/${l.eventId}` }, l.eventId)],
+        ['Type', (l) => l.eventType ?? '–'],
+        ['Attempts', (l) => String(l.attempts)],
+        ['Last error', (l) => l.lastError ?? '–'],
+        ['Last attempt', (l) => time(l.lastAttemptAt)],
+        ['Dead since', (l) => time(l.deadSince)],
+        ['', (l) => h('button', { type: 'button', onclick: () => ctx.act(replay(l.eventId)) }, 'Replay')],
+      ],
+      letters,
+      'No dead letters.',
+    ),
+  );
+}

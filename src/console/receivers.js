@@ -1,0 +1,86 @@
+// The receivers page (scope receivers:manage): every receiver with its health (enabled or why not,
+// last success and failure, waiting and dead deliveries, 24 h success chart), and its actions.
+// Receivers and their history are two queries of one request (the history is one statement for
+// every receiver). Delivery mode and signature scheme are shown when the schema has them.
+import { gql, newSecret } from './api.js';
+import { successChart, successText } from './chart.js';
+import { h, missingScope, table, time } from './dom.js';
+
+const BASE_FIELDS = 'id url enabled disabledReason lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+// Shown when this service's WebhookReceiver type has them (learned by introspection, which needs
+// graphql:read; without it the columns are left out rather than a failing query sent).
+const OPTIONAL_FIELDS = ['deliveryMode', 'signatureScheme'];
+let optionalFields = null;
+
+async function presentOptionalFields(scopes) {
+  if (optionalFields) return optionalFields;
+  if (!scopes.includes('graphql:read')) return [];
+  const { __type: type } = await gql('{ __type(name: "WebhookReceiver") { fields { name } } }');
+  const names = new Set((type?.fields ?? []).map((f) => f.name));
+  optionalFields = OPTIONAL_FIELDS.filter((name) => names.has(name));
+  return optionalFields;
+}
+
+async function loadReceivers(extra) {
+  return await gql(`{ webhookReceivers { ${BASE_FIELDS} ${extra.join(' ')} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`);
+}
+
+export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
+
+export async function renderReceivers(main, ctx) {
+  main.replaceChildren(h('h2', {}, 'Receivers'));
+  if (!ctx.scopes.includes('receivers:manage')) return main.append(missingScope('receivers:manage', 'see and manage receivers'));
+  const extra = await presentOptionalFields(ctx.scopes);
+  const data = await loadReceivers(extra);
+  const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
+  const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
+  const columns = [
+    ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
+    ['Status', status],
+    ...(extra.includes('deliveryMode') ? [['Delivery mode', (r) => r.deliveryMode ?? '–']] : []),
+    ...(extra.includes('signatureScheme') ? [['Signature', (r) => r.signatureScheme ?? '–']] : []),
+    ['Last success', (r) => time(r.lastSuccessAt)],
+    ['Last failure', (r) => time(r.lastFailureAt)],
+    ['Waiting', (r) => String(r.waitingDeliveries)],
+    ['Dead', (r) => String(r.deadDeliveries)],
+    ['Success rate (24 h)', (r) => h('span', { class: 'rate' }, successChart(history.get(r.id) ?? []), ' ', successText(history.get(r.id) ?? []))],
+    [
+      'Actions',
+      (r) =>
+        h(
+          'span',
+          { class: 'actions' },
+          r.enabled ? act('Disable', () => disable(r)) : act('Enable', () => enable(r)),
+          act('Rotate secret', () => rotate(r)),
+          act('Send test event', () => sendTest(r)),
+        ),
+    ],
+  ];
+  main.append(
+    h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
+    table(columns, data.webhookReceivers, 'No receivers yet: add one with `npm run cli -- receivers add --url URL` or the GraphQL mutation createWebhookReceiver.'),
+  );
+}
+
+async function disable(r) {
+  if (!confirm(`Disable ${r.url}? Its waiting deliveries become dead letters (replayable after Enable).`)) return null;
+  await gql('mutation($id: ID!) { disableWebhookReceiver(id: $id) { id } }', { id: r.id });
+  return { message: `Disabled ${r.url}.` };
+}
+
+async function enable(r) {
+  await gql('mutation($id: ID!) { enableWebhookReceiver(id: $id) { id } }', { id: r.id });
+  return { message: `Enabled ${r.url}. Replay its dead letters on its page to send what was set aside.` };
+}
+
+async function rotate(r) {
+  if (!confirm(`Rotate the signing secret of ${r.url}? Deliveries are signed with the new secret from the next attempt on.`)) return null;
+  const secret = newSecret();
+  await gql('mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }', { id: r.id, secret });
+  return { message: `New signing secret of ${r.url}, shown once (copy it to the receiver now):`, secret };
+}
+
+async function sendTest(r) {
+  const { sendTestWebhookEvent: sent } = await gql('mutation($id: ID!) { sendTestWebhookEvent(receiverId: $id) { eventId } }', { id: r.id });
+  return { message: `Test event ${sent.eventId} queued for ${r.url}; its attempt appears on the receiver's page.` };
+}

@@ -1,0 +1,42 @@
+// `npm run clean`: removes what the embedded PostgreSQL of this checkout left on the machine - its
+// cluster (with the cluster's password and owner files) under DATA_DIR or, as root,
+// /var/tmp/lods-embedded-postgres/cluster-<key>, the staged binaries binaries-<key> there, and the
+// files the embedded default keeps in DATA_DIR (embedded-url, demo-key, secret-key). Nothing of
+// another checkout (other keys) is touched. A cluster in use by a running service is not removed
+// (the command refuses, removing nothing); one left running by a killed service is stopped first.
+import { existsSync } from 'node:fs';
+import { readdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { passwordFile } from './embedded-postgres.ts';
+import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
+import { checkoutLeftovers } from './postgres-placement.ts';
+
+const DATA_DIR_FILES = ['embedded-url', 'demo-key', 'secret-key'];
+
+/** What `npm run clean` printed and its exit code (1: a cluster is in use, nothing removed). */
+export async function cleanEmbedded(dataDir: string, say: (line: string) => void): Promise<number> {
+  const { clusters, runtimeEntries } = await checkoutLeftovers(resolve(dataDir, 'pg'));
+  for (const cluster of clusters) {
+    const state = await clusterState(cluster);
+    if (state.state === 'running') {
+      say(`the embedded PostgreSQL in ${cluster} is in use by process ${state.owner}: stop the service (Ctrl-C) first; nothing was removed`);
+      return 1;
+    }
+  }
+  for (const cluster of clusters) await stopLeftBehindCluster(cluster, say);
+  const paths = [...clusters.flatMap((c) => [c, passwordFile(c), ownerFile(c)]), ...runtimeEntries, ...DATA_DIR_FILES.map((name) => resolve(dataDir, name))];
+  let removed = 0;
+  for (const path of paths) {
+    if (!existsSync(path)) continue;
+    await rm(path, { recursive: true, force: true });
+    say(`removed ${path}`);
+    removed += 1;
+  }
+  // The directories themselves only when nothing else is in them (the shared runtime directory stays:
+  // another checkout may be placing things in it right now).
+  for (const dir of [resolve(dataDir), dirname(clusters[1]!)]) {
+    if (existsSync(dir) && (await readdir(dir)).length === 0) await rmdir(dir).then(() => say(`removed ${dir}`), () => {});
+  }
+  if (removed === 0) say('nothing to remove: this checkout has no embedded PostgreSQL cluster or staged binaries');
+  return 0;
+}
