@@ -1,6 +1,6 @@
 // Real deliveries to a STANDARD_WEBHOOKS receiver, handed unmodified to the verifiers of npm
 // `standardwebhooks` and `svix` (CONTRACT.md section 12): the first attempt, a retry, a redelivery,
-// and deliveries inside a rotation's grace (verified once with the old, once with the new secret);
+// a test event, and deliveries inside a rotation's grace (verified once with the old, once with the new secret);
 // after the grace the old secret signs nothing and the retention prune erases it. A SERVICE_V1
 // receiver's headers stay what SPEC.md section 6 says, byte for byte, a whsec_ secret included.
 import { createHmac } from 'node:crypto';
@@ -14,6 +14,7 @@ import { Webhook as SvixWebhook } from 'svix';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { pruneRetention } from '../../src/retention/prune.ts';
 import { redeliverEvent } from '../../src/webhooks/delivery/redeliver.ts';
+import { sendTestEvent } from '../../src/webhooks/delivery/test-event.ts';
 import { addReceiver, rotateReceiverSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -97,6 +98,14 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
       expect(verifyWithBoth(request, secret)).to.deep.equal([JSON.parse(event.body), JSON.parse(event.body)]);
     }
     expect(Number(redelivery!.headers['webhook-timestamp'])).to.be.above(Number(first!.headers['webhook-timestamp']));
+  });
+
+  it('a WEBHOOK_TEST event (receivers test) carries the same headers and verifies', async () => {
+    const sent = await sendTestEvent({ pool: testDb().pool, boss: stack.boss }, receiverId);
+    const [request] = await attempts(sent.eventId, 1);
+    expect(request!.headers['x-service-event-type']).to.equal('WEBHOOK_TEST');
+    const [standard, svix] = verifyWithBoth(request!, secret) as { id: string }[];
+    expect([standard!.id, svix!.id]).to.deep.equal([sent.eventId, sent.eventId]);
   });
 
   it('during a rotation grace each delivery verifies with the old and with the new secret; after it, only with the new one, and the old is erased', async () => {
