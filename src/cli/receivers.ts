@@ -1,6 +1,7 @@
 // receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt | test. Secrets are
-// never printed (hasSecret only); they go in through a file or stdin rather than the command line.
-import type { Command } from 'commander';
+// never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
+// once (JSON `secret`); they go in through a file or stdin rather than the command line.
+import { type Command, Option } from 'commander';
 import { parseId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
@@ -9,12 +10,14 @@ import {
   addReceiver,
   disableReceiver,
   enableReceiver,
+  getReceiver,
   listReceivers,
   type ReceiverInfo,
   removeReceiver,
   rotateReceiverSecret,
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
+import { DEFAULT_GRACE_HOURS, NO_GRACE_FOR_SERVICE_V1, SIGNATURE_SCHEMES } from '../webhooks/receivers/signature-scheme.ts';
 import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
@@ -24,7 +27,15 @@ import { withBoss } from './with-boss.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 const describe = (r: ReceiverInfo) =>
-  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+const schemeOption = () => new Option('--scheme <scheme>', 'how deliveries are signed: service-v1 (SPEC.md section 6, the default) or standard-webhooks (standardwebhooks.com)').choices(SIGNATURE_SCHEMES);
+/** The text after a change: a secret the service generated is printed once, with what to do with it. */
+const shown = (text: string, r: ReceiverInfo & { secret?: string }) =>
+  r.secret ? `${text}\nGenerated signing secret (shown once, store it now; the receiver verifies with it): ${r.secret}` : text;
+const wholeHours = (value: string) => {
+  if (!/^\d+$/.test(value)) throw new CliError(`--grace-hours takes a whole number of hours, got "${value}"`, 2);
+  return Number(value);
+};
 
 /** The pool, the secret keyring and the target policy, as the service has them. */
 async function receiverDeps(config: Config, db: Database) {
@@ -44,17 +55,20 @@ export function registerReceiverCommands(program: Command, config: Config): void
   )
     .option('--unsigned', 'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)')
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
+    .addOption(schemeOption())
     .option('--json', 'print JSON only')
-    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; json?: boolean }) => {
+    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; scheme?: string; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
+      const standard = opts.scheme === 'standard-webhooks';
+      if (standard && opts.unsigned) throw new CliError('--unsigned contradicts --scheme standard-webhooks: its deliveries are always signed (without a secret given, one is generated)', 2);
       // An unsigned receiver is a choice, never the result of a forgotten option.
-      if (secret === undefined && !opts.unsigned) {
+      if (secret === undefined && !opts.unsigned && !standard) {
         throw new CliError('a signing secret is required: --secret-file F, --secret-stdin or --secret S (or --unsigned to add a receiver whose deliveries are not signed)', 2);
       }
       if (secret !== undefined && opts.unsigned) throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
       if (opts.unsigned) process.stderr.write('Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n');
-      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
-      output(opts.json, added, () => `Added receiver ${describe(added)}.`);
+      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type, scheme: opts.scheme }));
+      output(opts.json, added, () => shown(`Added receiver ${describe(added)}.`, added));
     });
 
   receivers
@@ -63,21 +77,22 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const list = await withDatabase(config, (db) => listReceivers({ pool: db.pool }));
-      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
+      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'signatureScheme', 'previousSecretExpiresAt', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
       output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), columns));
     });
 
   receivers
     .command('update')
-    .description('change a receiver URL and/or its subscription')
+    .description('change a receiver URL, its subscription and/or its signature scheme')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
     .option('--all-types', 'subscribe to every type')
+    .addOption(schemeOption())
     .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; json?: boolean }) => {
+    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; scheme?: string; json?: boolean }) => {
       const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
-      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types }));
+      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types, scheme: opts.scheme }));
       output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
     });
 
@@ -114,15 +129,30 @@ export function registerReceiverCommands(program: Command, config: Config): void
   addSecretOptions(
     receivers
       .command('rotate-secret')
-      .description('replace a receiver signing secret (let the receiver accept both secrets first: see README)')
+      .description(
+        'replace a receiver signing secret. standard-webhooks: generated when none is given; both signatures for --grace-hours. ' +
+          'service-v1: the secret is required, no grace (let the receiver accept both secrets first: see README)',
+      )
       .argument('<id>', 'receiver id (see receivers list)'),
     'new signing secret',
   )
+    .option('--grace-hours <hours>', `standard-webhooks only: hours the old secret keeps signing too (default ${DEFAULT_GRACE_HOURS}, 0 = none)`, wholeHours)
     .option('--json', 'print JSON only')
-    .action(async (id: string, opts: SecretOptions & { json?: boolean }) => {
-      const secret = (await readSecretOption(opts, true))!;
-      const changed = await withDatabase(config, async (db) => rotateReceiverSecret(await receiverDeps(config, db), parseId(id), secret));
-      output(opts.json, changed, () => `Rotated the secret of receiver ${describe(changed)}.`);
+    .action(async (id: string, opts: SecretOptions & { graceHours?: number; json?: boolean }) => {
+      const secret = await readSecretOption(opts, false);
+      const changed = await withDatabase(config, async (db) => {
+        const deps = await receiverDeps(config, db);
+        // Said before anything changes, in the words of the command line.
+        const receiver = await getReceiver(deps, parseId(id));
+        // Only a standard-webhooks receiver gets a generated secret (an unknown id is refused as before).
+        if (secret === undefined && receiver?.signatureScheme !== 'standard-webhooks') {
+          throw new CliError('a secret is required: --secret-file F, --secret-stdin or --secret S (a standard-webhooks receiver gets a generated one)', 2);
+        }
+        if (receiver?.signatureScheme === 'service-v1' && opts.graceHours !== undefined) throw new CliError(`--grace-hours is refused: ${NO_GRACE_FOR_SERVICE_V1}`, 2);
+        return await rotateReceiverSecret(deps, parseId(id), { secret, graceHours: opts.graceHours });
+      });
+      const grace = changed.previousSecretExpiresAt ? `; the old secret signs too until ${changed.previousSecretExpiresAt}` : '';
+      output(opts.json, changed, () => shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed));
     });
 
   receivers

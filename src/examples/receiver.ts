@@ -4,6 +4,10 @@
 // the 2xx); the file store is updated after the response, and the inbox is replayed at start so that
 // nothing acknowledged is lost if the process dies in between.
 //
+// Both signature schemes are verified, told apart by the delivery's headers (the kit does it): a
+// service-v1 receiver's x-service-signature and a standard-webhooks receiver's webhook-signature
+// (WEBHOOK_SECRET is then the whsec_ secret `receivers add --scheme standard-webhooks` printed).
+//
 // Environment: PORT (4000), HOST (127.0.0.1), WEBHOOK_SECRET (required), WEBHOOK_SECRET_PREVIOUS (also
 // accepted, during a rotation), WEBHOOK_ALLOW_UNSIGNED=1 (start without a secret and accept unsigned
 // deliveries: for a receiver registered without one), RECEIVER_STORE_PATH (./.data/example-receiver.json).
@@ -179,6 +183,8 @@ async function main(): Promise<void> {
     throw new Error('WEBHOOK_SECRET is required (e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)); set WEBHOOK_ALLOW_UNSIGNED=1 to accept unsigned deliveries instead');
   }
   const secrets = [secret, env.WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => Boolean(s));
+  // A Standard Webhooks secret (whsec_ + base64), as `receivers add --scheme standard-webhooks` prints one.
+  const standard = secret !== null && /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret);
   const storePath = env.RECEIVER_STORE_PATH || './.data/example-receiver.json';
   const receiver = await startExampleReceiver({ port, host: env.HOST || '127.0.0.1', secret: secrets, allowUnsigned, storePath });
   const url = `${receiver.url}/webhooks`;
@@ -198,12 +204,17 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Example webhook receiver listening on ${url}\n` +
       `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
-      `Signature check: ${secret ? `on (WEBHOOK_SECRET${secrets.length > 1 ? ' and WEBHOOK_SECRET_PREVIOUS' : ''})` : 'OFF (WEBHOOK_ALLOW_UNSIGNED=1): unsigned deliveries are accepted'}\n` +
+      `Signature check: ${secret ? `on (WEBHOOK_SECRET${secrets.length > 1 ? ' and WEBHOOK_SECRET_PREVIOUS' : ''}; service-v1 and standard-webhooks deliveries)` : 'OFF (WEBHOOK_ALLOW_UNSIGNED=1): unsigned deliveries are accepted'}\n` +
       // The service refuses secrets shorter than 16 characters when the receiver is added.
       (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
       '\n' +
       `Register it with the service (the secret is read from your shell, never printed or put on a command line):\n` +
-      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ' --unsigned'}\n\n`,
+      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${!secret ? ' --unsigned' : standard ? ' --scheme standard-webhooks --secret-stdin' : ' --secret-stdin'}\n` +
+      (secret && !standard
+        ? `Or as a Standard Webhooks receiver: npm run cli -- receivers add --url ${url} --scheme standard-webhooks --json\n` +
+          `  prints a generated whsec_ secret once: restart this receiver with WEBHOOK_SECRET set to it\n`
+        : '') +
+      '\n',
   );
 }
 

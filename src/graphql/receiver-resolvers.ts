@@ -1,12 +1,13 @@
 // Thin resolvers over webhooks/receivers/receivers.ts (scope receivers:manage): the same functions as the
-// `receivers` commands. A secret goes in (create, rotate) and never comes out.
+// `receivers` commands. A secret goes in (create, rotate) and never comes out, except the one the
+// service generated for a STANDARD_WEBHOOKS receiver, in the result of the call that generated it.
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../ids.ts';
 import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;
-type Input = { url?: string | null; secret?: string | null; types?: string[] | null };
+type Input = { url?: string | null; secret?: string | null; types?: string[] | null; signatureScheme?: string | null };
 
 export function receiverResolvers(deps: ReceiverDeps) {
   const manage = <T>(run: (args: Args) => Promise<T>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
@@ -20,18 +21,21 @@ export function receiverResolvers(deps: ReceiverDeps) {
       webhookReceiver: manage((args) => getReceiver(deps, parseId(args.id))),
     },
     Mutation: {
-      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [] })),
-      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types })),
+      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [], scheme: input(args).signatureScheme })),
+      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types, scheme: input(args).signatureScheme })),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
       enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
       deleteWebhookReceiver: manage(async (args) => {
         const removed = await removeReceiver(deps, parseId(args.id));
         return { id: removed.id, removedDeliveries: removed.removedJobs };
       }),
-      rotateWebhookReceiverSecret: manage((args) => rotateReceiverSecret(deps, parseId(args.id), args.secret as string)),
+      rotateWebhookReceiverSecret: manage((args) => rotateReceiverSecret(deps, parseId(args.id), { secret: args.secret as string | null | undefined, graceHours: args.graceHours as number | null | undefined })),
     },
     WebhookReceiver: {
       disabledReason: (receiver: ReceiverInfo) => receiver.disabledReason?.toUpperCase() ?? null,
+      signatureScheme: (receiver: ReceiverInfo) => receiver.signatureScheme.toUpperCase().replace('-', '_'),
+      // Only the create or rotate call that generated it carries one (ReceiverWithSecret).
+      secret: (receiver: ReceiverInfo & { secret?: string }) => receiver.secret ?? null,
     },
   };
 }

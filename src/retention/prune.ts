@@ -12,16 +12,25 @@
 // - test events (WEBHOOK_TEST, no feed position) older than EVENT_RETENTION_DAYS, with their attempts.
 // What a delivery still needs is the queue's business: retention asks the queue room
 // (webhooks/queue/retention-holds.ts) which events and attempts of a batch to keep.
+// Also erases the previous signing secrets whose rotation grace has ended (webhooks/secrets/previous-secrets.ts).
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db/pg-transaction.ts';
 import { bossInstalled } from '../webhooks/queue/job-reads.ts';
 import { deadLetterDeliveries, deliveryKey, eventsHeldByJobs } from '../webhooks/queue/retention-holds.ts';
+import { eraseExpiredPreviousSecrets } from '../webhooks/secrets/previous-secrets.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 
 export type PruneOptions = { eventDays: number; deliveryAttemptDays: number; batchSize?: number; onProgress?: (progress: PruneResult) => void };
-export type PruneResult = { deliveryAttempts: number; events: number; eventsKept: number; batches: number };
+export type PruneResult = {
+  deliveryAttempts: number;
+  events: number;
+  eventsKept: number;
+  batches: number;
+  /** Previous signing secrets whose rotation grace had ended, erased (webhooks/secrets/previous-secrets.ts). */
+  previousSecretsErased: number;
+};
 
 type Db = Pick<Pool, 'query'> | Pick<PoolClient, 'query'>;
 /** Which of a batch's events (or deliveries) the queue still needs; nothing before pg-boss's first start. */
@@ -101,7 +110,7 @@ async function pruneTestEventBatch(client: PoolClient, holds: Holds, batch: numb
 
 export async function pruneRetention(pool: Pool, options: PruneOptions): Promise<PruneResult> {
   const batch = options.batchSize ?? PRUNE_BATCH_SIZE;
-  const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0 };
+  const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0, previousSecretsErased: await eraseExpiredPreviousSecrets(pool) };
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
   const holds = (await bossInstalled(pool)) ? QUEUE_HOLDS : NOTHING_HELD;

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { type ExampleReceiver, startExampleReceiver, type StoreState } from '../../src/examples/receiver.ts';
 
 const SECRET = 'example-receiver-secret';
@@ -109,6 +110,28 @@ describe('example receiver (npm run example:receiver)', () => {
     expect((await fileState()).records[id]).to.include({ id });
     expect(lines.some((l) => l.startsWith('replayed 1 event'))).to.equal(true);
   });
+
+  it('applies a Standard Webhooks delivery (signed by the standardwebhooks library) when its secret is a whsec_ one', async () => {
+    await receiver.close();
+    const whsec = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+    receiver = await startExampleReceiver({ port: 0, secret: whsec, storePath, log: (line) => void lines.push(line) });
+    const id = randomUUID();
+    const event = snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1));
+    const body = JSON.stringify(event);
+    const sentAt = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': event.id,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': new StandardWebhook(whsec).sign(event.id, sentAt, body),
+      'x-service-event-type': event.type,
+    };
+    const res = await fetch(`${receiver.url}/webhooks`, { method: 'POST', headers, body });
+    expect(res.status).to.equal(202);
+    expect((await fileState()).records[id]).to.include({ id });
+    const forged = await fetch(`${receiver.url}/webhooks`, { method: 'POST', headers: { ...headers, 'webhook-signature': new StandardWebhook(`whsec_${Buffer.alloc(32, 5).toString('base64')}`).sign(event.id, sentAt, body) }, body });
+    expect(forged.status).to.equal(401);
+  });
 });
 
 describe('example receiver process: fails closed', function () {
@@ -126,7 +149,7 @@ describe('example receiver process: fails closed', function () {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
 
-  it('refuses to start without WEBHOOK_SECRET, naming WEBHOOK_ALLOW_UNSIGNED; starts with it', async () => {
+  it('refuses to start without WEBHOOK_SECRET, naming WEBHOOK_ALLOW_UNSIGNED; starts with it; prints the registration line of its secret\'s scheme', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lods-example-unsigned-'));
     try {
       const refused = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json') });
@@ -137,6 +160,12 @@ describe('example receiver process: fails closed', function () {
       // The registration line it prints works as printed: an unsigned receiver needs --unsigned.
       expect(unsigned.stdout).to.match(/npm run cli -- receivers add --url \S+ --unsigned\n/);
       expect(unsigned.code).to.equal(0);
+      // A whsec_ secret: registered as a standard-webhooks receiver; another one: either way.
+      const standard = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 4).toString('base64')}` });
+      expect(standard.stdout).to.match(/printenv WEBHOOK_SECRET \| npm run cli -- receivers add --url \S+ --scheme standard-webhooks --secret-stdin\n/);
+      const v1 = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_SECRET: 'example-receiver-secret-0123456789' });
+      expect(v1.stdout).to.match(/printenv WEBHOOK_SECRET \| npm run cli -- receivers add --url \S+ --secret-stdin\n/);
+      expect(v1.stdout).to.match(/Or as a Standard Webhooks receiver: npm run cli -- receivers add --url \S+ --scheme standard-webhooks --json\n/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

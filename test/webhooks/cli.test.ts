@@ -45,6 +45,8 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       'id',
       'lastFailureAt',
       'lastSuccessAt',
+      'previousSecretExpiresAt', // a Standard Webhooks rotation's grace (issue 21)
+      'signatureScheme', // issue 21
       'url',
       'waitingDeliveries',
     ]);

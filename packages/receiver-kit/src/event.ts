@@ -38,6 +38,13 @@ export const HEADERS = {
   signature: 'x-service-signature',
 } as const;
 
+/** The Standard Webhooks headers (standardwebhooks.com, spec v1) a STANDARD_WEBHOOKS receiver gets instead of the x-service-* id, timestamp and signature. */
+export const STANDARD_HEADERS = {
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+} as const;
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookEvent } from './event.ts';
 import { MemorySeenStore, type SeenStore } from './seen-store.ts';
-import { NO_SECRET_MESSAGE, secretList, verifyDelivery, type VerifyFailureReason } from './verify.ts';
+import { deliveryEventId, NO_SECRET_MESSAGE, secretList, verifyDelivery, type VerifyFailureReason } from './verify.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -17,7 +17,10 @@ export type ReceiverLogger = {
 };
 
 export type WebhookReceiverOptions = {
-  /** The receiver's signing secret (several during a rotation). Required: without one the handler refuses to be built. */
+  /**
+   * The receiver's signing secret (several during a rotation). Required: without one the handler
+   * refuses to be built. Deliveries of either scheme are verified (told apart by their headers).
+   */
   secret?: string | readonly string[] | null;
   /** Explicitly accept unsigned deliveries when no secret is given (the service sends unsigned to receivers without one). */
   allowUnsigned?: boolean;
@@ -133,7 +136,7 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
 
     const verified = verifyDelivery({ rawBody, headers: req.headers, secret: options.secret, allowUnsigned: options.allowUnsigned, toleranceMs: options.toleranceMs });
     if (!verified.ok) {
-      logger.warn({ reason: verified.reason, eventId: req.headers['x-service-event-id'] }, 'webhook delivery rejected');
+      logger.warn({ reason: verified.reason, eventId: deliveryEventId(req.headers) }, 'webhook delivery rejected');
       return send(res, verified.status, problem(verified.status, verified.status === 401 ? 'Unauthorized' : 'Bad request', verified.message, verified.reason));
     }
     // A test event or a type newer than this kit: authentic, acknowledged, nothing to apply (not

@@ -95,7 +95,15 @@ export class SendSlots {
       const cannotSign = receiver.secretUnavailable !== null;
       let result = SECRET_UNAVAILABLE;
       if (!cannotSign) {
-        const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
+        const headers = deliveryHeaders({
+          eventId,
+          eventType: event.type,
+          body: event.body,
+          secret: receiver.secret,
+          previousSecret: receiver.previousSecret,
+          scheme: receiver.scheme,
+          timestamp: startedAt.getTime(),
+        });
         result = await this.#sender.send(receiver.url, headers, event.body);
         deliveryDuration.observe(result.durationMs / 1000);
       }

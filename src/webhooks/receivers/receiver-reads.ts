@@ -7,6 +7,7 @@ import { isoSql } from '../../db/iso-sql.ts';
 import type { DisabledReason } from './receiver-health-sql.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
+import type { SignatureScheme } from './signature-scheme.ts';
 
 export type ReceiverInfo = {
   id: string;
@@ -23,11 +24,17 @@ export type ReceiverInfo = {
   waitingDeliveries: number;
   deadDeliveries: number;
   createdAt: string;
+  /** How its deliveries are signed (signature-scheme.ts). */
+  signatureScheme: SignatureScheme;
+  /** While a Standard Webhooks rotation's grace runs: when the old secret stops signing; null otherwise. */
+  previousSecretExpiresAt: string | null;
 };
 
 const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", r.enabled,
   r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
-  ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt"`;
+  ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt",
+  replace(r.signature_scheme, '_', '-') as "signatureScheme",
+  case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt"`;
 
 // $1: one receiver id, or null for all.
 const WITH_COUNTS_SQL = `

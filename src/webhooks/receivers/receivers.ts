@@ -13,11 +13,24 @@ import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
 import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
+import {
+  generateStandardSecret,
+  isStandardSecret,
+  NO_GRACE_FOR_SERVICE_V1,
+  parseGraceHours,
+  parseScheme,
+  parseStandardSecret,
+  schemeColumn,
+  STANDARD_SECRET_RULE,
+} from './signature-scheme.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
 export type { ReceiverInfo } from './receiver-reads.ts';
 
 export type ReceiverDeps = { pool: Pool; boss: PgBoss; secrets: SecretKeyring; allowPrivateTargets: boolean };
+
+/** A receiver as the call that generated its secret returns it: the one time that secret is shown. */
+export type ReceiverWithSecret = ReceiverInfo & { secret?: string };
 
 const SECRET_MIN = 16;
 const SECRET_MAX = 512;
@@ -52,39 +65,107 @@ export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string):
 
 export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
-  input: { url: string; secret?: string | null; types?: readonly string[] },
-): Promise<ReceiverInfo> {
+  input: { url: string; secret?: string | null; types?: readonly string[]; scheme?: string | null },
+): Promise<ReceiverWithSecret> {
   const url = parseReceiverUrl(input.url, deps);
-  const secret = input.secret === undefined || input.secret === null ? null : parseSecret(input.secret);
+  const scheme = parseScheme(input.scheme) ?? 'service-v1';
+  const given = input.secret ?? null;
+  // A Standard Webhooks receiver is always signed: without a secret given, the service makes one.
+  const generated = scheme === 'standard-webhooks' && given === null ? generateStandardSecret() : null;
+  const secret = generated ?? (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
   const eventTypes = parseEventTypes(input.types ?? []);
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   await deps.pool.query(
-    `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at) values ($1, $2, $3, $4, $5, true, now())`,
-    [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes],
+    `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme) values ($1, $2, $3, $4, $5, true, now(), $6)`,
+    [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme)],
   );
-  return await one(deps, id);
+  const added = await one(deps, id);
+  return generated ? { ...added, secret: generated } : added;
 }
 
-/** Changes the URL and/or the subscribed types (an empty list = every type); deliveries already queued keep going. */
+/**
+ * Changes the URL, the subscribed types (an empty list = every type) and/or the signature scheme;
+ * deliveries already queued keep going, and their next attempt is signed in the new scheme. A
+ * receiver switches to standard-webhooks only with a whsec_ secret (give one with rotate-secret
+ * first); one switched back to service-v1 loses a previous secret still in its grace.
+ */
 export async function updateReceiver(
-  deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets'>,
+  deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets' | 'secrets'>,
   id: string,
-  input: { url?: string | null; types?: readonly string[] | null },
+  input: { url?: string | null; types?: readonly string[] | null; scheme?: string | null },
 ): Promise<ReceiverInfo> {
   const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
   const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
-  const { rowCount } = await deps.pool.query(`update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types) where id = $1`, [id, url, eventTypes]);
-  if (!rowCount) throw notFound(`Receiver ${id}`);
+  const scheme = parseScheme(input.scheme);
+  await inTransaction(deps.pool, async (client) => {
+    if (scheme === 'standard-webhooks') {
+      const { rows } = await client.query<{ secret: string | null; secret_ciphertext: Buffer | null; secret_key_id: string | null }>(
+        'select secret, secret_ciphertext, secret_key_id from receiver where id = $1 for no key update',
+        [id],
+      );
+      const row = rows[0];
+      if (!row) throw notFound(`Receiver ${id}`);
+      const secret = row.secret ?? (row.secret_ciphertext && row.secret_key_id ? deps.secrets.open({ ciphertext: row.secret_ciphertext, keyId: row.secret_key_id }, id) : null);
+      if (secret === null || !isStandardSecret(secret)) {
+        throw badInput([{ name: 'signatureScheme', reason: `${STANDARD_SECRET_RULE}, and this receiver's secret is not one: give it one with rotate-secret first (it signs SERVICE_V1 deliveries as well)` }]);
+      }
+    }
+    const { rowCount } = await client.query(
+      `update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types), signature_scheme = coalesce($4, signature_scheme),
+              previous_secret_ciphertext = case when $4 = 'service_v1' then null else previous_secret_ciphertext end,
+              previous_secret_key_id = case when $4 = 'service_v1' then null else previous_secret_key_id end,
+              previous_secret_expires_at = case when $4 = 'service_v1' then null else previous_secret_expires_at end
+        where id = $1`,
+      [id, url, eventTypes, scheme === undefined ? null : schemeColumn(scheme)],
+    );
+    if (!rowCount) throw notFound(`Receiver ${id}`);
+  });
   return await one(deps, id);
 }
 
-/** Seals a new signing secret; the next attempt of every delivery is signed with it. */
-export async function rotateReceiverSecret(deps: Pick<ReceiverDeps, 'pool' | 'secrets'>, id: string, secret: string): Promise<ReceiverInfo> {
-  const sealed = deps.secrets.seal(parseSecret(secret), id);
-  const { rowCount } = await deps.pool.query(`update receiver set secret_ciphertext = $2, secret_key_id = $3, secret = null where id = $1`, [id, sealed.ciphertext, sealed.keyId]);
-  if (!rowCount) throw notFound(`Receiver ${id}`);
-  return await one(deps, id);
+/**
+ * Seals a new signing secret; the next attempt of every delivery is signed with it. SERVICE_V1: the
+ * secret is required and replaces the old one at once (no grace: its deliveries carry one
+ * signature). STANDARD_WEBHOOKS: generated when none is given (shown once); for `graceHours`
+ * (default 24, 0 = none) the old secret, still sealed, signs every delivery too (`v1,<new> v1,<old>`);
+ * the worker stops using it when the grace ends and the retention job erases it. A rotation during a
+ * grace drops the older secret.
+ */
+export async function rotateReceiverSecret(
+  deps: Pick<ReceiverDeps, 'pool' | 'secrets'>,
+  id: string,
+  input: { secret?: string | null; graceHours?: number | null },
+): Promise<ReceiverWithSecret> {
+  const generated = await inTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<{ signature_scheme: string }>('select signature_scheme from receiver where id = $1 for no key update', [id]);
+    if (!rows[0]) throw notFound(`Receiver ${id}`);
+    const given = input.secret ?? null;
+    let secret: string;
+    let graceHours = 0;
+    let made: string | null = null;
+    if (rows[0].signature_scheme === 'service_v1') {
+      if (input.graceHours !== undefined && input.graceHours !== null) throw badInput([{ name: 'graceHours', reason: NO_GRACE_FOR_SERVICE_V1 }]);
+      if (given === null) throw badInput([{ name: 'secret', reason: 'a SERVICE_V1 receiver needs the new secret given (a STANDARD_WEBHOOKS receiver gets a generated one)' }]);
+      secret = parseSecret(given);
+    } else {
+      graceHours = parseGraceHours(input.graceHours);
+      secret = given === null ? (made = generateStandardSecret()) : parseStandardSecret(given);
+    }
+    const sealed = deps.secrets.seal(secret, id);
+    // The old sealed secret moves over as it is (same key, same receiver): no need to open it.
+    await client.query(
+      `update receiver set secret_ciphertext = $2, secret_key_id = $3, secret = null,
+              previous_secret_ciphertext = case when $4::int > 0 and secret_ciphertext is not null then secret_ciphertext end,
+              previous_secret_key_id = case when $4::int > 0 and secret_ciphertext is not null then secret_key_id end,
+              previous_secret_expires_at = case when $4::int > 0 and secret_ciphertext is not null then now() + $4::int * interval '1 hour' end
+        where id = $1`,
+      [id, sealed.ciphertext, sealed.keyId, graceHours],
+    );
+    return made;
+  });
+  const rotated = await one(deps, id);
+  return generated ? { ...rotated, secret: generated } : rotated;
 }
 
 /**
