@@ -13,6 +13,7 @@ import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
+import { createListReads } from './catalog/list-query.ts';
 import { createVersionCache, type VersionCache } from './catalog/version-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
@@ -41,7 +42,8 @@ export type Api = {
 export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null) {
   const reads = createCatalogReads(db.readPool, versions);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
-  return { reads, writes };
+  const lists = createListReads(db.readPool);
+  return { reads, writes, lists };
 }
 
 /** What receiver management needs besides the pool (GraphQL receivers:manage); main.ts always passes it. */
@@ -86,7 +88,7 @@ export async function startApi(
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
+  const reads = v1Reads({ keys, reads: catalog.reads, lists: catalog.lists, logger, limiter });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));

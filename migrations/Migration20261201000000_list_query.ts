@@ -1,0 +1,29 @@
+import { Migration } from '@mikro-orm/migrations';
+
+// Filters, full-text search and sorts of the list (CONTRACT.md 13, src/catalog/list-query.ts).
+// - `search`: a stored generated column, so PostgreSQL computes it in the same statement that
+//   writes the columns it reads (write-docs.ts, whatever writes): the vector can never disagree with
+//   the doc. Weights: title A, summary B, provider name and topics C, description D; English stemming.
+// - an index for each filter, shaped like its query: equality filters lead with status and the value
+//   and end with the list order, so a page of one value is read in order; topics by GIN (?|);
+//   sessions by country, city and start, each ending with the record's id (index-only semi-joins).
+// Adding the column rewrites the table once (about a second per 100,000 records here).
+export class Migration20261201000000_list_query extends Migration {
+  override up(): void {
+    this.addSql(`
+      alter table learning_opportunity add column search tsvector generated always as (
+        setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(summary, '')), 'B') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(provider_name, '')) || to_tsvector('english'::regconfig, topics), 'C') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(description, '')), 'D')
+      ) stored`);
+    this.addSql(`create index learning_opportunity_search on learning_opportunity using gin (search)`);
+    this.addSql(`create index learning_opportunity_topics on learning_opportunity using gin (topics)`);
+    for (const column of ['format', 'language', 'provider_name']) {
+      this.addSql(`create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc)`);
+    }
+    this.addSql(`create index lo_session_starts_at on lo_session (starts_at, learning_opportunity_id)`);
+    this.addSql(`create index lo_session_country on lo_session ((location->>'country'), learning_opportunity_id)`);
+    this.addSql(`create index lo_session_city on lo_session ((location->>'city'), learning_opportunity_id)`);
+  }
+}

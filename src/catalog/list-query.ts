@@ -1,0 +1,173 @@
+// Filtered, searched, re-sorted, projected and faceted lists (CONTRACT.md 13), in plain SQL on the
+// read pool, for REST (http/list-parameters.ts) and GraphQL alike. One statement per page: the exact
+// total, the page's records (the stored doc, or a projection of it cut out of the doc's own text: no
+// record is re-rendered in Node) and the facet counts. The unfiltered list never comes here: it keeps
+// its own fast path (read-model.ts). The indexes behind each condition: migration list_query.
+import { createHash } from 'node:crypto';
+import type { QueryConfig } from 'pg';
+import type { Queryable } from '../db/read-replicas.ts';
+import { RecordSchema } from './record-schema.ts';
+import type { Visibility } from './read-model.ts';
+
+export const LIST_SORTS = ['-updatedAt', 'updatedAt', 'nextSessionStartsAt', 'relevance'] as const;
+export const LIST_FACETS = ['format', 'language', 'topic', 'provider', 'country'] as const;
+/** The record's top-level fields, in the order they are rendered (and projected). */
+export const RECORD_FIELDS = Object.keys(RecordSchema.shape) as (keyof typeof RecordSchema.shape)[];
+/** At most this many values in one comma-separated parameter (or GraphQL list). */
+export const LIST_VALUES_MAX = 50;
+/** Values per facet, most frequent first. */
+export const FACET_TOP = 20;
+
+export type ListSort = (typeof LIST_SORTS)[number];
+export type ListFacet = (typeof LIST_FACETS)[number];
+export type RecordField = (typeof RECORD_FIELDS)[number];
+
+/** Every condition is optional; different conditions combine with AND, the values of one with OR. */
+export type ListFilter = {
+  updatedSince?: Date;
+  updatedBefore?: Date;
+  format?: string[];
+  language?: string[];
+  topic?: string[];
+  provider?: string[];
+  country?: string[];
+  city?: string[];
+  startsFrom?: Date;
+  startsBefore?: Date;
+  /** Internal readers only (GraphQL); the public list is PUBLISHED only. */
+  status?: string[];
+};
+
+export type ListQuery = {
+  filter: ListFilter;
+  /** The search text, or null. */
+  q: string | null;
+  sort: ListSort;
+  /** Fields to return (id and updatedAt are added), or null for whole records. */
+  fields: RecordField[] | null;
+  facets: ListFacet[];
+};
+
+export type FacetCounts = Partial<Record<ListFacet, { value: string; count: number }[]>>;
+export type ListPage = { totalCount: number; limit: number; offset: number; results: string; facets: FacetCounts | null; etag: string };
+
+/** True when the query is the plain list (the unfiltered fast path answers it). */
+export const isPlainList = (query: ListQuery): boolean =>
+  Object.values(query.filter).every((v) => v === undefined) && query.q === null && query.sort === '-updatedAt' && query.fields === null && query.facets.length === 0;
+
+/**
+ * The tsquery text of a search: its words (letters and digits) quoted, joined with AND, the last one
+ * also a prefix ("machine learn" finds "Machine Learning"). to_tsquery stems each word with the
+ * 'english' configuration and drops stop words. Null when the text holds no word.
+ */
+export function searchQuery(text: string): string | null {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu);
+  if (!words) return null;
+  return words.map((w, i) => `'${w}'${i === words.length - 1 ? ':*' : ''}`).join(' & ');
+}
+
+const SORT_SQL: Record<ListSort, string> = {
+  '-updatedAt': 'lo.updated_at desc, lo.id desc',
+  updatedAt: 'lo.updated_at asc, lo.id desc',
+  // Records without a session after now come last.
+  nextSessionStartsAt:
+    '(select min(s.starts_at) from lo_session s where s.learning_opportunity_id = lo.id and s.starts_at > statement_timestamp()) asc nulls last, lo.id desc',
+  relevance: 'ts_rank(lo.search, tsq.query) desc, lo.id desc',
+};
+
+// The projection of a doc: its members cut out of its own text (json, not jsonb, keeps each value's
+// bytes and the members' order), in the record's order.
+function projection(fields: RecordField[]): string {
+  const wanted = new Set<RecordField>([...fields, 'id', 'updatedAt']);
+  const members = RECORD_FIELDS.filter((f) => wanted.has(f)).map((f, i) => `'${i ? ',' : ''}"${f}":' || (x.j->'${f}')::text`);
+  return `'{' || ${members.join(' || ')} || '}'`;
+}
+
+// Each facet over the matching records `m`: records per value (a record counts once per value).
+const FACET_SQL: Record<ListFacet, string> = {
+  format: 'select m.format as value, count(*) as n from m group by 1',
+  language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
+  provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
+  topic: 'select t.value, count(*) as n from m cross join lateral (select distinct value from jsonb_array_elements_text(m.topics)) t group by 1',
+  country: `select c.value, count(*) as n from m cross join lateral (select distinct s.location->>'country' as value from lo_session s
+              where s.learning_opportunity_id = m.id and s.location->>'country' is not null) c group by 1`,
+};
+
+/** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
+export function listStatement(query: ListQuery, limit: number, offset: number, visibility: Visibility): QueryConfig {
+  const values: unknown[] = [];
+  const param = (value: unknown, type: string) => {
+    values.push(value);
+    return `$${values.length}::${type}`;
+  };
+  const { filter } = query;
+  const where: string[] = [];
+  if (visibility === 'public') where.push(`lo.status = 'PUBLISHED'`);
+  else if (filter.status) where.push(`lo.status = any(${param(filter.status, 'text[]')})`);
+  if (filter.updatedSince) where.push(`lo.updated_at >= ${param(filter.updatedSince, 'timestamptz')}`);
+  if (filter.updatedBefore) where.push(`lo.updated_at < ${param(filter.updatedBefore, 'timestamptz')}`);
+  if (filter.format) where.push(`lo.format = any(${param(filter.format, 'text[]')})`);
+  if (filter.language) where.push(`lo.language = any(${param(filter.language, 'text[]')})`);
+  if (filter.provider) where.push(`lo.provider_name = any(${param(filter.provider, 'text[]')})`);
+  if (filter.topic) where.push(`lo.topics ?| ${param(filter.topic, 'text[]')}`);
+  const session = (condition: string) => `lo.id in (select s.learning_opportunity_id from lo_session s where ${condition})`;
+  if (filter.country) where.push(session(`s.location->>'country' = any(${param(filter.country, 'text[]')})`));
+  if (filter.city) where.push(session(`s.location->>'city' = any(${param(filter.city, 'text[]')})`));
+  if (filter.startsFrom || filter.startsBefore) {
+    const bounds = [];
+    if (filter.startsFrom) bounds.push(`s.starts_at >= ${param(filter.startsFrom, 'timestamptz')}`);
+    if (filter.startsBefore) bounds.push(`s.starts_at < ${param(filter.startsBefore, 'timestamptz')}`);
+    where.push(session(bounds.join(' and ')));
+  }
+  // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
+  const tsq = query.q === null ? '' : `, (select to_tsquery('english', ${param(searchQuery(query.q) ?? '', 'text')}) as query) tsq`;
+  if (query.q !== null) where.push('lo.search @@ tsq.query');
+  const matching = `from learning_opportunity lo${tsq} where ${where.length ? where.join(' and ') : 'true'}`;
+
+  const docs = query.fields ? projection(query.fields) : 'd.doc';
+  const json = query.fields ? 'cross join lateral (select d.doc::json as j) x' : '';
+  const page = `(select string_agg(${docs}, ',' order by k.ord) as docs, string_agg(d.doc_digest, ',' order by k.ord) as digests
+                   from (select lo.id, row_number() over (order by ${SORT_SQL[query.sort]}) as ord ${matching}
+                          order by ${SORT_SQL[query.sort]} limit ${param(limit, 'int')} offset ${param(offset, 'bigint')}) k
+                   join learning_opportunity d on d.id = k.id ${json})`;
+  if (query.facets.length === 0) {
+    return { text: `select (select count(*) ${matching}) as total, p.docs, p.digests from ${page} p`, values };
+  }
+  const facets = query.facets.map(
+    (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (${FACET_SQL[f]} order by n desc, value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
+  );
+  return {
+    text: `with m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
+           select (select count(*) from m) as total, p.docs, p.digests, ${facets.join(', ')} from ${page} p`,
+    values,
+  };
+}
+
+type ListRow = { total: string; docs: string | null; digests: string | null } & Record<`facet_${ListFacet}`, [string, string][] | undefined>;
+
+/** The canonical text of a query (its entity tag's input): equal queries give equal text. */
+const canonical = (query: ListQuery): string => JSON.stringify([query.filter, query.q, query.sort, query.fields, query.facets]);
+
+export type ListReads = ReturnType<typeof createListReads>;
+
+export function createListReads(pool: Queryable) {
+  return {
+    /** One page of a filtered list; `etag` changes with any byte of the answer. */
+    async getPage(query: ListQuery, limit: number, offset: number, visibility: Visibility): Promise<ListPage> {
+      const row = (await pool.query<ListRow>(listStatement(query, limit, offset, visibility))).rows[0]!;
+      const facets: FacetCounts | null = query.facets.length ? {} : null;
+      for (const f of query.facets) facets![f] = (row[`facet_${f}`] ?? []).map(([value, n]) => ({ value, count: Number(n) }));
+      const totalCount = Number(row.total);
+      const etag = createHash('md5')
+        .update(`${canonical(query)}:${visibility}:${totalCount}:${limit}:${offset}:${row.digests ?? ''}:${JSON.stringify(facets)}`)
+        .digest('hex');
+      return { totalCount, limit, offset, results: row.docs ?? '', facets, etag };
+    },
+  };
+}
+
+/** The list response body: the page's bytes as stored (or projected), then pagination, then facets. */
+export function renderListPage(page: ListPage): string {
+  const facets = page.facets ? `,"facets":${JSON.stringify(page.facets)}` : '';
+  return `{"results":[${page.results}],"pagination":{"totalCount":${page.totalCount},"limit":${page.limit},"offset":${page.offset}}${facets}}`;
+}
