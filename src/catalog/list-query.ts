@@ -134,7 +134,7 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
     return { text: `select (select count(*) ${matching}) as total, p.docs, p.digests from ${page} p`, values };
   }
   const facets = query.facets.map(
-    (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (${FACET_SQL[f]} order by n desc, value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
+    (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
   );
   return {
     text: `with m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
