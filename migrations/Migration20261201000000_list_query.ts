@@ -23,6 +23,8 @@ export class Migration20261201000000_list_query extends Migration {
       this.addSql(`create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc)`);
     }
     this.addSql(`create index lo_session_starts_at on lo_session (starts_at, learning_opportunity_id)`);
+    // A record's sessions by start: its earliest session after now (sort=nextSessionStartsAt).
+    this.addSql(`create index lo_session_record_starts_at on lo_session (learning_opportunity_id, starts_at)`);
     this.addSql(`create index lo_session_country on lo_session ((location->>'country'), learning_opportunity_id)`);
     this.addSql(`create index lo_session_city on lo_session ((location->>'city'), learning_opportunity_id)`);
   }

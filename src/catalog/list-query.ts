@@ -70,8 +70,7 @@ const SORT_SQL: Record<ListSort, string> = {
   '-updatedAt': 'lo.updated_at desc, lo.id desc',
   updatedAt: 'lo.updated_at asc, lo.id desc',
   // Records without a session after now come last.
-  nextSessionStartsAt:
-    '(select min(s.starts_at) from lo_session s where s.learning_opportunity_id = lo.id and s.starts_at > statement_timestamp()) asc nulls last, lo.id desc',
+  nextSessionStartsAt: '', // its own statement (listStatement)
   relevance: 'ts_rank(lo.search, tsq.query) desc, lo.id desc',
 };
 
@@ -122,23 +121,47 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
   const tsq = query.q === null ? '' : `, (select to_tsquery('english', ${param(searchQuery(query.q) ?? '', 'text')}) as query) tsq`;
   if (query.q !== null) where.push('lo.search @@ tsq.query');
-  const matching = `from learning_opportunity lo${tsq} where ${where.length ? where.join(' and ') : 'true'}`;
+  const conditions = where.length ? where.join(' and ') : 'true';
+  const matching = `from learning_opportunity lo${tsq} where ${conditions}`;
+  // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
+  const byStatusOnly = query.q === null && Object.entries(filter).every(([name, value]) => name === 'status' || value === undefined);
+  const total = !byStatusOnly
+    ? `(select count(*) ${matching})`
+    : visibility === 'public'
+      ? `(select n from catalog_count where status = 'PUBLISHED')`
+      : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
 
   const docs = query.fields ? projection(query.fields) : 'd.doc';
   const json = query.fields ? 'cross join lateral (select d.doc::json as j) x' : '';
+  const window = `limit ${param(limit, 'int')} offset ${param(offset, 'bigint')}`;
+  const keys =
+    query.sort === 'nextSessionStartsAt'
+      ? // Read in session order (lo_session_starts_at) from now on, each record at its earliest future
+        // session (no earlier one of the same record), so a page stops after its records; then the
+        // records without a future session, by id. Append runs its branches in order.
+        `(select k.id, row_number() over () as ord from (
+            (select lo.id from lo_session s join learning_opportunity lo on lo.id = s.learning_opportunity_id${tsq}
+              where s.starts_at > statement_timestamp() and ${conditions}
+                and not exists (select from lo_session e where e.learning_opportunity_id = s.learning_opportunity_id and e.starts_at > statement_timestamp()
+                                  and (e.starts_at < s.starts_at or (e.starts_at = s.starts_at and e.pk < s.pk)))
+              order by s.starts_at, lo.id desc)
+            union all
+            (select lo.id ${matching}
+                and not exists (select from lo_session e where e.learning_opportunity_id = lo.id and e.starts_at > statement_timestamp())
+              order by lo.id desc)
+            ${window}) k)`
+      : `(select lo.id, row_number() over (order by ${SORT_SQL[query.sort]}) as ord ${matching} order by ${SORT_SQL[query.sort]} ${window})`;
   const page = `(select string_agg(${docs}, ',' order by k.ord) as docs, string_agg(d.doc_digest, ',' order by k.ord) as digests
-                   from (select lo.id, row_number() over (order by ${SORT_SQL[query.sort]}) as ord ${matching}
-                          order by ${SORT_SQL[query.sort]} limit ${param(limit, 'int')} offset ${param(offset, 'bigint')}) k
-                   join learning_opportunity d on d.id = k.id ${json})`;
+                   from ${keys} k join learning_opportunity d on d.id = k.id ${json})`;
   if (query.facets.length === 0) {
-    return { text: `select (select count(*) ${matching}) as total, p.docs, p.digests from ${page} p`, values };
+    return { text: `select ${total} as total, p.docs, p.digests from ${page} p`, values };
   }
   const facets = query.facets.map(
     (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
   );
   return {
     text: `with m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
-           select (select count(*) from m) as total, p.docs, p.digests, ${facets.join(', ')} from ${page} p`,
+           select ${byStatusOnly ? total : '(select count(*) from m)'} as total, p.docs, p.digests, ${facets.join(', ')} from ${page} p`,
     values,
   };
 }
