@@ -8,18 +8,15 @@
 // first when short), so a second run skips the seed; else a scratch one (DATABASE_URL's server or
 // embedded), dropped after the run.
 import { cpus, loadavg } from 'node:os';
-import { parse as parseQuery } from 'node:querystring';
 import { createApiKey } from '../../src/auth/api-keys.ts';
-import { listStatement, isPlainList } from '../../src/catalog/list-query.ts';
-import { PAGE_SQL } from '../../src/catalog/read-model.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
-import { parseListQuery } from '../../src/http/list-page.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { createClient, median } from '../read-path/http-client.ts';
 import { runLoad } from '../read-path/load.ts';
 import { intFromEnv } from '../read-path/options.ts';
 import { startServerProcess, type ServerUnderTest } from '../read-path/servers.ts';
+import { sequentialScans } from './plans.ts';
 import { benchQueries } from './queries.ts';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -31,20 +28,6 @@ const P50_MS = 25;
 const P99_MS = 100;
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
-
-/** The plan's sequential scans of the catalog or of sessions (what the EXPLAIN test refuses). */
-export async function sequentialScans(db: Database, query: string): Promise<string[]> {
-  const { limit, offset, list } = parseListQuery(parseQuery(query));
-  const statement = isPlainList(list) ? { text: PAGE_SQL.public, values: [limit, offset, null] } : listStatement(list, limit, offset, 'public');
-  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({ text: `explain (format json) ${statement.text}`, values: statement.values });
-  const found: string[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    if (node['Node Type'] === 'Seq Scan' && ['learning_opportunity', 'lo_session'].includes(node['Relation Name'] as string)) found.push(node['Relation Name'] as string);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-  return found;
-}
 
 async function seedUpTo(db: Database, now: Date): Promise<void> {
   const { rows } = await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`);

@@ -101,6 +101,7 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   };
   const { filter } = query;
   const where: string[] = [];
+  const ctes: string[] = [];
   if (visibility === 'public') where.push(`lo.status = 'PUBLISHED'`);
   else if (filter.status) where.push(`lo.status = any(${param(filter.status, 'text[]')})`);
   if (filter.updatedSince) where.push(`lo.updated_at >= ${param(filter.updatedSince, 'timestamptz')}`);
@@ -133,34 +134,40 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
 
   const docs = query.fields ? projection(query.fields) : 'd.doc';
   const json = query.fields ? 'cross join lateral (select d.doc::json as j) x' : '';
-  const window = `limit ${param(limit, 'int')} offset ${param(offset, 'bigint')}`;
-  const keys =
-    query.sort === 'nextSessionStartsAt'
-      ? // Read in session order (lo_session_starts_at) from now on, each record at its earliest future
-        // session (no earlier one of the same record), so a page stops after its records; then the
-        // records without a future session, by id. Append runs its branches in order.
-        `(select k.id, row_number() over () as ord from (
-            (select lo.id from lo_session s join learning_opportunity lo on lo.id = s.learning_opportunity_id${tsq}
-              where s.starts_at > statement_timestamp() and ${conditions}
-                and not exists (select from lo_session e where e.learning_opportunity_id = s.learning_opportunity_id and e.starts_at > statement_timestamp()
-                                  and (e.starts_at < s.starts_at or (e.starts_at = s.starts_at and e.pk < s.pk)))
-              order by s.starts_at, lo.id desc)
-            union all
-            (select lo.id ${matching}
-                and not exists (select from lo_session e where e.learning_opportunity_id = lo.id and e.starts_at > statement_timestamp())
-              order by lo.id desc)
-            ${window}) k)`
-      : `(select lo.id, row_number() over (order by ${SORT_SQL[query.sort]}) as ord ${matching} order by ${SORT_SQL[query.sort]} ${window})`;
+  let keys: string;
+  if (query.sort !== 'nextSessionStartsAt') {
+    const order = SORT_SQL[query.sort];
+    keys = `(select lo.id, row_number() over (order by ${order}) as ord ${matching} order by ${order} limit ${param(limit, 'int')} offset ${param(offset, 'bigint')})`;
+  } else {
+    // Sessions read in start order (lo_session_starts_at) from now on, each record at its earliest
+    // future session (no earlier one of the same record): `f` stops after offset + limit records.
+    // When it holds fewer, it holds them all, and the records without a future session follow, by id.
+    const end = param(offset + limit, 'bigint');
+    const future = `(select lo.id, s.starts_at from lo_session s join learning_opportunity lo on lo.id = s.learning_opportunity_id${tsq}
+                      where s.starts_at > statement_timestamp() and ${conditions}
+                        and not exists (select from lo_session e where e.learning_opportunity_id = s.learning_opportunity_id and e.starts_at > statement_timestamp()
+                                          and (e.starts_at < s.starts_at or (e.starts_at = s.starts_at and e.pk < s.pk)))
+                      order by s.starts_at, lo.id desc limit ${end})`;
+    const rest = `(select lo.id ${matching}
+                      and not exists (select from lo_session e where e.learning_opportunity_id = lo.id and e.starts_at > statement_timestamp())
+                    order by lo.id desc limit greatest(0, ${end} - (select count(*) from f)))`;
+    keys = `(select * from (
+               select f.id, row_number() over (order by f.starts_at, f.id desc) as ord from f
+               union all
+               select r.id, (select count(*) from f) + row_number() over (order by r.id desc) from ${rest} r) u
+             where u.ord > ${param(offset, 'bigint')})`;
+    ctes.push(`f as materialized ${future}`);
+  }
   const page = `(select string_agg(${docs}, ',' order by k.ord) as docs, string_agg(d.doc_digest, ',' order by k.ord) as digests
                    from ${keys} k join learning_opportunity d on d.id = k.id ${json})`;
   if (query.facets.length === 0) {
-    return { text: `select ${total} as total, p.docs, p.digests from ${page} p`, values };
+    return { text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests from ${page} p`, values };
   }
   const facets = query.facets.map(
     (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
   );
   return {
-    text: `with m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
+    text: `with ${ctes.map((w) => `${w}, `).join('')}m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
            select ${byStatusOnly ? total : '(select count(*) from m)'} as total, p.docs, p.digests, ${facets.join(', ')} from ${page} p`,
     values,
   };
