@@ -12,6 +12,7 @@ import { LIST_FACETS, LIST_SORTS, RECORD_FIELDS } from '../../src/catalog/list-q
 import { FORMATS } from '../../src/catalog/record.ts';
 import { OPENAPI_PATH } from '../../src/http/openapi.ts';
 import type { Api } from '../../src/service.ts';
+import { createCatalogClient } from '../../packages/client/src/index.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 
@@ -125,6 +126,22 @@ describe('a client generated from the OpenAPI document', () => {
       const body = data as unknown as { results: { title: string }[]; pagination: { totalCount: number }; facets: { format: { value: string; count: number }[] } };
       expect(body.results.map((r) => r.title)).to.deep.equal(['Generated client Hybrid Rust']);
       expect(body.facets.format).to.deep.equal([{ value: 'HYBRID', count: 1 }]);
+    });
+
+    it('the client package sends the same parameters', async () => {
+      const client = createCatalogClient({ baseUrl: api.url, apiKey: key, retries: 0 });
+      const page = await client.listLearningOpportunities({
+        topic: ['rust client'],
+        format: ['HYBRID', 'IN_PERSON'],
+        updatedSince: new Date(0),
+        fields: ['title'],
+        facets: ['format'],
+        q: 'generated client',
+        sort: 'relevance',
+        limit: 5,
+      });
+      expect(page.results.map((r) => r.title)).to.deep.equal(['Generated client Hybrid Rust']);
+      expect(page.facets).to.deep.equal({ format: [{ value: 'HYBRID', count: 1 }] });
     });
   });
 });
