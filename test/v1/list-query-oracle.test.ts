@@ -130,6 +130,7 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
   it('combines parameters with AND and re-sorts in a total order', async function () {
     this.timeout(120_000);
     const de = common(walk.map((r) => r.language).filter(Boolean) as string[])[0]!;
+    const berlin = common(walk.flatMap((r) => r.sessions.map((s) => s.location?.city)).filter(Boolean) as string[])[0]!;
     const from = NOW.getTime();
     const before = NOW.getTime() + 90 * DAY;
     const ascending = (a: Rec, b: Rec) => codepoints(a.updatedAt, b.updatedAt) || byIdDesc(a, b);
@@ -146,6 +147,11 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
         sort: byNextStart,
       },
       { query: `language=${de}&updatedSince=${iso(NOW.getTime() - 180 * DAY)}&sort=updatedAt`, match: (r) => r.language === de && Date.parse(r.updatedAt) >= NOW.getTime() - 180 * DAY, sort: ascending },
+      {
+        // Separate conditions: some session in the city, some (maybe another) session in the window.
+        query: `city=${encodeURIComponent(berlin)}&startsFrom=${iso(from)}&startsBefore=${iso(before)}`,
+        match: (r) => sessionIn(r, (s) => s.location?.city === berlin) && sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
+      },
       { query: 'sort=updatedAt', match: () => true, sort: ascending },
       { query: 'sort=nextSessionStartsAt', match: () => true, sort: byNextStart },
       { query: 'sort=-updatedAt', match: () => true },
@@ -276,6 +282,11 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       ['limit=0&format=HYBRID&sort=nope', ['limit', 'sort']],
     ];
     for (const [query, names] of bad) expectInvalidParams(await list(`?${query}`), names);
+    // An offset is the same instant as its UTC form.
+    const utc = await list('?updatedSince=2026-03-01T09:00:00.000Z&limit=100');
+    const offset = await list('?updatedSince=2026-03-01T10:00:00%2B01:00&limit=100');
+    expect(offset.status).to.equal(200);
+    expect((offset.body as ListBody).results).to.deep.equal((utc.body as ListBody).results);
     // 50 values are fine; unknown parameters are ignored.
     expect((await list(`?topic=${Array.from({ length: 50 }, (_, i) => `t${i}`).join(',')}&colour=red`)).status).to.equal(200);
   });
