@@ -25,7 +25,14 @@ export class Migration20261201000000_list_query extends Migration {
     this.addSql(`create index lo_session_starts_at on lo_session (starts_at, learning_opportunity_id)`);
     // A record's sessions by start: its earliest session after now (sort=nextSessionStartsAt).
     this.addSql(`create index lo_session_record_starts_at on lo_session (learning_opportunity_id, starts_at)`);
-    this.addSql(`create index lo_session_country on lo_session ((location->>'country'), learning_opportunity_id)`);
-    this.addSql(`create index lo_session_city on lo_session ((location->>'city'), learning_opportunity_id)`);
+    // Country and city as stored generated columns (not expression indexes): a plain column can be
+    // read from its index alone, so a filter by country never visits the sessions' heap.
+    this.addSql(`alter table lo_session add column country text generated always as (location->>'country') stored,
+                                        add column city text generated always as (location->>'city') stored`);
+    this.addSql(`create index lo_session_country on lo_session (country, learning_opportunity_id)`);
+    this.addSql(`create index lo_session_city on lo_session (city, learning_opportunity_id)`);
+    // The published records' ids alone: whether a record found through its sessions is published,
+    // read from this index without visiting the catalog's heap.
+    this.addSql(`create unique index learning_opportunity_published_id on learning_opportunity (id) where status = 'PUBLISHED'`);
   }
 }

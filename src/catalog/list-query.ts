@@ -88,8 +88,8 @@ const FACET_SQL: Record<ListFacet, string> = {
   language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
   provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
   topic: 'select t.value, count(*) as n from m cross join lateral (select distinct value from jsonb_array_elements_text(m.topics)) t group by 1',
-  country: `select c.value, count(*) as n from m cross join lateral (select distinct s.location->>'country' as value from lo_session s
-              where s.learning_opportunity_id = m.id and s.location->>'country' is not null) c group by 1`,
+  country: `select c.value, count(*) as n from m cross join lateral (select distinct s.country as value from lo_session s
+              where s.learning_opportunity_id = m.id and s.country is not null) c group by 1`,
 };
 
 /** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
@@ -111,8 +111,8 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   if (filter.provider) where.push(`lo.provider_name = any(${param(filter.provider, 'text[]')})`);
   if (filter.topic) where.push(`lo.topics ?| ${param(filter.topic, 'text[]')}`);
   const session = (condition: string) => `lo.id in (select s.learning_opportunity_id from lo_session s where ${condition})`;
-  if (filter.country) where.push(session(`s.location->>'country' = any(${param(filter.country, 'text[]')})`));
-  if (filter.city) where.push(session(`s.location->>'city' = any(${param(filter.city, 'text[]')})`));
+  if (filter.country) where.push(session(`s.country = any(${param(filter.country, 'text[]')})`));
+  if (filter.city) where.push(session(`s.city = any(${param(filter.city, 'text[]')})`));
   if (filter.startsFrom || filter.startsBefore) {
     const bounds = [];
     if (filter.startsFrom) bounds.push(`s.starts_at >= ${param(filter.startsFrom, 'timestamptz')}`);
