@@ -19,8 +19,12 @@ export class Migration20261201000000_list_query extends Migration {
       ) stored`);
     this.addSql(`create index learning_opportunity_search on learning_opportunity using gin (search)`);
     this.addSql(`create index learning_opportunity_topics on learning_opportunity using gin (topics)`);
-    for (const column of ['format', 'language', 'provider_name']) {
-      this.addSql(`create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc)`);
+    // Each also carries the other two equality columns, so that a combination (format and
+    // language) is counted from one index alone, never from the catalog's heap.
+    const equality = ['format', 'language', 'provider_name'];
+    for (const column of equality) {
+      const others = equality.filter((c) => c !== column).join(', ');
+      this.addSql(`create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc) include (${others})`);
     }
     this.addSql(`create index lo_session_starts_at on lo_session (starts_at, learning_opportunity_id)`);
     // A record's sessions by start: its earliest session after now (sort=nextSessionStartsAt).
