@@ -35,8 +35,9 @@ export class Migration20261201000000_list_query extends Migration {
                                         add column city text generated always as (location->>'city') stored`);
     this.addSql(`create index lo_session_country on lo_session (country, learning_opportunity_id)`);
     this.addSql(`create index lo_session_city on lo_session (city, learning_opportunity_id)`);
-    // The published records' ids alone: whether a record found through its sessions is published,
-    // read from this index without visiting the catalog's heap.
-    this.addSql(`create unique index learning_opportunity_published_id on learning_opportunity (id) where status = 'PUBLISHED'`);
+    // The published records by id, with the equality columns: whether a record found through its
+    // sessions is published, and its format, language and provider for the facets, read from this
+    // index without visiting the catalog's heap.
+    this.addSql(`create unique index learning_opportunity_published_id on learning_opportunity (id) include (format, language, provider_name) where status = 'PUBLISHED'`);
   }
 }

@@ -87,7 +87,9 @@ const FACET_SQL: Record<ListFacet, string> = {
   format: 'select m.format as value, count(*) as n from m group by 1',
   language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
   provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
-  topic: 'select t.value, count(*) as n from m cross join lateral (select distinct value from jsonb_array_elements_text(m.topics)) t group by 1',
+  // Topics are read by id for the matching records only (m holds what the indexes hold).
+  topic: `select t.value, count(*) as n from m join learning_opportunity d on d.id = m.id
+            cross join lateral (select distinct value from jsonb_array_elements_text(d.topics)) t group by 1`,
   country: `select c.value, count(*) as n from m cross join lateral (select distinct s.country as value from lo_session s
               where s.learning_opportunity_id = m.id and s.country is not null) c group by 1`,
 };
@@ -167,7 +169,7 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
     (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
   );
   return {
-    text: `with ${ctes.map((w) => `${w}, `).join('')}m as materialized (select lo.id, lo.format, lo.language, lo.provider_name, lo.topics ${matching})
+    text: `with ${ctes.map((w) => `${w}, `).join('')}m as materialized (select lo.id, lo.format, lo.language, lo.provider_name ${matching})
            select ${byStatusOnly ? total : '(select count(*) from m)'} as total, p.docs, p.digests, ${facets.join(', ')} from ${page} p`,
     values,
   };
