@@ -87,9 +87,9 @@ const FACET_SQL: Record<ListFacet, string> = {
   format: 'select m.format as value, count(*) as n from m group by 1',
   language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
   provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
-  // Topics are read by id for the matching records only (m holds what the indexes hold).
-  topic: `select t.value, count(*) as n from m join learning_opportunity d on d.id = m.id
-            cross join lateral (select distinct value from jsonb_array_elements_text(d.topics)) t group by 1`,
+  // Topics are read by id (primary key), for the matching records only (m holds what the indexes hold).
+  topic: `select t.value, count(*) as n from m
+            cross join lateral (select distinct value from jsonb_array_elements_text((select d.topics from learning_opportunity d where d.id = m.id))) t group by 1`,
   country: `select c.value, count(*) as n from m cross join lateral (select distinct s.country as value from lo_session s
               where s.learning_opportunity_id = m.id and s.country is not null) c group by 1`,
 };
