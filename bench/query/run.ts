@@ -65,8 +65,8 @@ async function main(): Promise<void> {
     db = await connectDatabase(pg.url, { poolMax: 4, connectTimeoutMs: 5000, migrate: true });
     // The seed's `now`: stored in the database, so the queries of a kept database stay relative to it.
     await db.pool.query(`create table if not exists bench_query_seed (now timestamptz not null)`);
-    const kept = (await db.pool.query<{ now: Date }>('select now from bench_query_seed')).rows[0]?.now;
-    const now = kept ?? new Date();
+    const kept = (await db.pool.query<{ now: Date | string }>('select now from bench_query_seed')).rows[0]?.now;
+    const now = kept ? new Date(kept) : new Date();
     if (!kept) await db.pool.query('insert into bench_query_seed (now) values ($1)', [now]);
     await seedUpTo(db, now);
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
