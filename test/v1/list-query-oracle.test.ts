@@ -5,8 +5,9 @@
 import { expect } from 'chai';
 import type { Api } from '../../src/service.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { testDb } from '../hooks.ts';
+import { connectDatabase, type Database } from '../../src/database.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { cloneTestDatabase } from '../support/database.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectInvalidParams } from '../support/problem.ts';
 
@@ -48,16 +49,22 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
   let api: Api;
   let key: string;
   let walk: Rec[];
+  // A database of its own: the other files of a serial run keep their small catalog.
+  let db: Database;
+  let drop: () => Promise<void>;
   const list = (query: string) => getJson(api, `/v1/learning-opportunities${query}`, key);
 
   before(async function () {
     this.timeout(120_000);
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    await seedCatalog(testDb().pool, { count: 400, seed: 2213, now: NOW, batchSize: 100 });
+    const clone = await cloneTestDatabase(JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string });
+    drop = clone.drop;
+    db = await connectDatabase(clone.url, { poolMax: 10, connectTimeoutMs: 3000, migrate: false });
+    api = await startTestApi({ db });
+    key = await createTestKey(['catalog:read'], db);
+    await seedCatalog(db.pool, { count: 400, seed: 2213, now: NOW, batchSize: 100 });
     // Records the public list never shows, though they match filters below.
     await createRecord(api.writes, { format: 'ONLINE', language: 'de', topics: ['python'] }, { publish: false });
-    await testDb().pool.query('analyze');
+    await db.pool.query('analyze');
     walk = [];
     for (let offset = 0; ; offset += 100) {
       const body = (await list(`?limit=100&offset=${offset}`)).body as ListBody;
@@ -66,7 +73,12 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     }
     expect(walk.length).to.be.at.least(400);
   });
-  after(() => api?.close());
+  after(async function () {
+    this.timeout(60_000);
+    await api?.close();
+    await db?.close();
+    await drop?.();
+  });
 
   // Values picked from the walk itself: a common one and a rare one of each kind.
   const common = <T>(values: T[]): T[] => {
@@ -183,7 +195,7 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     expect(res.status).to.equal(200);
     const body = res.body as ListBody;
     const ids = body.results.map((r) => r.id);
-    const { rows } = await testDb().pool.query<{ id: string; rank: number }>(
+    const { rows } = await db.pool.query<{ id: string; rank: number }>(
       `select id, ts_rank(search, to_tsquery('english', '''machine'' & ''learning'':*')) as rank from learning_opportunity where id = any($1::uuid[])`,
       [ids],
     );
