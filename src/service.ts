@@ -16,6 +16,7 @@ import { webhookResolvers } from './graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from './graphql/event-attempts-loader.ts';
 import { feedResolvers } from './graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from './catalog/read-model.ts';
+import { createListReads } from './catalog/list-query.ts';
 import { createVersionCache, type VersionCache } from './catalog/version-cache.ts';
 import type { Config } from './config.ts';
 import type { Database } from './database.ts';
@@ -46,7 +47,8 @@ export type Api = {
 export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null, pageMaxBytes?: number) {
   const reads = createCatalogReads(db.readPool, versions, pageMaxBytes);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
-  return { reads, writes };
+  const lists = createListReads(db.readPool, pageMaxBytes);
+  return { reads, writes, lists };
 }
 
 /** What receiver management needs besides the pool (GraphQL receivers:manage); main.ts always passes it. */
@@ -96,7 +98,7 @@ export async function startApi(
     graphqlMaxTokens: config.graphql.maxTokens,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const reads = v1Reads({ keys, reads: catalog.reads, logger, limiter });
+  const reads = v1Reads({ keys, reads: catalog.reads, lists: catalog.lists, logger, limiter });
   const corsHeaders = cors(config.http.corsOrigins);
   const handle = corsHeaders
     ? (req: IncomingMessage, res: ServerResponse) => corsHeaders(req, res) || reads(req, res) || app(req, res)

@@ -34,6 +34,16 @@ const MAX_QUERY_NODES = 10_000;
 export const tooComplex = (detail: string): GraphQLError =>
   new GraphQLError(detail, { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } });
 
+/**
+ * What filtering costs beyond the records returned (learningOpportunities): each facet counts over
+ * the whole filtered result, and a search ranks its matches. Priced so that a full page of every
+ * field (about 34,000) with every facet and a search passes the default limit (50,000) no longer.
+ */
+export const FACET_COST = 3_000;
+export const SEARCH_COST = 2_000;
+const listQueryCost = (args: Record<string, unknown>): number =>
+  (Array.isArray(args.facets) ? new Set(args.facets).size * FACET_COST : 0) + (typeof args.search === 'string' ? SEARCH_COST : 0);
+
 const takesLimit = (field: GraphQLField<unknown, unknown>) => field.args.some((a) => a.name === 'limit');
 
 /**
@@ -55,7 +65,7 @@ function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
       // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
       const { max, fallback } = field.name === 'events' ? { max: FEED_LIMIT_MAX, fallback: FEED_LIMIT_DEFAULT } : { max: PAGE_LIMIT_MAX, fallback: PAGE_LIMIT_DEFAULT };
       const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), max) : fallback;
-      return 1 + limit * childComplexity;
+      return 1 + limit * childComplexity + listQueryCost(args);
     }
     if (!isListType(getNullableType(field.type))) return undefined;
     return 1 + (pageTypes.has(type.name) ? 1 : UNPAGED_LIST_SIZE) * childComplexity;

@@ -6,13 +6,15 @@ import { parseBatch, parseLearningOpportunityInput } from '../catalog/input.ts';
 import { parseId } from '../ids.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
 import { parsePagingArgs } from '../paging.ts';
+import { isPlainList, type ListReads } from '../catalog/list-query.ts';
+import { parseListArguments } from './list-arguments.ts';
 import type { EventAttemptsLoader } from './event-attempts-loader.ts';
 
 /** Made per request (service.ts): the caller, and loaders whose batches never span requests. */
 export type GraphQLContext = { principal: Principal; eventAttempts: EventAttemptsLoader };
 type Args = Record<string, unknown>;
 
-export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites }) {
+export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites; lists: ListReads }) {
   const reader = (ctx: GraphQLContext) => requireScope(ctx.principal, 'graphql:read');
   const writer = (ctx: GraphQLContext) => requireScope(ctx.principal, 'catalog:write');
   const write = (run: (args: Args) => Promise<string>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
@@ -34,8 +36,9 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
       async learningOpportunities(_: unknown, args: Args, ctx: GraphQLContext) {
         reader(ctx);
         const { limit, offset } = parsePagingArgs(args);
-        const page = await deps.reads.getPage(limit, offset, 'internal');
-        return { results: JSON.parse(`[${page.results}]`) as unknown, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset } };
+        const list = parseListArguments(args);
+        const page = isPlainList(list) ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null } : await deps.lists.getPage(list, limit, offset, 'internal', false);
+        return { results: JSON.parse(`[${page.results}]`) as unknown, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset }, facets: page.facets };
       },
     },
     Mutation: {

@@ -16,7 +16,8 @@ import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../cat
 import { notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { heldTags, sendCacheable } from './conditional.ts';
-import { parsePagingQuery } from '../paging.ts';
+import { isPlainList, type ListReads } from '../catalog/list-query.ts';
+import { parseListQuery, serveListPage } from './list-page.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { answerError, badPathEncoding, notAllowed } from './problem.ts';
 import { originForm } from './request-target.ts';
@@ -32,7 +33,7 @@ export const V1_READ_ROUTES = [LIST_PATH, `${ONE_PREFIX}:id`].map((path) => ({ p
 
 /** What admission needs: the key cache and the per-key limiter (null: limits off). */
 export type Admission = { keys: KeyCache; limiter: RateLimiter | null };
-type Deps = Admission & { reads: CatalogReads; logger: Logger };
+type Deps = Admission & { reads: CatalogReads; lists: ListReads; logger: Logger };
 type Endpoint = { route: string; serve: (req: IncomingMessage, res: ServerResponse, path: string, query: string) => Promise<void> };
 
 /** The request listener of the /v1 reads: true when the path is one of theirs (and it answered). */
@@ -70,8 +71,10 @@ async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
   await admit(deps, req, res);
-  const { limit, offset } = parsePagingQuery(parseQuery(query));
+  const raw = parseQuery(query);
+  const { limit, offset, list } = parseListQuery(raw);
   const held = heldTags(req.headers['if-none-match']);
+  if (!isPlainList(list)) return serveListPage(deps.lists, res, list, limit, offset, held);
   const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);

@@ -138,6 +138,14 @@ describe('the OpenAPI document', () => {
     expect(validate(JSON.parse(renderRecord({ ...fullRecord(), status: 'DRAFT', publishedAt: null })))).to.equal(false);
   });
 
+  it('describes a `fields` projection with every member of the record, each as the record has it', () => {
+    const schemas = (doc.components as Json).schemas as Record<string, Json>;
+    const members = Object.keys(schemas.LearningOpportunity!.properties as Json);
+    const projected = schemas.LearningOpportunityProjection!.properties as Record<string, Json>;
+    expect(Object.keys(projected)).to.deep.equal(members);
+    for (const name of members) expect(projected[name]).to.deep.equal({ $ref: `#/components/schemas/LearningOpportunity/properties/${name}` });
+  });
+
   it('states the paging limits of the code', () => {
     const limit = deref(doc, '#/components/parameters/limit').node.schema as Json;
     const offset = deref(doc, '#/components/parameters/offset').node.schema as Json;

@@ -11,10 +11,26 @@ export type Operation = { template: string; method: string; operationId: string;
 export type LinkedValues = Map<string, string[]>;
 
 /** Formats whose values the generator can make itself (ajv-formats knows the rest for validation only). */
-const KNOWN_FORMATS = new Set(['uuid']);
+const KNOWN_FORMATS = new Set(['uuid', 'date-time']);
+
+/**
+ * Enum values that need another parameter, which a schema cannot say (the document's description
+ * does): sent alone they are a 400 by design. The list test covers them with their partner.
+ */
+const NEEDS_ANOTHER_PARAMETER = new Set(['sort=relevance']);
+
+/** A list parameter's item schema (style form, explode false: comma-separated in one value). */
+const itemsOf = (doc: OpenApiDoc | null, s: Json): Json | null => {
+  const items = s.items as Json | undefined;
+  if (!items) return null;
+  return typeof items.$ref === 'string' && doc ? deref(doc, items.$ref).node : items;
+};
 
 function resolveSchema(doc: OpenApiDoc, schema: Json): Json {
-  return typeof schema.$ref === 'string' ? deref(doc, schema.$ref).node : schema;
+  const node = typeof schema.$ref === 'string' ? deref(doc, schema.$ref).node : schema;
+  // Array items resolved here, so that the generators need no document.
+  const items = itemsOf(doc, node);
+  return items ? { ...node, items } : node;
 }
 
 export function operations(doc: OpenApiDoc): Operation[] {
@@ -53,6 +69,15 @@ function fromCharClassPattern(pattern: string, length: number): string | null {
 export function validValues(p: Parameter, linked: LinkedValues, template: string): string[] | null {
   const s = p.schema;
   if (typeof s.format === 'string' && !KNOWN_FORMATS.has(s.format)) return linked.get(`${template} ${p.name}`) ?? [];
+  // The document's own examples are valid values (a generator's first source, as Schemathesis's).
+  if (Array.isArray(s.examples) && s.examples.length) return (s.examples as unknown[]).map(String);
+  if (s.format === 'date-time') return ['2026-03-01T09:00:00.000Z', '2026-03-01T09:00:00Z'];
+  if (Array.isArray(s.enum)) return (s.enum as unknown[]).map(String).filter((v) => !NEEDS_ANOTHER_PARAMETER.has(`${p.name}=${v}`));
+  if (s.type === 'array') {
+    const items = itemsOf(null, s) ?? {};
+    const pool = Array.isArray(items.enum) ? (items.enum as unknown[]).map(String) : ['x', 'Berlin'];
+    return [pool[0]!, pool.slice(0, 2).join(',')];
+  }
   if (s.type === 'integer') {
     const min = (s.minimum as number | undefined) ?? 0;
     const max = (s.maximum as number | undefined) ?? min + 1000;
@@ -77,6 +102,14 @@ export function invalidValues(p: Parameter): string[] {
     return out;
   }
   const out: string[] = [];
+  if (s.format === 'date-time') out.push('not-a-date', '2026-02-30T25:00:00Z');
+  if (Array.isArray(s.enum)) out.push('not-one-of-them');
+  if (s.type === 'array') {
+    const items = itemsOf(null, s) ?? {};
+    if (Array.isArray(items.enum)) out.push('not-one-of-them');
+    if (typeof s.maxItems === 'number') out.push(Array.from({ length: s.maxItems + 1 }, (_, i) => `v${i}`).join(','));
+    if (items.minLength === 1) out.push('a,,b');
+  }
   if (typeof s.pattern === 'string' || s.format === 'uuid') out.push('not valid!', 'x'.repeat(300));
   // An unknown format is a value only the service makes: anything well-formed but made up is invalid.
   if (typeof s.format === 'string' && !KNOWN_FORMATS.has(s.format)) out.push('AAAA', 'djEu');

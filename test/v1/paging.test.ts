@@ -63,7 +63,7 @@ describe('GET /v1/learning-opportunities paging', () => {
   });
 
   it('ignores unknown query parameters', async () => {
-    const res = await list('?limit=2&sort=title&filter[topic]=data&x=');
+    const res = await list('?limit=2&order=title&filter[topic]=data&x=');
     expect(res.status).to.equal(200);
     expect((res.body as ListBody).pagination).to.include({ limit: 2, offset: 0 });
   });

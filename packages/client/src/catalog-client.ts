@@ -1,6 +1,6 @@
 // A typed client for the read-only /v1 REST API.
 import { type Expect, getJson, type RequestSettings, type RetryInfo } from './request.ts';
-import type { EventPage, LearningOpportunity, LearningOpportunityPage } from './types.ts';
+import type { EventPage, LearningOpportunity, LearningOpportunityListParams, LearningOpportunityPage } from './types.ts';
 
 export type CatalogClientOptions = {
   /** Base address of the service, without `/v1` (a path prefix such as `https://host/lods` is kept). */
@@ -32,8 +32,11 @@ export type CatalogClient = {
   readonly baseUrl: string;
   /** `GET /v1/learning-opportunities/{id}`. A 404 (unknown, archived, deleted) throws CatalogHttpError. */
   getLearningOpportunity(id: string, options?: CallOptions): Promise<LearningOpportunity>;
-  /** `GET /v1/learning-opportunities?limit&offset` (service defaults: limit 20 of at most 100, offset 0). */
-  listLearningOpportunities(params?: { limit?: number; offset?: number }, options?: CallOptions): Promise<LearningOpportunityPage>;
+  /**
+   * `GET /v1/learning-opportunities?limit&offset` (service defaults: limit 20 of at most 100, offset 0),
+   * with the optional filters, search, sort, fields and facets.
+   */
+  listLearningOpportunities(params?: LearningOpportunityListParams, options?: CallOptions): Promise<LearningOpportunityPage>;
   /**
    * `GET /v1/events?after&limit&wait` (service defaults: from the oldest retained event, limit 100 of
    * at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
@@ -69,8 +72,10 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
 
     async listLearningOpportunities(params = {}, call = {}) {
       const target = url('v1/learning-opportunities');
-      if (params.limit !== undefined) target.searchParams.set('limit', String(params.limit));
-      if (params.offset !== undefined) target.searchParams.set('offset', String(params.offset));
+      for (const [name, value] of Object.entries(params) as [string, LearningOpportunityListParams[keyof LearningOpportunityListParams]][]) {
+        if (value === undefined) continue;
+        target.searchParams.set(name, value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(',') : String(value));
+      }
       return await getJson(target, PAGE, settings, call.signal);
     },
 

@@ -14,8 +14,37 @@ export type LearningOpportunityStatus = LearningOpportunity['status'];
 /** `next`: the offset of the following page (a page may hold fewer than `limit` records before the end: its bytes are bounded); `hasMore`: records follow it. */
 export type Pagination = { totalCount: number; limit: number; offset: number; next?: number; hasMore?: boolean };
 
-/** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
-export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };
+/** One facet's values over the whole filtered result: the 20 most frequent, most frequent first. */
+export type FacetValue = { value: string; count: number };
+export type FacetName = 'format' | 'language' | 'topic' | 'provider' | 'country';
+
+/**
+ * `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending (or by
+ * `sort`). With `fields`, each result holds only those members plus `id` and `updatedAt`; `facets`
+ * is present when asked for.
+ */
+export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination; facets?: Partial<Record<FacetName, FacetValue[]>> };
+
+/** The list's parameters (README, "Filtering, search, fields and facets"); lists are sent comma-separated. */
+export type LearningOpportunityListParams = {
+  limit?: number;
+  offset?: number;
+  /** Timestamps: a Date or an RFC 3339 string (at most millisecond precision). */
+  updatedSince?: Date | string;
+  updatedBefore?: Date | string;
+  format?: readonly LearningOpportunity['format'][];
+  language?: readonly string[];
+  topic?: readonly string[];
+  provider?: readonly string[];
+  country?: readonly string[];
+  city?: readonly string[];
+  startsFrom?: Date | string;
+  startsBefore?: Date | string;
+  q?: string;
+  sort?: '-updatedAt' | 'updatedAt' | 'nextSessionStartsAt' | 'relevance';
+  fields?: readonly (keyof LearningOpportunity)[];
+  facets?: readonly FacetName[];
+};
 
 export type EventType = 'LEARNING_OPPORTUNITY_PUBLISHED' | 'LEARNING_OPPORTUNITY_UPDATED' | 'LEARNING_OPPORTUNITY_ARCHIVED' | 'LEARNING_OPPORTUNITY_DELETED';
 

@@ -1,0 +1,24 @@
+// The sequential scans of a list query's plan (EXPLAIN, not run): bench:query reports them and
+// test/v1/list-query-plans.test.ts refuses them.
+import { parse as parseQuery } from 'node:querystring';
+import { isPlainList, listStatement } from '../../src/catalog/list-query.ts';
+import { PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/read-model.ts';
+import type { Database } from '../../src/database.ts';
+import { parseListQuery } from '../../src/http/list-page.ts';
+
+/** The plan's sequential scans of the catalog or of sessions (what the EXPLAIN test refuses). */
+export async function sequentialScans(db: Pick<Database, 'pool'>, query: string): Promise<string[]> {
+  const { limit, offset, list } = parseListQuery(parseQuery(query));
+  // As REST runs them: with the page's byte budget (PAGE_MAX_BYTES at its default).
+  const budget = pageBudget(PAGE_MAX_BYTES_DEFAULT);
+  const statement = isPlainList(list) ? { text: PAGE_SQL.public, values: [limit, offset, null, budget] } : listStatement(list, limit, offset, 'public', budget);
+  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({ text: `explain (format json) ${statement.text}`, values: statement.values });
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (node['Node Type'] === 'Seq Scan' && ['learning_opportunity', 'lo_session'].includes(node['Relation Name'] as string)) found.push(node['Relation Name'] as string);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+  return found;
+}
+

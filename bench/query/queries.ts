@@ -1,0 +1,32 @@
+// The fixed query set of `npm run bench:query` (CONTRACT.md 13), shared with the EXPLAIN test
+// (test/v1/list-query-plans.test.ts): each parameter alone, three combinations, q alone and with a
+// filter, a facets request, and the unfiltered list as the reference. Values are common ones of the
+// seed generator (src/catalog/generate.ts), relative to the seed's `now`.
+const DAY = 86_400_000;
+
+export type BenchQuery = { name: string; query: string };
+
+export function benchQueries(now: Date): BenchQuery[] {
+  const at = (days: number) => new Date(now.getTime() + days * DAY).toISOString();
+  return [
+    { name: 'unfiltered (reference)', query: '' },
+    { name: 'updatedSince', query: `updatedSince=${at(-30)}` },
+    { name: 'updatedBefore', query: `updatedBefore=${at(-300)}` },
+    { name: 'format', query: 'format=HYBRID' },
+    { name: 'language', query: 'language=de' },
+    { name: 'topic', query: 'topic=python' },
+    { name: 'provider', query: 'provider=Harbor%20College' },
+    { name: 'country', query: 'country=DE' },
+    { name: 'city', query: 'city=Berlin' },
+    { name: 'startsFrom+startsBefore', query: `startsFrom=${at(30)}&startsBefore=${at(37)}` },
+    { name: 'sort=updatedAt', query: 'sort=updatedAt' },
+    { name: 'sort=nextSessionStartsAt', query: 'sort=nextSessionStartsAt' },
+    { name: 'fields', query: 'fields=title,provider,sessions' },
+    { name: 'format+language', query: 'format=ONLINE&language=de,fr' },
+    { name: 'country+starts+sort', query: `country=DE&startsFrom=${at(30)}&startsBefore=${at(60)}&sort=nextSessionStartsAt` },
+    { name: 'topic+format+updatedSince', query: `topic=python,ai&format=IN_PERSON&updatedSince=${at(-90)}` },
+    { name: 'q', query: 'q=machine%20learn' },
+    { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
+    { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
+  ];
+}

@@ -1,0 +1,109 @@
+// npm run bench:query: the filtered lists of /v1 (CONTRACT.md 13) on a catalog of BENCH_QUERY_RECORDS
+// (default 1,000,000) published records with the seed generator's realistic spreads. For each query
+// of the fixed set (queries.ts): p50 and p99 of the first page with its exact totalCount, one client
+// after another (BENCH_QUERY_SAMPLES requests), then req/s at BENCH_CONNECTIONS (default 32) for
+// BENCH_DURATION_S; and whether the plan reads the catalog or sessions sequentially. Targets: p50 <=
+// 25 ms, p99 <= 100 ms. A report: exits 0 whatever the verdicts. See bench/README.md.
+// BENCH_QUERY_DATABASE_URL: an existing database to use as is (migrated, seeded up to the count
+// first when short), so a second run skips the seed; else a scratch one (DATABASE_URL's server or
+// embedded), dropped after the run.
+import { cpus, loadavg } from 'node:os';
+import { createApiKey } from '../../src/auth/api-keys.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { connectDatabase, type Database } from '../../src/database.ts';
+import { startBenchPostgres } from '../read-path/database.ts';
+import { createClient, median } from '../read-path/http-client.ts';
+import { runLoad } from '../read-path/load.ts';
+import { intFromEnv } from '../read-path/options.ts';
+import { startServerProcess, type ServerUnderTest } from '../read-path/servers.ts';
+import { sequentialScans } from './plans.ts';
+import { benchQueries } from './queries.ts';
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const RECORDS = intFromEnv('BENCH_QUERY_RECORDS', 1_000_000, 200);
+const SAMPLES = intFromEnv('BENCH_QUERY_SAMPLES', 100, 5);
+const DURATION_S = intFromEnv('BENCH_DURATION_S', 5, 1);
+const CONNECTIONS = intFromEnv('BENCH_CONNECTIONS', 32, 1);
+const P50_MS = 25;
+const P99_MS = 100;
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+
+async function seedUpTo(db: Database, now: Date): Promise<void> {
+  const { rows } = await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`);
+  const present = Number(rows[0]!.n);
+  if (present >= RECORDS) {
+    log(`catalog: ${present} published records present, not seeded`);
+    return;
+  }
+  const started = performance.now();
+  let shown = 0;
+  await seedCatalog(db.pool, {
+    count: RECORDS,
+    seed: 22,
+    now,
+    onProgress: ({ done, total }) => {
+      if (done - shown >= total / 10 || done === total) {
+        log(`  seed: ${done}/${total} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+        shown = done;
+      }
+    },
+  });
+  await db.pool.query('vacuum analyze');
+  log(`seeded ${RECORDS} records in ${((performance.now() - started) / 1000).toFixed(0)} s (+ vacuum analyze)`);
+}
+
+async function main(): Promise<void> {
+  log(`query benchmark: ${RECORDS} records, ${SAMPLES} sequential first pages per query, ${CONNECTIONS} connections for ${DURATION_S} s`);
+  log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
+  const given = process.env.BENCH_QUERY_DATABASE_URL;
+  const pg = given ? { url: given, description: 'BENCH_QUERY_DATABASE_URL (kept)', stop: async () => {} } : await startBenchPostgres(process.env.DATABASE_URL || undefined);
+  let db: Database | null = null;
+  let server: ServerUnderTest | null = null;
+  try {
+    log(`database: ${pg.description}`);
+    db = await connectDatabase(pg.url, { poolMax: 4, connectTimeoutMs: 5000, migrate: true });
+    // The seed's `now`: stored in the database, so the queries of a kept database stay relative to it.
+    await db.pool.query(`create table if not exists bench_query_seed (now timestamptz not null)`);
+    const kept = (await db.pool.query<{ now: Date | string }>('select now from bench_query_seed')).rows[0]?.now;
+    const now = kept ? new Date(kept) : new Date();
+    if (!kept) await db.pool.query('insert into bench_query_seed (now) values ($1)', [now]);
+    await seedUpTo(db, now);
+    const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
+    const headers = { authorization: `Bearer ${key}` };
+    server = await startServerProcess('service', pg.url);
+    const client = createClient(server.url, headers);
+    const rows: string[][] = [];
+    for (const { name, query } of benchQueries(now)) {
+      const path = `/v1/learning-opportunities${query ? `?${query}` : ''}`;
+      for (let i = 0; i < 3; i++) await client.get(path);
+      const ms: number[] = [];
+      let body: Buffer | null = null;
+      for (let i = 0; i < SAMPLES; i++) {
+        const res = await client.get(path);
+        if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.body.toString()}`);
+        ms.push(res.ms);
+        body = res.body;
+      }
+      const total = (JSON.parse(body!.toString()) as { pagination: { totalCount: number } }).pagination.totalCount;
+      const load = await runLoad({ url: server.url, headers, nextPath: () => path, connections: CONNECTIONS, durationS: DURATION_S });
+      const scans = await sequentialScans(db, query);
+      const [p50, p99] = [median(ms), percentile(ms, 99)];
+      const verdict = p50 <= P50_MS && p99 <= P99_MS && load.failures === 0 && scans.length === 0 ? 'PASS' : 'FAIL';
+      rows.push([name, String(total), p50.toFixed(1), p99.toFixed(1), load.rps.toFixed(0), scans.join(',') || '-', verdict]);
+      log(`  ${rows.at(-1)!.join(' | ')}`);
+    }
+    client.close();
+    log('');
+    log('| query | totalCount | p50 ms | p99 ms | req/s at ' + CONNECTIONS + ' | seq scans | verdict |');
+    log('|---|---:|---:|---:|---:|---|---|');
+    for (const row of rows) log(`| ${row.join(' | ')} |`);
+    log(`targets: p50 <= ${P50_MS} ms, p99 <= ${P99_MS} ms at one client, no sequential scan of the catalog or sessions`);
+  } finally {
+    await server?.stop();
+    await db?.close();
+    await pg.stop();
+  }
+}
+
+if (import.meta.main) await main();

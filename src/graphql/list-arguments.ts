@@ -1,0 +1,40 @@
+// The arguments of GraphQL learningOpportunities (filter, search, sort, facets) as the list query of
+// catalog/list-query.ts: the same semantics as the REST parameters (http/list-parameters.ts), every
+// bad value a BAD_USER_INPUT naming its argument (e.g. `filter.updatedSince`).
+import { badInput, type InvalidParam } from '../errors.ts';
+import { LIST_VALUES_MAX, type ListFacet, type ListFilter, type ListQuery, type ListSort, searchQuery } from '../catalog/list-query.ts';
+import { parseTimestamp } from '../http/list-parameters.ts';
+
+type Args = Record<string, unknown>;
+
+const SORTS: Record<string, ListSort> = { UPDATED_AT_DESC: '-updatedAt', UPDATED_AT: 'updatedAt', NEXT_SESSION_STARTS_AT: 'nextSessionStartsAt', RELEVANCE: 'relevance' };
+const TIMES = ['updatedSince', 'updatedBefore', 'startsFrom', 'startsBefore'] as const;
+const LISTS = ['format', 'language', 'topic', 'provider', 'country', 'city', 'status'] as const;
+const SEARCH_MAX = 500;
+
+/** The list query of the arguments (already typed by the schema: enums and lists are checked there). */
+export function parseListArguments(args: Args): ListQuery {
+  const problems: InvalidParam[] = [];
+  const given = (args.filter ?? {}) as Record<string, unknown>;
+  const filter: ListFilter = {};
+  for (const name of TIMES) {
+    const value = given[name];
+    if (value === undefined || value === null) continue;
+    const date = parseTimestamp(value as string);
+    if (date) filter[name] = date;
+    else problems.push({ name: `filter.${name}`, reason: 'must be a timestamp such as 2026-03-01T09:00:00.000Z' });
+  }
+  for (const name of LISTS) {
+    const value = given[name] as string[] | null | undefined;
+    if (value === undefined || value === null) continue;
+    if (value.length === 0 || value.length > LIST_VALUES_MAX || value.some((v) => v === '')) problems.push({ name: `filter.${name}`, reason: `must hold 1 to ${LIST_VALUES_MAX} non-empty values` });
+    else filter[name] = [...new Set(value)];
+  }
+  const q = (args.search as string | null | undefined) ?? null;
+  if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null)) problems.push({ name: 'search', reason: `must hold at least one word (letters or digits) and at most ${SEARCH_MAX} characters` });
+  const sort = SORTS[(args.sort as string | null | undefined) ?? 'UPDATED_AT_DESC']!;
+  if (sort === 'relevance' && q === null) problems.push({ name: 'sort', reason: 'RELEVANCE needs search' });
+  const facets = [...new Set(((args.facets as string[] | null | undefined) ?? []).map((f) => f.toLowerCase() as ListFacet))];
+  if (problems.length) throw badInput(problems);
+  return { filter, q, sort, fields: null, facets };
+}

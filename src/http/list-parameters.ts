@@ -1,0 +1,77 @@
+// The query parameters of GET /v1/learning-opportunities beyond paging (CONTRACT.md 13), read from
+// the raw query string: every bad value is a 400 naming its parameter, all of them at once. Unknown
+// parameters are ignored (forward compatibility), as everywhere in /v1.
+import { badInput, type InvalidParam } from '../errors.ts';
+import { FORMATS } from '../catalog/record.ts';
+import { LIST_FACETS, LIST_SORTS, LIST_VALUES_MAX, type ListFilter, type ListQuery, RECORD_FIELDS, searchQuery } from '../catalog/list-query.ts';
+
+// RFC 3339 (the OpenAPI `date-time` format) with at most millisecond precision: the section 1 format
+// (`2026-03-01T09:00:00.000Z`) and also without a fraction or with an offset.
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,3})?(Z|[+-]\d{2}:\d{2})$/;
+const LIST_FILTERS = ['format', 'language', 'topic', 'provider', 'country', 'city'] as const;
+const TIME_FILTERS = ['updatedSince', 'updatedBefore', 'startsFrom', 'startsBefore'] as const;
+/** Every parameter read here (with limit and offset, the list's whole vocabulary). */
+export const LIST_PARAMETERS = [...TIME_FILTERS, ...LIST_FILTERS, 'q', 'sort', 'fields', 'facets'] as const;
+const Q_MAX = 500;
+
+/** A valid timestamp as a Date, or null (a calendar date that does not exist is invalid too). */
+export function parseTimestamp(text: string): Date | null {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) return null;
+  // Date() rolls 2026-02-30 over into March; the fields as written must be a real time.
+  const check = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
+  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo! - 1 || check.getUTCDate() !== d || check.getUTCHours() !== h || check.getUTCMinutes() !== mi) return null;
+  return date;
+}
+
+/**
+ * Reads the list parameters from a parsed query string (node:querystring: a repeated parameter is
+ * an array). Throws a 400 listing every bad one.
+ */
+export function parseListParameters(raw: Record<string, unknown>): ListQuery {
+  const problems: InvalidParam[] = [];
+  const one = (name: string): string | undefined => {
+    const value = raw[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      problems.push({ name, reason: 'must be given at most once' });
+      return undefined;
+    }
+    return value;
+  };
+  const list = (name: string, allowed?: readonly string[]): string[] | undefined => {
+    const value = one(name);
+    if (value === undefined) return undefined;
+    const items = value.split(',');
+    if (items.some((item) => item === '')) problems.push({ name, reason: 'must be a comma-separated list of non-empty values' });
+    else if (items.length > LIST_VALUES_MAX) problems.push({ name, reason: `must hold at most ${LIST_VALUES_MAX} values` });
+    else if (allowed && items.some((item) => !allowed.includes(item))) problems.push({ name, reason: `must be among ${allowed.join(', ')}` });
+    else return [...new Set(items)];
+    return undefined;
+  };
+
+  const filter: ListFilter = {};
+  for (const name of TIME_FILTERS) {
+    const value = one(name);
+    if (value === undefined) continue;
+    const date = parseTimestamp(value);
+    if (date) filter[name] = date;
+    else problems.push({ name, reason: 'must be a timestamp such as 2026-03-01T09:00:00.000Z' });
+  }
+  for (const name of LIST_FILTERS) {
+    const values = list(name, name === 'format' ? FORMATS : undefined);
+    if (values) filter[name] = values;
+  }
+  const q = one('q') ?? null;
+  if (q !== null && (q.length > Q_MAX || searchQuery(q) === null)) problems.push({ name: 'q', reason: `must hold at least one word (letters or digits) and at most ${Q_MAX} characters` });
+  const sort = one('sort') ?? '-updatedAt';
+  if (!(LIST_SORTS as readonly string[]).includes(sort)) problems.push({ name: 'sort', reason: `must be one of ${LIST_SORTS.join(', ')}` });
+  else if (sort === 'relevance' && q === null) problems.push({ name: 'sort', reason: 'relevance needs q' });
+  const fields = list('fields', RECORD_FIELDS) ?? null;
+  const facets = list('facets', LIST_FACETS) ?? [];
+  if (problems.length) throw badInput(problems);
+  return { filter, q, sort: sort as ListQuery['sort'], fields: fields as ListQuery['fields'], facets: facets as ListQuery['facets'] };
+}

@@ -1,0 +1,41 @@
+// The plans of the filtered lists (CONTRACT.md 13): for every query of bench:query's fixed set
+// (bench/query/queries.ts), EXPLAIN shows no sequential scan of the catalog or of sessions, on a
+// catalog large enough (20,000 records, analyzed) that the planner prefers an index where one fits.
+// enable_seqscan stays on: the planner chooses freely, as in production.
+import { expect } from 'chai';
+import { benchQueries } from '../../bench/query/queries.ts';
+import { sequentialScans } from '../../bench/query/plans.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { connectDatabase, type Database } from '../../src/database.ts';
+import { cloneTestDatabase } from '../support/database.ts';
+
+describe('filtered list plans', () => {
+  const now = new Date();
+  // A database of its own: the other files of a serial run keep their small catalog.
+  let db: Database;
+  let drop: () => Promise<void>;
+
+  before(async function () {
+    this.timeout(300_000);
+    const clone = await cloneTestDatabase(JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string });
+    drop = clone.drop;
+    db = await connectDatabase(clone.url, { poolMax: 3, connectTimeoutMs: 3000, migrate: false });
+    await seedCatalog(db.pool, { count: 20_000, seed: 2207, now });
+    await db.pool.query('vacuum analyze');
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await db?.close();
+    await drop?.();
+  });
+
+  it('read no table of the catalog or of sessions sequentially, for each query of the benchmark', async function () {
+    this.timeout(60_000);
+    const found: string[] = [];
+    for (const { name, query } of benchQueries(now)) {
+      const scans = await sequentialScans(db, query);
+      if (scans.length) found.push(`${name} (${query}): ${scans.join(', ')}`);
+    }
+    expect(found).to.deep.equal([]);
+  });
+});
