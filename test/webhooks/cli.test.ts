@@ -14,7 +14,8 @@ const SECRET = 'cli-test-secret-do-not-print-0123';
 type Receiver = { id: string; url: string; hasSecret: boolean; eventTypes: string[]; enabled: boolean; createdAt: string };
 
 describe('webhook commands (receivers, events, deliveries)', function () {
-  this.timeout(60_000);
+  // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
+  this.timeout(180_000);
   let stack: WebhookStack;
   let receiver: TestReceiver;
   before(async () => {

@@ -33,7 +33,8 @@ const signs = (secret: string, r: { headers: Record<string, unknown>; body: Buff
   `sha256=${createHmac('sha256', secret).update(`${String(r.headers['x-service-timestamp'])}.`).update(r.body).digest('hex')}`;
 
 describe('receivers add / rotate-secret / reencrypt on the command line', function () {
-  this.timeout(60_000);
+  // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
+  this.timeout(180_000);
   let stack: WebhookStack;
   let receiver: TestReceiver;
   let dir: string;
