@@ -11,6 +11,15 @@ export default tseslint.config(
     },
   },
   {
+    // Guard rails, not rules (issue 19): a very long file or function in the service is a warning,
+    // a prompt to split it or to write at its top why it stays whole.
+    files: ['src/**/*.{ts,js}'],
+    rules: {
+      'max-lines': ['warn', { max: 250 }],
+      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     // The console's browser modules (served as they are, src/http/console-routes.ts).
     files: ['src/console/**/*.js'],
     languageOptions: {

@@ -1,17 +1,15 @@
-// createApp(deps): the express app with every route but the /v1 reads (http/v1-reads.ts, mounted in
-// front of it by service.ts), no listen.
+// createApp(deps): the express app of GraphQL, the documentation pages, the console and the
+// operations endpoints, no listen. /v1 is not here: its dispatcher (http/v1/dispatcher.ts) answers
+// in front of express (service.ts), which sees only the /v1 paths that have no endpoint (404).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { KeyCache } from './auth/key-cache.ts';
-import type { ChangeFeed } from './feed/change-feed.ts';
-import { feedRouter } from './http/feed-routes.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
 import { routeExactly } from './http/exact-router.ts';
 import { consoleRoutes } from './http/console-routes.ts';
 import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
-import { openApiRoutes } from './http/openapi.ts';
 import { problemPageRoutes } from './http/problem-pages.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
@@ -20,10 +18,9 @@ import type { Logger } from './logger.ts';
 
 export type AppDeps = {
   pool: Pool;
-  /** The process's API key cache, shared with http/v1-reads.ts. */
+  /** The process's API key cache, shared with /v1 (http/v1/dispatcher.ts). */
   keys: KeyCache;
-  feed: ChangeFeed;
-  /** The process's one per-key limiter of /v1 and GraphQL (null: limits off), shared with http/v1-reads.ts. */
+  /** The process's one per-key limiter of /v1 and GraphQL (null: limits off), shared with /v1. */
   limiter: RateLimiter | null;
   logger: Logger;
   graphql: RequestHandler;
@@ -41,11 +38,9 @@ export function createApp(deps: AppDeps): Express {
 
   // First: every later handler (and the problem handler) logs through req.log with the request id.
   app.use(requestContext(deps.logger));
-  app.use('/v1', feedRouter({ keys: deps.keys, feed: deps.feed, limiter: deps.limiter }));
-  // Operations endpoints, the OpenAPI document and its reference page (/docs) need no key.
+  // Operations endpoints and the OpenAPI reference page (/docs) need no key.
   app.use(healthRoutes({ pool: deps.pool, readinessTimeoutMs: deps.readinessTimeoutMs }));
   app.use(metricsRoutes({ pool: deps.pool }));
-  app.use('/v1', openApiRoutes());
   app.use(docsRoutes());
   // The operator console's static pages (no key needed to load them; the data comes from /graphql).
   app.use(consoleRoutes());

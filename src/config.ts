@@ -64,7 +64,7 @@ const schema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
-  // Browsers' cross-origin reads of /v1 (http/cors.ts): exact origins, comma-separated; unset = off.
+  // Browsers' cross-origin reads of /v1 (http/v1/cors.ts): exact origins, comma-separated; unset = off.
   CORS_ORIGINS: z
     .string()
     .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))

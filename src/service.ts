@@ -4,10 +4,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { createHttpServer } from './http/http-server.ts';
-import { cors } from './http/cors.ts';
 import { checkKeyBeforeContinue } from './http/expect-continue.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { v1Reads } from './http/v1-reads.ts';
+import { v1Dispatcher } from './http/v1/dispatcher.ts';
 import { createCatalogWrites, type CatalogWrites } from './catalog/catalog-writes.ts';
 import { catalogResolvers } from './graphql/resolvers.ts';
 import { receiverResolvers } from './graphql/receiver-resolvers.ts';
@@ -84,13 +83,12 @@ export async function startApi(
     logger,
     httpServer: server,
   });
-  // One limiter for every /v1 endpoint: the feed (express) and the reads (node:http) share each key's budget.
+  // One limiter per process: every /v1 endpoint and GraphQL share each key's budget.
   const { perMinute, syncMs } = config.rateLimit;
   const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
   const app = createApp({
     pool: db.pool,
     keys,
-    feed,
     limiter,
     logger,
     graphql: graphql.middleware,
@@ -98,11 +96,9 @@ export async function startApi(
     graphqlMaxTokens: config.graphql.maxTokens,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
-  const reads = v1Reads({ keys, reads: catalog.reads, lists: catalog.lists, logger, limiter });
-  const corsHeaders = cors(config.http.corsOrigins);
-  const handle = corsHeaders
-    ? (req: IncomingMessage, res: ServerResponse) => corsHeaders(req, res) || reads(req, res) || app(req, res)
-    : (req: IncomingMessage, res: ServerResponse) => reads(req, res) || app(req, res);
+  // Every /v1 endpoint is answered by its dispatcher, in front of express (http/v1/dispatcher.ts).
+  const v1 = v1Dispatcher({ keys, limiter, reads: catalog.reads, lists: catalog.lists, feed, logger, corsOrigins: config.http.corsOrigins });
+  const handle = (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
   server.on('request', handle);
   server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
   await new Promise<void>((resolve, reject) => {

@@ -14,7 +14,7 @@ import { printSchema } from 'graphql';
 import { z } from 'zod';
 import { loadTypeDefs } from '../src/graphql/server.ts';
 import { PUBLIC_RECORD_ID } from '../src/catalog/record-schema.ts';
-import { OPENAPI_PATH } from '../src/http/openapi.ts';
+import { OPENAPI_PATH } from '../src/http/v1/openapi-document.ts';
 
 export { OPENAPI_PATH };
 export const CLIENT_TYPES_PATH = resolve(import.meta.dirname, '../packages/client/src/record-types.ts');

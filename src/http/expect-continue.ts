@@ -9,11 +9,12 @@ import { GRAPHQL_SCOPES, type Scope } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { originForm } from './request-target.ts';
+import { V1_PREFIX, v1KeyScopes } from './v1/routes.ts';
 
 /** The scopes of which a key must hold one for `path`; null: the path takes no key. */
 function scopesFor(path: string): readonly Scope[] | null {
   if (path === '/graphql') return GRAPHQL_SCOPES;
-  if (path.startsWith('/v1/') && path !== '/v1/openapi.json') return ['catalog:read'];
+  if (path.startsWith(V1_PREFIX)) return v1KeyScopes(path);
   return null;
 }
 

@@ -49,7 +49,7 @@ export type TrackedRequest = { requestId: string; log: () => Logger };
 
 /**
  * Request id, X-Request-Id, and when the response is done one access line and one histogram
- * observation. Shared by the express middleware above and the /v1 read handlers (v1-reads.ts).
+ * observation. Shared by the express middleware above and the /v1 dispatcher (v1/dispatcher.ts).
  * The child logger is made only when the request writes a line of its own (an error, a warning):
  * the access line carries the id as a field, so most requests never make one.
  */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { decodeCursor } from '../../src/feed/cursor.ts';
-import { OPENAPI_PATH } from '../../src/http/openapi.ts';
+import { OPENAPI_PATH } from '../../src/http/v1/openapi-document.ts';
 
 // ajv-formats is CommonJS: under ESM its default import is the plugin function itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

@@ -1,4 +1,4 @@
-// The /v1 reads are served on node:http in front of express (src/http/v1-reads.ts), one handler per
+// The /v1 reads are served on node:http in front of express (src/http/v1/), one handler per
 // endpoint: every outcome is answered there, with one read per request at most, and a key that has
 // been seen costs no round trip of its own (auth/key-cache.ts).
 import { randomUUID } from 'node:crypto';

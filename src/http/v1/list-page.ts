@@ -1,13 +1,13 @@
 // The filtered list of /v1 (CONTRACT.md 13): paging and list parameters read together (every bad
 // value of both in one 400), and a page answered with ETag, Cache-Control and 304 like every list.
-// The plain list (no filter, default sort, whole records, no facets) never comes here: v1-reads.ts
+// The plain list (no filter, default sort, whole records, no facets) never comes here: learning-opportunities.ts
 // serves it through its own fast path, byte for byte what it was before these parameters.
 import type { ServerResponse } from 'node:http';
-import { AppError, badInput, type InvalidParam } from '../errors.ts';
-import { type ListQuery, type ListReads, renderListPage } from '../catalog/list-query.ts';
-import { parsePagingQuery } from '../paging.ts';
-import { sendCacheable } from './conditional.ts';
-import { parseListParameters } from './list-parameters.ts';
+import { AppError, badInput, type InvalidParam } from '../../errors.ts';
+import { type ListQuery, type ListReads, renderListPage } from '../../catalog/list-query.ts';
+import { parsePagingQuery } from '../../paging.ts';
+import { sendCacheable } from '../conditional.ts';
+import { parseListParameters } from '../list-parameters.ts';
 
 const problemsOf = (read: () => void): InvalidParam[] => {
   try {

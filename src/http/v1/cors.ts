@@ -4,9 +4,9 @@
 // needs; any other request from it gets Access-Control-Allow-Origin (that origin, never `*`) and the
 // response headers a client reads exposed. Credentials (cookies) are never allowed: the key is sent
 // explicitly. Other origins get no CORS header at all (their browsers refuse the answer), and with
-// CORS off nothing changes (OPTIONS stays 405).
+// CORS off nothing changes (OPTIONS stays 405). The dispatcher (dispatcher.ts) runs it first for
+// every path under /v1/, known or not.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { originForm } from './request-target.ts';
 
 const ALLOW_METHODS = 'GET, HEAD';
 const ALLOW_HEADERS = 'Authorization, If-None-Match, X-Request-Id';
@@ -19,7 +19,6 @@ export function cors(origins: readonly string[]): ((req: IncomingMessage, res: S
   if (origins.length === 0) return null;
   const allowed = new Set(origins);
   return (req, res) => {
-    if (!originForm(req.url ?? '').startsWith('/v1/')) return false;
     // The answer depends on Origin: caches must keep one per origin.
     res.setHeader('Vary', 'Origin');
     const origin = req.headers.origin;

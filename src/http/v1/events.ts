@@ -1,0 +1,54 @@
+// GET /v1/events (the change feed, CONTRACT.md section 7) and GET /v1/events/head, served on
+// node:http by the dispatcher (dispatcher.ts) with the conventions of every /v1 endpoint: the key
+// is checked first, before the input (401/403 before 400), under the key's rate limit (401/403
+// before 429), HEAD is served by GET, other methods are 405, and both answer with an ETag derived
+// from positions (a matching If-None-Match gets 304, after the key check). A long poll counts once
+// against the limit; its re-reads at every wake-up re-check the key only (a key revoked while it
+// waits gets 401).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { ChangeFeed } from '../../feed/change-feed.ts';
+import { encodeCursor } from '../../feed/cursor.ts';
+import { parseFeedQuery } from '../../feed/feed-query.ts';
+import { feedPageVersion, renderFeedPage } from '../../feed/feed-reads.ts';
+import { readWithWait } from '../../feed/long-poll.ts';
+import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
+import { type Admission, recheckKey } from './admission.ts';
+import type { V1Serve } from './routes.ts';
+
+/** 200 with the body, or 304 when the client's If-None-Match holds this tag (the body is then never built). */
+function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: () => string): void {
+  const held = heldTags(req.headers['if-none-match']);
+  sendCacheable(res, tag, held === '*' || held?.includes(tag) ? null : body());
+}
+
+/** The feed and its head, as the dispatcher calls them (after admission: `at.principal` is the key's). */
+export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events: V1Serve; head: V1Serve } {
+  const { reads, waiters } = deps.feed;
+
+  const events: V1Serve = async (req, res, at) => {
+    const query = parseFeedQuery(parseQuery(at.query));
+    // A client that goes away stops waiting (and frees its slot) at once.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
+    const onPrimary = query.waitSeconds > 0;
+    let first = true;
+    const read = async () => {
+      if (!first) await recheckKey(deps, req, 'catalog:read');
+      first = false;
+      return reads.page(query, onPrimary);
+    };
+    const page = await readWithWait(waiters, at.principal!.keyId, read, query.waitSeconds * 1000, gone.signal);
+    if (res.destroyed) return;
+    answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
+  };
+
+  const head: V1Serve = async (req, res) => {
+    const cursor = encodeCursor(await reads.head());
+    // The body is the cursor alone: the cursor identifies it.
+    answer(req, res, tagOfVersion(cursor), () => JSON.stringify({ cursor }));
+  };
+
+  return { events, head };
+}
