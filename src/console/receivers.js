@@ -6,10 +6,10 @@ import { gql, newSecret } from './api.js';
 import { successChart, successText } from './chart.js';
 import { h, missingScope, table, time } from './dom.js';
 
-const BASE_FIELDS = 'id url enabled disabledReason lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+const BASE_FIELDS = 'id url enabled disabledReason signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 // Shown when this service's WebhookReceiver type has them (learned by introspection, which needs
 // graphql:read; without it the columns are left out rather than a failing query sent).
-const OPTIONAL_FIELDS = ['deliveryMode', 'signatureScheme'];
+const OPTIONAL_FIELDS = ['deliveryMode'];
 let optionalFields = null;
 
 async function presentOptionalFields(scopes) {
@@ -38,7 +38,7 @@ export async function renderReceivers(main, ctx) {
     ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
     ['Status', status],
     ...(extra.includes('deliveryMode') ? [['Delivery mode', (r) => r.deliveryMode ?? '–']] : []),
-    ...(extra.includes('signatureScheme') ? [['Signature', (r) => r.signatureScheme ?? '–']] : []),
+    ['Signature', (r) => r.signatureScheme],
     ['Last success', (r) => time(r.lastSuccessAt)],
     ['Last failure', (r) => time(r.lastFailureAt)],
     ['Waiting', (r) => String(r.waitingDeliveries)],
@@ -74,6 +74,13 @@ async function enable(r) {
 }
 
 async function rotate(r) {
+  // A Standard Webhooks receiver: the service generates its whsec_ secret and signs with both the
+  // new and the old one for 24 h (the default grace), so the receiver can switch at any moment.
+  if (r.signatureScheme === 'STANDARD_WEBHOOKS') {
+    if (!confirm(`Rotate the signing secret of ${r.url}? For 24 hours every delivery carries signatures with the new and the old secret.`)) return null;
+    const { rotateWebhookReceiverSecret: rotated } = await gql('mutation($id: ID!) { rotateWebhookReceiverSecret(id: $id, graceHours: 24) { id secret } }', { id: r.id });
+    return { message: `New signing secret of ${r.url}, shown once (the old one keeps working for 24 hours):`, secret: rotated.secret };
+  }
   if (!confirm(`Rotate the signing secret of ${r.url}? Deliveries are signed with the new secret from the next attempt on.`)) return null;
   const secret = newSecret();
   await gql('mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }', { id: r.id, secret });

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
@@ -143,6 +144,25 @@ describe('operator console in a browser', function () {
     const [, after] = await target.waitFor(2);
     expect(verifyDelivery({ rawBody: after!.body, headers: after!.headers, secret })).to.include({ ok: true });
     expect(verifyDelivery({ rawBody: after!.body, headers: after!.headers, secret: SECRET })).to.include({ ok: false, reason: 'SIGNATURE_MISMATCH' });
+    await page.close();
+  });
+
+  it('"Rotate secret" of a Standard Webhooks receiver, for a receivers:manage key: a generated whsec_ secret shown once, both signatures during the grace', async () => {
+    const target = await newReceiver();
+    const added = await stack.addReceiver(target.url, { scheme: 'standard-webhooks', types: ['LEARNING_OPPORTUNITY_DELETED'] });
+    const oldSecret = added.secret!;
+    const page = await signIn(await createTestKey(['receivers:manage']));
+    const row = rowOf(page, target.url);
+    expect(await cell(page, row, 'Signature')).to.equal('STANDARD_WEBHOOKS');
+    await row.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = await page.locator('#notice code.secret').innerText();
+    expect(secret).to.match(/^whsec_[A-Za-z0-9+/]+=*$/);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await rowOf(page, target.url).getByRole('button', { name: 'Send test event' }).click();
+    const [delivery] = await target.waitFor(1);
+    const headers = delivery!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).to.have.length(2);
+    for (const key of [secret, oldSecret]) expect(() => new StandardWebhook(key).verify(delivery!.body.toString(), headers)).to.not.throw();
     await page.close();
   });
 

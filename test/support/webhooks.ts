@@ -7,7 +7,7 @@ import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue/boss.ts';
-import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers/receivers.ts';
+import { addReceiver, type ReceiverWithSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { testDb } from '../hooks.ts';
@@ -39,7 +39,7 @@ export type WebhookStack = {
   worker: DeliveryWorker | null;
   config: WebhookConfig;
   db: Database;
-  addReceiver: (url: string, options?: { secret?: string; types?: string[] }) => Promise<ReceiverInfo>;
+  addReceiver: (url: string, options?: { secret?: string; types?: string[]; scheme?: 'service-v1' | 'standard-webhooks' }) => Promise<ReceiverWithSecret>;
   stop: () => Promise<void>;
 };
 
@@ -58,7 +58,7 @@ export async function startWebhookStack(
     worker,
     config,
     db,
-    addReceiver: (url, o = {}) => addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, { url, secret: o.secret, types: o.types }),
+    addReceiver: (url, o = {}) => addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, { url, secret: o.secret, types: o.types, scheme: o.scheme }),
     stop: async () => {
       await api.close();
       await worker?.stop({ timeoutMs: 2000 });
