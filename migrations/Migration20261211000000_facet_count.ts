@@ -8,37 +8,35 @@ import { Migration } from '@mikro-orm/migrations';
 // values come from its own row: the columns, and the sessions' countries and cities from its doc
 // (the nested rows are read out of the same doc, and a lifecycle write or a delete has no session
 // rows to read from when its trigger runs). A record counts once per distinct value.
-const VALUES = `
-  create function lo_facet_values(format text, language text, provider text, topics jsonb, doc text)
-  returns table (facet text, value text) language sql immutable as $$
-    select 'format', format where format is not null
-    union all select 'language', language where language is not null
-    union all select 'provider', provider where provider is not null
-    union all select distinct 'topic', t from jsonb_array_elements_text(case when jsonb_typeof(topics) = 'array' then topics else '[]' end) t
-    union all select distinct 'country', x.c from (
-      select s->'location'->>'country' as c from jsonb_array_elements(case when jsonb_typeof(doc::jsonb->'sessions') = 'array' then doc::jsonb->'sessions' else '[]' end) s) x
-      where x.c is not null
-    union all select distinct 'city', x.c from (
-      select s->'location'->>'city' as c from jsonb_array_elements(case when jsonb_typeof(doc::jsonb->'sessions') = 'array' then doc::jsonb->'sessions' else '[]' end) s) x
-      where x.c is not null
-  $$`;
 
-// +1 per value of each published row the statement added, -1 per value of each it removed; one
-// upsert in (facet, value) order, so that concurrent writers take the rows' locks in one order.
+// +1 per value of each published row the statement added, -1 per value of each it removed (a record
+// once per distinct value), set-based over the statement's rows (each doc parsed once: that parse is
+// most of the trigger's cost); one upsert in (facet, value) order, so that concurrent writers take
+// the rows' locks in one order.
 const apply = (changes: string) => `
+  with c as (${changes}),
+  v as (
+    select c.k, c.id, 'format' as facet, c.format as value from c
+    union all select c.k, c.id, 'language', c.language from c where c.language is not null
+    union all select c.k, c.id, 'provider', c.provider_name from c where c.provider_name is not null
+    union all select c.k, c.id, 'topic', t from c, jsonb_array_elements_text(case when jsonb_typeof(c.topics) = 'array' then c.topics else '[]' end) t
+    union all select s.k, s.id, f.facet, f.value
+      from (select c.k, c.id, c.doc::jsonb->'sessions' as sessions from c) s,
+           jsonb_array_elements(case when jsonb_typeof(s.sessions) = 'array' then s.sessions else '[]' end) e,
+           lateral (values ('country', e->'location'->>'country'), ('city', e->'location'->>'city')) f(facet, value)
+     where f.value is not null)
   insert into facet_count (facet, value, n)
-  select v.facet, v.value, sum(c.k)
-    from (${changes}) c cross join lateral lo_facet_values(c.format, c.language, c.provider_name, c.topics, c.doc) v
-   group by v.facet, v.value
-  having sum(c.k) <> 0
-   order by v.facet, v.value
+  select d.facet, d.value, sum(d.k)
+    from (select distinct k, id, facet, value from v) d
+   group by d.facet, d.value
+  having sum(d.k) <> 0
+   order by d.facet, d.value
   on conflict (facet, value) do update set n = facet_count.n + excluded.n`;
-const rows = (table: string, k: number) => `select ${k} as k, format, language, provider_name, topics, doc from ${table} where status = 'PUBLISHED'`;
+const rows = (table: string, k: number) => `select ${k} as k, id, format, language, provider_name, topics, doc from ${table} where status = 'PUBLISHED'`;
 
 export class Migration20261211000000_facet_count extends Migration {
   override up(): void {
     this.addSql(`create table facet_count (facet text not null, value text not null, n bigint not null, primary key (facet, value))`);
-    this.addSql(VALUES);
     this.addSql(`create function facet_count_after_insert() returns trigger language plpgsql as $$ begin ${apply(rows('new_rows', 1))}; return null; end $$`);
     this.addSql(`create function facet_count_after_delete() returns trigger language plpgsql as $$ begin ${apply(rows('old_rows', -1))}; return null; end $$`);
     this.addSql(`create function facet_count_after_update() returns trigger language plpgsql as $$ begin ${apply(`${rows('new_rows', 1)} union all ${rows('old_rows', -1)}`)}; return null; end $$`);
