@@ -74,7 +74,9 @@ async function main(): Promise<void> {
     server = await startServerProcess('service', pg.url);
     const client = createClient(server.url, headers);
     const rows: string[][] = [];
-    for (const { name, query } of benchQueries(now)) {
+    // BENCH_QUERY_MATCH: only the queries whose name matches this regular expression (a rerun of some rows).
+    const only = process.env.BENCH_QUERY_MATCH ? new RegExp(process.env.BENCH_QUERY_MATCH) : null;
+    for (const { name, query } of benchQueries(now).filter((q) => !only || only.test(q.name))) {
       const path = `/v1/learning-opportunities${query ? `?${query}` : ''}`;
       for (let i = 0; i < 3; i++) await client.get(path);
       const ms: number[] = [];

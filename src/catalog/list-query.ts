@@ -95,6 +95,45 @@ const FACET_SQL: Record<ListFacet, string> = {
               where s.learning_opportunity_id = m.id and s.country is not null) c group by 1`,
 };
 
+// Facets whose values a record holds one of (a sum over several values counts each record once).
+const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
+const FACET_OF: Partial<Record<keyof ListFilter, string>> = { format: 'format', language: 'language', provider: 'provider', topic: 'topic', country: 'country', city: 'city' };
+
+/**
+ * The exact total of the public catalog read from maintained counts, when the filter allows it
+ * (else null: a count over the matches). One facet filter alone: facet_count (migration facet_count),
+ * for any values of a single-valued facet, one value of topic, country or city. The updated_at
+ * bounds alone: list_bucket's range counts (migration list_buckets) above each bound plus the rows
+ * between the bound and the next range (at most one range's), checked against catalog_count as the
+ * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count.
+ */
+function countedTotal(filter: ListFilter, param: (value: unknown, type: string) => string): string | null {
+  const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+  if (given.length === 1 && FACET_OF[given[0]!]) {
+    const name = given[0]!;
+    const values = [...new Set(filter[name] as string[])];
+    if (!SINGLE_VALUED.has(name) && values.length !== 1) return null;
+    return `(select coalesce(sum(n), 0) from facet_count where facet = '${FACET_OF[name]}' and value = any(${param(values, 'text[]')}))`;
+  }
+  if (given.length && given.every((name) => name === 'updatedSince' || name === 'updatedBefore')) {
+    // The lower bound of the first range at or after `bound` (scalars: a row constructor of them is an index condition).
+    const next = (column: string, bound: string) => `(select b.${column} from list_bucket b where b.lo_updated_at >= ${bound} order by b.lo_updated_at, b.lo_id limit 1)`;
+    // Published records with updated_at >= bound (the redundant upper bound on updated_at alone lets
+    // the planner see a short range: a parallel plan cost 30-40 ms of worker start here).
+    const atOrAfter = (bound: string) => `((
+        select coalesce(sum(b.n), 0) from list_bucket b where b.lo_updated_at >= ${bound})
+      + (select count(*) from learning_opportunity lo where lo.status = 'PUBLISHED' and lo.updated_at >= ${bound}
+           and lo.updated_at <= coalesce(${next('lo_updated_at', bound)}, 'infinity')
+           and (lo.updated_at, lo.id) < (coalesce(${next('lo_updated_at', bound)}, 'infinity'), coalesce(${next('lo_id', bound)}, '00000000-0000-0000-0000-000000000000'))))`;
+    const all = `(select n from catalog_count where status = 'PUBLISHED')`;
+    const since = filter.updatedSince ? atOrAfter(param(filter.updatedSince, 'timestamptz')) : all;
+    const before = filter.updatedBefore ? atOrAfter(param(filter.updatedBefore, 'timestamptz')) : '0';
+    const exact = `(select count(*) from learning_opportunity lo where lo.status = 'PUBLISHED'${filter.updatedSince ? ` and lo.updated_at >= ${param(filter.updatedSince, 'timestamptz')}` : ''}${filter.updatedBefore ? ` and lo.updated_at < ${param(filter.updatedBefore, 'timestamptz')}` : ''})`;
+    return `(select case when (select sum(n) from list_bucket) = ${all} then greatest(0, ${since} - ${before}) else ${exact} end)`;
+  }
+  return null;
+}
+
 /** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
 export function listStatement(query: ListQuery, limit: number, offset: number, visibility: Visibility, budget: number | null = null): QueryConfig {
   const values: unknown[] = [];
@@ -129,11 +168,14 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   const matching = `from learning_opportunity lo${tsq} where ${conditions}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
   const byStatusOnly = query.q === null && Object.entries(filter).every(([name, value]) => name === 'status' || value === undefined);
-  const total = !byStatusOnly
-    ? `(select count(*) ${matching})`
-    : visibility === 'public'
-      ? `(select n from catalog_count where status = 'PUBLISHED')`
-      : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
+  const counted = visibility === 'public' && query.q === null ? countedTotal(filter, param) : null;
+  const total = counted
+    ? counted
+    : !byStatusOnly
+      ? `(select count(*) ${matching})`
+      : visibility === 'public'
+        ? `(select n from catalog_count where status = 'PUBLISHED')`
+        : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
 
   const docs = query.fields ? projection(query.fields) : 'd.doc';
   const json = query.fields ? 'cross join lateral (select d.doc::json as j) x' : '';
@@ -170,6 +212,14 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
                            from (select ${docs} as doc, d.doc_digest as digest, k.ord from ${keys} k join learning_opportunity d on d.id = k.id ${json}) x
                          window w as (order by x.ord rows unbounded preceding)) y
                   ${bounded})`;
+  // The public catalog's facets without any condition: facet_count's top values, no record read.
+  if (query.facets.length && visibility === 'public' && byStatusOnly) {
+    const facets = query.facets.map(
+      (f) => `(select coalesce(json_agg(json_build_array(c.value, c.n) order by c.n desc, c.value collate "C"), '[]') from (select value, n from facet_count
+                where facet = '${f}' and n > 0 order by n desc, value collate "C" limit ${FACET_TOP}) c) as "facet_${f}"`,
+    );
+    return { text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n, ${facets.join(', ')} from ${page} p`, values };
+  }
   if (query.facets.length === 0) {
     return { text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n from ${page} p`, values };
   }
@@ -178,7 +228,7 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   );
   return {
     text: `with ${ctes.map((w) => `${w}, `).join('')}m as materialized (select lo.id, lo.format, lo.language, lo.provider_name ${matching})
-           select ${byStatusOnly ? total : '(select count(*) from m)'} as total, p.docs, p.digests, p.n, ${facets.join(', ')} from ${page} p`,
+           select ${byStatusOnly || counted ? total : '(select count(*) from m)'} as total, p.docs, p.digests, p.n, ${facets.join(', ')} from ${page} p`,
     values,
   };
 }
