@@ -31,7 +31,7 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
     async requestDidStart() {
       return {
         async responseForOperation({ operation, document, queryHash, request, contextValue }): Promise<GraphQLResponse | null> {
-          if (operation.operation !== 'query') return null;
+          if (operation?.operation !== 'query') return null;
           const query = compile(`${queryHash}:${request.operationName ?? ''}`, document, request.operationName ?? undefined);
           if (query === null) return null;
           const result = await query.query(undefined, contextValue, request.variables ?? {});
