@@ -28,8 +28,7 @@ export async function compareGraphqlPage(
   log: (line: string) => void,
 ): Promise<GraphqlPageRow> {
   const pages = Math.max(1, Math.floor(published / LIMIT));
-  let offset = 0;
-  const nextOffset = () => (offset = Math.floor(Math.random() * pages) * LIMIT);
+  const nextOffset = () => Math.floor(Math.random() * pages) * LIMIT;
   const graphqlHeaders = { ...headers, 'content-type': 'application/json' };
   const graphqlRequest = () => ({ path: '/graphql', method: 'POST' as const, headers: graphqlHeaders, body: JSON.stringify({ query: GRAPHQL_PAGE, variables: { offset: nextOffset() } }) });
   // One request of each first: the GraphQL page must be whole and free of errors (200 alone says little).

@@ -5,11 +5,13 @@
 // operation instead of graphql-js, through Apollo's responseForOperation hook. An answer with any
 // error is thrown away and the operation runs again in graphql-js, so every error keeps the shape,
 // path and code it has always had (the queries are reads: running one twice changes nothing).
-// Mutations and subscriptions always run in graphql-js.
+// Mutations and subscriptions always run in graphql-js. A page that asks for every stored field is
+// answered with the stored bytes (stored-results.ts).
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { GraphQLContext } from './resolvers.ts';
+import { type StoredPages, withStoredPages } from './stored-results.ts';
 
 /** Distinct documents kept compiled (the oldest dropped first); internal clients send a handful. */
 const COMPILED_MAX = 200;
@@ -34,9 +36,16 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
           if (operation?.operation !== 'query') return null;
           const query = compile(`${queryHash}:${request.operationName ?? ''}`, document, request.operationName ?? undefined);
           if (query === null) return null;
-          const result = await query.query(undefined, contextValue, request.variables ?? {});
+          const pages: StoredPages = new Map();
+          contextValue.storedPages = pages;
+          let result;
+          try {
+            result = await query.query(undefined, contextValue, request.variables ?? {});
+          } finally {
+            delete contextValue.storedPages;
+          }
           if (result.errors?.length || result.data == null) return null;
-          return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: { data: result.data } } };
+          return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: withStoredPages({ data: result.data }, pages) } };
         },
       };
     },
