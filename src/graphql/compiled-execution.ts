@@ -22,8 +22,13 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
   const compile = (key: string, document: DocumentNode, operationName: string | undefined): CompiledQuery | null => {
     let query = compiled.get(key);
     if (query === undefined) {
-      const result = compileQuery(schema, document, operationName);
-      query = isCompiledQuery(result) ? result : null;
+      query = null;
+      try {
+        const result = compileQuery(schema, document, operationName);
+        if (isCompiledQuery(result)) query = result;
+      } catch {
+        // graphql-jit refuses what it cannot compile; graphql-js runs it.
+      }
       if (compiled.size >= COMPILED_MAX) compiled.delete(compiled.keys().next().value!);
       compiled.set(key, query);
     }
@@ -41,6 +46,8 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
           let result;
           try {
             result = await query.query(undefined, contextValue, request.variables ?? {});
+          } catch {
+            return null; // whatever went wrong, graphql-js answers (with its own errors)
           } finally {
             delete contextValue.storedPages;
           }
