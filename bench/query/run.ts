@@ -6,7 +6,8 @@
 // 25 ms, p99 <= 100 ms. A report: exits 0 whatever the verdicts. See bench/README.md.
 // BENCH_QUERY_DATABASE_URL: an existing database to use as is (migrated, seeded up to the count
 // first when short), so a second run skips the seed; else a scratch one (DATABASE_URL's server or
-// embedded), dropped after the run.
+// embedded), dropped after the run. Then the row "GraphQL page vs REST page" (graphql-page.ts) at
+// BENCH_GRAPHQL_CONNECTIONS (default 16); BENCH_QUERY_ROWS=graphql runs that row alone.
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
@@ -16,6 +17,7 @@ import { createClient, median } from '../read-path/http-client.ts';
 import { runLoad } from '../read-path/load.ts';
 import { intFromEnv } from '../read-path/options.ts';
 import { startServerProcess, type ServerUnderTest } from '../read-path/servers.ts';
+import { compareGraphqlPage, GRAPHQL_PAGE_TARGET } from './graphql-page.ts';
 import { sequentialScans } from './plans.ts';
 import { benchQueries } from './queries.ts';
 
@@ -24,6 +26,8 @@ const RECORDS = intFromEnv('BENCH_QUERY_RECORDS', 1_000_000, 200);
 const SAMPLES = intFromEnv('BENCH_QUERY_SAMPLES', 100, 5);
 const DURATION_S = intFromEnv('BENCH_DURATION_S', 5, 1);
 const CONNECTIONS = intFromEnv('BENCH_CONNECTIONS', 32, 1);
+const GRAPHQL_CONNECTIONS = intFromEnv('BENCH_GRAPHQL_CONNECTIONS', 16, 1);
+const ONLY_GRAPHQL = process.env.BENCH_QUERY_ROWS === 'graphql';
 const P50_MS = 25;
 const P99_MS = 100;
 
@@ -69,14 +73,14 @@ async function main(): Promise<void> {
     const now = kept ? new Date(kept) : new Date();
     if (!kept) await db.pool.query('insert into bench_query_seed (now) values ($1)', [now]);
     await seedUpTo(db, now);
-    const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
+    const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read', 'graphql:read'] })).key;
     const headers = { authorization: `Bearer ${key}` };
     server = await startServerProcess('service', pg.url);
     const client = createClient(server.url, headers);
     const rows: string[][] = [];
     // BENCH_QUERY_MATCH: only the queries whose name matches this regular expression (a rerun of some rows).
     const only = process.env.BENCH_QUERY_MATCH ? new RegExp(process.env.BENCH_QUERY_MATCH) : null;
-    for (const { name, query } of benchQueries(now).filter((q) => !only || only.test(q.name))) {
+    for (const { name, query } of ONLY_GRAPHQL ? [] : benchQueries(now).filter((q) => !only || only.test(q.name))) {
       const path = `/v1/learning-opportunities${query ? `?${query}` : ''}`;
       for (let i = 0; i < 3; i++) await client.get(path);
       const ms: number[] = [];
@@ -101,6 +105,12 @@ async function main(): Promise<void> {
     log('|---|---:|---:|---:|---:|---|---|');
     for (const row of rows) log(`| ${row.join(' | ')} |`);
     log(`targets: p50 <= ${P50_MS} ms, p99 <= ${P99_MS} ms at one client, no sequential scan of the catalog or sessions`);
+    log('');
+    log(`GraphQL page vs REST page: 100 records with every field, ${GRAPHQL_CONNECTIONS} connections, ${DURATION_S} s per run, 3 ABBA rounds`);
+    const published = Number((await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`)).rows[0]!.n);
+    const g = await compareGraphqlPage(server, headers, published, { connections: GRAPHQL_CONNECTIONS, durationS: DURATION_S, rounds: 3 }, log);
+    const cpu = (us: number | null) => (us === null ? '' : `, server CPU ${us.toFixed(0)} µs/req`);
+    log(`| GraphQL page vs REST page | REST ${g.rest.toFixed(0)} req/s${cpu(g.restCpuUs)} | GraphQL ${g.graphql.toFixed(0)} req/s${cpu(g.graphqlCpuUs)} | ratio ${g.ratio.toFixed(2)} | ${g.ratio >= GRAPHQL_PAGE_TARGET && g.failures === 0 ? 'PASS' : 'FAIL'} (target >= ${GRAPHQL_PAGE_TARGET}x) |`);
   } finally {
     await server?.stop();
     await db?.close();

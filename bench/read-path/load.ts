@@ -21,8 +21,8 @@ export type LoadResult = {
 export type LoadSpec = {
   url: string;
   headers: Record<string, string>;
-  /** Called once per request: spreads the load over many ids / pages (with per-request headers, e.g. If-None-Match). */
-  nextPath: () => string | { path: string; headers: Record<string, string> };
+  /** Called once per request: spreads the load over many ids / pages (with per-request headers, e.g. If-None-Match, or a POST body). */
+  nextPath: () => string | { path: string; headers: Record<string, string>; method?: 'GET' | 'POST'; body?: string };
   /** The server's process id, for its CPU time. */
   pid?: number;
   /** The database's postmaster, for its CPU time (with its backends). */
@@ -45,7 +45,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         method: 'GET',
         setupRequest: (req) => {
           const next = spec.nextPath();
-          return typeof next === 'string' ? { ...req, path: next } : { ...req, path: next.path, headers: { ...req.headers, ...next.headers } };
+          if (typeof next === 'string') return { ...req, path: next };
+          return { ...req, path: next.path, headers: { ...req.headers, ...next.headers }, ...(next.method ? { method: next.method } : {}), ...(next.body === undefined ? {} : { body: next.body }) };
         },
       },
     ],

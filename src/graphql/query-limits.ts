@@ -4,6 +4,7 @@
 // which a paged list costs its `limit` times what is selected under it, so aliases and list sizes
 // both count. A last bound caps the serialized response. Every refusal is QUERY_TOO_COMPLEX.
 import type { ApolloServerPlugin } from '@apollo/server';
+import { spliceStoredPages } from './stored-results.ts';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
@@ -121,7 +122,7 @@ export function stringifyWithin(maxBytes: number): (value: FormattedExecutionRes
   return (value) => {
     let text: string;
     try {
-      text = JSON.stringify(value);
+      text = spliceStoredPages(value, JSON.stringify(value));
     } catch (error) {
       if (error instanceof RangeError) return refusal;
       throw error;

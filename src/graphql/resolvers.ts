@@ -9,9 +9,16 @@ import { parsePagingArgs } from '../paging.ts';
 import { isPlainList, type ListReads } from '../catalog/list-query.ts';
 import { parseListArguments } from './list-arguments.ts';
 import type { EventAttemptsLoader } from './event-attempts-loader.ts';
+import { selectsStoredRecords, type StoredPages } from './stored-results.ts';
+import type { GraphQLResolveInfo } from 'graphql';
 
 /** Made per request (service.ts): the caller, and loaders whose batches never span requests. */
-export type GraphQLContext = { principal: Principal; eventAttempts: EventAttemptsLoader };
+export type GraphQLContext = {
+  principal: Principal;
+  eventAttempts: EventAttemptsLoader;
+  /** Set while compiled-execution.ts runs a query: pages whose stored bytes are the answer (stored-results.ts). */
+  storedPages?: StoredPages;
+};
 type Args = Record<string, unknown>;
 
 export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites; lists: ListReads }) {
@@ -33,12 +40,18 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
         const doc = await deps.reads.getOne(parseId(args.id), 'internal');
         return doc === null ? null : (JSON.parse(doc) as unknown);
       },
-      async learningOpportunities(_: unknown, args: Args, ctx: GraphQLContext) {
+      async learningOpportunities(_: unknown, args: Args, ctx: GraphQLContext, info: GraphQLResolveInfo) {
         reader(ctx);
         const { limit, offset } = parsePagingArgs(args);
         const list = parseListArguments(args);
         const page = isPlainList(list) ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null } : await deps.lists.getPage(list, limit, offset, 'internal', false);
-        return { results: JSON.parse(`[${page.results}]`) as unknown, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset }, facets: page.facets };
+        const text = `[${page.results}]`;
+        let results: unknown;
+        if (ctx.storedPages && selectsStoredRecords(info)) {
+          ctx.storedPages.set(String(info.path.key), text);
+          results = [];
+        } else results = JSON.parse(text);
+        return { results, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset }, facets: page.facets };
       },
     },
     Mutation: {

@@ -1,6 +1,7 @@
 // Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
 // the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError,
-// and one answer (503) for an unreachable database (unavailable-status.ts).
+// one answer (503) for an unreachable database (unavailable-status.ts), and queries run by a compiled
+// executor (compiled-execution.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Server } from 'node:http';
@@ -13,6 +14,7 @@ import type { RequestHandler } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../auth/api-keys.ts';
 import type { Logger } from '../logger.ts';
+import { compiledQueries } from './compiled-execution.ts';
 import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
@@ -59,6 +61,7 @@ export async function createGraphQLMiddleware(deps: {
       queryLimits(deps.schema, deps.limits),
       unavailableAs503(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
+      compiledQueries(deps.schema),
     ],
   });
   await apollo.start();
