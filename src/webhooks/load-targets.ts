@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import type { DeliveryJobData } from './queue.ts';
 import { type SecretKeyring, SecretKeyError } from './secret-box.ts';
 
-export type EventToSend = { id: string; type: string; body: Buffer };
+export type EventToSend = { id: string; type: string; version: number; body: Buffer };
 export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean; secretUnavailable: string | null };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
@@ -19,7 +19,7 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   const eventIds = [...new Set(jobs.map((j) => j.eventId))];
   const receiverIds = [...new Set(jobs.map((j) => j.receiverId))];
   const [events, receivers] = await Promise.all([
-    pool.query<{ id: string; type: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, body from event where id = any($1::uuid[])', values: [eventIds] }),
+    pool.query<{ id: string; type: string; version: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, version, body from event where id = any($1::uuid[])', values: [eventIds] }),
     pool.query<ReceiverRow>({
       name: 'webhook-load-receivers',
       text: 'select id, url, secret, secret_ciphertext, secret_key_id, enabled from receiver where id = any($1::uuid[])',
@@ -37,7 +37,7 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   };
   return {
     // Encoded once: these exact bytes are signed and sent.
-    events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, body: Buffer.from(e.body, 'utf8') }])),
+    events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, version: Number(e.version), body: Buffer.from(e.body, 'utf8') }])),
     receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, ...open(r) }])),
   };
 }

@@ -224,7 +224,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       const cannotSign = receiver.secretUnavailable !== null;
       let result = SECRET_UNAVAILABLE;
       if (!cannotSign) {
-        const headers = deliveryHeaders({ eventId, eventType: event.type, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
+        const headers = deliveryHeaders({ eventId, eventType: event.type, resourceVersion: event.version, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
         result = await sender.send(receiver.url, headers, event.body);
         deliveryDuration.observe(result.durationMs / 1000);
       }

@@ -16,7 +16,7 @@ export function signPayload(secret: string, timestamp: string, body: Buffer | st
 }
 
 /** Every delivery header for one body, signed when a secret is given. */
-export function deliveryHeaders(options: { body: Buffer | string; eventId: string; eventType: WebhookEventType | string; secret?: string | null; timestamp?: number }): Record<string, string> {
+export function deliveryHeaders(options: { body: Buffer | string; eventId: string; eventType: WebhookEventType | string; resourceVersion?: number; secret?: string | null; timestamp?: number }): Record<string, string> {
   const timestamp = String(options.timestamp ?? Date.now());
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -25,6 +25,7 @@ export function deliveryHeaders(options: { body: Buffer | string; eventId: strin
     [HEADERS.eventType]: options.eventType,
     [HEADERS.timestamp]: timestamp,
   };
+  if (options.resourceVersion !== undefined) headers[HEADERS.resourceVersion] = String(options.resourceVersion);
   if (options.secret) headers[HEADERS.signature] = signPayload(options.secret, timestamp, options.body);
   return headers;
 }
