@@ -23,7 +23,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE}
+# lods-source: the workspace packages (@lods/receiver-kit, @lods/client) resolve to their TypeScript
+# sources under packages/ (their `exports` condition), for the service and every operator command.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--conditions=lods-source \
     HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app

@@ -3,7 +3,6 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { KeyCache } from './auth/key-cache.ts';
-import { ERROR_CODES } from './errors.ts';
 import type { ChangeFeed } from './feed/change-feed.ts';
 import { feedRouter } from './http/feed-routes.ts';
 import { graphqlGate } from './graphql/http-gate.ts';
@@ -12,6 +11,7 @@ import { docsRoutes } from './http/docs.ts';
 import { healthRoutes } from './http/health.ts';
 import { metricsRoutes } from './http/metrics-route.ts';
 import { openApiRoutes } from './http/openapi.ts';
+import { problemPageRoutes } from './http/problem-pages.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
@@ -51,15 +51,7 @@ export function createApp(deps: AppDeps): Express {
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.
-  const problemType = (slug: string) => Object.entries(ERROR_CODES).find(([, v]) => v.slug === slug);
-  app.get('/problems/:slug', (req, res, next) => {
-    const entry = problemType(req.params.slug);
-    if (!entry) return next();
-    const [code, { status, title }] = entry;
-    res.json({ type: `/problems/${req.params.slug}`, title, status, code });
-  });
-  const notGet = methodNotAllowed(['GET', 'HEAD']);
-  app.all('/problems/:slug', (req, res, next) => (problemType(req.params.slug) ? notGet(req, res, next) : next()));
+  app.use(problemPageRoutes());
 
   app.use(notFoundHandler);
   app.use(problemErrorHandler(deps.logger));

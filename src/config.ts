@@ -1,6 +1,7 @@
 // The only reader of process.env: validated once at boot, typed, frozen.
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { PAGE_MAX_BYTES_DEFAULT } from './catalog/read-model.ts';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -17,6 +18,8 @@ const schema = z.object({
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
   GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  // The bytes of one REST list page or change-feed page (README, "Sizes of records and pages").
+  PAGE_MAX_BYTES: int(1024 * 1024, 512 * 1024 * 1024).default(PAGE_MAX_BYTES_DEFAULT),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
   WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
   WEBHOOK_BACKOFF_BASE_MS: int(0, 86_400_000).default(5000),
@@ -75,9 +78,14 @@ const schema = z.object({
   READ_CHECK_MS: int(100, 60_000).default(1000),
   // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
   FEED_MAX_WAITERS: int(0, 100_000).default(1000),
+  // Of those, how many one API key may hold (default: a tenth of FEED_MAX_WAITERS, at least 1).
+  FEED_MAX_WAITERS_PER_KEY: int(1, 100_000).optional(),
   EVENT_RETENTION_DAYS: int(0, 36_500).default(30),
   DELIVERY_ATTEMPT_RETENTION_DAYS: int(0, 36_500).default(30),
 });
+
+/** FEED_MAX_WAITERS_PER_KEY when unset: a tenth of FEED_MAX_WAITERS, at least 1. */
+export const defaultWaitersPerKey = (maxWaiters: number): number => Math.max(1, Math.floor(maxWaiters / 10));
 
 /** A 32-byte AES key given as base64; `undefined` when absent. */
 function secretKey(name: string, value: string | undefined, problems: string[]): Buffer | undefined {
@@ -113,6 +121,8 @@ export type Config = Readonly<{
     maxConnections: number;
     readinessTimeoutMs: number;
     graphqlMaxBodyBytes: number;
+    /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
+    pageMaxBytes: number;
   }>;
   graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
@@ -148,7 +158,7 @@ export type Config = Readonly<{
     /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
     disableAfterHours: number;
   }>;
-  /** Keys of the signing secrets at rest; without `key`, webhooks/secret-keys.ts decides. */
+  /** Keys of the signing secrets at rest; without `key`, webhooks/secrets/secret-keys.ts decides. */
   secretKeys: Readonly<{ key: Buffer | undefined; previous: Buffer | undefined }>;
   demoSeedCount: number;
   /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
@@ -160,7 +170,7 @@ export type Config = Readonly<{
   /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
   readReplicas: Readonly<{ urls: readonly string[]; maxLagMs: number; checkMs: number }>;
   // Change feed and retention.
-  feed: Readonly<{ maxWaiters: number }>;
+  feed: Readonly<{ maxWaiters: number; maxWaitersPerKey: number }>;
   retention: Readonly<{ eventDays: number; deliveryAttemptDays: number }>;
 }>;
 
@@ -209,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+      pageMaxBytes: e.PAGE_MAX_BYTES,
     }),
     graphql: Object.freeze({
       maxCost: e.GRAPHQL_MAX_COST,
@@ -244,7 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     etagCache: Object.freeze({ maxAgeMs: e.ETAG_CACHE_MAX_AGE_MS, maxEntries: e.ETAG_CACHE_MAX_ENTRIES }),
     readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
     // Change feed and retention.
-    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS }),
+    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS, maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(e.FEED_MAX_WAITERS) }),
     retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),
   });
 }

@@ -5,10 +5,15 @@ import { resolve } from 'node:path';
 import pg, { type Pool } from 'pg';
 import type { Config } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './db/embedded-postgres.ts';
+import { apiKeyEntities } from './auth/entities.ts';
+import { catalogEntities } from './catalog/entities.ts';
 import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
 import { createReadPool, type Queryable } from './db/read-replicas.ts';
 import { databaseName, NO_SUCH_DATABASE } from './db/create-database.ts';
 import type { Logger } from './logger.ts';
+
+/** The entities used through MikroORM (the rest of the tables are read and written in plain SQL). */
+const ENTITIES = [...catalogEntities, ...apiKeyEntities];
 
 export type Database = {
   orm: Orm;
@@ -111,9 +116,9 @@ export async function connectDatabase(
   url: string,
   options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
 ): Promise<Database> {
-  const applied = options.migrate ? await migrate(url, options.connectTimeoutMs) : [];
+  const applied = options.migrate ? await migrate(url, options.connectTimeoutMs, ENTITIES) : [];
   if (applied.length) options.logger?.info({ applied }, 'migrations applied');
-  const orm = await openOrm({ url, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs });
+  const orm = await openOrm({ url, entities: ENTITIES, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs });
   try {
     const pool = await nativePool(orm);
     const replicas = options.readReplicas?.urls.length

@@ -9,11 +9,11 @@ import { createLogger } from './logger.ts';
 import { type RetentionJob, startRetentionJob } from './retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
 import { exitCodeOf, onStopSignals } from './stop-signals.ts';
-import { createFanOut } from './webhooks/fan-out.ts';
-import { startBoss } from './webhooks/queue.ts';
-import { prepareSecrets } from './webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from './webhooks/secret-keys.ts';
-import { type DeliveryWorker, startDeliveryWorker } from './webhooks/worker.ts';
+import { createFanOut } from './webhooks/delivery/fan-out.ts';
+import { startBoss } from './webhooks/queue/boss.ts';
+import { prepareSecrets } from './webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from './webhooks/secrets/secret-keys.ts';
+import { type DeliveryWorker, startDeliveryWorker } from './webhooks/delivery/worker.ts';
 
 /** `--role worker` (or `--role=worker`) overrides ROLE. */
 function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {

@@ -24,7 +24,7 @@ import { createListenConnection } from './db/listen-connection.ts';
 import { withReadTimeout } from './db/timeouts.ts';
 import { buildSchema, createGraphQLMiddleware } from './graphql/server.ts';
 import type { Logger } from './logger.ts';
-import type { ReceiverDeps } from './webhooks/receivers.ts';
+import type { ReceiverDeps } from './webhooks/receivers/receivers.ts';
 
 export type Api = {
   server: Server;
@@ -39,8 +39,9 @@ export type Api = {
   close: () => Promise<void>;
 };
 
-export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null) {
-  const reads = createCatalogReads(db.readPool, versions);
+/** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes. */
+export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null, pageMaxBytes?: number) {
+  const reads = createCatalogReads(db.readPool, versions, pageMaxBytes);
   const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
   return { reads, writes };
 }
@@ -60,9 +61,9 @@ export async function startApi(
   // The requests' reads give up after DB_READ_TIMEOUT_MS (db/timeouts.ts): a frozen database is a 503 within seconds.
   const readPool = withReadTimeout(db.readPool, config.db.readTimeoutMs);
   const primaryReads = withReadTimeout(db.pool, config.db.readTimeoutMs);
-  const catalog = createCatalog({ ...db, readPool }, fanOut, versions);
+  const catalog = createCatalog({ ...db, readPool }, fanOut, versions, config.http.pageMaxBytes);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: primaryReads, readPool, maxWaiters: config.feed.maxWaiters });
+  const feed = startChangeFeed({ pool: primaryReads, readPool, maxWaiters: config.feed.maxWaiters, maxWaitersPerKey: config.feed.maxWaitersPerKey, pageMaxBytes: config.http.pageMaxBytes });
   const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),

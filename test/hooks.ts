@@ -5,6 +5,11 @@
 import { connectDatabase, type Database } from '../src/database.ts';
 import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
 
+// The processes that tests start (node src/main.ts, the CLI, the example receiver) resolve the
+// workspace packages to their TypeScript sources as the npm scripts and .mocharc.json do.
+const SOURCE_CONDITION = '--conditions=lods-source';
+if (!process.env.NODE_OPTIONS?.includes(SOURCE_CONDITION)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${SOURCE_CONDITION}`.trim();
+
 // How the main process tells the workers where the template is (they inherit its environment).
 const SERVER_ENV = 'LODS_TEST_POSTGRES';
 

@@ -6,13 +6,19 @@
 // schemas of the record (every zod schema with a meta `id`): it replaces them in place, keeping the
 // rest of the document and its key order, and marks each with a `$comment`.
 // The client's record types are written from those same components (JSON Schema -> TypeScript).
+// schema/combined/schema.graphql is the whole GraphQL schema in one file, printed from the per-team
+// SDL files the service loads (each of those is a fragment: it extends Query and uses the others' types).
 import { resolve } from 'node:path';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { printSchema } from 'graphql';
 import { z } from 'zod';
+import { loadTypeDefs } from '../src/graphql/server.ts';
 import { PUBLIC_RECORD_ID } from '../src/catalog/record-schema.ts';
 import { OPENAPI_PATH } from '../src/http/openapi.ts';
 
 export { OPENAPI_PATH };
 export const CLIENT_TYPES_PATH = resolve(import.meta.dirname, '../packages/client/src/record-types.ts');
+export const COMBINED_SDL_PATH = resolve(import.meta.dirname, '../schema/combined/schema.graphql');
 
 type JsonSchema = { [keyword: string]: unknown };
 const SOURCE = 'src/catalog/record-schema.ts';
@@ -98,3 +104,12 @@ function primitive(type: string, schema: JsonSchema, indent: string): string {
 }
 
 const wrap = (type: string) => (type.includes(' ') ? `(${type})` : type);
+
+/** The service's whole GraphQL schema as one self-contained SDL file (for codegen and other tooling). */
+export function generateCombinedSdl(): string {
+  const header = [
+    '# The whole internal GraphQL schema in one file, for codegen and other tools: give them this file.',
+    '# Generated from schema/*.graphql (the fragments the service loads) by `npm run generate`: do not edit.',
+  ];
+  return `${header.join('\n')}\n\n${printSchema(makeExecutableSchema({ typeDefs: loadTypeDefs() }))}\n`;
+}

@@ -3,7 +3,7 @@
 // way. Each body is released at the moment its change committed in the service run (same offsets
 // from the start), so that its latency is comparable; releasing all at once gives the ceiling.
 import http from 'node:http';
-import { deliveryHeaders } from '../../packages/receiver-kit/src/sign.ts';
+import { deliveryHeaders } from '@lods/receiver-kit';
 
 export type BaselineBody = { eventId: string; type: string; body: Buffer; releaseAtMs: number };
 

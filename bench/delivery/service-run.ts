@@ -13,11 +13,11 @@ import type { Database } from '../../src/database.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
 import type { Logger } from '../../src/logger.ts';
 import { createCatalog } from '../../src/service.ts';
-import { createFanOut } from '../../src/webhooks/fan-out.ts';
-import { startBoss } from '../../src/webhooks/queue.ts';
-import { addReceiver } from '../../src/webhooks/receivers.ts';
-import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
-import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
+import { startBoss } from '../../src/webhooks/queue/boss.ts';
+import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
+import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 
 export type Producer = 'catalog' | 'recorder';
 export type Draft = { id: string; doc: string };

@@ -4,7 +4,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { ONE_SQL, PAGE_SQL, renderPage } from '../../src/catalog/read-model.ts';
+import { ONE_SQL, PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget, renderPage } from '../../src/catalog/read-model.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const LIST_PATH = '/v1/learning-opportunities';
@@ -30,8 +30,8 @@ export async function startBaseline(databaseUrl: string, poolMax: number): Promi
     if (url.pathname !== LIST_PATH) return send(res, 404, '{"status":404}');
     const limit = Number(url.searchParams.get('limit') ?? 20);
     const offset = Number(url.searchParams.get('offset') ?? 0);
-    const { rows } = await pool.query<{ total: string; docs: string }>({ name: 'page', text: PAGE_SQL.public, values: [limit, offset, null] });
-    send(res, 200, renderPage({ totalCount: Number(rows[0]?.total ?? 0), limit, offset, results: rows[0]?.docs ?? '' }));
+    const { rows } = await pool.query<{ total: string; docs: string; n: number }>({ name: 'page', text: PAGE_SQL.public, values: [limit, offset, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)] });
+    send(res, 200, renderPage({ totalCount: Number(rows[0]?.total ?? 0), limit, offset, results: rows[0]?.docs ?? '' }, rows[0]?.n ?? 0));
   }
 
   const server = createServer((req, res) => {

@@ -2,7 +2,7 @@
 // (the outer side of its join); it is timed on its own, and the plan of the whole statement (limit=1) shows
 // which rows that part reads. For contrast: the whole list statement at limit=1, and a count(*).
 import type { Pool } from 'pg';
-import { createCatalogReads, PAGE_SQL } from '../../src/catalog/read-model.ts';
+import { createCatalogReads, PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/read-model.ts';
 import { median } from './http-client.ts';
 
 // The totalCount part of PAGE_SQL.public, verbatim.
@@ -45,7 +45,7 @@ export async function measureCountCost(pool: Pool, samples: number): Promise<Cou
   const countMs = await timed(samples, () => pool.query({ name: 'bench-count-part', text: COUNT_PART }));
   const listLimit1Ms = await timed(samples, () => reads.getPage(1, 0, 'public'));
   const naiveCountMs = await timed(Math.min(samples, 20), () => pool.query(`select count(*) from learning_opportunity where status = 'PUBLISHED'`));
-  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${PAGE_SQL.public}`, [1, 0, null]);
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${PAGE_SQL.public}`, [1, 0, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)]);
   // The count is the outer side of the statement's join (its first child), the page the inner side.
   const countPlan = rows[0]!['QUERY PLAN'][0].Plan.Plans?.[0];
   if (!countPlan || rowsReadFrom(countPlan, 'catalog_count') === 0) throw new Error('count-cost: the first child of the plan does not read catalog_count');

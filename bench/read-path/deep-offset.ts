@@ -1,7 +1,7 @@
 // The database side of deep pages: the plain OFFSET statement the service used before list_bucket,
 // against the current one, at the first and the last page (median time in the database client).
 import type { Pool } from 'pg';
-import { PAGE_SQL } from '../../src/catalog/read-model.ts';
+import { PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/read-model.ts';
 import { median } from './http-client.ts';
 
 const PLAIN_OFFSET_SQL = `
@@ -13,8 +13,8 @@ const PLAIN_OFFSET_SQL = `
 
 export type DeepOffset = { lastOffset: number; plain: { firstMs: number; lastMs: number }; ranges: { firstMs: number; lastMs: number } };
 
-// `held`: the public page statement's last parameter (the If-None-Match tags; none here).
-async function timeStatement(pool: Pool, name: string, text: string, held: [] | [null], offset: number, samples: number): Promise<number> {
+// `held`: the public page statement's last parameters (the If-None-Match tags, none here; the page's byte budget).
+async function timeStatement(pool: Pool, name: string, text: string, held: [] | [null, number], offset: number, samples: number): Promise<number> {
   const times: number[] = [];
   for (let i = -2; i < samples; i++) {
     const started = performance.now();
@@ -27,9 +27,9 @@ async function timeStatement(pool: Pool, name: string, text: string, held: [] | 
 
 export async function measureDeepOffset(pool: Pool, records: number, samples: number): Promise<DeepOffset> {
   const lastOffset = Math.floor((records - 1) / 100) * 100;
-  const run = async (name: string, text: string, held: [] | [null]) => ({
+  const run = async (name: string, text: string, held: [] | [null, number]) => ({
     firstMs: await timeStatement(pool, name, text, held, 0, samples),
     lastMs: await timeStatement(pool, name, text, held, lastOffset, samples),
   });
-  return { lastOffset, plain: await run('bench-plain-offset', PLAIN_OFFSET_SQL, []), ranges: await run('bench-ranges', PAGE_SQL.public, [null]) };
+  return { lastOffset, plain: await run('bench-plain-offset', PLAIN_OFFSET_SQL, []), ranges: await run('bench-ranges', PAGE_SQL.public, [null, pageBudget(PAGE_MAX_BYTES_DEFAULT)]) };
 }

@@ -3,6 +3,7 @@
 import type { Pool } from 'pg';
 import { encodeCursor, type FeedPosition } from '../../src/feed/cursor.ts';
 import { FEED_PAGE_SQL } from '../../src/feed/feed-reads.ts';
+import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../../src/catalog/read-model.ts';
 import { percentile } from '../delivery/stats.ts';
 
 const PAGE = 1000;
@@ -53,7 +54,7 @@ export async function measurePages(pool: Pool, baseUrl: string, key: string, ran
   for (let i = 0; i < samples; i++) for (const [j, after] of places.entries()) times[j]!.push(await readPage(after));
   const median = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 50);
   const result = { first: median(times[0]!), middle: median(times[1]!), last: median(times[2]!) };
-  const { rows } = await pool.query<{ 'QUERY PLAN': string }>({ text: `explain (analyze, costs off, timing off, summary off) ${FEED_PAGE_SQL}`, values: [last.xid, last.position, PAGE] });
+  const { rows } = await pool.query<{ 'QUERY PLAN': string }>({ text: `explain (analyze, costs off, timing off, summary off) ${FEED_PAGE_SQL}`, values: [last.xid, last.position, PAGE, pageBudget(PAGE_MAX_BYTES_DEFAULT)] });
   const plan = rows.map((r) => r['QUERY PLAN']);
   // A scan of the event table or a sort would grow with the feed (the one-row watermark table is read whole).
   return { ...result, plan, scans: plan.some((line) => /(Seq Scan|Bitmap Heap Scan) on event |\bSort\b/.test(line)) };

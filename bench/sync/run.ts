@@ -4,19 +4,20 @@
 //   2. sync: incremental (1,000 changes since the last sync) vs the full first run, 100,000 records
 //   3. long-poll wake-up, commit to response, p50/p99 (beside a plain feed read)
 //   4. a feed page (limit 1000) at the start, middle and end of a 1,000,000-event feed, and its plan
+//   5. long polls behind an idle transaction: the service database's commit rate with 40 waiting
 // BENCH_RECORDS, BENCH_EVENTS, BENCH_CHANGES and BENCH_WAKE_ROUNDS shrink it while developing;
 // DATABASE_URL uses a scratch database on that server instead of an embedded cluster.
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { sync, type SyncBatch, type SyncState } from '../../packages/client/src/sync.ts';
+import { createCatalogClient, sync, type SyncBatch, type SyncState } from '@lods/client';
 import { loadConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { insertEvents, measurePages } from './feed-pages.ts';
+import { measureHeldHorizon } from './held-horizon.ts';
 import { measureWakeLatency } from './wake-latency.ts';
 import { measureWriteCost, mutate } from './write-cost.ts';
 
@@ -78,6 +79,9 @@ async function main(): Promise<void> {
     await insertEvents(db.pool, EVENTS, 10_000, log);
     const pages = await measurePages(db.pool, api.url, key, { before, count: EVENTS }, 25);
 
+    log('5. long polls behind an idle transaction in another database: 40 waiting, 5 s windows');
+    const held = await measureHeldHorizon(api, db.pool, pg.url, key, 40);
+
     const slower = (writeCost.withFeed / writeCost.withoutFeed - 1) * 100;
     log('');
     log(`machine load at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared machine: figures are noisy)`);
@@ -86,6 +90,7 @@ async function main(): Promise<void> {
     log(`| mutation (archive or publish) with the feed column | ${ms(writeCost.withFeed)} | ${ms(writeCost.withoutFeed)} without (${slower >= 0 ? '+' : ''}${slower.toFixed(1)}%) | <= +5% | ${verdict(slower <= 5)} |`);
     log(`| incremental sync, ${incremental.events} changes | ${ms(incremental.ms)} | full first run ${ms(full.ms)} (${full.walked} records): ${(full.ms / incremental.ms).toFixed(0)}x faster | >= 50x | ${verdict(full.ms / incremental.ms >= 50)} |`);
     log(`| long-poll wake-up p50 / p99 | ${ms(wake.p50)} / ${ms(wake.p99)} | plain feed read ${ms(wake.plainRead)} | <= 30 / 100 ms | ${verdict(wake.p50 <= 30 && wake.p99 <= 100)} |`);
+    log(`| service database commits/s with 40 long polls behind an idle transaction | ${held.waitingPerSecond.toFixed(1)} | ${held.idlePerSecond.toFixed(1)} without them; all answered ${ms(held.wokenMs)} after it ends | <= +10/s | ${verdict(held.waitingPerSecond - held.idlePerSecond <= 10)} |`);
     log(`| feed page of 1000 at the end of ${EVENTS} events | ${ms(pages.last)} | start ${ms(pages.first)}, middle ${ms(pages.middle)}: last/first ${(pages.last / pages.first).toFixed(2)}x | <= 1.2x, no scan | ${verdict(pages.last / pages.first <= 1.2 && !pages.scans)} |`);
     log('');
     log('plan of the page statement at the end of the feed (EXPLAIN ANALYZE):');

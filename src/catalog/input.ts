@@ -2,9 +2,10 @@
 // fails is reported, each under the path of the offending field.
 import { z } from 'zod';
 import { AppError, badInput, type InvalidParam } from '../errors.ts';
+import { UUID_RE } from '../ids.ts';
 import { DEADLINE_TYPES, FORMATS, type LearningOpportunityContent } from './record.ts';
+import { checkRenderedSize } from './record-size.ts';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const DECIMAL_RE = /^(0|[1-9]\d{0,11})(\.\d{1,2})?$/;
 
@@ -209,17 +210,12 @@ export function zodInvalidParams(error: z.ZodError, prefix: string): InvalidPara
   return error.issues.map((issue) => ({ name: formatPath(prefix, issue.path), reason: issue.message }));
 }
 
-/** Validates the content platform's input; throws BAD_USER_INPUT listing every problem. */
+/** Validates the content platform's input; throws BAD_USER_INPUT listing every problem, or naming the largest field of a record above RECORD_MAX_BYTES. */
 export function parseLearningOpportunityInput(input: unknown, prefix = 'input'): LearningOpportunityContent {
   const parsed = contentSchema.safeParse(input);
   if (!parsed.success) throw badInput(zodInvalidParams(parsed.error, prefix));
+  checkRenderedSize(parsed.data, prefix);
   return parsed.data;
-}
-
-/** Validates a record id given by a caller; throws BAD_USER_INPUT naming the parameter. */
-export function parseId(value: unknown, name = 'id'): string {
-  if (typeof value !== 'string' || !UUID_RE.test(value)) throw badInput([{ name, reason: 'must be a UUID' }]);
-  return value.toLowerCase();
 }
 
 /** The most items one bulk mutation takes (one transaction each). */

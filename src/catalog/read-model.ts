@@ -18,20 +18,27 @@ export const PAGE_SQL = {
   // $3: the entity tags the client holds (If-None-Match); when the page's own is among them, the
   // docs are left out of the answer (a 304 needs only the tag). The tag is a digest of totalCount,
   // limit, offset and the page's record digests in order: it changes with any byte of the page.
+  // $4: the page's byte budget (PAGE_MAX_BYTES less the envelope): the page stops before the record
+  // that would pass it, but always holds its first record; `n` says how many it holds. The running
+  // sum is over the at most $1 rows already read (octet_length of a stored doc reads its length
+  // only), so the budget costs no more rows or plan.
   public: `
-    select c.total, p.etag, case when p.etag = any($3::text[]) then null else p.docs end as docs, octet_length(p.docs) as docs_bytes
+    select c.total, p.etag, case when p.etag = any($3::text[]) then null else p.docs end as docs, octet_length(p.docs) as docs_bytes, p.n
       from (select n as total from catalog_count where status = 'PUBLISHED') c
       cross join lateral (
         select md5(concat_ws(':', c.total, $1, $2, string_agg(doc_digest, ',' order by updated_at desc, id desc))) as etag,
-               coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '') as docs
-          from (select doc, doc_digest, updated_at, id from learning_opportunity
-                 where status = 'PUBLISHED'
-                   and (updated_at, id) <= (select k.updated_at, k.id
-                                              from list_page_start($2) s
-                                              cross join lateral (select updated_at, id from learning_opportunity
-                                                                   where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
-                                                                   order by updated_at desc, id desc offset s.skip limit 1) k)
-                 order by updated_at desc, id desc limit $1) p) p`,
+               coalesce(string_agg(doc, ',' order by updated_at desc, id desc), '') as docs, count(*)::int as n
+          from (select doc, doc_digest, updated_at, id, row_number() over w as rn, sum(octet_length(doc) + 1) over w as upto
+                  from (select doc, doc_digest, updated_at, id from learning_opportunity
+                         where status = 'PUBLISHED'
+                           and (updated_at, id) <= (select k.updated_at, k.id
+                                                      from list_page_start($2) s
+                                                      cross join lateral (select updated_at, id from learning_opportunity
+                                                                           where status = 'PUBLISHED' and (updated_at, id) < (s.start_at, s.start_id)
+                                                                           order by updated_at desc, id desc offset s.skip limit 1) k)
+                         order by updated_at desc, id desc limit $1) l
+                window w as (order by updated_at desc, id desc rows unbounded preceding)) p
+         where p.rn = 1 or p.upto <= $4) p`,
   // Internal readers (GraphQL, every status): a plain offset over learning_opportunity_order, but
   // skipped index-only (keys first, then each doc by primary key) so a deep page never reads the
   // skipped rows and no plan is tempted into sorting the table.
@@ -55,8 +62,8 @@ export type CatalogReads = ReturnType<typeof createCatalogReads>;
 
 /** An internal page: the total and the records' comma-joined JSON. */
 export type PageRow = { total: string; docs: string | null };
-/** A public page: `docs` is null when the client holds `etag` already; `docs_bytes` is its UTF-8 length. */
-export type PublicPageRow = PageRow & { etag: string; docs_bytes: number };
+/** A public page: `docs` is null when the client holds `etag` already; `docs_bytes` is its UTF-8 length; `n` its records. */
+export type PublicPageRow = PageRow & { etag: string; docs_bytes: number; n: number };
 /** `doc` is null when the client holds `etag` already; `doc_bytes` is its UTF-8 length. */
 export type OneRow = { etag: string; doc: string | null; doc_bytes: number };
 /** Entity tags the client holds (If-None-Match values, without quotes), or null. */
@@ -68,15 +75,23 @@ const oneStatement = (id: string, visibility: Visibility, held: HeldTags = null)
   text: ONE_SQL[visibility],
   values: visibility === 'public' ? [id, held] : [id],
 });
-const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null): QueryConfig => ({
+const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null, maxBytes = PAGE_MAX_BYTES_DEFAULT): QueryConfig => ({
   name: `lo-page-${visibility}`,
   text: PAGE_SQL[visibility],
-  values: visibility === 'public' ? [limit, offset, held] : [limit, offset],
+  values: visibility === 'public' ? [limit, offset, held, pageBudget(maxBytes)] : [limit, offset],
 });
 export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
 
-/** `versions`: the process's record version cache, for 304s without a round trip (null: none). */
-export function createCatalogReads(pool: Queryable, versions: VersionCache | null = null) {
+/** PAGE_MAX_BYTES when unset: 8 MiB (README, "Sizes of records and pages"). */
+export const PAGE_MAX_BYTES_DEFAULT = 8 * 1024 * 1024;
+/** What a page's records may take of PAGE_MAX_BYTES: the rest is the envelope (pagination; at most a few hundred bytes). */
+export const pageBudget = (maxBytes: number): number => maxBytes - 1024;
+
+/**
+ * `versions`: the process's record version cache, for 304s without a round trip (null: none);
+ * `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes.
+ */
+export function createCatalogReads(pool: Queryable, versions: VersionCache | null = null, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {
@@ -86,7 +101,7 @@ export function createCatalogReads(pool: Queryable, versions: VersionCache | nul
 
     /** One page in list order; `results` is the comma-joined JSON of the records. */
     async getPage(limit: number, offset: number, visibility: Visibility): Promise<Page> {
-      const { rows } = await pool.query<PageRow>(pageStatement(limit, offset, visibility));
+      const { rows } = await pool.query<PageRow>(pageStatement(limit, offset, visibility, null, pageMaxBytes));
       return pageOf(rows[0], limit, offset);
     },
 
@@ -105,7 +120,7 @@ export function createCatalogReads(pool: Queryable, versions: VersionCache | nul
         return row;
       },
       async getPage(limit: number, offset: number, held: HeldTags): Promise<PublicPageRow> {
-        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held))).rows[0];
+        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held, pageMaxBytes))).rows[0];
         if (!row) throw new Error('page statement returned no row'); // catalog_count always has the PUBLISHED row
         return row;
       },
@@ -113,9 +128,15 @@ export function createCatalogReads(pool: Queryable, versions: VersionCache | nul
   };
 }
 
-/** The list response body, assembled around the stored record bytes. */
-export function renderPage(page: Page): string {
-  return `{"results":[${page.results}],"pagination":{"totalCount":${page.totalCount},"limit":${page.limit},"offset":${page.offset}}}`;
+/**
+ * The list response body, assembled around the stored record bytes; `count`: how many records
+ * `results` holds. `next`: the offset that follows this page (offset + count); `hasMore`: records
+ * follow it. A page holds fewer than `limit` records before the end when its bytes reached
+ * PAGE_MAX_BYTES: clients continue from `next`.
+ */
+export function renderPage(page: Page, count: number): string {
+  const next = page.offset + count;
+  return `{"results":[${page.results}],"pagination":{"totalCount":${page.totalCount},"limit":${page.limit},"offset":${page.offset},"next":${next},"hasMore":${next < page.totalCount}}}`;
 }
 
 /** The UTF-8 length of renderPage's body, given the UTF-8 length of `results`: the rest is ASCII. */

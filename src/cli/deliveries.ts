@@ -1,8 +1,8 @@
 // deliveries dead [--receiver ID] | replay-dead [--receiver ID]
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
-import { parseId } from '../catalog/input.ts';
-import { listDeadLetters, replayDeadLetters } from '../webhooks/redeliver.ts';
+import { parseId } from '../ids.ts';
+import { listDeadLetters, replayDeadLetters } from '../webhooks/delivery/redeliver.ts';
 import { positiveInt } from './arguments.ts';
 import { output, progress, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';

@@ -1,10 +1,10 @@
 // events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID]
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
-import { listStoredEvents } from '../webhooks/attempt-reads.ts';
-import { redeliverEvent } from '../webhooks/redeliver.ts';
+import { listStoredEvents } from '../webhooks/delivery/attempt-reads.ts';
+import { redeliverEvent } from '../webhooks/delivery/redeliver.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';

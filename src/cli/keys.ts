@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import { output, table, withDatabase } from './run.ts';
 import { positiveInt } from './arguments.ts';
 

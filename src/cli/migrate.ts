@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { openDatabase } from '../database.ts';
-import { prepareSecrets } from '../webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
+import { prepareSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { cliLogger, output } from './run.ts';
 
 export function registerMigrateCommand(program: Command, config: Config): void {

@@ -1,7 +1,7 @@
 // receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt. Secrets are
 // never printed (hasSecret only); they go in through a file or stdin rather than the command line.
 import type { Command } from 'commander';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
@@ -14,10 +14,10 @@ import {
   removeReceiver,
   rotateReceiverSecret,
   updateReceiver,
-} from '../webhooks/receivers.ts';
-import { reencryptSecrets } from '../webhooks/seal-secrets.ts';
-import { resolveSecretKeyring } from '../webhooks/secret-keys.ts';
-import { cliLogger, output, table, withDatabase } from './run.ts';
+} from '../webhooks/receivers/receivers.ts';
+import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
+import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -40,10 +40,17 @@ export function registerReceiverCommands(program: Command, config: Config): void
       .requiredOption('--url <url>', 'http(s) URL the events are POSTed to'),
     'signing secret',
   )
+    .option('--unsigned', 'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)')
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .option('--json', 'print JSON only')
-    .action(async (opts: SecretOptions & { url: string; type: string[]; json?: boolean }) => {
+    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
+      // An unsigned receiver is a choice, never the result of a forgotten option.
+      if (secret === undefined && !opts.unsigned) {
+        throw new CliError('a signing secret is required: --secret-file F, --secret-stdin or --secret S (or --unsigned to add a receiver whose deliveries are not signed)', 2);
+      }
+      if (secret !== undefined && opts.unsigned) throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
+      if (opts.unsigned) process.stderr.write('Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n');
       const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });

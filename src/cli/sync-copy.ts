@@ -7,7 +7,7 @@
 // is behind it, if the crash fell between the two renames), so the next run fetches the events
 // since that cursor again and re-applies them. That is harmless: upserts and removals are keyed by
 // id and arrive in feed order, so the last event of each id decides, as in an uninterrupted run.
-import type { SyncBatch } from '../../packages/client/src/sync.ts';
+import type { SyncBatch } from '@lods/client';
 import { type CopyRecord, saveCopyAndState } from './sync-files.ts';
 
 export type SavePolicy = { everyChanges: number; intervalMs: number };

@@ -6,8 +6,7 @@
 import { type FileHandle, open, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { SyncState } from '../../packages/client/src/sync.ts';
-import type { LearningOpportunity } from '../../packages/client/src/types.ts';
+import type { SyncState, LearningOpportunity } from '@lods/client';
 import { renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { CliError } from './run.ts';
 

@@ -8,8 +8,7 @@
 // never interleave their saves.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { sync, type SyncOptions, type SyncResult } from '../../packages/client/src/sync.ts';
+import { createCatalogClient, sync, type SyncOptions, type SyncResult } from '@lods/client';
 import type { Config } from '../config.ts';
 import { exitCodeOf, onStopSignals, type StopSignal } from '../stop-signals.ts';
 import { positiveInt } from './arguments.ts';

@@ -3,7 +3,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Database } from '../database.ts';
-import { startBoss } from '../webhooks/queue.ts';
+import { startBoss } from '../webhooks/queue/boss.ts';
 import { cliLogger } from './run.ts';
 
 export async function withBoss<T>(config: Config, db: Database, work: (boss: PgBoss) => Promise<T>): Promise<T> {

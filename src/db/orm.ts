@@ -1,17 +1,16 @@
-// Opens MikroORM on PostgreSQL with every entity listed explicitly, and runs migrations.
+// Opens MikroORM on PostgreSQL with the entities its caller hands in (the composition root lists them,
+// database.ts: the platform knows no domain), and runs migrations.
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { apiKeyEntities } from '../auth/entities.ts';
-import { catalogEntities } from '../catalog/entities.ts';
-import { eventEntities } from '../events/entities.ts';
-import { webhookEntities } from '../webhooks/entities.ts';
 import { connectCreatingDatabase } from './create-database.ts';
 import { statementTimeouts } from './timeouts.ts';
 
 export type Orm = MikroORM;
+/** The entities used through the ORM, every one listed explicitly by the caller. */
+export type OrmEntities = NonNullable<Options['entities']>;
 
 export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
 
@@ -20,10 +19,10 @@ export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
  * connection): it travels in each connection's start-up message, so it also survives `reset all`;
  * a client-side timeout a little later covers a server that stopped answering (timeouts.ts).
  */
-export async function openOrm(options: { url: string; poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; debug?: boolean }): Promise<Orm> {
+export async function openOrm(options: { url: string; entities: OrmEntities; poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; debug?: boolean }): Promise<Orm> {
   return await MikroORM.init({
     clientUrl: options.url,
-    entities: [...catalogEntities, ...apiKeyEntities, ...eventEntities, ...webhookEntities],
+    entities: options.entities,
     extensions: [Migrator],
     discovery: { warnWhenNoEntities: true },
     // MikroORM creates a missing database on connect by default: a mistyped DATABASE_URL would get
@@ -62,10 +61,10 @@ const MIGRATION_LOCK = 7_429_001;
  * first if it is missing (only `migrate` and the service's start come here). Runs on an ORM of its
  * own, without the pool's statement timeout: a migration may rightly wait for a lock or run longer.
  */
-export async function migrate(url: string, connectTimeoutMs: number): Promise<string[]> {
+export async function migrate(url: string, connectTimeoutMs: number, entities: OrmEntities): Promise<string[]> {
   const lock = await connectCreatingDatabase(url, { connectTimeoutMs, applicationName: 'lods-migrate' });
   try {
-    const orm = await openOrm({ url, poolMax: 1, connectTimeoutMs });
+    const orm = await openOrm({ url, entities, poolMax: 1, connectTimeoutMs });
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
       const applied = await orm.migrator.up();

@@ -10,10 +10,11 @@
 import pg, { type Pool, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { isDatabaseUnavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { Queryable } from './queryable.ts';
 import { statementTimeouts } from './timeouts.ts';
 
 /** What the read path needs of a pool: one statement at a time. */
-export type Queryable = { query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> };
+export type { Queryable };
 
 export type ReplicaStatus = { url: string; healthy: boolean; lagMs: number | null };
 

@@ -6,7 +6,7 @@
 // shorter client-side timeout (withReadTimeout, DB_READ_TIMEOUT_MS), so a read on a frozen server
 // fails within seconds; writes keep the statement timeout.
 import type { QueryConfig, QueryResultRow } from 'pg';
-import type { Queryable } from './read-replicas.ts';
+import type { Queryable } from './queryable.ts';
 
 /** A statement's server-side timeout (ms; 0 or undefined: none) as pg pool options. */
 export function statementTimeouts(ms: number | undefined): { statement_timeout?: number; query_timeout?: number } {

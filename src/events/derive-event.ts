@@ -1,5 +1,5 @@
 // Which event, if any, a change emits: the table of CONTRACT.md section 5, in one place.
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../packages/receiver-kit/src/event.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@lods/receiver-kit';
 import type { Status } from '../catalog/record.ts';
 
 /** The event types are part of the webhook contract, declared once in the receiver kit. */

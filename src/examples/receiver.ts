@@ -23,7 +23,7 @@ import {
   type VersionSnapshot,
   type WebhookEvent,
   webhookReceiver,
-} from '../../packages/receiver-kit/src/index.ts';
+} from '@lods/receiver-kit';
 
 export type StoreState = {
   records: Record<string, LearningOpportunitySnapshot>;
@@ -212,7 +212,7 @@ async function main(): Promise<void> {
       (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
       '\n' +
       `Register it with the service (the secret is read from your shell, never printed or put on a command line):\n` +
-      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ''}\n\n`,
+      `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${secret ? ' --secret-stdin' : ' --unsigned'}\n\n`,
   );
 }
 

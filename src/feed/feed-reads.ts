@@ -9,6 +9,7 @@
 // which serves it (or rightly answers 400 for a cursor of another database).
 import type { QueryConfig } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
+import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../catalog/read-model.ts';
 import { AppError, badInput } from '../errors.ts';
 import { encodeCursor, type FeedPosition } from './cursor.ts';
 
@@ -28,6 +29,8 @@ export type FeedPage = {
   hasMore: boolean;
   /** True when events follow `next` that are not readable yet (an older transaction is still open). */
   pending: boolean;
+  /** The horizon the read saw (the xid8 below which events are readable), for the long polls' shared re-check. */
+  horizon: string;
 };
 
 // A record separator: it cannot occur in compact JSON text (JSON escapes control characters), so it
@@ -39,7 +42,8 @@ export const FEED_PAGE_SQL = `
   select w.xid::text as pruned_xid, w.position::text as pruned_position,
          ($1::xid8 is not null and ($1::xid8, $2::bigint) < (w.xid, w.position)) as expired,
          coalesce($1::xid8 >= pg_snapshot_xmax(pg_current_snapshot()), false) as ahead, pg_is_in_recovery() as replica,
-         p.n, p.bodies, p.last_key,
+         pg_snapshot_xmin(pg_current_snapshot())::text as horizon,
+         p.n, p.taken, p.bodies, p.last_key,
          -- Events after the cursor that are not readable yet: those at or past the horizon. One
          -- lower bound (the later of the cursor and the horizon), so the seek never walks the feed.
          exists (select 1 from event f, lateral (select coalesce($1::xid8, w.xid) as x, coalesce($2::bigint, w.position) as p,
@@ -47,13 +51,17 @@ export const FEED_PAGE_SQL = `
                   where (f.xid, f.position) > (greatest(c.x, c.h), case when c.x >= c.h then c.p else -1 end)) as pending
     from event_feed_pruned w
    cross join lateral (
-     select count(*) as n,
-            coalesce(string_agg(e.body, E'${SEPARATOR}' order by e.xid, e.position) filter (where e.rn <= $3::int), '') as bodies,
-            (array_agg(e.xid::text || '.' || e.position order by e.xid desc, e.position desc) filter (where e.rn <= $3::int))[1] as last_key
-       from (select xid, position, body, row_number() over (order by xid, position) as rn
+     -- n: the events read (at most $3 + 1); taken: those on the page, at most $3, and only while the
+     -- bodies' running length stays within the byte budget $4 (the first is always taken): a page
+     -- of big events stops early, and n > taken says more follow.
+     select count(*) as n, count(*) filter (where e.taken) as taken,
+            coalesce(string_agg(e.body, E'${SEPARATOR}' order by e.xid, e.position) filter (where e.taken), '') as bodies,
+            (array_agg(e.xid::text || '.' || e.position order by e.xid desc, e.position desc) filter (where e.taken))[1] as last_key
+       from (select xid, position, body, row_number() over w <= $3::int and (row_number() over w = 1 or sum(octet_length(body) + 1) over w <= $4::bigint) as taken
                from event
               where (xid, position) > (coalesce($1::xid8, w.xid), coalesce($2::bigint, w.position))
                 and xid < pg_snapshot_xmin(pg_current_snapshot())
+              window w as (order by xid, position rows unbounded preceding)
               order by xid, position
               limit $3::int + 1) e) p`;
 
@@ -66,11 +74,12 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot()) and (xid, position) > (w.xid, w.position)
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; n: string; bodies: string; last_key: string | null; pending: boolean };
+type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; horizon: string; n: string; taken: string; bodies: string; last_key: string | null; pending: boolean };
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
-const pageStatement = (q: FeedQuery): QueryConfig => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit] });
+const pageStatement = (q: FeedQuery, maxBytes: number): QueryConfig => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit, pageBudget(maxBytes)] });
 const headStatement: QueryConfig = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
+const horizonStatement: QueryConfig = { name: 'feed-horizon', text: 'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon', values: [] };
 
 export const cursorExpired = (): AppError =>
   new AppError(
@@ -84,7 +93,7 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
   // No transaction has that id yet: the cursor comes from another database (or one restored from
   // an older backup); following it would silently skip events until the ids catch up.
   if (row.ahead) throw badInput([{ name: 'after', reason: 'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk' }]);
-  const count = Number(row.n);
+  const count = Number(row.taken);
   const start = q.after ?? { xid: row.pruned_xid, position: row.pruned_position };
   const [xid, position] = row.last_key ? row.last_key.split('.') : [start.xid, start.position];
   return {
@@ -92,8 +101,9 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
     after: q.after,
     start,
     next: { xid: xid!, position: position! },
-    hasMore: count > q.limit,
+    hasMore: Number(row.n) > count,
     pending: count === 0 && row.pending,
+    horizon: row.horizon,
   };
 }
 
@@ -107,16 +117,22 @@ export type FeedReads = ReturnType<typeof createFeedReads>;
 /**
  * `pool` serves the reads (a read replica when there are any, db/read-replicas.ts); `primary` serves
  * what a replica cannot: a cursor ahead of it, and `onPrimary` reads (a long poll, woken by the
- * primary's NOTIFY before a replica has replayed the event).
+ * primary's NOTIFY before a replica has replayed the event). `pageMaxBytes`: PAGE_MAX_BYTES, the
+ * bound of a page's bytes (a page stops early, with `hasMore`, rather than grow past it).
  */
-export function createFeedReads(pool: Queryable, primary: Queryable) {
+export function createFeedReads(pool: Queryable, primary: Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
   const behindCursor = (row: PageRow | undefined) => row?.ahead === true && row.replica;
   return {
     /** One page; `onPrimary`: read on the primary (a long poll woken by the primary's NOTIFY). */
     async page(q: FeedQuery, onPrimary = false): Promise<FeedPage> {
-      let row = (await (onPrimary ? primary : pool).query<PageRow>(pageStatement(q))).rows[0];
-      if (behindCursor(row)) row = (await primary.query<PageRow>(pageStatement(q))).rows[0];
+      const statement = pageStatement(q, pageMaxBytes);
+      let row = (await (onPrimary ? primary : pool).query<PageRow>(statement)).rows[0];
+      if (behindCursor(row)) row = (await primary.query<PageRow>(statement)).rows[0];
       return presentPage(row, q);
+    },
+    /** The horizon on the primary (the long polls' shared re-check, feed-waiters.ts). */
+    async horizon(): Promise<string> {
+      return (await primary.query<{ horizon: string }>(horizonStatement)).rows[0]!.horizon;
     },
     /** The position of the newest readable event. */
     async head(): Promise<FeedPosition> {

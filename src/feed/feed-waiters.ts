@@ -1,17 +1,31 @@
-// Long-poll bookkeeping of one process: how many requests wait, a generation counter that moves on
-// every wake-up (so a request that read just before a wake-up does not miss it), and the shutdown
-// switch that answers every waiting request at once. Waiting holds no database connection.
+// Long-poll bookkeeping of one process: how many requests wait (in all, and per API key), a
+// generation counter that moves on every wake-up (so a request that read just before a wake-up does
+// not miss it), the shutdown switch that answers every waiting request at once, and the one shared
+// horizon re-check. Waiting holds no database connection.
+// The horizon re-check: while an older transaction holds the horizon back, a waiting request's read
+// says `pending`, and the transaction may end without a NOTIFY. Rather than each such request
+// re-reading on its own timer (40 of them behind one idle transaction were 200 reads a second), the
+// process re-reads the horizon alone, once every HORIZON_RECHECK_MS while any request waits on it,
+// and wakes those requests when it has moved: the database sees a fixed rate per process, however
+// many wait.
 import { AppError } from '../errors.ts';
 
 // When the LISTEN connection is down, waiting requests re-read at this pace instead.
 const POLL_WITHOUT_LISTEN_MS = 1000;
+/** The pace of the shared horizon re-check (bench:sync measures what it costs, bench/README.md). */
+export const HORIZON_RECHECK_MS = 200;
 
 export type FeedWaiters = {
   generation: () => number;
   /** Resolves at the next wake-up after `seen`, after `ms`, on close or when `signal` aborts. */
   next: (seen: number, ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Takes a waiting slot, or throws 503 when FEED_MAX_WAITERS requests already wait. */
-  enter: () => () => void;
+  /** The same, and also once the shared re-check sees the horizon moved from `horizon` (a pending read's). */
+  nextPastHorizon: (horizon: string, seen: number, ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Takes a waiting slot for the key, or throws 503 when FEED_MAX_WAITERS requests already wait, 429
+   * when FEED_MAX_WAITERS_PER_KEY of this key's do; returns the release.
+   */
+  enter: (keyId: string) => () => void;
   wake: () => void;
   setListening: (listening: boolean) => void;
   waiting: () => number;
@@ -20,12 +34,18 @@ export type FeedWaiters = {
   close: () => void;
 };
 
-export function createFeedWaiters(options: { maxWaiters: number }): FeedWaiters {
+/** `readHorizon`: the horizon now, on the database the long polls read (the primary). */
+export function createFeedWaiters(options: { maxWaiters: number; maxWaitersPerKey: number; readHorizon: () => Promise<string>; recheckMs?: number }): FeedWaiters {
+  const recheckMs = options.recheckMs ?? HORIZON_RECHECK_MS;
   let generation = 0;
   let waiting = 0;
+  const waitingPerKey = new Map<string, number>();
   let listening = false;
   let closed = false;
   let wakers = new Set<() => void>();
+  // The requests waiting on the horizon, with the horizon their read saw.
+  const onHorizon = new Map<() => void, string>();
+  let rechecking = false;
 
   const wake = () => {
     generation++;
@@ -34,31 +54,69 @@ export function createFeedWaiters(options: { maxWaiters: number }): FeedWaiters 
     for (const w of now) w();
   };
 
+  // One loop per process, running while any request waits on the horizon.
+  async function recheck(): Promise<void> {
+    if (rechecking) return;
+    rechecking = true;
+    try {
+      while (onHorizon.size > 0 && !closed) {
+        await new Promise((resolve) => setTimeout(resolve, recheckMs).unref());
+        if (onHorizon.size === 0 || closed) break;
+        // Unknown (the database failing): the requests re-read, and their own reads answer the failure.
+        const horizon = await options.readHorizon().catch(() => null);
+        for (const [done, seen] of onHorizon) if (horizon === null || horizon !== seen) done();
+      }
+    } finally {
+      rechecking = false;
+    }
+  }
+
+  function waitFor(seen: number, ms: number, signal: AbortSignal | undefined, horizon: string | null): Promise<void> {
+    if (closed || generation !== seen || signal?.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, listening ? ms : Math.min(ms, POLL_WITHOUT_LISTEN_MS));
+      function done() {
+        clearTimeout(timer);
+        wakers.delete(done);
+        onHorizon.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      wakers.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+      if (horizon !== null) {
+        onHorizon.set(done, horizon);
+        void recheck();
+      }
+    });
+  }
+
   return {
     generation: () => generation,
-    next(seen, ms, signal) {
-      if (closed || generation !== seen || signal?.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, listening ? ms : Math.min(ms, POLL_WITHOUT_LISTEN_MS));
-        function done() {
-          clearTimeout(timer);
-          wakers.delete(done);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        }
-        wakers.add(done);
-        signal?.addEventListener('abort', done, { once: true });
-      });
-    },
-    enter() {
+    next: (seen, ms, signal) => waitFor(seen, ms, signal, null),
+    nextPastHorizon: (horizon, seen, ms, signal) => waitFor(seen, ms, signal, horizon),
+    enter(keyId) {
       if (waiting >= options.maxWaiters) {
         throw new AppError('SERVICE_UNAVAILABLE', `Too many requests are waiting for events on this server (FEED_MAX_WAITERS = ${options.maxWaiters}); retry shortly`, { headers: { 'Retry-After': '1' } });
       }
+      const ofKey = waitingPerKey.get(keyId) ?? 0;
+      if (ofKey >= options.maxWaitersPerKey) {
+        throw new AppError(
+          'RATE_LIMITED',
+          `This API key already has ${ofKey} requests waiting for events on this server (FEED_MAX_WAITERS_PER_KEY = ${options.maxWaitersPerKey}); retry when one has been answered`,
+          { headers: { 'Retry-After': '1' } },
+        );
+      }
       waiting++;
+      waitingPerKey.set(keyId, ofKey + 1);
       let left = false;
       return () => {
-        if (!left) waiting--;
+        if (left) return;
         left = true;
+        waiting--;
+        const rest = waitingPerKey.get(keyId)! - 1;
+        if (rest === 0) waitingPerKey.delete(keyId);
+        else waitingPerKey.set(keyId, rest);
       };
     },
     wake,

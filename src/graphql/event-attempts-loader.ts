@@ -3,7 +3,7 @@
 // those asks until the tick is over and reads them together (listAttemptsOfEvents). Asks with other
 // arguments (receiverId, limit, offset) go to a batch of their own.
 import type { Pool } from 'pg';
-import { type AttemptView, type EventAttemptsPage, listAttemptsOfEvents } from '../webhooks/attempt-reads.ts';
+import { type AttemptView, type EventAttemptsPage, listAttemptsOfEvents } from '../webhooks/delivery/attempt-reads.ts';
 
 export type EventAttemptsLoader = (eventId: string, page: EventAttemptsPage) => Promise<AttemptView[]>;
 

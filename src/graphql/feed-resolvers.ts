@@ -3,7 +3,7 @@ import { requireScope } from '../auth/bearer.ts';
 import { encodeCursor } from '../feed/cursor.ts';
 import { parseFeedArgs } from '../feed/feed-query.ts';
 import type { FeedReads } from '../feed/feed-reads.ts';
-import type { StoredEventView } from '../webhooks/attempt-reads.ts';
+import type { StoredEventView } from '../webhooks/delivery/attempt-reads.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Body = { id: string; type: string; occurredAt: string; resource: { id: string } };

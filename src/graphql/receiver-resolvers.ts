@@ -1,8 +1,8 @@
-// Thin resolvers over webhooks/receivers.ts (scope receivers:manage): the same functions as the
+// Thin resolvers over webhooks/receivers/receivers.ts (scope receivers:manage): the same functions as the
 // `receivers` commands. A secret goes in (create, rotate) and never comes out.
 import { requireScope } from '../auth/bearer.ts';
-import { parseId } from '../catalog/input.ts';
-import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers.ts';
+import { parseId } from '../ids.ts';
+import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;

@@ -2,7 +2,8 @@
 import type { Principal } from '../auth/api-keys.ts';
 import { requireScope } from '../auth/bearer.ts';
 import type { CatalogWrites } from '../catalog/catalog-writes.ts';
-import { parseBatch, parseId, parseLearningOpportunityInput } from '../catalog/input.ts';
+import { parseBatch, parseLearningOpportunityInput } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { CatalogReads } from '../catalog/read-model.ts';
 import { parsePagingArgs } from '../paging.ts';
 import type { EventAttemptsLoader } from './event-attempts-loader.ts';

@@ -32,7 +32,7 @@ export function feedRouter(deps: Admission & { feed: ChangeFeed }): Router {
   const { reads, waiters } = deps.feed;
 
   router.get('/events', async (req: Request, res) => {
-    await admit(deps, req, res);
+    const principal = await admit(deps, req, res);
     const query = parseFeedQuery(req.query as Record<string, unknown>);
     // A client that goes away stops waiting (and frees its slot) at once.
     const gone = new AbortController();
@@ -45,7 +45,7 @@ export function feedRouter(deps: Admission & { feed: ChangeFeed }): Router {
       first = false;
       return reads.page(query, onPrimary);
     };
-    const page = await readWithWait(waiters, read, query.waitSeconds * 1000, gone.signal);
+    const page = await readWithWait(waiters, principal.keyId, read, query.waitSeconds * 1000, gone.signal);
     if (res.destroyed) return;
     answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
   });

@@ -6,7 +6,7 @@ import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { readHorizonAgeSeconds } from '../feed/horizon-age.ts';
 import { deadLetters, feedHorizonAge, queueDepth, registry } from '../metrics.ts';
-import { openJobCounts } from '../webhooks/queue.ts';
+import { openJobCounts } from '../webhooks/queue/job-reads.ts';
 import { methodNotAllowed } from './problem.ts';
 
 export const QUEUE_GAUGES_TIMEOUT_MS = 1000;

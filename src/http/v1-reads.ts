@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { Principal, Scope } from '../auth/api-keys.ts';
 import { authenticate } from '../auth/bearer.ts';
-import { parseId } from '../catalog/input.ts';
+import { parseId } from '../ids.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../catalog/read-model.ts';
 import { notFound } from '../errors.ts';
@@ -74,7 +74,7 @@ async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, 
   const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);
-  const body = renderPage(page);
+  const body = renderPage(page, row.n);
   sendCacheable(res, row.etag, body, renderedPageBytes(body, page, row.docs_bytes));
 }
 

@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { ensureQueue } from '../webhooks/queue.ts';
+import { ensureQueue } from '../webhooks/queue/boss.ts';
 import { pruneRetention } from './prune.ts';
 
 export const PRUNE_QUEUE = 'retention-prune';

@@ -9,60 +9,94 @@
 //   contiguous range and an older cursor is answered 410. An event that a waiting delivery or a dead
 //   letter still needs (the worker sends its stored body) is kept, with its attempts, below the
 //   watermark: no longer in the feed, still deliverable; a later run deletes it once it is free.
+// What a delivery still needs is the queue's business: retention asks the queue room
+// (webhooks/queue/retention-holds.ts) which events and attempts of a batch to keep.
 // The scheduled job (prune-job.ts) and `npm run cli -- prune` both run pruneRetention.
-import type { Pool } from 'pg';
-import { inTransaction } from '../webhooks/pg-transaction.ts';
-import { bossInstalled, deadLetterAttemptCondition, eventHeldCondition } from '../webhooks/queue.ts';
+import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '../db/pg-transaction.ts';
+import { bossInstalled } from '../webhooks/queue/job-reads.ts';
+import { deadLetterDeliveries, deliveryKey, eventsHeldByJobs } from '../webhooks/queue/retention-holds.ts';
 
 export const PRUNE_BATCH_SIZE = 500;
 
 export type PruneOptions = { eventDays: number; deliveryAttemptDays: number; batchSize?: number; onProgress?: (progress: PruneResult) => void };
 export type PruneResult = { deliveryAttempts: number; events: number; eventsKept: number; batches: number };
 
-const attemptsSql = (deadLetter: string) => `
-  with head as (select id, started_at from delivery_attempt where id > $1 order by id limit $2),
-       stop as (select min(id) as id from head where started_at >= now() - $3::int * interval '1 day'),
-       doomed as (select id from head where id < coalesce((select id from stop), 9223372036854775807)),
-       deleted as (delete from delivery_attempt a using doomed d where a.id = d.id and not ${deadLetter} returning a.id)
-  select (select count(*) from head)::int as scanned, (select count(*) from deleted)::int as deleted,
-         (select max(id) from doomed)::text as last, (select id from stop) is not null as stopped`;
+type Db = Pick<Pool, 'query'> | Pick<PoolClient, 'query'>;
+/** Which of a batch's events (or deliveries) the queue still needs; nothing before pg-boss's first start. */
+type Holds = { events: (db: Db, ids: string[]) => Promise<Set<string>>; deadLetters: (db: Db, deliveries: { eventId: string; receiverId: string }[]) => Promise<Set<string>> };
+const NOTHING_HELD: Holds = { events: async () => new Set(), deadLetters: async () => new Set() };
+const QUEUE_HOLDS: Holds = { events: eventsHeldByJobs, deadLetters: deadLetterDeliveries };
 
-// Kept events below the watermark whose deliveries have ended since (replayed, removed).
-const releasedSql = (held: string) => `
-  with gone as (select e.id from event e, event_feed_pruned w
-                 where (e.xid, e.position) <= (w.xid, w.position) and not ${held} limit $1),
-       attempts as (delete from delivery_attempt where event_id in (select id from gone)),
-       deleted as (delete from event where id in (select id from gone) returning id)
-  select count(*)::int as deleted from deleted`;
+/** The rows of an ordered head up to (not including) the first one inside the window. */
+function beforeWindow<T extends { inside: boolean }>(head: T[]): T[] {
+  const stop = head.findIndex((r) => r.inside);
+  return stop < 0 ? head : head.slice(0, stop);
+}
 
-const eventsSql = (held: string) => `
-  with w as (select xid, position from event_feed_pruned),
-       head as (select e.id, e.xid, e.position, e.occurred_at from event e, w
-                 where (e.xid, e.position) > (w.xid, w.position) and e.xid < pg_snapshot_xmin(pg_current_snapshot())
-                 order by e.xid, e.position limit $1),
-       stop as (select xid, position from head where occurred_at >= now() - $2::int * interval '1 day' order by xid, position limit 1),
-       doomed as (select h.* from head h where not exists (select 1 from stop s where (h.xid, h.position) >= (s.xid, s.position))),
-       gone as (select e.id from doomed e where not ${held}),
-       attempts as (delete from delivery_attempt where event_id in (select id from gone)),
-       deleted as (delete from event where id in (select id from gone) returning id),
-       last as (select xid, position from doomed order by xid desc, position desc limit 1),
-       moved as (update event_feed_pruned p set xid = last.xid, position = last.position from last returning 1)
-  select (select count(*) from head)::int as scanned, (select count(*) from doomed)::int as passed,
-         (select count(*) from deleted)::int as deleted, exists (select 1 from stop) as stopped, (select count(*) from moved)::int as moved`;
+// Attempts in primary-key order from `last`, each flagged when it is inside the window.
+const ATTEMPTS_HEAD_SQL = `select id::text as id, event_id as "eventId", receiver_id as "receiverId", started_at >= now() - $3::int * interval '1 day' as inside
+  from delivery_attempt where id > $1 order by id limit $2`;
+
+/** One batch of attempts: the head from `last`, those before the window deleted unless a dead letter keeps them. */
+async function pruneAttemptBatch(pool: Pool, holds: Holds, last: string, batch: number, days: number) {
+  const { rows: head } = await pool.query<{ id: string; eventId: string; receiverId: string; inside: boolean }>(ATTEMPTS_HEAD_SQL, [last, batch, days]);
+  const doomed = beforeWindow(head);
+  const kept = await holds.deadLetters(pool, doomed);
+  const gone = doomed.filter((a) => !kept.has(deliveryKey(a))).map((a) => a.id);
+  const deleted = gone.length ? ((await pool.query('delete from delivery_attempt where id = any($1::bigint[])', [gone])).rowCount ?? 0) : 0;
+  return { scanned: head.length, deleted, last: doomed.at(-1)?.id ?? null, stopped: doomed.length < head.length };
+}
+
+/** Deletes events `ids` with their attempts; returns how many events. */
+async function deleteEvents(client: PoolClient, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  await client.query('delete from delivery_attempt where event_id = any($1::uuid[])', [ids]);
+  return (await client.query('delete from event where id = any($1::uuid[])', [ids])).rowCount ?? 0;
+}
+
+/** An event's place in the feed, as text. */
+type FeedPosition = { xid: string; position: string };
+
+// Kept events below the watermark, in feed order from a cursor (their deliveries may have ended since).
+const KEPT_PAGE_SQL = `select e.id, e.xid::text as xid, e.position::text as position from event e, event_feed_pruned w
+  where (e.xid, e.position) <= (w.xid, w.position) and ($1::xid8 is null or (e.xid, e.position) > ($1::xid8, $2::bigint))
+  order by e.xid, e.position limit $3`;
+
+/** One page of kept events below the watermark: those no delivery needs any more are deleted. */
+async function releaseKeptPage(client: PoolClient, holds: Holds, after: FeedPosition | null, batch: number): Promise<{ deleted: number; next: FeedPosition | null }> {
+  const { rows: page } = await client.query<{ id: string; xid: string; position: string }>(KEPT_PAGE_SQL, [after?.xid ?? null, after?.position ?? null, batch]);
+  const held = await holds.events(client, page.map((e) => e.id));
+  const deleted = await deleteEvents(client, page.filter((e) => !held.has(e.id)).map((e) => e.id));
+  return { deleted, next: page.length < batch ? null : page.at(-1)! };
+}
+
+// Events after the watermark, in feed order, below the feed's horizon, each flagged when it is inside the window.
+const EVENTS_HEAD_SQL = `select e.id, e.occurred_at >= now() - $2::int * interval '1 day' as inside from event e, event_feed_pruned w
+  where (e.xid, e.position) > (w.xid, w.position) and e.xid < pg_snapshot_xmin(pg_current_snapshot())
+  order by e.xid, e.position limit $1`;
+
+/** One batch of events: the head after the watermark; those before the window are passed (the watermark moves past them) and deleted unless a delivery keeps them. */
+async function pruneEventBatch(client: PoolClient, holds: Holds, batch: number, days: number) {
+  const { rows: head } = await client.query<{ id: string; inside: boolean }>(EVENTS_HEAD_SQL, [batch, days]);
+  const doomed = beforeWindow(head);
+  const last = doomed.at(-1);
+  if (last) await client.query('update event_feed_pruned p set xid = e.xid, position = e.position from event e where e.id = $1', [last.id]);
+  const held = await holds.events(client, doomed.map((e) => e.id));
+  const deleted = await deleteEvents(client, doomed.filter((e) => !held.has(e.id)).map((e) => e.id));
+  return { scanned: head.length, passed: doomed.length, deleted, stopped: doomed.length < head.length };
+}
 
 export async function pruneRetention(pool: Pool, options: PruneOptions): Promise<PruneResult> {
   const batch = options.batchSize ?? PRUNE_BATCH_SIZE;
   const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0 };
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
-  const installed = await bossInstalled(pool);
-  const nothingHeld = 'false';
+  const holds = (await bossInstalled(pool)) ? QUEUE_HOLDS : NOTHING_HELD;
 
   if (options.deliveryAttemptDays > 0) {
-    const sql = attemptsSql(installed ? deadLetterAttemptCondition('a') : nothingHeld);
     for (let last = '0'; ; ) {
-      const { rows } = await pool.query<{ scanned: number; deleted: number; last: string | null; stopped: boolean }>(sql, [last, batch, options.deliveryAttemptDays]);
-      const row = rows[0]!;
+      const row = await pruneAttemptBatch(pool, holds, last, batch, options.deliveryAttemptDays);
       result.deliveryAttempts += row.deleted;
       result.batches++;
       report();
@@ -72,21 +106,22 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
   }
 
   if (options.eventDays > 0) {
-    const held = installed ? eventHeldCondition('e') : nothingHeld;
     // One pruner at a time (the job on several workers, the CLI): each batch locks the watermark row
-    // first, and its statement then reads in a snapshot taken after the previous batch committed.
-    const locked = <T>(work: (query: (sql: string, values: unknown[]) => Promise<T>) => Promise<T>) =>
+    // first, and its statements then read in snapshots taken after the previous batch committed.
+    const locked = <T>(work: (client: PoolClient) => Promise<T>) =>
       inTransaction(pool, async (client) => {
         await client.query('select 1 from event_feed_pruned for update');
-        return await work(async (sql, values) => (await client.query(sql, values)).rows[0] as T);
+        return await work(client);
       });
+    let after: FeedPosition | null = null;
+    do {
+      const from: FeedPosition | null = after;
+      const page: { deleted: number; next: FeedPosition | null } = await locked((client) => releaseKeptPage(client, holds, from, batch));
+      result.events += page.deleted;
+      after = page.next;
+    } while (after);
     for (;;) {
-      const row = await locked<{ deleted: number }>((query) => query(releasedSql(held), [batch]));
-      result.events += row.deleted;
-      if (row.deleted < batch) break;
-    }
-    for (;;) {
-      const row = await locked<{ scanned: number; passed: number; deleted: number; stopped: boolean }>((query) => query(eventsSql(held), [batch, options.eventDays]));
+      const row = await locked((client) => pruneEventBatch(client, holds, batch, options.eventDays));
       result.events += row.deleted;
       result.eventsKept += row.passed - row.deleted;
       result.batches++;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { expect } from 'chai';
-import type { SyncBatch } from '../../packages/client/src/sync.ts';
+import type { SyncBatch } from '@lods/client';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { SyncCopy } from '../../src/cli/sync-copy.ts';
 import type { Api } from '../../src/service.ts';

@@ -4,6 +4,8 @@
 // given to events stored before it existed, in feed order, by its migration.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { apiKeyEntities } from '../../src/auth/entities.ts';
+import { catalogEntities } from '../../src/catalog/entities.ts';
 import { migrate } from '../../src/db/orm.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -85,7 +87,7 @@ describe('resource.version', () => {
         [id, resourceId, `{"id":"${id}","type":"LEARNING_OPPORTUNITY_DELETED","occurredAt":"2026-01-01T00:00:00.000Z","resource":{"type":"LEARNING_OPPORTUNITY","id":"${resourceId}"},"data":null}`],
       );
     }
-    expect(await migrate(db.url, 3000)).to.deep.equal(['Migration20261203000000_resource_version']);
+    expect(await migrate(db.url, 3000, [...catalogEntities, ...apiKeyEntities])).to.deep.equal(['Migration20261203000000_resource_version']);
     const events = await stored(resourceId);
     expect(events.map((e) => [e.id, Number(e.version)])).to.deep.equal(ids.map((id, i) => [id, i + 1]));
     expect(events[1]!.body).to.equal(

@@ -14,7 +14,7 @@ describe('change feed long poll', function () {
   this.timeout(30_000);
   let api: Api;
   let key: string;
-  before(async () => ({ api, key } = await startFeedApi({ feedMaxWaiters: 3 })));
+  before(async () => ({ api, key } = await startFeedApi({ feedMaxWaiters: 3, feedMaxWaitersPerKey: 3 })));
   after(() => api.close());
 
   it('answers as soon as an event commits, with that event', async () => {

@@ -100,7 +100,7 @@ describe('the OpenAPI document', () => {
     const served = [
       ...V1_READ_ROUTES.map((r) => ({ path: r.path.slice('/v1'.length), methods: r.methods })),
       ...listRoutes(openApiRoutes()),
-      ...listRoutes(feedRouter({ keys: createKeyCache({ primary: testDb().pool, fallback: testDb().pool }, { maxAgeMs: 0, maxEntries: 1 }), feed: startChangeFeed({ pool: testDb().pool, readPool: testDb().pool, maxWaiters: 1 }), limiter: null })),
+      ...listRoutes(feedRouter({ keys: createKeyCache({ primary: testDb().pool, fallback: testDb().pool }, { maxAgeMs: 0, maxEntries: 1 }), feed: startChangeFeed({ pool: testDb().pool, readPool: testDb().pool, maxWaiters: 1, maxWaitersPerKey: 1 }), limiter: null })),
     ];
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { decodeCursor } from '../../src/feed/cursor.ts';
 import { OPENAPI_PATH } from '../../src/http/openapi.ts';
 
 // ajv-formats is CommonJS: under ESM its default import is the plugin function itself.
@@ -62,6 +63,8 @@ export class OpenApiValidator {
     this.doc = doc;
     this.ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true });
     addFormats(this.ajv);
+    // The document's own format: a cursor the service made (it decodes to a feed position).
+    this.ajv.addFormat('feed-cursor', (value: string) => decodeCursor(value) !== null);
     // The document's top-level members are OpenAPI, not JSON Schema: tell strict mode so.
     this.ajv.addVocabulary(['openapi', 'info', 'servers', 'security', 'tags', 'paths', 'components', 'webhooks', 'jsonSchemaDialect']);
     this.ajv.addSchema(doc, DOC_ID);

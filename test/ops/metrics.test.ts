@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { PgBoss } from 'pg-boss';
 import type { Database } from '../../src/database.ts';
 import type { Api } from '../../src/service.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import type { TcpProxy } from '../support/tcp-proxy.ts';

@@ -6,7 +6,7 @@ import type { PgBoss } from 'pg-boss';
 import { connectDatabase, type Database } from '../../src/database.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { type Api, startApi } from '../../src/service.ts';
-import { startBoss } from '../../src/webhooks/queue.ts';
+import { startBoss } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';
 import { testWebhookConfig } from '../support/webhooks.ts';

@@ -135,6 +135,8 @@ describe('example receiver process: fails closed', function () {
       expect(refused.stderr).to.include('WEBHOOK_SECRET is required').and.include('WEBHOOK_ALLOW_UNSIGNED=1');
       const unsigned = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_ALLOW_UNSIGNED: '1' });
       expect(unsigned.stdout).to.include('Signature check: OFF (WEBHOOK_ALLOW_UNSIGNED=1)');
+      // The registration line it prints works as printed: an unsigned receiver needs --unsigned.
+      expect(unsigned.stdout).to.match(/npm run cli -- receivers add --url \S+ --unsigned\n/);
       expect(unsigned.code).to.equal(0);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { decodeCursor, type FeedPosition } from '../../src/feed/cursor.ts';
 import { PRUNE_CRON, PRUNE_QUEUE, startRetentionJob } from '../../src/retention/prune-job.ts';
 import { pruneRetention } from '../../src/retention/prune.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE } from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, createTestKey, silentLogger } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

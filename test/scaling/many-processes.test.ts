@@ -2,8 +2,8 @@
 // from either, deliveries by either worker. Nothing is lost, and with a receiver that always
 // answers 200 nothing is delivered twice (at-least-once retries would repeat the same event id).
 import { expect } from 'chai';
-import { addReceiver } from '../../src/webhooks/receivers.ts';
-import { DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

@@ -1,6 +1,6 @@
 // Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type Config, defaultWaitersPerKey, loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
@@ -25,6 +25,8 @@ export type TestApiOptions = {
   feedMaxWaiters?: number;
   /** DB_READ_TIMEOUT_MS (default: the service's). */
   readTimeoutMs?: number;
+  /** Default: a tenth of feedMaxWaiters, at least 1 (as FEED_MAX_WAITERS_PER_KEY). */
+  feedMaxWaitersPerKey?: number;
 };
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
@@ -37,7 +39,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       rateLimit: options.rateLimit ?? DEFAULT_CONFIG.rateLimit,
       keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
       etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
-      feed: { maxWaiters: options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters },
+      feed: feedConfig(options),
       db: { ...DEFAULT_CONFIG.db, readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONFIG.db.readTimeoutMs },
     },
     options.db ?? testDb(),
@@ -45,6 +47,11 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
     options.fanOut ?? null,
     options.receivers ?? null,
   );
+}
+
+function feedConfig(options: TestApiOptions): Config['feed'] {
+  const maxWaiters = options.feedMaxWaiters ?? DEFAULT_CONFIG.feed.maxWaiters;
+  return { maxWaiters, maxWaitersPerKey: options.feedMaxWaitersPerKey ?? defaultWaitersPerKey(maxWaiters) };
 }
 
 /** A fresh API key with the given scopes (all of them by default). */

@@ -5,11 +5,11 @@ import { loadConfig } from '../../src/config.ts';
 import type { Database } from '../../src/database.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { Api } from '../../src/service.ts';
-import { createFanOut } from '../../src/webhooks/fan-out.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue.ts';
-import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers.ts';
-import { createSecretKeyring } from '../../src/webhooks/secret-box.ts';
-import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue/boss.ts';
+import { addReceiver, type ReceiverInfo } from '../../src/webhooks/receivers/receivers.ts';
+import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
+import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { testDb } from '../hooks.ts';
 import { silentLogger, startTestApi } from './api.ts';
 

@@ -70,7 +70,7 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
         const res = await getJson(api, `/v1/learning-opportunities?limit=${limit}&offset=${offset}`, key);
         expect(res.status).to.equal(200);
         const body = res.body as ListBody;
-        expect(body.pagination).to.deep.equal({ totalCount: 13, limit, offset });
+        expect(body.pagination).to.deep.equal({ totalCount: 13, limit, offset, next: Math.min(offset + limit, 13), hasMore: offset + limit < 13 });
         expect(body.results.length).to.be.at.most(limit);
         seen.push(...body.results.map((r) => r.id));
         if (offset + limit >= body.pagination.totalCount) break;

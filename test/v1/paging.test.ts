@@ -35,7 +35,7 @@ describe('GET /v1/learning-opportunities paging', () => {
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
     const body = res.body as ListBody;
     const total = await publishedInDatabase();
-    expect(body.pagination).to.deep.equal({ totalCount: total, limit: 20, offset: 0 });
+    expect(body.pagination).to.deep.equal({ totalCount: total, limit: 20, offset: 0, next: 20, hasMore: total > 20 });
     expect(body.results).to.have.length(20);
   });
 
@@ -44,7 +44,7 @@ describe('GET /v1/learning-opportunities paging', () => {
     const res = await list('?limit=3&offset=2');
     expect(res.status).to.equal(200);
     const body = res.body as ListBody;
-    expect(body.pagination).to.deep.equal({ totalCount: whole.pagination.totalCount, limit: 3, offset: 2 });
+    expect(body.pagination).to.deep.equal({ totalCount: whole.pagination.totalCount, limit: 3, offset: 2, next: 5, hasMore: whole.pagination.totalCount > 5 });
     expect(body.results.map((r) => r.id)).to.deep.equal(whole.results.slice(2, 5).map((r) => r.id));
   });
 
@@ -59,7 +59,7 @@ describe('GET /v1/learning-opportunities paging', () => {
     const total = await publishedInDatabase();
     const res = await list(`?offset=${total + 5}&limit=10`);
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ results: [], pagination: { totalCount: total, limit: 10, offset: total + 5 } });
+    expect(res.body).to.deep.equal({ results: [], pagination: { totalCount: total, limit: 10, offset: total + 5, next: total + 5, hasMore: false } });
   });
 
   it('ignores unknown query parameters', async () => {

@@ -4,8 +4,9 @@
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { deliveryAttempts, receiversDisabled } from '../../src/metrics.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, settleJobs } from '../../src/webhooks/queue.ts';
-import { enableReceiver, getReceiver } from '../../src/webhooks/receivers.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
+import { enableReceiver, getReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';

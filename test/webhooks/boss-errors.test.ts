@@ -4,8 +4,8 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../src/logger.ts';
 import { isDatabaseUnavailable } from '../../src/errors.ts';
-import { createBossErrorLog } from '../../src/webhooks/boss-errors.ts';
-import { startBoss } from '../../src/webhooks/queue.ts';
+import { createBossErrorLog } from '../../src/webhooks/queue/boss-errors.ts';
+import { listenForDeliveries, startBoss } from '../../src/webhooks/queue/boss.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { eventually, testWebhookConfig } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
@@ -47,6 +47,38 @@ describe('pg-boss errors during a database outage', () => {
     }
     const ended = await eventually(async () => lines.find((l) => l.msg.startsWith('pg-boss stopped while')), 5000, 'the outage reported as over');
     expect((ended as unknown as { errors: number }).errors, "several errors, one line").to.be.at.least(2);
+  });
+
+  it('counts what its LISTEN connection reports when the database goes (heartbeat timed out, connection ended) in the one outage warning, no error line', async function () {
+    this.timeout(30_000);
+    const target = new URL(testDb().url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const url = new URL(target);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const { logger, lines } = capturingLogger();
+    // A worker's pg-boss: supervising, and listening for new deliveries on its own connection.
+    const boss = await startBoss({ url: url.toString(), config: testWebhookConfig({ timeoutMs: 100 }), logger, supervise: true });
+    const listener = await listenForDeliveries(boss, () => {});
+    try {
+      expect(listener, 'pg-boss LISTEN connection').to.not.equal(null);
+      proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      proxy.restore();
+      expect(lines.filter((l) => l.level >= ERROR), JSON.stringify(lines)).to.deep.equal([]);
+      expect(lines.filter((l) => l.level === WARN && l.msg.startsWith('pg-boss cannot reach the database')), JSON.stringify(lines)).to.have.length(1);
+    } finally {
+      await listener?.close();
+      await boss.stop({ graceful: false, close: true });
+      await proxy.close();
+    }
+    // A frozen database (no reset: the listener's heartbeat times out) is the same outage.
+    const frozen = capturingLogger();
+    const frozenLog = createBossErrorLog(frozen.logger, 50);
+    frozenLog.onError(new Error('LISTEN/NOTIFY heartbeat timed out'));
+    frozenLog.onError(new Error('LISTEN/NOTIFY connection ended'));
+    frozenLog.close();
+    expect(frozen.lines.map((l) => l.level)).to.deep.equal([WARN, 30]);
   });
 
   it('ends an outage after a quiet spell, and keeps other errors as errors', async () => {

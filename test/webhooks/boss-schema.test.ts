@@ -1,8 +1,9 @@
-// queue.ts writes pgboss.job with its own statements where pg-boss's API takes more round trips or
+// webhooks/queue/ writes pgboss.job with its own statements where pg-boss's API takes more round trips or
 // has no call (settling with the attempt row, handing claims back, the NOTIFY channel). These tests
 // fail when pg-boss's schema or behaviour moves away from what those statements assume.
 import { expect } from 'chai';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, handBackJobs, listenForDeliveries, settleJobs } from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, handBackJobs, listenForDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
 import { insertBareEvent, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 

@@ -2,7 +2,7 @@
 // prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { listDeadLetters } from '../../src/webhooks/redeliver.ts';
+import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { cli, json } from '../support/cli.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -66,7 +66,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
   it('rejects bad arguments with exit 2 and unknown ids with exit 3, with a clear message', async () => {
     // (Every validation rule is covered in-process by target-policy.test.ts; here, the exit codes.)
     const cases: [string[], number, RegExp][] = [
-      [['receivers', 'add', '--url', 'ftp://example.org/x', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
+      [['receivers', 'add', '--url', 'ftp://example.org/x', '--unsigned', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
       [['events', 'redeliver', '00000000-0000-4000-8000-000000000000'], 3, /Event 00000000-0000-4000-8000-000000000000 was not found/],
       [['deliveries', 'replay-dead', '--receiver', '00000000-0000-4000-8000-000000000001'], 3, /Receiver 00000000-0000-4000-8000-000000000001 was not found/],

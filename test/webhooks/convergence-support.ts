@@ -17,7 +17,7 @@ import { applyEvent, MemoryVersionStore, type WebhookEvent, webhookReceiver } fr
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import type { Database } from '../../src/database.ts';
-import { BOSS_SCHEMA, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 
 /** A small seeded PRNG (mulberry32): a failing run can be repeated with its seed. */
 export function seededRandom(seed: number): () => number {

@@ -5,7 +5,7 @@
 // 0 missing when compared with GET /v1/learning-opportunities/{id} for every id.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/worker.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { createTestKey, silentLogger } from '../support/api.ts';
 import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';

@@ -3,9 +3,9 @@
 // retries are used up, pg-boss's own dead letter reads like every other one.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { fetchDeliveries } from '../../src/webhooks/queue.ts';
-import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

@@ -2,7 +2,7 @@
 // rounds never overlap, a round put off is brought forward when it is no longer held off, and stop
 // waits for the running round and allows no other.
 import { expect } from 'chai';
-import { createPump } from '../../src/webhooks/pump.ts';
+import { createPump } from '../../src/webhooks/delivery/pump.ts';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

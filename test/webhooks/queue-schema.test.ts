@@ -1,4 +1,4 @@
-// queue.ts is the one module that names pg-boss's tables. These tests fail when pg-boss (an upgrade)
+// webhooks/queue/ is the one room that names pg-boss's tables. These tests fail when pg-boss (an upgrade)
 // moves a table, column, type or job state that its raw statements rely on, and they run each of
 // its reads once on real pg-boss with answers a user would see (/metrics, /readyz, receiver counts,
 // retention, dead letters). The statements of the delivery path (settling, handing claims back, the
@@ -6,25 +6,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { expect } from 'chai';
-import {
-  BOSS_SCHEMA,
-  bossInstalled,
-  countDeadLetters,
-  deadLetterAttemptCondition,
-  deliveryCountsByReceiverSql,
-  enqueueDeliveries,
-  eventHeldCondition,
-  openJobCounts,
-  queueSchemaState,
-  removeReceiverJobs,
-  selectDeadLetters,
-  takeDeadLetters,
-  setAsideWaitingDeliveries,
-} from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, enqueueDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
+import { bossInstalled, openJobCounts, queueSchemaState } from '../../src/webhooks/queue/job-reads.ts';
+import { deliveryCountsByReceiverSql, removeReceiverJobs } from '../../src/webhooks/queue/receiver-jobs.ts';
+import { deadLetterDeliveries, eventsHeldByJobs } from '../../src/webhooks/queue/retention-holds.ts';
+import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/settle-jobs.ts';
 import { testDb } from '../hooks.ts';
 import { insertBareEvent, insertDeadLetter, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 
-// What queue.ts's statements read or write, by PostgreSQL type name (information_schema udt_name).
+// What webhooks/queue/'s statements read or write, by PostgreSQL type name (information_schema udt_name).
 const EXPECTED_COLUMNS: Record<string, Record<string, string>> = {
   job: {
     id: 'uuid',
@@ -125,10 +116,11 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
       const counts = await pool.query(`select * from (${deliveryCountsByReceiverSql('$1')}) c`, [receiverId]);
       expect(counts.rows).to.deep.equal([{ receiver_id: receiverId, waiting: 2, dead: 1 }]);
 
-      const held = await pool.query<{ id: string }>(`select e.id from event e where e.id = any($1::uuid[]) and ${eventHeldCondition('e')}`, [[waiting, dead, free]]);
-      expect(held.rows.map((r) => r.id).sort()).to.deep.equal([waiting, dead].sort());
-      const kept = await pool.query<{ event_id: string }>(`select a.event_id from delivery_attempt a where a.receiver_id = $1 and ${deadLetterAttemptCondition('a')}`, [receiverId]);
-      expect(kept.rows.map((r) => r.event_id)).to.deep.equal([dead]);
+      const held = await eventsHeldByJobs(pool, [waiting, dead, free]);
+      expect([...held].sort()).to.deep.equal([waiting, dead].sort());
+      const attempts = await pool.query<{ eventId: string; receiverId: string }>('select event_id as "eventId", receiver_id as "receiverId" from delivery_attempt where receiver_id = $1', [receiverId]);
+      const kept = await deadLetterDeliveries(pool, attempts.rows);
+      expect([...kept].map((key) => key.split('/')[0])).to.deep.equal([dead]);
 
       expect(await countDeadLetters(pool, receiverId)).to.equal(1);
       const [letter] = await selectDeadLetters(pool, receiverId, 10);
@@ -157,11 +149,11 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
     }
   });
 
-  it('is named by no module of src/ but queue.ts', async () => {
+  it('is named by no module of src/ but those of webhooks/queue/', async () => {
     const src = resolve(import.meta.dirname, '../../src');
     const naming: string[] = [];
     for (const file of await sourceFiles(src)) {
-      if (relative(src, file) === join('webhooks', 'queue.ts')) continue;
+      if (relative(src, file).startsWith(join('webhooks', 'queue') + '/')) continue;
       if (/BOSS_SCHEMA|pgboss\.|pg-boss\/dist/.test(await readFile(file, 'utf8'))) naming.push(relative(src, file));
     }
     expect(naming).to.deep.equal([]);

@@ -3,9 +3,9 @@
 // the others settled with it.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DELIVERY_QUEUE, type DeliveryJobData, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue.ts';
-import { createAttemptRecorder } from '../../src/webhooks/record-attempt.ts';
-import { storedExcerpt } from '../../src/webhooks/send-webhook.ts';
+import { DELIVERY_QUEUE, type DeliveryJobData, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { createAttemptRecorder } from '../../src/webhooks/delivery/record-attempt.ts';
+import { storedExcerpt } from '../../src/webhooks/delivery/send-webhook.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

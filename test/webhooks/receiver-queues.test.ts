@@ -1,6 +1,6 @@
 // The worker's per-receiver limit and prefetch (pure, no database).
 import { expect } from 'chai';
-import { createReceiverQueues } from '../../src/webhooks/receiver-queues.ts';
+import { createReceiverQueues } from '../../src/webhooks/delivery/receiver-queues.ts';
 
 const GROUP_FACTOR = 32;
 

@@ -90,6 +90,24 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     for (const out of [added, rotated, reencrypted]) expect(out.stdout + out.stderr).to.not.include(FILE_SECRET).and.not.include(STDIN_SECRET);
   });
 
+  it('adds a receiver without a secret only with --unsigned (exit 2 otherwise), and warns when it does', async () => {
+    const count = async () => (JSON.parse((await cli(['receivers', 'list', '--json'])).stdout) as unknown[]).length;
+    const before = await count();
+    const forgotten = await cli(['receivers', 'add', '--url', receiver.url]);
+    expect(forgotten.code, forgotten.stderr).to.equal(2);
+    expect(forgotten.stderr).to.match(/a signing secret is required: .*--unsigned/);
+    const both = await cli(['receivers', 'add', '--url', receiver.url, '--unsigned', '--secret', FILE_SECRET]);
+    expect(both.code, both.stderr).to.equal(2);
+    expect(both.stderr).to.match(/--unsigned contradicts the secret/);
+    expect(await count()).to.equal(before);
+
+    const meant = await cli(['receivers', 'add', '--url', receiver.url, '--unsigned', '--json']);
+    expect(meant.code, meant.stderr).to.equal(0);
+    expect(JSON.parse(meant.stdout)).to.include({ hasSecret: false });
+    expect(meant.stderr).to.match(/Warning: this receiver gets unsigned deliveries/);
+    await cli(['receivers', 'remove', (JSON.parse(meant.stdout) as { id: string }).id]);
+  });
+
   it('refuses two secret sources, none for rotate-secret, an unreadable file and an unknown id', async () => {
     const cases: [string[], number, RegExp][] = [
       [['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'], 2, /give the secret once/],

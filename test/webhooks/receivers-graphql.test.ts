@@ -5,7 +5,7 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 
 const FIELDS = 'id url hasSecret eventTypes enabled disabledReason disabledAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries createdAt';
 const CREATE = `mutation($input: CreateWebhookReceiverInput!) { createWebhookReceiver(input: $input) { ${FIELDS} } }`;

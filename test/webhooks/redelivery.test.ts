@@ -1,9 +1,9 @@
 // Redelivery and replay send the same event (id and body) again, with a fresh timestamp and signature.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue.ts';
-import { listDeadLetters, redeliverEvent, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { disableReceiver } from '../../src/webhooks/receivers.ts';
+import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts';
+import { listDeadLetters, redeliverEvent, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { disableReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';

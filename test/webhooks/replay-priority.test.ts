@@ -3,9 +3,9 @@
 // jobs of the highest priority first), and the replay itself still completes.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DEAD_LETTER_QUEUE, type DeadLetterData } from '../../src/webhooks/queue.ts';
-import { replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { DEAD_LETTER_QUEUE, type DeadLetterData } from '../../src/webhooks/queue/boss.ts';
+import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

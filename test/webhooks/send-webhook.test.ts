@@ -2,7 +2,7 @@
 // URL they were sent for (host, port, path and query), and a URL it can never send to must fail the
 // attempt with a stable error class, every time, without connecting anywhere.
 import { expect } from 'chai';
-import { createWebhookSender } from '../../src/webhooks/send-webhook.ts';
+import { createWebhookSender } from '../../src/webhooks/delivery/send-webhook.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 
 describe('webhook sender', () => {

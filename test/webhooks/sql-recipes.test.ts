@@ -2,7 +2,7 @@
 // and the replay recipe moves a dead letter back to the delivery queue as attempt 1.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 

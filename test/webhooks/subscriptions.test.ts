@@ -1,10 +1,10 @@
 // Who gets what: receivers subscribed by type (empty = all), disabled and removed receivers.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue.ts';
-import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/redeliver.ts';
-import { disableReceiver, enableReceiver, removeReceiver } from '../../src/webhooks/receivers.ts';
-import { startDeliveryWorker } from '../../src/webhooks/worker.ts';
+import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
+import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { disableReceiver, enableReceiver, removeReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

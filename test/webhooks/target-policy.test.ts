@@ -2,8 +2,8 @@
 // checked again at delivery time unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { addReceiver } from '../../src/webhooks/receivers.ts';
-import { isNonPublicAddress, parseReceiverUrl } from '../../src/webhooks/target-policy.ts';
+import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { isNonPublicAddress, parseReceiverUrl } from '../../src/webhooks/receivers/target-policy.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';

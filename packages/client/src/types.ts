@@ -11,7 +11,8 @@ export type DeadlineType = Deadline['type'];
 /** REST shows only PUBLISHED records; ARCHIVED appears in ARCHIVED event snapshots. */
 export type LearningOpportunityStatus = LearningOpportunity['status'];
 
-export type Pagination = { totalCount: number; limit: number; offset: number };
+/** `next`: the offset of the following page (a page may hold fewer than `limit` records before the end: its bytes are bounded); `hasMore`: records follow it. */
+export type Pagination = { totalCount: number; limit: number; offset: number; next?: number; hasMore?: boolean };
 
 /** `GET /v1/learning-opportunities`: ordered by updatedAt descending, then id descending. */
 export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination };

@@ -71,7 +71,7 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
   let pages = 0;
   let received = 0;
 
-  for (let offset = 0; ; offset += limit) {
+  for (let offset = 0; ; ) {
     const page = await client.listLearningOpportunities({ limit, offset }, call);
     pages++;
     const { results } = page;
@@ -87,9 +87,11 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
     }
     const totalCount = page.pagination.totalCount;
     onProgress?.({ pages, received, unique: index.size, totalCount });
-    // Stepping by `limit` (never clamped by the service); the empty page also ends a walk whose
-    // totalCount shrank or was wrong.
+    // The empty page also ends a walk whose totalCount shrank or was wrong.
     if (results.length === 0 || offset + results.length >= totalCount) break;
+    // From `next`: a page holds fewer than `limit` records before the end when its bytes reached
+    // the service's PAGE_MAX_BYTES (a service without `next` steps by `limit`, never clamped).
+    offset = page.pagination.next ?? offset + limit;
   }
 
   return { records, index, count: index.size, highestUpdatedAt, pages, received, duplicates: received - index.size };

@@ -6,8 +6,8 @@
 // `secretUnavailable` (a message without secret material) and the worker records its deliveries as
 // `secret_unavailable` attempts; every other receiver of the batch is sent as usual.
 import type { Pool } from 'pg';
-import type { DeliveryJobData } from './queue.ts';
-import { type SecretKeyring, SecretKeyError } from './secret-box.ts';
+import type { DeliveryJobData } from '../queue/boss.ts';
+import { type SecretKeyring, SecretKeyError } from '../secrets/secret-box.ts';
 
 export type EventToSend = { id: string; type: string; version: number; body: Buffer };
 export type ReceiverToSend = { id: string; url: string; secret: string | null; enabled: boolean; secretUnavailable: string | null };

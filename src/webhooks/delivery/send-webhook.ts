@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
-import { guardedLookup, isNonPublicAddress, literalHost } from './target-policy.ts';
+import { guardedLookup, isNonPublicAddress, literalHost } from '../receivers/target-policy.ts';
 
 /** What an attempt came to; `secret_unavailable` is the worker's own (nothing was sent: the receiver's secret did not open). */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable';

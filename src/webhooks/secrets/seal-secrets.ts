@@ -5,8 +5,8 @@
 // than fail every delivery of that receiver later. `receivers reencrypt` moves every secret to the
 // current key, after which SECRET_ENCRYPTION_KEY_PREVIOUS can be dropped.
 import type { Pool } from 'pg';
-import type { Logger } from '../logger.ts';
-import { inTransaction } from './pg-transaction.ts';
+import type { Logger } from '../../logger.ts';
+import { inTransaction } from '../../db/pg-transaction.ts';
 import type { SecretKeyring } from './secret-box.ts';
 
 export type ReencryptResult = { resealed: number; underCurrentKey: number; keyId: string };

@@ -3,10 +3,11 @@
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, notFound } from '../../errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
-import { inTransaction } from './pg-transaction.ts';
-import { countDeadLetters, enqueueDeliveries, REPLAY_PRIORITY, selectDeadLetters, takeDeadLetters } from './queue.ts';
+import { inTransaction } from '../../db/pg-transaction.ts';
+import { enqueueDeliveries, REPLAY_PRIORITY } from '../queue/boss.ts';
+import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../queue/dead-letters.ts';
 
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[] };
 

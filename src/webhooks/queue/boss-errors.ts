@@ -2,9 +2,16 @@
 // (supervision, monitoring, maintenance) fails on each pass: a five-second outage gave seven error
 // lines for something the service recovers from by itself. So connection failures open an outage:
 // one warning when it starts, the errors counted, and one line when none has come for QUIET_MS (the
-// database answers again). Anything else is an error line as before.
-import { isDatabaseUnavailable } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+// database answers again). Anything else is an error line as before. pg-boss's own LISTEN
+// connection (webhooks/queue/boss.ts, listenForDeliveries) reports losing the database in words of its
+// own (heartbeat timed out, connection ended): those are the same outage.
+import { isDatabaseUnavailable } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+
+/** What pg-boss's LISTEN connection says when it loses the database (it reconnects by itself). */
+const LISTENER_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended)$/;
+
+const isOutage = (error: unknown) => isDatabaseUnavailable(error) || (error instanceof Error && LISTENER_LOST.test(error.message));
 
 /** Errors of this long without another end an outage (several pg-boss passes at their slowest). */
 const QUIET_MS = 60_000;
@@ -21,7 +28,7 @@ export function createBossErrorLog(log: Logger, quietMs = QUIET_MS) {
 
   return {
     onError(error: unknown): void {
-      if (!isDatabaseUnavailable(error)) {
+      if (!isOutage(error)) {
         log.error({ err: error }, 'pg-boss error');
         return;
       }

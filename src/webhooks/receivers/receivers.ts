@@ -5,13 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { badInput, notFound } from '../errors.ts';
-import { EVENT_TYPES, type EventType } from '../events/derive-event.ts';
-import { receiversDisabled } from '../metrics.ts';
-import { inTransaction } from './pg-transaction.ts';
-import { removeReceiverJobs, setAsideWaitingDeliveries } from './queue.ts';
+import { badInput, notFound } from '../../errors.ts';
+import { EVENT_TYPES, type EventType } from '../../events/derive-event.ts';
+import { receiversDisabled } from '../../metrics.ts';
+import { inTransaction } from '../../db/pg-transaction.ts';
+import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
+import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
 import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
-import type { SecretKeyring } from './secret-box.ts';
+import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
 export type { ReceiverInfo } from './receiver-reads.ts';

@@ -1,6 +1,6 @@
 // Settles finished attempts: the attempt row, the job's deletion, each failed delivery's follow-up
 // (its next attempt, or its dead letter) and the receiver's health are written by one statement
-// (queue.ts settleJobs), so an attempt is never recorded without its follow-up, nor followed up twice.
+// (queue/settle-jobs.ts settleJobs), so an attempt is never recorded without its follow-up, nor followed up twice.
 //
 // Settlements are group-committed: while one statement runs, the next ones queue up and go together
 // in the following one, and a small group waits a few ms for more (GATHER_MS), which keeps the
@@ -8,9 +8,10 @@
 // settlements is tried alone, and only the ones that fail alone stay unsettled (their jobs are
 // handed out again when they expire: at-least-once).
 import type { Pool } from 'pg';
-import type { Logger } from '../logger.ts';
-import { reportAutomaticDisables } from './auto-disable.ts';
-import { type DeliveryJob, type DeliveryJobData, type JobSettlement, settleJobs, type SettleOutcome, type WebhookConfig } from './queue.ts';
+import type { Logger } from '../../logger.ts';
+import { reportAutomaticDisables } from '../receivers/auto-disable.ts';
+import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../queue/boss.ts';
+import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
 

@@ -1,5 +1,6 @@
 // Reads for internal readers (GraphQL): stored events and their delivery attempts, in plain SQL.
 import type { Pool } from 'pg';
+import { isoSql } from '../../db/iso-sql.ts';
 
 export type StoredEventView = { id: string; type: string; resourceId: string; occurredAt: string; body: string };
 export type AttemptView = {
@@ -15,9 +16,6 @@ export type AttemptView = {
   outcome: string;
   deadLettered: boolean;
 };
-
-/** A timestamptz as the API writes timestamps (the pool returns timestamps as database text). */
-export const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "receiverId", attempt, ${isoSql('started_at')} as "startedAt",
   duration_ms as "durationMs", status_code as "statusCode", error, response_excerpt as "responseExcerpt", outcome, dead_lettered as "deadLettered"`;

@@ -2,11 +2,11 @@
 // delivery health and how many deliveries wait or lie in the dead letters, for every receiver in
 // one statement (the counts are grouped over pg-boss's job table, not looked up per receiver).
 import type { Pool, PoolClient } from 'pg';
-import type { EventType } from '../events/derive-event.ts';
-import { isoSql } from './attempt-reads.ts';
-import { bossInstalled, deliveryCountsByReceiverSql } from './queue.ts';
-
-export type DisabledReason = 'manual' | 'failing' | 'gone';
+import type { EventType } from '../../events/derive-event.ts';
+import { isoSql } from '../../db/iso-sql.ts';
+import type { DisabledReason } from './receiver-health-sql.ts';
+import { bossInstalled } from '../queue/job-reads.ts';
+import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
 
 export type ReceiverInfo = {
   id: string;

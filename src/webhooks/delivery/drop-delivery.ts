@@ -3,8 +3,9 @@
 // event is missing (dropped; retention keeps every event a delivery refers to, so this is logged as
 // an error).
 import type { Pool } from 'pg';
-import type { Logger } from '../logger.ts';
-import { type DeliveryJob, settleJobs } from './queue.ts';
+import type { Logger } from '../../logger.ts';
+import { type DeliveryJob } from '../queue/boss.ts';
+import { settleJobs } from '../queue/settle-jobs.ts';
 
 export type DropReason = 'receiver_removed' | 'receiver_disabled' | 'event_missing';
 

@@ -4,10 +4,10 @@
 // or roll back together. A bulk write of 500 records is one receiver query and one insert of jobs.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
-import type { Orm } from '../db/orm.ts';
-import type { EventFanOut } from '../events/record-change.ts';
-import { eventsEmitted } from '../metrics.ts';
-import { enqueueDeliveries } from './queue.ts';
+import type { Orm } from '../../db/orm.ts';
+import type { EventFanOut } from '../../events/record-change.ts';
+import { eventsEmitted } from '../../metrics.ts';
+import { enqueueDeliveries } from '../queue/boss.ts';
 
 /** Enabled receivers subscribed to each of the event types $1 (an empty subscription means every type), oldest receiver first. */
 export const SUBSCRIBED_RECEIVERS_SQL = `select t.type, r.id from unnest($1::text[]) as t(type)

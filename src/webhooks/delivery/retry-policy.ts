@@ -1,7 +1,7 @@
 // What follows a failed attempt: another attempt after an exponential delay (in milliseconds, so that
 // small test values work; pg-boss's own retry delays are whole seconds), or a dead letter once
 // WEBHOOK_MAX_ATTEMPTS attempts have been made.
-import type { WebhookConfig } from './queue.ts';
+import type { WebhookConfig } from '../queue/boss.ts';
 
 /** The nominal delay after failed attempt `attempt` (1-based): base * 2^(attempt-1), capped. */
 export function nominalRetryDelayMs(attempt: number, config: Pick<WebhookConfig, 'backoffBaseMs' | 'backoffMaxMs'>): number {

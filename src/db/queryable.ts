@@ -1,0 +1,5 @@
+// What a read needs of a database handle: one `query` taking a pg query config. A pg Pool, the
+// read-replica pool (read-replicas.ts) and a read with its own timeout (timeouts.ts) all are one.
+import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
+
+export type Queryable = { query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> };

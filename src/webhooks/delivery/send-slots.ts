@@ -1,0 +1,143 @@
+// The send side of the delivery worker (worker.ts): up to WORKER_CONCURRENCY slots, each filled from
+// the receivers' queues (receiver-queues.ts) as soon as one frees up; a delivery is signed, sent
+// (send-webhook.ts), and its attempt recorded in a group (record-attempt.ts), or dropped unsent when
+// its event or receiver is gone or its receiver disabled (drop-delivery.ts). Counts live in
+// in-flight.ts; the worker decides when to fetch and when to stop.
+import type { Pool } from 'pg';
+import type { Logger } from '../../logger.ts';
+import { deliveryAttempts, deliveryDuration } from '../../metrics.ts';
+import type { DeliveryJob, WebhookConfig } from '../queue/boss.ts';
+import { dropDelivery } from './drop-delivery.ts';
+import type { InFlight } from './in-flight.ts';
+import type { EventToSend, ReceiverToSend } from './load-targets.ts';
+import type { createReceiverQueues } from './receiver-queues.ts';
+import { type AttemptRecorder, createAttemptRecorder } from './record-attempt.ts';
+import type { NextStep } from './retry-policy.ts';
+import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
+// The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
+// the service signs with the code its consumers verify with.
+import { deliveryHeaders } from '@lods/receiver-kit';
+
+/** A fetched job with what sending it needs (undefined: its event or receiver is gone). */
+export type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
+export type ReceiverQueues = ReturnType<typeof createReceiverQueues<Item>>;
+
+/** The attempt recorded when a receiver's secret does not open: nothing was sent. */
+const SECRET_UNAVAILABLE: SendResult = { outcome: 'secret_unavailable', statusCode: null, error: 'secret_unavailable', responseExcerpt: null, durationMs: 0 };
+
+export type SendSlotsDeps = {
+  pool: Pool;
+  config: WebhookConfig;
+  logger: Logger;
+  queues: ReceiverQueues;
+  inFlight: InFlight;
+  /** True once the worker is stopping: no new send starts. */
+  closing: () => boolean;
+  /** Hands claims back to the queue (never rejects). */
+  handBack: (items: Item[]) => Promise<void>;
+  /** Wakes the worker's pump (a slot freed up). */
+  wake: () => void;
+  /** A retry was committed, due at `at` (ms since the epoch). */
+  retryAt: (at: number) => void;
+};
+
+export class SendSlots {
+  readonly #deps: SendSlotsDeps;
+  readonly #sender: WebhookSender;
+  readonly #recorder: AttemptRecorder;
+
+  constructor(deps: SendSlotsDeps) {
+    const { config } = deps;
+    this.#deps = deps;
+    this.#sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
+    this.#recorder = createAttemptRecorder({
+      pool: deps.pool,
+      config,
+      logger: deps.logger,
+      onCommitted: (settled) => {
+        const now = Date.now();
+        for (const s of settled) if (s.next.kind === 'retry') deps.retryAt(now + s.next.delayMs);
+      },
+    });
+  }
+
+  /** Commits the attempts still being recorded and closes the sender's sockets. */
+  async close(): Promise<void> {
+    await this.#recorder.drain();
+    this.#sender.close();
+  }
+
+  /** Starts a delivery for every free slot, from the receivers' queues. */
+  dispatch(): void {
+    while (!this.#deps.closing() && this.#deps.inFlight.sending < this.#deps.config.workerConcurrency) {
+      const item = this.#deps.queues.next();
+      if (!item) return;
+      this.#deps.inFlight.startSending();
+      void this.#deliver(item);
+    }
+  }
+
+  /** Sends one delivery (or drops it: event or receiver gone, receiver disabled) and records the attempt. */
+  async #deliver({ job, event, receiver }: Item): Promise<void> {
+    const { eventId, receiverId, attempt } = job.data;
+    // Not a child logger: creating one per delivery costs more than the signing.
+    const ids = { eventId, receiverId, attempt };
+    let sent = false;
+    try {
+      if (!event || !receiver || !receiver.enabled) {
+        const reason = !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled';
+        await dropDelivery({ pool: this.#deps.pool, job, reason, logger: this.#deps.logger.child(ids) });
+        return;
+      }
+      const startedAt = new Date();
+      // A receiver whose secret does not open here (load-targets.ts) is not sent to: the attempt is
+      // recorded as secret_unavailable (retried, then dead-lettered, as any failure).
+      const cannotSign = receiver.secretUnavailable !== null;
+      let result = SECRET_UNAVAILABLE;
+      if (!cannotSign) {
+        const headers = deliveryHeaders({ eventId, eventType: event.type, resourceVersion: event.version, body: event.body, secret: receiver.secret, timestamp: startedAt.getTime() });
+        result = await this.#sender.send(receiver.url, headers, event.body);
+        deliveryDuration.observe(result.durationMs / 1000);
+      }
+      sent = true;
+      this.#deps.inFlight.sent();
+      void this.#deps.handBack(this.#deps.queues.done(receiverId, cannotSign ? null : result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      this.dispatch();
+      const next = await this.#record(job, startedAt, result);
+      this.#logOutcome(ids, result, next, cannotSign);
+    } catch (error) {
+      this.#deps.logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
+    } finally {
+      if (!sent) {
+        this.#deps.inFlight.sent();
+        this.#deps.queues.done(receiverId, null, false);
+        this.dispatch();
+      }
+      this.#deps.wake();
+    }
+  }
+
+  /** Records a sent attempt (grouped with others by the recorder) and counts its outcome. */
+  async #record(job: DeliveryJob, startedAt: Date, result: SendResult): Promise<NextStep> {
+    const { receiverId } = job.data;
+    this.#deps.inFlight.startRecording(receiverId);
+    let next: NextStep | undefined;
+    try {
+      next = await this.#recorder.record({ job, data: job.data, startedAt, result });
+      return next;
+    } finally {
+      this.#deps.inFlight.recorded(receiverId);
+      // The last failed attempt is counted as "dead", so that the outcomes still sum to the attempts.
+      deliveryAttempts.inc({ outcome: next?.kind === 'dead' ? 'dead' : result.outcome });
+    }
+  }
+
+  #logOutcome(ids: { eventId: string; receiverId: string; attempt: number }, result: SendResult, next: NextStep, cannotSign: boolean): void {
+    const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+    // Its receiver's one warning (the worker's reportSecrets) stands for these.
+    if (cannotSign) this.#deps.logger.debug({ ...fields, next: next.kind }, "delivery not sent: its receiver's secret cannot be opened");
+    else if (next.kind === 'dead') this.#deps.logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
+    else if (next.kind === 'retry') this.#deps.logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
+    else this.#deps.logger.debug(fields, 'delivery attempt finished');
+  }
+}

@@ -1,0 +1,34 @@
+// A receiver's jobs in both queues: removed with the receiver, and counted for the receiver reads.
+import type { Db } from 'pg-boss';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, QUEUES_SQL } from './boss.ts';
+import { INSTALLED_SQL } from './job-reads.ts';
+
+/**
+ * Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many.
+ * Raw: selected by job data across both queues; deleteJob() takes ids.
+ */
+export async function removeReceiverJobs(db: Db, receiverId: string): Promise<number> {
+  // pg-boss installs its schema on its first start; before that there is nothing to remove.
+  const { rows: installed } = await db.executeSql(INSTALLED_SQL);
+  if (installed.length === 0) return 0;
+  const { rows } = await db.executeSql(
+    `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
+    [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
+  );
+  return rows[0].n as number;
+}
+
+/**
+ * SQL subquery: per receiver (`receiver_id`, text), its waiting deliveries (not yet in flight) and its
+ * dead letters, of the receiver whose id is in the parameter `receiverParam` (e.g. '$1'), or of all
+ * when that parameter is null.
+ * Raw: joined with the receiver table in one statement; pg-boss counts per queue, not per job data.
+ */
+export function deliveryCountsByReceiverSql(receiverParam: string): string {
+  return `select data->>'receiverId' as receiver_id,
+                 count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
+                 count(*) filter (where name = '${DEAD_LETTER_QUEUE}' and state = 'created')::int as dead
+            from ${BOSS_SCHEMA}.job
+           where name in ${QUEUES_SQL} and state < 'active' and (${receiverParam}::text is null or data->>'receiverId' = ${receiverParam})
+           group by 1`;
+}

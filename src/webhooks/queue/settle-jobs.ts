@@ -1,0 +1,156 @@
+// Settling claimed delivery jobs in one statement (the attempt row, the job's deletion, the next
+// attempt or a dead letter, the receivers' health), and setting a disabled receiver's waiting
+// deliveries aside as dead letters. Raw SQL on pgboss.job: pg-boss cannot do either in one round trip.
+import type { PoolClient } from 'pg';
+import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
+import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
+import { bossInstalled } from './job-reads.ts';
+
+/** One finished (or dropped) claim to settle: its fetched attempt, what to record, what follows. */
+export type JobSettlement = {
+  job: { id: string; retryCount: number };
+  data: DeliveryJobData;
+  /** The attempt row to insert, or null for a delivery dropped unsent. */
+  attempt: { startedAt: Date; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null; outcome: string } | null;
+  /** What follows if the claim is still ours: nothing, the next attempt, or a dead letter. */
+  next: { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason?: string };
+};
+/** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
+export type SettleOutcome = { held: boolean; receiverExists: boolean };
+/** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
+export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
+/** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
+export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
+
+// A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
+// letters: over a relation `disabled (id)`, in the settling statement (receivers a settlement
+// disables) and in setAsideWaitingDeliveries (an operator's disable). A job being fetched
+// concurrently is locked by the fetch (SKIP LOCKED there), so the delete waits and then skips it as
+// active: sent or set aside, never both. The gate keeps the scan of the queue from running when
+// nothing was disabled.
+const SET_ASIDE_CTE = `set_aside as (
+    delete from ${BOSS_SCHEMA}.job j
+     where (select count(*) from disabled) > 0
+       and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
+    returning (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
+
+// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason)`: the next
+// attempt ('retry') or a dead letter ('dead', `attempt` being the attempts made), with the queue's
+// own settings (what boss.insert() writes; boss-schema.test.ts compares the two).
+const FOLLOW_UPS_CTE = `followed as (
+    insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
+                                    retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
+    select q.name,
+           case when f.next = 'retry' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
+                else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
+           case when f.next = 'retry' then f.receiver_id::text end,
+           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
+           q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+      from follow f
+      cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
+
+const SET_ASIDE_SQL = `
+  with disabled as (select unnest($1::uuid[]) as id),
+  ${SET_ASIDE_CTE},
+  follow as (select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason from set_aside),
+  ${FOLLOW_UPS_CTE}
+  select count(*)::int as n from set_aside`;
+
+/**
+ * Moves the waiting deliveries of `receiverIds` (just disabled by the caller, in its transaction
+ * `client`) to the dead letters, replayable with `deliveries replay-dead` after `enable`; returns
+ * how many. Jobs in flight are not touched: their follow-up meets the disabled receiver in the
+ * worker (drop-delivery.ts). Raw: pg-boss has no "delete queued jobs matching data" call, and
+ * finding ids first would race the fetch.
+ */
+export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<number> {
+  // pg-boss installs its schema on its first start; before that no delivery waits.
+  if (receiverIds.length === 0 || !(await bossInstalled(client))) return 0;
+  const { rows } = await client.query<{ n: number }>({ name: 'webhook-set-aside', text: SET_ASIDE_SQL, values: [receiverIds] });
+  return rows[0]!.n;
+}
+
+// One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced delete of the claimed
+// jobs (state active at the fetched retry count: a job that expired and was handed to another worker
+// is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
+// for claims still ours whose receiver exists, the follow-up job with the queue's own settings
+// (what boss.insert() writes; the schema test compares the two), the receivers' health from the
+// recorded attempts (receiver-health-sql.ts), and, for a receiver that this disables, its waiting
+// deliveries moved to the dead letters (SET_ASIDE_CTE, as for an operator's disable). `id = any($1)`
+// makes the delete a primary-key lookup per job rather than a scan of the queue's whole backlog.
+const SETTLE_SQL = `
+  with s as (
+    select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[])
+      with ordinality as s (job_id, retry_count, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
+                            error, excerpt, outcome, next, delay_ms, reason, record, n)),
+  held as (
+    delete from ${BOSS_SCHEMA}.job j using s
+     where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.id = s.job_id and j.state = 'active' and j.retry_count = s.retry_count
+    returning j.id),
+  k as (
+    select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists from s),
+  recorded as (
+    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
+    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
+      from k where record and receiver_exists),
+  health_in as (
+    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at from k where record and receiver_exists),
+  ${receiverHealthCtes('$16')},
+  disabled as (
+    select id from health_next where reason is not null),
+  -- A receiver disabled here: its waiting deliveries become dead letters in this statement, and so
+  -- does the retry that one of its attempts would have enqueued.
+  ${SET_ASIDE_CTE},
+  follow as (
+    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason
+      from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
+    union all
+    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end
+      from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
+    union all
+    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled' from set_aside),
+  ${FOLLOW_UPS_CTE}
+  select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
+         (select count(*)::int from set_aside) as "setAside"
+    from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
+   order by k.n`;
+
+type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number };
+
+/**
+ * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
+ * settlement, in order, and the receivers the recorded attempts disabled (`disableAfterHours`:
+ * WEBHOOK_DISABLE_AFTER_HOURS; omitted, failures never disable).
+ */
+export async function settleJobs(
+  db: { query: (query: { name: string; text: string; values: unknown[] }) => Promise<{ rows: SettleRow[] }> },
+  settlements: readonly JobSettlement[],
+  options: { disableAfterHours?: number } = {},
+): Promise<SettleResult> {
+  const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
+  // Named: prepared once per connection, instead of parsed and planned on every settlement.
+  const { rows } = await db.query({ name: 'webhook-settle', text: SETTLE_SQL, values: [
+    column((s) => s.job.id),
+    column((s) => s.job.retryCount),
+    column((s) => s.data.eventId),
+    column((s) => s.data.receiverId),
+    column((s) => s.data.attempt),
+    column((s) => s.attempt?.startedAt ?? null),
+    column((s) => s.attempt?.durationMs ?? null),
+    column((s) => s.attempt?.statusCode ?? null),
+    column((s) => s.attempt?.error ?? null),
+    column((s) => s.attempt?.excerpt ?? null),
+    column((s) => s.attempt?.outcome ?? null),
+    column((s) => s.next.kind),
+    column((s) => (s.next.kind === 'retry' ? s.next.delayMs : 0)),
+    column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
+    column((s) => s.attempt !== null),
+    options.disableAfterHours ?? null,
+  ] });
+  const disabled = new Map<string, DisabledReceiver>();
+  for (const r of rows) if (r.disabledId && r.reason) disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
+  return { outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })), disabled: [...disabled.values()], setAside: rows[0]?.setAside ?? 0 };
+}
