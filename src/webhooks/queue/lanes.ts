@@ -83,14 +83,21 @@ const ENQUEUE_SQL = `
     select receiver_id, event_id from superseded_here
     union all select receiver_id, event_id from dropped_heads
     union all select receiver_id, unnest(replaced) from lanes),
-  recorded as (
-    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
-    select s.event_id, s.receiver_id, 1, now(), 0, 'superseded' from superseded s where exists (select 1 from event e where e.id = s.event_id)),
   woken as (
     select pg_notify(${NOTIFY_CHANNEL_SQL}, '${DELIVERY_QUEUE}') from (select 1 from jobs limit 1) any_job)
   select (select count(*)::int from d) - (select count(*)::int from superseded_here) as queued,
          (select count(*)::int from superseded_here) as superseded,
+         (select array_agg(event_id) from superseded) as superseded_events,
+         (select array_agg(receiver_id) from superseded) as superseded_receivers,
          (select count(*)::int from woken) as woken`;
+
+// The `superseded` attempt rows, written by a statement of their own only when there are any: an
+// insert into delivery_attempt in every enqueueing statement would make each writer take that
+// table's lock.
+const RECORD_SUPERSEDED_SQL = `
+  insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
+  select s.event_id, s.receiver_id, 1, now(), 0, 'superseded' from unnest($1::uuid[], $2::uuid[]) as s (event_id, receiver_id)
+   where exists (select 1 from event e where e.id = s.event_id) and exists (select 1 from receiver r where r.id = s.receiver_id)`;
 
 /** A delivery to enqueue: an event to a receiver (attempt 1), with an optional pg-boss priority. */
 export type OrderedDelivery = { eventId: string; receiverId: string; priority?: number };
@@ -108,7 +115,8 @@ export type RunQuery = (text: string, values: unknown[]) => Promise<{ rows: unkn
 export async function enqueueOrdered(run: RunQuery, deliveries: readonly OrderedDelivery[], options: { replay?: boolean } = {}): Promise<EnqueueResult> {
   if (deliveries.length === 0) return { queued: 0, superseded: 0 };
   const { rows } = await run(ENQUEUE_SQL, [deliveries.map((d) => d.eventId), deliveries.map((d) => d.receiverId), deliveries.map((d) => d.priority ?? 0), options.replay ?? false]);
-  const row = rows[0] as { queued: number; superseded: number };
+  const row = rows[0] as { queued: number; superseded: number; superseded_events: string[] | null; superseded_receivers: string[] | null };
+  if (row.superseded_events?.length) await run(RECORD_SUPERSEDED_SQL, [row.superseded_events, row.superseded_receivers]);
   return { queued: row.queued, superseded: row.superseded };
 }
 
