@@ -21,8 +21,9 @@ import { CliError, cliLogger, output, table, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+const MODE_HELP = 'all-events (every event, in order per record) or latest-state (only the newest waiting event of a record is sent)';
 const describe = (r: ReceiverInfo) =>
-  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? 'signed' : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'}, mode: ${r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events'})`;
 
 /** The pool, the secret keyring and the target policy, as the service has them. */
 async function receiverDeps(config: Config, db: Database) {
@@ -42,8 +43,9 @@ export function registerReceiverCommands(program: Command, config: Config): void
   )
     .option('--unsigned', 'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)')
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
+    .option('--mode <mode>', MODE_HELP, 'all-events')
     .option('--json', 'print JSON only')
-    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; json?: boolean }) => {
+    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; mode: string; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
       // An unsigned receiver is a choice, never the result of a forgotten option.
       if (secret === undefined && !opts.unsigned) {
@@ -51,7 +53,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
       }
       if (secret !== undefined && opts.unsigned) throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
       if (opts.unsigned) process.stderr.write('Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n');
-      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type }));
+      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type, mode: opts.mode }));
       output(opts.json, added, () => `Added receiver ${describe(added)}.`);
     });
 
@@ -61,7 +63,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const list = await withDatabase(config, (db) => listReceivers({ pool: db.pool }));
-      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
+      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'eventTypes', 'deliveryMode', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
       output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), columns));
     });
 
@@ -72,10 +74,11 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
     .option('--all-types', 'subscribe to every type')
+    .option('--mode <mode>', MODE_HELP)
     .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; json?: boolean }) => {
+    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; mode?: string; json?: boolean }) => {
       const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
-      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types }));
+      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types, mode: opts.mode }));
       output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
     });
 

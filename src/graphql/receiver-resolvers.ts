@@ -6,7 +6,7 @@ import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceiver
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;
-type Input = { url?: string | null; secret?: string | null; types?: string[] | null };
+type Input = { url?: string | null; secret?: string | null; types?: string[] | null; deliveryMode?: string | null };
 
 export function receiverResolvers(deps: ReceiverDeps) {
   const manage = <T>(run: (args: Args) => Promise<T>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
@@ -20,8 +20,8 @@ export function receiverResolvers(deps: ReceiverDeps) {
       webhookReceiver: manage((args) => getReceiver(deps, parseId(args.id))),
     },
     Mutation: {
-      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [] })),
-      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types })),
+      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [], mode: input(args).deliveryMode })),
+      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types, mode: input(args).deliveryMode })),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
       enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
       deleteWebhookReceiver: manage(async (args) => {

@@ -11,7 +11,7 @@ import { receiversDisabled } from '../../metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
-import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { DELIVERY_MODES, type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
@@ -35,6 +35,14 @@ export function parseSecret(secret: string): string {
   return secret;
 }
 
+/** ALL_EVENTS / LATEST_STATE (GraphQL) or all-events / latest-state (CLI). */
+export function parseDeliveryMode(value: string): DeliveryMode {
+  const mode = value.toUpperCase().replaceAll('-', '_');
+  if (!(DELIVERY_MODES as readonly string[]).includes(mode)) throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
+  return mode as DeliveryMode;
+}
+const modeColumn = (mode: DeliveryMode | null) => (mode === null ? null : mode.toLowerCase());
+
 async function one(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
   const [receiver] = await readReceivers(deps.pool, id);
   if (!receiver) throw notFound(`Receiver ${id}`);
@@ -52,29 +60,40 @@ export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string):
 
 export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
-  input: { url: string; secret?: string | null; types?: readonly string[] },
+  input: { url: string; secret?: string | null; types?: readonly string[]; mode?: string | null },
 ): Promise<ReceiverInfo> {
   const url = parseReceiverUrl(input.url, deps);
   const secret = input.secret === undefined || input.secret === null ? null : parseSecret(input.secret);
   const eventTypes = parseEventTypes(input.types ?? []);
+  const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   await deps.pool.query(
     `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at) values ($1, $2, $3, $4, $5, true, now())`,
     [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes],
   );
+  if (mode !== 'ALL_EVENTS') await deps.pool.query(`update receiver set delivery_mode = $2 where id = $1`, [id, modeColumn(mode)]);
   return await one(deps, id);
 }
 
-/** Changes the URL and/or the subscribed types (an empty list = every type); deliveries already queued keep going. */
+/**
+ * Changes the URL, the subscribed types (an empty list = every type) and/or the delivery mode;
+ * deliveries already queued keep going (a change to LATEST_STATE applies from the next event on).
+ */
 export async function updateReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets'>,
   id: string,
-  input: { url?: string | null; types?: readonly string[] | null },
+  input: { url?: string | null; types?: readonly string[] | null; mode?: string | null },
 ): Promise<ReceiverInfo> {
   const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
   const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
-  const { rowCount } = await deps.pool.query(`update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types) where id = $1`, [id, url, eventTypes]);
+  const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
+  const { rowCount } = await deps.pool.query(`update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types), delivery_mode = coalesce($4, delivery_mode) where id = $1`, [
+    id,
+    url,
+    eventTypes,
+    modeColumn(mode),
+  ]);
   if (!rowCount) throw notFound(`Receiver ${id}`);
   return await one(deps, id);
 }
