@@ -153,6 +153,7 @@ export class DeliveryLoop {
       handBack: (items) => this.#handBack(items),
       wake: this.#pump.wake,
       retryAt: (at) => this.#retryTimers.wakeAt(at),
+      claimed: (jobs) => this.#takeClaimed(jobs),
     });
   }
 
@@ -200,6 +201,17 @@ export class DeliveryLoop {
   /** No more fetching or sending: stop() has begun. */
   #closing(): boolean {
     return this.#mode === 'stopping' || this.#mode === 'stopped';
+  }
+
+  /** Deliveries a settlement moved up and claimed for this worker: queued like a fetched batch (handed back when stopping). */
+  #takeClaimed(jobs: DeliveryJob[]): void {
+    if (this.#closing()) {
+      void this.#handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
+      return;
+    }
+    const load = this.#queueBatch(jobs);
+    this.#loads.push(load);
+    void load.finally(() => this.#loads.splice(this.#loads.indexOf(load), 1));
   }
 
   async #sweepLanes(untouchedForMs: number): Promise<void> {

@@ -137,8 +137,9 @@ export const LANES_ASIDE_CTE = `lanes_aside as (
 
 export const LANE_CTES = `
   lane_locked as materialized (
-    select l.receiver_id, l.resource_id, k.next, k.next_job, k.outcome = 'success' as ok, e.version,
-           (k.receiver_id in (select id from disabled) or not coalesce(r.enabled, false)) as stop
+    select l.receiver_id, l.resource_id, k.job_id, k.next, k.next_job, k.outcome = 'success' as ok, e.version,
+           (k.receiver_id in (select id from disabled) or not coalesce(r.enabled, false)) as stop,
+           coalesce(r.delivery_mode = 'latest_state', false) as latest, cardinality(l.waiting) as waiting_n
       from k
       join delivery_lane l on l.head_job = k.job_id
       left join event e on e.id = k.event_id
@@ -146,17 +147,21 @@ export const LANE_CTES = `
      where k.held
      order by l.receiver_id, l.resource_id
        for update of l),
+  -- keep: a retry stays the head, unless a newer event waits behind it for a LATEST_STATE receiver
+  -- (then the retry is superseded: not enqueued, and the newer one moves up).
+  lane_next as materialized (
+    select x.*, x.next = 'retry' and not x.stop and not (x.latest and x.waiting_n > 0) as keep from lane_locked x),
   lane_moved as (
     update delivery_lane l set
-      head_job = case when x.stop then null when x.next = 'retry' then x.next_job when cardinality(l.waiting) = 0 then null else x.next_job end,
-      head_event = case when x.stop then null when x.next = 'retry' then l.head_event when cardinality(l.waiting) = 0 then null else l.waiting[1] end,
-      waiting = case when x.stop then '{}' when x.next = 'retry' then l.waiting else l.waiting[2:] end,
+      head_job = case when x.stop then null when x.keep then x.next_job when cardinality(l.waiting) = 0 then null else x.next_job end,
+      head_event = case when x.stop then null when x.keep then l.head_event when cardinality(l.waiting) = 0 then null else l.waiting[1] end,
+      waiting = case when x.stop then '{}' when x.keep then l.waiting else l.waiting[2:] end,
       replaced = case when x.stop then l.waiting else '{}' end,
       delivered_version = case when x.ok then greatest(l.delivered_version, x.version) else l.delivered_version end,
       touched_at = now()
-      from lane_locked x
+      from lane_next x
      where l.receiver_id = x.receiver_id and l.resource_id = x.resource_id
-    returning l.receiver_id, l.head_job, l.head_event, x.next = 'retry' and not x.stop as retried, l.replaced),
+    returning l.receiver_id, l.head_job, l.head_event, x.keep as retried, x.next = 'retry' and not x.keep and not x.stop as superseded_retry, x.job_id as settled_job, l.replaced),
   ${LANES_ASIDE_CTE},
   lane_promoted as (
     select head_event as event_id, receiver_id, head_job as job_id from lane_moved where not retried and head_job is not null),

@@ -4,7 +4,7 @@
 import type { PoolClient } from 'pg';
 import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob, type DeliveryJobData } from './boss.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
@@ -22,7 +22,8 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
 export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
-export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
+/** `claimed`: with `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or hand them back). */
+export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number; claimed: DeliveryJob[] };
 
 // A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
 // letters: over a relation `disabled (id)`, in the settling statement (receivers a settlement
@@ -37,20 +38,26 @@ const SET_ASIDE_CTE = `set_aside as (
     returning j.id as job_id, (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
 
 // The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id)`: the
-// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0), or a
+// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0; or
+// 'claim': the same, inserted already claimed by the settling worker, as a fetch would, so that it
+// is sent without waiting for a fetch), or a
 // dead letter ('dead', `attempt` being the attempts made), with the queue's own settings (what
 // boss.insert() writes; boss-schema.test.ts compares the two). `job_id`, when given, is the new job's
 // id (a lane's new head, lanes.ts).
 const FOLLOW_UPS_CTE = `followed as (
-    insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, ${JOB_SETTINGS_COLUMNS})
+    insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, state, started_on, heartbeat_on, ${JOB_SETTINGS_COLUMNS})
     select coalesce(f.job_id, gen_random_uuid()), q.name,
            case when f.next <> 'dead' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
                 else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
            case when f.next <> 'dead' then f.receiver_id::text end,
-           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', ${jobSettings('q')}
+           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second',
+           (case when f.next = 'claim' then 'active' else 'created' end)::${BOSS_SCHEMA}.job_state,
+           case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end, case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end,
+           ${jobSettings('q')}
       from follow f
       cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
-      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
+    returning id, name, data, state, expire_seconds, group_id)`;
 
 const SET_ASIDE_SQL = `
   with disabled as (select unnest($1::uuid[]) as id),
@@ -117,22 +124,25 @@ const SETTLE_SQL = `
   follow as (
     select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id
       from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
+       and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
     select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null
       from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
     union all
     select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null from set_aside
     union all
-    select event_id, receiver_id, 0, 'promote', 0, null, job_id from lane_promoted
+    select event_id, receiver_id, 0, case when $17::boolean then 'claim' else 'promote' end, 0, null, job_id from lane_promoted
     union all
     select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lane_set_aside),
   ${FOLLOW_UPS_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
-         (select count(*)::int from set_aside) as "setAside"
+         (select count(*)::int from set_aside) as "setAside",
+         (select json_agg(json_build_object('id', id, 'name', name, 'data', data, 'retryCount', 0, 'expireInSeconds', expire_seconds, 'heartbeatSeconds', null, 'groupId', group_id))
+            from followed where state = 'active') as claimed
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
    order by k.n`;
 
-type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number };
+type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number; claimed: DeliveryJob[] | null };
 
 /**
  * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
@@ -142,7 +152,7 @@ type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledRe
 export async function settleJobs(
   db: { query: (query: { name: string; text: string; values: unknown[] }) => Promise<{ rows: SettleRow[] }> },
   settlements: readonly JobSettlement[],
-  options: { disableAfterHours?: number } = {},
+  options: { disableAfterHours?: number; claim?: boolean } = {},
 ): Promise<SettleResult> {
   const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
   // Named: prepared once per connection, instead of parsed and planned on every settlement.
@@ -163,8 +173,14 @@ export async function settleJobs(
     column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
     column((s) => s.attempt !== null),
     options.disableAfterHours ?? null,
+    options.claim ?? false,
   ] });
   const disabled = new Map<string, DisabledReceiver>();
   for (const r of rows) if (r.disabledId && r.reason) disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
-  return { outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })), disabled: [...disabled.values()], setAside: rows[0]?.setAside ?? 0 };
+  return {
+    outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })),
+    disabled: [...disabled.values()],
+    setAside: rows[0]?.setAside ?? 0,
+    claimed: rows[0]?.claimed ?? [],
+  };
 }
