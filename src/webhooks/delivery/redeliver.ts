@@ -19,7 +19,7 @@ export type Redelivery = { eventId: string; eventType: string; receiverIds: stri
 
 /** Enqueues `eventId` for one receiver, or for every enabled receiver subscribed to its type. */
 export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId: string, receiverId?: string, options: { includeSuperseded?: boolean } = {}): Promise<Redelivery> {
-  return await inTransaction(deps.pool, async (client, db) => {
+  return await inTransaction(deps.pool, async (client) => {
     const event = (await client.query<{ type: string }>('select type from event where id = $1', [eventId])).rows[0];
     if (!event) throw notFound(`Event ${eventId}`);
     let receiverIds: string[];
