@@ -37,6 +37,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     expect(Object.keys(created).toSorted()).to.deep.equal([
       'createdAt',
       'deadDeliveries',
+      'deliveryMode',
       'disabledAt',
       'disabledReason',
       'enabled',
