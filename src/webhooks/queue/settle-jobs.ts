@@ -134,6 +134,11 @@ const SETTLE_SQL = `
     select event_id, receiver_id, 0, case when $17::boolean then 'claim' else 'promote' end, 0, null, job_id from lane_promoted
     union all
     select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lane_set_aside),
+  -- A LATEST_STATE retry that a newer waiting event superseded: its next attempt is not made.
+  superseded_retries as (
+    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
+    select k.event_id, k.receiver_id, k.attempt + 1, now(), 0, 'superseded'
+      from k join lane_moved m on m.settled_job = k.job_id where m.superseded_retry),
   ${FOLLOW_UPS_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
          (select count(*)::int from set_aside) as "setAside",
