@@ -23,6 +23,8 @@ export type Producer = 'catalog' | 'recorder';
 export type Draft = { id: string; doc: string };
 /** resource id -> epoch ms (fractional) when its transaction had committed. */
 export type CommitTimes = Map<string, number>;
+/** A change of a published record to another version (an UPDATED event), for the ordering rows. */
+export type Update = { id: string; before: string; after: string };
 export type ProduceOptions = { producer: Producer; streams: number; batch: number; /** changes/s to aim for; 0 = unpaced */ rate: number };
 
 const now = () => performance.timeOrigin + performance.now();
@@ -55,6 +57,22 @@ export async function startServiceSide(options: { db: Database; config: Config['
     });
     const t = now();
     for (const d of chunk) committed.set(d.id, t);
+  }
+
+  /** Commits `updates` `batch` per transaction in `streams` streams (a transaction never holds two of one record). */
+  async function commitUpdates(updates: readonly Update[], options: { streams: number; batch: number }): Promise<void> {
+    let next = 0;
+    const stream = async () => {
+      while (next < updates.length) {
+        const chunk = updates.slice(next, next + options.batch);
+        next += options.batch;
+        await db.orm.em.fork().transactional(async (em) => {
+          const at = new Date();
+          await recordChange(em, chunk.map((u) => ({ resourceId: u.id, before: { status: 'PUBLISHED' as const, doc: u.before }, after: { status: 'PUBLISHED' as const, doc: u.after }, at })));
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: options.streams }, stream));
   }
 
   async function produce(drafts: readonly Draft[], produceOptions: ProduceOptions): Promise<CommitTimes> {
@@ -102,6 +120,10 @@ export async function startServiceSide(options: { db: Database; config: Config['
       await startWorker();
       return startedAt;
     },
+    /** Commits UPDATED changes (worker state unchanged). */
+    commitUpdates,
+    /** Stops the worker (an outage, or a backlog about to be built). */
+    stopWorker,
     async stop(): Promise<void> {
       await stopWorker();
       await boss.stop({ graceful: true, close: true });

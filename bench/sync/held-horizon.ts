@@ -40,7 +40,7 @@ export async function measureHeldHorizon(api: Api, pool: Pool, url: string, key:
     const id = crypto.randomUUID();
     const resourceId = crypto.randomUUID();
     const at = new Date();
-    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, doc: null })]);
+    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null })]);
     await sleep(1000);
     const waitingPerSecond = await rate();
     const ended = performance.now();

@@ -26,7 +26,7 @@ export async function measureWakeLatency(api: Api, pool: Pool, key: string, roun
       const id = crypto.randomUUID();
       const resourceId = crypto.randomUUID();
       const at = new Date();
-      await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, doc: null })]);
+      await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null })]);
       committing = performance.now();
       await client.query('commit');
     } finally {

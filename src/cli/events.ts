@@ -1,4 +1,4 @@
-// events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID]
+// events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID] [--include-superseded]
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { parseId } from '../ids.ts';
@@ -35,14 +35,16 @@ export function registerEventCommands(program: Command, config: Config): void {
     .description('send a stored event again (same id and body, fresh timestamp and signature)')
     .argument('<eventId>', 'event id (x-service-event-id)')
     .option('--receiver <id>', 'only to this receiver (default: every enabled receiver subscribed to the type)')
+    .option('--include-superseded', 'send it even to receivers that already have a newer delivery of the record (delivered or pending)')
     .option('--json', 'print JSON only')
-    .action(async (eventId: string, opts: { receiver?: string; json?: boolean }) => {
+    .action(async (eventId: string, opts: { receiver?: string; includeSuperseded?: boolean; json?: boolean }) => {
       const id = parseId(eventId, 'eventId');
       const receiverId = opts.receiver === undefined ? undefined : parseId(opts.receiver, 'receiver');
-      const result = await withDatabase(config, (db) => withBoss(config, db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId)));
+      const result = await withDatabase(config, (db) => withBoss(config, db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId, { includeSuperseded: opts.includeSuperseded })));
       output(opts.json, result, () =>
         result.receiverIds.length
-          ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}.`
+          ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length - result.superseded} of ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}` +
+            (result.superseded ? `; ${result.superseded} skipped as superseded (a newer delivery of the record; --include-superseded sends it anyway).` : '.')
           : `No enabled receiver is subscribed to ${result.eventType}; nothing queued.`,
       );
     });

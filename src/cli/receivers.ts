@@ -26,8 +26,9 @@ import { addSecretOptions, readSecretOption, type SecretOptions } from './secret
 import { withBoss } from './with-boss.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+const MODE_HELP = 'all-events (every event, in order per record) or latest-state (only the newest waiting event of a record is sent)';
 const describe = (r: ReceiverInfo) =>
-  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'})`;
+  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'}, mode: ${r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events'})`;
 const schemeOption = () => new Option('--scheme <scheme>', 'how deliveries are signed: service-v1 (SPEC.md section 6, the default) or standard-webhooks (standardwebhooks.com)').choices(SIGNATURE_SCHEMES);
 /** The text after a change: a secret the service generated is printed once, with what to do with it. */
 const shown = (text: string, r: ReceiverInfo & { secret?: string }) =>
@@ -56,8 +57,9 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--unsigned', 'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)')
     .option('--type <type>', `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`, collect, [])
     .addOption(schemeOption())
+    .option('--mode <mode>', MODE_HELP, 'all-events')
     .option('--json', 'print JSON only')
-    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; scheme?: string; json?: boolean }) => {
+    .action(async (opts: SecretOptions & { url: string; unsigned?: boolean; type: string[]; scheme?: string; mode: string; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
       const standard = opts.scheme === 'standard-webhooks';
       if (standard && opts.unsigned) throw new CliError('--unsigned contradicts --scheme standard-webhooks: its deliveries are always signed (without a secret given, one is generated)', 2);
@@ -67,7 +69,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
       }
       if (secret !== undefined && opts.unsigned) throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
       if (opts.unsigned) process.stderr.write('Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n');
-      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type, scheme: opts.scheme }));
+      const added = await withDatabase(config, async (db) => addReceiver(await receiverDeps(config, db), { url: opts.url, secret, types: opts.type, scheme: opts.scheme, mode: opts.mode }));
       output(opts.json, added, () => shown(`Added receiver ${describe(added)}.`, added));
     });
 
@@ -77,7 +79,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const list = await withDatabase(config, (db) => listReceivers({ pool: db.pool }));
-      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'signatureScheme', 'previousSecretExpiresAt', 'eventTypes', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
+      const columns = ['id', 'url', 'enabled', 'disabledReason', 'hasSecret', 'signatureScheme', 'previousSecretExpiresAt', 'eventTypes', 'deliveryMode', 'lastSuccessAt', 'lastFailureAt', 'waitingDeliveries', 'deadDeliveries'];
       output(opts.json, list, () => table(list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })), columns));
     });
 
@@ -89,10 +91,11 @@ export function registerReceiverCommands(program: Command, config: Config): void
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
     .option('--all-types', 'subscribe to every type')
     .addOption(schemeOption())
+    .option('--mode <mode>', MODE_HELP)
     .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; scheme?: string; json?: boolean }) => {
+    .action(async (id: string, opts: { url?: string; type: string[]; allTypes?: boolean; scheme?: string; mode?: string; json?: boolean }) => {
       const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
-      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types, scheme: opts.scheme }));
+      const changed = await withDatabase(config, async (db) => updateReceiver(await receiverDeps(config, db), parseId(id), { url: opts.url, types, scheme: opts.scheme, mode: opts.mode }));
       output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
     });
 

@@ -1,28 +1,15 @@
 // The receivers page (scope receivers:manage): every receiver with its health (enabled or why not,
 // last success and failure, waiting and dead deliveries, 24 h success chart), and its actions.
 // Receivers and their history are two queries of one request (the history is one statement for
-// every receiver). Delivery mode and signature scheme are shown when the schema has them.
+// every receiver).
 import { gql, newSecret } from './api.js';
 import { successChart, successText } from './chart.js';
 import { h, missingScope, table, time } from './dom.js';
 
-const BASE_FIELDS = 'id url enabled disabledReason signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
-// Shown when this service's WebhookReceiver type has them (learned by introspection, which needs
-// graphql:read; without it the columns are left out rather than a failing query sent).
-const OPTIONAL_FIELDS = ['deliveryMode'];
-let optionalFields = null;
+const FIELDS = 'id url enabled disabledReason deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 
-async function presentOptionalFields(scopes) {
-  if (optionalFields) return optionalFields;
-  if (!scopes.includes('graphql:read')) return [];
-  const { __type: type } = await gql('{ __type(name: "WebhookReceiver") { fields { name } } }');
-  const names = new Set((type?.fields ?? []).map((f) => f.name));
-  optionalFields = OPTIONAL_FIELDS.filter((name) => names.has(name));
-  return optionalFields;
-}
-
-async function loadReceivers(extra) {
-  return await gql(`{ webhookReceivers { ${BASE_FIELDS} ${extra.join(' ')} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`);
+async function loadReceivers() {
+  return await gql(`{ webhookReceivers { ${FIELDS} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`);
 }
 
 export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
@@ -30,14 +17,13 @@ export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledRe
 export async function renderReceivers(main, ctx) {
   main.replaceChildren(h('h2', {}, 'Receivers'));
   if (!ctx.scopes.includes('receivers:manage')) return main.append(missingScope('receivers:manage', 'see and manage receivers'));
-  const extra = await presentOptionalFields(ctx.scopes);
-  const data = await loadReceivers(extra);
+  const data = await loadReceivers();
   const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
   const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
   const columns = [
     ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
     ['Status', status],
-    ...(extra.includes('deliveryMode') ? [['Delivery mode', (r) => r.deliveryMode ?? '–']] : []),
+    ['Delivery mode', (r) => r.deliveryMode],
     ['Signature', (r) => r.signatureScheme],
     ['Last success', (r) => time(r.lastSuccessAt)],
     ['Last failure', (r) => time(r.lastFailureAt)],

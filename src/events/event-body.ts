@@ -1,13 +1,14 @@
 // The delivery body of an event (SPEC.md section 6). The record's rendered bytes are spliced in
 // as they are, so `data` is byte for byte what GET /v1/learning-opportunities/{id} returned.
+// `resource.version` orders the events of one resource (CONTRACT.md section 11).
 import type { EventType } from './derive-event.ts';
 
-export function renderEventBody(event: { id: string; type: EventType; occurredAt: Date; resourceId: string; doc: string | null }): string {
+export function renderEventBody(event: { id: string; type: EventType; occurredAt: Date; resourceId: string; version: number; doc: string | null }): string {
   return (
     `{"id":${JSON.stringify(event.id)}` +
     `,"type":${JSON.stringify(event.type)}` +
     `,"occurredAt":${JSON.stringify(event.occurredAt.toISOString())}` +
-    `,"resource":{"type":"LEARNING_OPPORTUNITY","id":${JSON.stringify(event.resourceId)}}` +
+    `,"resource":{"type":"LEARNING_OPPORTUNITY","id":${JSON.stringify(event.resourceId)},"version":${event.version}}` +
     `,"data":${event.doc ?? 'null'}}`
   );
 }

@@ -2,7 +2,11 @@
 // It keeps a local copy of the catalog in a JSON file: snapshot events upsert `data` by resource.id,
 // DELETED removes it. Each verified event is first appended to an inbox (the raw event stored before
 // the 2xx); the file store is updated after the response, and the inbox is replayed at start so that
-// nothing acknowledged is lost if the process dies in between.
+// nothing acknowledged is lost if the process dies in between. The recipe of the kit's README:
+// de-duplicate (webhookReceiver, on the event id), compare versions (applyEvent with a version store:
+// an event not newer than the resource's last applied version is dropped, a deleted record's version
+// is kept as a tombstone), apply, acknowledge. The versions are saved in the same file as the records,
+// so the two never disagree after a crash.
 //
 // Both signature schemes are verified, told apart by the delivery's headers (the kit does it): a
 // service-v1 receiver's x-service-signature and a standard-webhooks receiver's webhook-signature
@@ -16,30 +20,30 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import express from 'express';
-import { type LearningOpportunitySnapshot, type WebhookEvent, webhookReceiver } from '@lods/receiver-kit';
+import {
+  applyEvent,
+  type LearningOpportunitySnapshot,
+  MemoryVersionStore,
+  type VersionSnapshot,
+  type WebhookEvent,
+  webhookReceiver,
+} from '@lods/receiver-kit';
 
 export type StoreState = {
   records: Record<string, LearningOpportunitySnapshot>;
-  /** occurredAt of the last event applied per resource (kept after a delete as a tombstone). */
-  lastEventAt: Record<string, string>;
+  /** The last resource.version applied per resource (tombstones for deleted records), MemoryVersionStore's snapshot. */
+  versions: VersionSnapshot;
 };
 export type ApplyOutcome = 'upserted' | 'deleted' | 'stale';
 
-/**
- * Applies one event. Deliveries can arrive out of order (retries, parallel attempts), so an event
- * older than the last one applied to the same resource is skipped; applying the same event twice
- * gives the same state.
- */
-export function applyEvent(state: StoreState, event: WebhookEvent): ApplyOutcome {
+/** Upserts or removes the record (no version check: applyEvent does that). */
+function applyToRecords(records: StoreState['records'], event: WebhookEvent): ApplyOutcome {
   const id = event.resource.id;
-  const last = state.lastEventAt[id];
-  if (last && event.occurredAt < last) return 'stale'; // same-format UTC timestamps compare as strings
-  state.lastEventAt[id] = event.occurredAt;
   if (event.type === 'LEARNING_OPPORTUNITY_DELETED') {
-    delete state.records[id];
+    delete records[id];
     return 'deleted';
   }
-  state.records[id] = event.data;
+  records[id] = event.data;
   return 'upserted';
 }
 
@@ -47,7 +51,8 @@ export function applyEvent(state: StoreState, event: WebhookEvent): ApplyOutcome
 export class JsonFileStore {
   readonly path: string;
   readonly inboxPath: string;
-  state: StoreState = { records: {}, lastEventAt: {} };
+  state: StoreState = { records: {}, versions: {} };
+  versions = new MemoryVersionStore();
   #writing: Promise<void> | null = null;
   #dirty = false;
 
@@ -60,10 +65,11 @@ export class JsonFileStore {
   async open(): Promise<number> {
     await mkdir(dirname(this.path), { recursive: true });
     const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
-    if (text) this.state = JSON.parse(text) as StoreState;
+    if (text) this.state = { records: {}, versions: {}, ...(JSON.parse(text) as Partial<StoreState>) };
+    this.versions = new MemoryVersionStore({}, this.state.versions);
     const inbox = await readFile(this.inboxPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
     const pending = inbox.split('\n').filter(Boolean).map((line) => JSON.parse(line) as WebhookEvent);
-    for (const event of pending) applyEvent(this.state, event);
+    for (const event of pending) await applyEvent(this.versions, event, (e) => applyToRecords(this.state.records, e));
     await this.#write();
     await rm(this.inboxPath, { force: true });
     return pending.length;
@@ -74,10 +80,12 @@ export class JsonFileStore {
     await appendFile(this.inboxPath, `${JSON.stringify(event)}\n`);
   }
 
-  apply(event: WebhookEvent): ApplyOutcome {
-    const outcome = applyEvent(this.state, event);
-    if (outcome !== 'stale') this.#saveSoon();
-    return outcome;
+  /** Applies `event` if it is newer than the record's last applied version ('stale' otherwise). */
+  async apply(event: WebhookEvent): Promise<ApplyOutcome> {
+    const outcome = await applyEvent(this.versions, event, (e) => applyToRecords(this.state.records, e));
+    if (!outcome.applied) return 'stale';
+    this.#saveSoon();
+    return outcome.result;
   }
 
   /** Resolves when the file reflects every applied event. */
@@ -102,6 +110,7 @@ export class JsonFileStore {
   async #write(): Promise<void> {
     // Write-then-rename: a reader (or a crash) never sees half a file.
     const tmp = `${this.path}.tmp`;
+    this.state.versions = this.versions.toJSON();
     await writeFile(tmp, JSON.stringify(this.state, null, 2));
     await rename(tmp, this.path);
   }
@@ -127,9 +136,9 @@ export async function startExampleReceiver(options: {
     secret: options.secret,
     allowUnsigned: options.allowUnsigned,
     store: (event) => store.accept(event),
-    process: (event) => {
-      const outcome = store.apply(event);
-      log(`${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} -> ${outcome} (${Object.keys(store.state.records).length} records)`);
+    process: async (event) => {
+      const outcome = await store.apply(event);
+      log(`${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} version=${event.resource.version} -> ${outcome} (${Object.keys(store.state.records).length} records)`);
     },
     logger: {
       warn: (fields, message) => log(`${message} ${JSON.stringify(fields)}`),

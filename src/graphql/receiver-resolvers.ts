@@ -7,7 +7,7 @@ import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceiver
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;
-type Input = { url?: string | null; secret?: string | null; types?: string[] | null; signatureScheme?: string | null };
+type Input = { url?: string | null; secret?: string | null; types?: string[] | null; signatureScheme?: string | null; deliveryMode?: string | null };
 
 export function receiverResolvers(deps: ReceiverDeps) {
   const manage = <T>(run: (args: Args) => Promise<T>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
@@ -21,8 +21,8 @@ export function receiverResolvers(deps: ReceiverDeps) {
       webhookReceiver: manage((args) => getReceiver(deps, parseId(args.id))),
     },
     Mutation: {
-      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [], scheme: input(args).signatureScheme })),
-      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types, scheme: input(args).signatureScheme })),
+      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [], scheme: input(args).signatureScheme, mode: input(args).deliveryMode })),
+      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types, scheme: input(args).signatureScheme, mode: input(args).deliveryMode })),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
       enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
       deleteWebhookReceiver: manage(async (args) => {

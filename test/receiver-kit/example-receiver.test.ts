@@ -33,7 +33,8 @@ function snapshotEvent(type: string, resourceId: string, occurredAt: string, fie
     id: randomUUID(),
     type,
     occurredAt,
-    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId },
+    // The fixtures' versions follow their times, as the service's follow its commits.
+    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId, version: Date.parse(occurredAt) - Date.UTC(2026, 0, 1) + 1 },
     data: type === 'LEARNING_OPPORTUNITY_DELETED' ? null : { id: resourceId, title: 'Urban Planning', status: type === 'LEARNING_OPPORTUNITY_ARCHIVED' ? 'ARCHIVED' : 'PUBLISHED', updatedAt: occurredAt, ...fields },
   };
 }

@@ -20,7 +20,7 @@ function buildEvent(): WebhookEvent {
     id: randomUUID(),
     type: 'LEARNING_OPPORTUNITY_UPDATED',
     occurredAt: new Date().toISOString(),
-    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId },
+    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId, version: 1 },
     data: { id: resourceId, title: 'Forklift basics', updatedAt: new Date().toISOString() },
   } as WebhookEvent;
 }

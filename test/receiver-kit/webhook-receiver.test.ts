@@ -17,7 +17,7 @@ function buildEvent(overrides: Partial<WebhookEvent> = {}): WebhookEvent {
     id: randomUUID(),
     type: 'LEARNING_OPPORTUNITY_PUBLISHED',
     occurredAt: new Date().toISOString(),
-    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId },
+    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId, version: 1 },
     data: { id: resourceId, title: 'Welding Safety', updatedAt: new Date().toISOString(), sessions: [] },
     ...overrides,
   } as WebhookEvent;

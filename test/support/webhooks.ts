@@ -83,6 +83,16 @@ export async function jobs(queue: string, filter: { eventId?: string; receiverId
   return rows;
 }
 
+/** Event ids of a receiver's open deliveries: its jobs in the delivery queue and the deliveries waiting behind them in its lanes. */
+export async function pendingDeliveries(receiverId: string, db: Database = testDb()): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `select data->>'eventId' as id from ${BOSS_SCHEMA}.job where name = $1 and state < 'completed' and data->>'receiverId' = $2
+     union all select unnest(waiting)::text from delivery_lane where receiver_id = $2::uuid`,
+    [DELIVERY_QUEUE, receiverId],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
 export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;

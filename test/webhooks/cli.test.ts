@@ -38,6 +38,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     expect(Object.keys(created).toSorted()).to.deep.equal([
       'createdAt',
       'deadDeliveries',
+      'deliveryMode',
       'disabledAt',
       'disabledReason',
       'enabled',
@@ -109,13 +110,13 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     receiver.reply({ status: 200 });
     const replay = await cli('deliveries', 'replay-dead', '--receiver', info.id, '--json');
     expect(replay.code, replay.stderr).to.equal(0);
-    expect(json(replay.stdout)).to.deep.equal({ replayed: 1, remaining: 0 });
+    expect(json(replay.stdout)).to.deep.equal({ replayed: 1, superseded: 0, remaining: 0 });
     await receiver.waitFor(2);
     expect(await listDeadLetters(testDb().pool)).to.deep.equal([]);
 
     const redelivered = await cli('events', 'redeliver', eventId, '--json');
     expect(redelivered.code, redelivered.stderr).to.equal(0);
-    expect(json(redelivered.stdout)).to.deep.equal({ eventId, eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverIds: [info.id] });
+    expect(json(redelivered.stdout)).to.deep.equal({ eventId, eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverIds: [info.id], superseded: 0 });
     const requests = await receiver.waitFor(3);
     expect(requests.map((r) => r.headers['x-service-event-id'])).to.deep.equal([eventId, eventId, eventId]);
     expect(new Set(requests.map((r) => r.headers['x-service-timestamp'])).size).to.equal(3);

@@ -28,7 +28,7 @@ describe('webhook events (CONTRACT.md section 5)', () => {
   });
 
   const eventsOf = async (resourceId: string) =>
-    (await testDb().pool.query<{ id: string; type: string; body: string }>('select id, type, body from event where resource_id = $1 order by occurred_at, id', [resourceId])).rows;
+    (await testDb().pool.query<{ id: string; type: string; version: string; body: string }>('select id, type, version, body from event where resource_id = $1 order by occurred_at, id', [resourceId])).rows;
   const deliveriesOf = (resourceId: string) => receiver.requests.filter((r) => (JSON.parse(r.body.toString()) as Body).resource.id === resourceId);
   /** Waits until the receiver has every stored event of the record, and returns their bodies in order. */
   async function delivered(resourceId: string): Promise<string[]> {
@@ -39,8 +39,9 @@ describe('webhook events (CONTRACT.md section 5)', () => {
     expect(bodies.toSorted()).to.deep.equal(stored.map((e) => e.body).toSorted());
     return stored.map((e) => e.body);
   }
-  const expectedBody = (event: { id: string; type: string }, resourceId: string, occurredAt: string, data: string) =>
-    `{"id":"${event.id}","type":"${event.type}","occurredAt":"${occurredAt}","resource":{"type":"LEARNING_OPPORTUNITY","id":"${resourceId}"},"data":${data}}`;
+  // resource.version (CONTRACT.md section 11) is the stored event's; test/events/resource-version.test.ts checks its values.
+  const expectedBody = (event: { id: string; type: string; version: string }, resourceId: string, occurredAt: string, data: string) =>
+    `{"id":"${event.id}","type":"${event.type}","occurredAt":"${occurredAt}","resource":{"type":"LEARNING_OPPORTUNITY","id":"${resourceId}","version":${event.version}},"data":${data}}`;
 
   it('draft -> PUBLISHED delivers LEARNING_OPPORTUNITY_PUBLISHED whose data is the GET bytes', async () => {
     const input = buildLearningOpportunityInput();
@@ -109,7 +110,7 @@ describe('webhook events (CONTRACT.md section 5)', () => {
       const deleted = JSON.parse(bodies.at(-1)!) as Body;
       expect(deleted.data).to.equal(null);
       expect(bodies.at(-1)).to.match(/,"data":null\}$/);
-      expect(deleted.resource).to.deep.equal({ type: 'LEARNING_OPPORTUNITY', id: input.id });
+      expect(deleted.resource).to.deep.equal({ type: 'LEARNING_OPPORTUNITY', id: input.id, version: archiveFirst ? 3 : 2 });
     }
   });
 

@@ -64,6 +64,6 @@ describe('deliveries of a worker that died', function () {
       return list.length > 0 && list;
     }, 20_000, 'a dead letter');
     expect(dead).to.include({ eventId, receiverId, attempts: 1, lastError: 'worker_lost' });
-    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack!.boss })).to.deep.equal({ replayed: 1, remaining: 0 });
+    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack!.boss })).to.deep.equal({ replayed: 1, superseded: 0, remaining: 0 });
   });
 });

@@ -92,7 +92,7 @@ describe('webhook redelivery and dead-letter replay', () => {
     receiver.reply({ status: 200 });
     const progress: number[] = [];
     const result = await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id, batchSize: 1, onProgress: (n) => progress.push(n) });
-    expect(result).to.deep.equal({ replayed: 2, remaining: 0 });
+    expect(result).to.deep.equal({ replayed: 2, superseded: 0, remaining: 0 });
     expect(progress).to.deep.equal([1, 2]);
     const replayed = (await receiver.waitFor(6)).slice(4);
     expect(replayed.map((r) => r.headers['x-service-event-id']).toSorted()).to.deep.equal(events.map((e) => e.id).toSorted());

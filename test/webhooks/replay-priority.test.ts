@@ -40,7 +40,7 @@ describe('dead-letter replay behind live deliveries', function () {
     );
     // Receiver A's dead letters, as the worker leaves them after the last failed attempt.
     await stack.boss.insert(DEAD_LETTER_QUEUE, events.map((e) => ({ data: { eventId: e.id, receiverId: receiverA.id, attempts: 4 } satisfies DeadLetterData })));
-    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: receiverA.id })).to.deep.equal({ replayed: REPLAYED, remaining: 0 });
+    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: receiverA.id })).to.deep.equal({ replayed: REPLAYED, superseded: 0, remaining: 0 });
 
     const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
     try {

@@ -45,7 +45,7 @@ describe('webhook headers and signature', () => {
     return { id: input.id, event: rows[0] };
   }
 
-  it('POSTs the stored body bytes with exactly the six headers, and a signature that verifies', async () => {
+  it('POSTs the stored body bytes with exactly the seven headers, and a signature that verifies', async () => {
     const before = Date.now();
     const { event } = await publish();
     const [request] = await signed.waitFor(1);
@@ -54,7 +54,7 @@ describe('webhook headers and signature', () => {
     expect(request!.body.equals(Buffer.from(event.body, 'utf8'))).to.equal(true);
     expect(request!.headers['content-length']).to.equal(String(Buffer.byteLength(event.body)));
     const own = request!.headerNames.filter((h) => !['host', 'connection', 'content-length'].includes(h));
-    expect(own.toSorted()).to.deep.equal(['content-type', 'user-agent', 'x-service-event-id', 'x-service-event-type', 'x-service-signature', 'x-service-timestamp']);
+    expect(own.toSorted()).to.deep.equal(['content-type', 'user-agent', 'x-service-event-id', 'x-service-event-type', 'x-service-resource-version', 'x-service-signature', 'x-service-timestamp']);
     expect(request!.headers['content-type']).to.equal('application/json');
     expect(request!.headers['user-agent']).to.equal('Service-Data-API-Webhooks/1');
     expect(request!.headers['x-service-event-id']).to.equal(event.id);
@@ -76,7 +76,7 @@ describe('webhook headers and signature', () => {
     const request = requests.find((r) => r.headers['x-service-event-id'] === event.id);
     expect(request).to.not.equal(undefined);
     expect(request!.headers).to.not.have.property('x-service-signature');
-    expect(request!.headerNames.filter((h) => h.startsWith('x-service-')).toSorted()).to.deep.equal(['x-service-event-id', 'x-service-event-type', 'x-service-timestamp']);
+    expect(request!.headerNames.filter((h) => h.startsWith('x-service-')).toSorted()).to.deep.equal(['x-service-event-id', 'x-service-event-type', 'x-service-resource-version', 'x-service-timestamp']);
   });
 
   it('signs every attempt afresh: a retry has a new timestamp and signature over the same body', async () => {

@@ -53,7 +53,8 @@ export type CatalogEvent = {
   id: string;
   type: EventType;
   occurredAt: Timestamp;
-  resource: { type: 'LEARNING_OPPORTUNITY'; id: string };
+  /** `version` grows with every event of the resource id (CONTRACT.md section 11): apply only newer ones. */
+  resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number };
   /** The record after the change; null for DELETED. */
   data: LearningOpportunity | null;
 };

@@ -12,7 +12,13 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** The public record (same shape as GET /v1/learning-opportunities/{id}); fields beyond these are kept as they come. */
 export type LearningOpportunitySnapshot = { id: string; updatedAt: string; [field: string]: unknown };
 
-type EventBase = { id: string; occurredAt: string; resource: { type: 'LEARNING_OPPORTUNITY'; id: string } };
+/**
+ * `resource.version`: a positive integer, strictly greater than the version of every earlier event of
+ * the same resource id (a re-created id goes on from where it stopped). Apply an event only when its
+ * version is newer than the one you hold (version-store.ts). Bodies stored before versions existed
+ * were given theirs by the service's migration, so every event has one.
+ */
+type EventBase = { id: string; occurredAt: string; resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number } };
 export type SnapshotEvent = EventBase & { type: Exclude<WebhookEventType, 'LEARNING_OPPORTUNITY_DELETED'>; data: LearningOpportunitySnapshot };
 export type DeletedEvent = EventBase & { type: 'LEARNING_OPPORTUNITY_DELETED'; data: null };
 export type WebhookEvent = SnapshotEvent | DeletedEvent;
@@ -36,6 +42,8 @@ export const HEADERS = {
   eventType: 'x-service-event-type',
   timestamp: 'x-service-timestamp',
   signature: 'x-service-signature',
+  /** The event's `resource.version`, as a decimal string. */
+  resourceVersion: 'x-service-resource-version',
 } as const;
 
 /** The Standard Webhooks headers (standardwebhooks.com, spec v1) a STANDARD_WEBHOOKS receiver gets instead of the x-service-* id, timestamp and signature. */
@@ -79,7 +87,8 @@ export function eventShapeProblem(value: unknown): string | null {
   if (typeof value.type !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type)) return `type must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`;
   if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt)) return 'occurredAt must be an ISO 8601 UTC timestamp';
   const resource = value.resource;
-  if (!isObject(resource) || resource.type !== 'LEARNING_OPPORTUNITY' || !isUuid(resource.id)) return 'resource must be { type: "LEARNING_OPPORTUNITY", id: <UUID> }';
+  if (!isObject(resource) || resource.type !== 'LEARNING_OPPORTUNITY' || !isUuid(resource.id)) return 'resource must be { type: "LEARNING_OPPORTUNITY", id: <UUID>, version: <positive integer> }';
+  if (!Number.isSafeInteger(resource.version) || (resource.version as number) < 1) return 'resource.version must be a positive integer';
   if (value.type === 'LEARNING_OPPORTUNITY_DELETED') {
     if (value.data !== null) return 'data must be null for LEARNING_OPPORTUNITY_DELETED';
   } else {

@@ -12,6 +12,7 @@
 // Self-contained like the rest of the kit: plain fetch, no service imports.
 import { eventShapeProblem, type WebhookEvent } from './event.ts';
 import type { SeenStore } from './seen-store.ts';
+import { applyEvent, type VersionStore } from './version-store.ts';
 
 export type FeedRepairOptions = {
   /** Base address of the service, without /v1. */
@@ -26,13 +27,20 @@ export type FeedRepairOptions = {
   handle: (event: WebhookEvent) => Promise<void> | void;
   /** The receiver's seen store: events it already took are skipped (and the repaired ones claimed). */
   dedupe?: SeenStore;
+  /**
+   * The receiver's version store: an event not newer than the version held for its resource is not
+   * handed over (counted in `stale`), and a handled one's version is recorded (applyEvent). Pass it
+   * when live deliveries run beside the repair, so that neither overwrites the other's newer state.
+   */
+  versions?: VersionStore;
   /** Events per page (default 1000, the service's maximum). */
   limit?: number;
   fetch?: typeof globalThis.fetch;
   signal?: AbortSignal;
 };
 
-export type FeedRepairResult = { cursor: string; handled: number; skipped: number };
+/** `skipped`: already seen (dedupe); `stale`: not newer than the version held (versions). */
+export type FeedRepairResult = { cursor: string; handled: number; skipped: number; stale: number };
 
 /** The starting point is not in the retained feed: rebuild from a full walk of the catalog. */
 export class FeedGapError extends Error {
@@ -60,7 +68,7 @@ export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRe
 
   let cursor: string | null = options.after ?? null;
   let found = options.lastEventId === undefined;
-  const result: FeedRepairResult = { cursor: cursor ?? '', handled: 0, skipped: 0 };
+  const result: FeedRepairResult = { cursor: cursor ?? '', handled: 0, skipped: 0, stale: 0 };
   for (;;) {
     const page = await readPage(cursor);
     for (const item of page.results) {
@@ -76,7 +84,14 @@ export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRe
         continue;
       }
       try {
-        await options.handle(event);
+        if (options.versions) {
+          if (!(await applyEvent(options.versions, event, options.handle)).applied) {
+            result.stale++;
+            continue;
+          }
+        } else {
+          await options.handle(event);
+        }
       } catch (error) {
         await options.dedupe?.release(event.id);
         throw error;

@@ -6,6 +6,8 @@
 //                    once and processes afterwards
 //   signPayload, deliveryHeaders: sign test deliveries exactly as the service does
 //   repairFromFeed: fetch the events a receiver missed from the change feed (GET /v1/events)
+//   applyEvent / shouldApply with a VersionStore (MemoryVersionStore, FileVersionStore): apply an
+//                    event only when its resource.version is newer than the one held
 export * from './event.ts';
 export { deliveryEventId, detectScheme, verifyDelivery, DEFAULT_TOLERANCE_MS, NO_SECRET_MESSAGE } from './verify.ts';
 export type { HeaderSource, VerifiedOther, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
@@ -17,3 +19,5 @@ export { deliveryHeaders, signatureDigest, signPayload, signStandard, standardSe
 export type { SignatureScheme } from './sign.ts';
 export { FeedGapError, repairFromFeed } from './feed-repair.ts';
 export type { FeedRepairOptions, FeedRepairResult } from './feed-repair.ts';
+export { applyEvent, DEFAULT_TOMBSTONE_TTL_MS, FileVersionStore, MemoryVersionStore, shouldApply } from './version-store.ts';
+export type { ApplyResult, MemoryVersionStoreOptions, VersionSnapshot, VersionStore } from './version-store.ts';

@@ -8,7 +8,6 @@
 import { createHmac } from 'node:crypto';
 import { HEADERS, STANDARD_HEADERS, type WebhookEventType } from './event.ts';
 
-const RESOURCE_VERSION_HEADER = 'x-service-resource-version';
 
 export const USER_AGENT = 'Service-Data-API-Webhooks/1';
 
@@ -68,13 +67,13 @@ export function deliveryHeaders(options: {
     headers[STANDARD_HEADERS.timestamp] = seconds;
     headers[STANDARD_HEADERS.signature] = signStandard(options.previousSecret ? [options.secret, options.previousSecret] : [options.secret], options.eventId, seconds, options.body);
     headers[HEADERS.eventType] = options.eventType;
-    if (version !== null) headers[RESOURCE_VERSION_HEADER] = version;
+    if (version !== null) headers[HEADERS.resourceVersion] = version;
   } else {
     const timestamp = String(ms);
     headers[HEADERS.eventId] = options.eventId;
     headers[HEADERS.eventType] = options.eventType;
     headers[HEADERS.timestamp] = timestamp;
-    if (version !== null) headers[RESOURCE_VERSION_HEADER] = version;
+    if (version !== null) headers[HEADERS.resourceVersion] = version;
     if (options.secret) headers[HEADERS.signature] = signPayload(options.secret, timestamp, options.body);
   }
   return headers;

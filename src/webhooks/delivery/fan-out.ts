@@ -1,13 +1,16 @@
-// The EventFanOut of the catalog writes: for the stored events of a transaction, one delivery job per
-// event and enabled receiver subscribed to its type, inserted through the mutation's own transaction
-// (fromKysely over the EntityManager's transaction), so the changes, the events and their jobs commit
-// or roll back together. A bulk write of 500 records is one receiver query and one insert of jobs.
+// The EventFanOut of the catalog writes: for the stored events of a transaction, one delivery per
+// event and enabled receiver subscribed to its type, enqueued through its lane (queue/lanes.ts: a job
+// at once, or waiting behind the record's open delivery to that receiver) in the mutation's own
+// transaction (fromKysely over the EntityManager's transaction), so the changes, the events and their
+// deliveries commit or roll back together. The writer holds each record's advisory lock, so the
+// deliveries of one record enter their lanes in version order. A bulk write of 500 records is one
+// receiver query and one enqueueing statement.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../../db/orm.ts';
 import type { EventFanOut } from '../../events/record-change.ts';
 import { eventsEmitted } from '../../metrics.ts';
-import { enqueueDeliveries } from '../queue/boss.ts';
+import { enqueueOrdered } from '../queue/lanes.ts';
 
 /** Enabled receivers subscribed to each of the event types $1 (an empty subscription means every type), oldest receiver first. */
 export const SUBSCRIBED_RECEIVERS_SQL = `select t.type, r.id from unnest($1::text[]) as t(type)
@@ -39,10 +42,9 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
     const types = [...new Set(events.map((e) => e.type))];
     const subscribed = new Map<string, string[]>(types.map((t) => [t, []]));
     for (const r of (await db.executeSql(SUBSCRIBED_RECEIVERS_SQL, [types])).rows as { type: string; id: string }[]) subscribed.get(r.type)!.push(r.id);
-    await enqueueDeliveries(
-      deps.boss,
-      db,
-      events.flatMap((event) => subscribed.get(event.type)!.map((receiverId) => ({ eventId: event.id, receiverId, attempt: 1 }))),
+    await enqueueOrdered(
+      (text, values) => db.executeSql(text, values),
+      events.flatMap((event) => subscribed.get(event.type)!.map((receiverId) => ({ eventId: event.id, receiverId }))),
     );
     const transaction = em.getTransactionContext();
     if (!transaction) {

@@ -11,7 +11,7 @@ import type { DeliveryJobData } from '../queue/boss.ts';
 import type { SignatureScheme } from '../receivers/signature-scheme.ts';
 import { type SecretKeyring, SecretKeyError } from '../secrets/secret-box.ts';
 
-export type EventToSend = { id: string; type: string; body: Buffer };
+export type EventToSend = { id: string; type: string; version: number; body: Buffer };
 export type ReceiverToSend = {
   id: string;
   url: string;
@@ -40,7 +40,7 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   const eventIds = [...new Set(jobs.map((j) => j.eventId))];
   const receiverIds = [...new Set(jobs.map((j) => j.receiverId))];
   const [events, receivers] = await Promise.all([
-    pool.query<{ id: string; type: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, body from event where id = any($1::uuid[])', values: [eventIds] }),
+    pool.query<{ id: string; type: string; version: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, version, body from event where id = any($1::uuid[])', values: [eventIds] }),
     pool.query<ReceiverRow>({
       name: 'webhook-load-receivers',
       text: `select id, url, secret, secret_ciphertext, secret_key_id, enabled, replace(signature_scheme, '_', '-') as scheme,
@@ -62,7 +62,7 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   };
   return {
     // Encoded once: these exact bytes are signed and sent.
-    events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, body: Buffer.from(e.body, 'utf8') }])),
+    events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, version: Number(e.version), body: Buffer.from(e.body, 'utf8') }])),
     receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, ...open(r) }])),
   };
 }

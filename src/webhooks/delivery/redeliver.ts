@@ -1,20 +1,26 @@
 // Operator actions on deliveries: send a stored event again, list dead letters, replay them. Every
 // new delivery keeps the event id and the stored body; each attempt gets a fresh timestamp and
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
+// Replays never regress a receiver (CONTRACT.md section 11): a delivery whose record already has a
+// newer successful delivery to that receiver, or a newer one pending, is skipped and counted as
+// superseded (an attempt row says so), unless `includeSuperseded`. Either way it goes through its
+// lane (queue/lanes.ts), behind any open delivery of the same record.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { AppError, notFound } from '../../errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
-import { enqueueDeliveries, REPLAY_PRIORITY } from '../queue/boss.ts';
+import { REPLAY_PRIORITY } from '../queue/boss.ts';
+import { enqueueOrdered } from '../queue/lanes.ts';
 import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../queue/dead-letters.ts';
 import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 
-export type Redelivery = { eventId: string; eventType: string; receiverIds: string[] };
+/** `superseded`: receivers not sent to because a newer delivery of the record supersedes this one. */
+export type Redelivery = { eventId: string; eventType: string; receiverIds: string[]; superseded: number };
 
 /** Enqueues `eventId` for one receiver, or for every enabled receiver subscribed to its type. */
-export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId: string, receiverId?: string): Promise<Redelivery> {
-  return await inTransaction(deps.pool, async (client, db) => {
+export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId: string, receiverId?: string, options: { includeSuperseded?: boolean } = {}): Promise<Redelivery> {
+  return await inTransaction(deps.pool, async (client) => {
     const event = (await client.query<{ type: string; resource_id: string }>('select type, resource_id from event where id = $1', [eventId])).rows[0];
     if (!event) throw notFound(`Event ${eventId}`);
     // A test event goes to the receiver it was made for (its resource), never to every receiver.
@@ -29,8 +35,10 @@ export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId
     } else {
       receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map((r) => r.id);
     }
-    await enqueueDeliveries(deps.boss, db, receiverIds.map((id) => ({ eventId, receiverId: id, attempt: 1 })));
-    return { eventId, eventType: event.type, receiverIds };
+    const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), receiverIds.map((id) => ({ eventId, receiverId: id })), {
+      replay: !options.includeSuperseded,
+    });
+    return { eventId, eventType: event.type, receiverIds, superseded };
   });
 }
 
@@ -75,22 +83,29 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
  */
 export async function replayDeadLetters(
   deps: { pool: Pool; boss: PgBoss },
-  options: { receiverId?: string; eventId?: string; batchSize?: number; onProgress?: (replayed: number) => void } = {},
-): Promise<{ replayed: number; remaining: number }> {
+  options: { receiverId?: string; eventId?: string; batchSize?: number; includeSuperseded?: boolean; onProgress?: (replayed: number) => void } = {},
+): Promise<{ replayed: number; superseded: number; remaining: number }> {
   const receiverId = options.receiverId ?? null;
   if (receiverId) await requireReceiver(deps.pool, receiverId);
   let replayed = 0;
+  let superseded = 0;
   for (;;) {
-    const moved = await inTransaction(deps.pool, async (client, db) => {
+    const moved = await inTransaction(deps.pool, async (client) => {
       const letters = await takeDeadLetters(client, receiverId, options.batchSize ?? 500, options.eventId ?? null);
-      await enqueueDeliveries(deps.boss, db, letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, attempt: 1, priority: REPLAY_PRIORITY })));
-      return letters.length;
+      // A superseded letter leaves the dead letters too (its attempt row says `superseded`).
+      const result = await enqueueOrdered(
+        (text, values) => client.query(text, values),
+        letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, priority: REPLAY_PRIORITY })),
+        { replay: !options.includeSuperseded },
+      );
+      return { taken: letters.length, superseded: result.superseded };
     });
-    if (moved === 0) break;
-    replayed += moved;
+    if (moved.taken === 0) break;
+    replayed += moved.taken - moved.superseded;
+    superseded += moved.superseded;
     options.onProgress?.(replayed);
   }
-  return { replayed, remaining: await countDeadLetters(deps.pool, receiverId) };
+  return { replayed, superseded, remaining: await countDeadLetters(deps.pool, receiverId) };
 }
 
 /** A filter naming a receiver that does not exist is a mistyped id (NOT_FOUND), not an empty result. */

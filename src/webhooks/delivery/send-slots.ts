@@ -39,6 +39,8 @@ export type SendSlotsDeps = {
   wake: () => void;
   /** A retry was committed, due at `at` (ms since the epoch). */
   retryAt: (at: number) => void;
+  /** Deliveries that settling moved up in their lanes, already claimed for this worker (queue/lanes.ts). */
+  claimed: (jobs: DeliveryJob[]) => void;
 };
 
 export class SendSlots {
@@ -58,6 +60,7 @@ export class SendSlots {
         const now = Date.now();
         for (const s of settled) if (s.next.kind === 'retry') deps.retryAt(now + s.next.delayMs);
       },
+      onClaimed: deps.claimed,
     });
   }
 
@@ -98,6 +101,7 @@ export class SendSlots {
         const headers = deliveryHeaders({
           eventId,
           eventType: event.type,
+          resourceVersion: event.version,
           body: event.body,
           secret: receiver.secret,
           previousSecret: receiver.previousSecret,

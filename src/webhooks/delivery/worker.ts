@@ -42,6 +42,7 @@ import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../logger.ts';
 import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
+import { sweepLanes } from '../queue/lanes.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { InFlight } from './in-flight.ts';
 import { loadTargets, type ReceiverToSend } from './load-targets.ts';
@@ -58,6 +59,8 @@ export type DeliveryWorkerOptions = {
   logger: Logger;
   /** Opens the receivers' sealed signing secrets (webhooks/secrets/secret-keys.ts). */
   secrets: SecretKeyring;
+  /** How often lanes whose head job vanished are looked for, and how long they must be untouched (default LANE_SWEEP_MS). */
+  laneSweepMs?: number;
 };
 
 export type DeliveryWorker = {
@@ -67,6 +70,13 @@ export type DeliveryWorker = {
 
 /** The longest a fetch round waits for room while the worker has plenty queued (see holdOffMs). */
 const FETCH_HOLD_OFF_MS = 50;
+
+/**
+ * Every this often, a worker moves on lanes whose head job vanished unsettled and that nothing has
+ * touched for as long (queue/lanes.ts sweepLanes): pg-boss dead-lettered a job whose workers kept
+ * dying, or dropped one past its retention. Rare, and only delays that record's later deliveries.
+ */
+export const LANE_SWEEP_MS = 30_000;
 
 /** The worker's modes, in order; each transition is asserted (DeliveryLoop.#enter). */
 export type WorkerMode = 'starting' | 'running' | 'stopping' | 'stopped';
@@ -106,6 +116,7 @@ export class DeliveryLoop {
   readonly #unopenable = new Set<string>();
   #listener: { close: () => Promise<void> } | null = null;
   #poll: NodeJS.Timeout | undefined;
+  #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
     const { config } = options;
@@ -142,6 +153,7 @@ export class DeliveryLoop {
       handBack: (items) => this.#handBack(items),
       wake: this.#pump.wake,
       retryAt: (at) => this.#retryTimers.wakeAt(at),
+      claimed: (jobs) => this.#takeClaimed(jobs),
     });
   }
 
@@ -154,6 +166,8 @@ export class DeliveryLoop {
     this.#listener = await listenForDeliveries(this.#options.boss, this.#pump.wake);
     if (!this.#listener) this.#logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
     this.#poll = setInterval(this.#pump.wake, this.#config.pollIntervalMs);
+    const sweepMs = this.#options.laneSweepMs ?? LANE_SWEEP_MS;
+    this.#sweep = setInterval(() => void this.#sweepLanes(sweepMs), sweepMs);
     this.#enter('running');
     this.#pump.wake();
     this.#logger.info({ capacity: this.#capacity, perReceiver: this.#config.concurrencyPerReceiver, maxAttempts: this.#config.maxAttempts }, 'webhook delivery worker started');
@@ -164,6 +178,7 @@ export class DeliveryLoop {
     if (this.#closing()) return;
     this.#enter('stopping');
     clearInterval(this.#poll);
+    clearInterval(this.#sweep);
     this.#retryTimers.clear();
     await this.#pump.stop();
     await Promise.allSettled(this.#loads);
@@ -186,6 +201,29 @@ export class DeliveryLoop {
   /** No more fetching or sending: stop() has begun. */
   #closing(): boolean {
     return this.#mode === 'stopping' || this.#mode === 'stopped';
+  }
+
+  /** Deliveries a settlement moved up and claimed for this worker: queued like a fetched batch (handed back when stopping). */
+  #takeClaimed(jobs: DeliveryJob[]): void {
+    if (this.#closing()) {
+      void this.#handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
+      return;
+    }
+    const load = this.#queueBatch(jobs);
+    this.#loads.push(load);
+    void load.finally(() => this.#loads.splice(this.#loads.indexOf(load), 1));
+  }
+
+  async #sweepLanes(untouchedForMs: number): Promise<void> {
+    try {
+      const moved = await sweepLanes(this.#options.pool, untouchedForMs);
+      if (moved) {
+        this.#logger.warn({ lanes: moved }, "delivery lanes whose open job vanished unsettled (dead-lettered by pg-boss, or dropped) moved on to their next delivery");
+        this.#pump.wake();
+      }
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'sweeping delivery lanes failed; retrying at the next sweep');
+    }
   }
 
   #handBack(items: Item[]): Promise<void> {

@@ -121,9 +121,12 @@ export async function ensureQueue(boss: PgBoss, name: string, options: Record<st
  * derivation ever changes.
  */
 export async function notifyChannel(boss: PgBoss): Promise<string> {
-  const { rows } = await boss.getDb().executeSql(`select 'pgboss_' || left(encode(sha224($1::bytea), 'hex'), 24) as channel`, [BOSS_SCHEMA]);
+  const { rows } = await boss.getDb().executeSql(`select ${NOTIFY_CHANNEL_SQL} as channel`, []);
   return rows[0].channel as string;
 }
+
+/** The same channel as an SQL expression, for statements that insert jobs themselves (lanes.ts). */
+export const NOTIFY_CHANNEL_SQL = `'pgboss_' || left(encode(sha224('${BOSS_SCHEMA}'::bytea), 'hex'), 24)`;
 
 /** Subscribes to new delivery jobs (and to reconnects, which may have missed some); null without LISTEN. */
 export async function listenForDeliveries(boss: PgBoss, onJobs: () => void): Promise<{ close: () => Promise<void> } | null> {

@@ -1,7 +1,9 @@
-// A receiver's jobs in both queues: removed with the receiver, and counted for the receiver reads.
+// A receiver's jobs in both queues, and the deliveries waiting in its lanes behind them (lanes.ts):
+// removed with the receiver, and counted for the receiver reads.
 import type { Db } from 'pg-boss';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, QUEUES_SQL } from './boss.ts';
 import { INSTALLED_SQL } from './job-reads.ts';
+import { waitingInLanesSql } from './lanes.ts';
 
 /**
  * Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many.
@@ -12,7 +14,9 @@ export async function removeReceiverJobs(db: Db, receiverId: string): Promise<nu
   const { rows: installed } = await db.executeSql(INSTALLED_SQL);
   if (installed.length === 0) return 0;
   const { rows } = await db.executeSql(
-    `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1) select count(*)::int as n from removed`,
+    `with removed as (delete from ${BOSS_SCHEMA}.job where name in ($1, $2) and state < 'active' and data->>'receiverId' = $3 returning 1),
+          lanes as (delete from delivery_lane where receiver_id = $3::uuid returning cardinality(waiting) as waiting)
+     select (select count(*)::int from removed) + (select coalesce(sum(waiting), 0)::int from lanes) as n`,
     [DELIVERY_QUEUE, DEAD_LETTER_QUEUE, receiverId],
   );
   return rows[0].n as number;
@@ -25,10 +29,14 @@ export async function removeReceiverJobs(db: Db, receiverId: string): Promise<nu
  * Raw: joined with the receiver table in one statement; pg-boss counts per queue, not per job data.
  */
 export function deliveryCountsByReceiverSql(receiverParam: string): string {
-  return `select data->>'receiverId' as receiver_id,
-                 count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
-                 count(*) filter (where name = '${DEAD_LETTER_QUEUE}' and state = 'created')::int as dead
-            from ${BOSS_SCHEMA}.job
-           where name in ${QUEUES_SQL} and state < 'active' and (${receiverParam}::text is null or data->>'receiverId' = ${receiverParam})
-           group by 1`;
+  return `select receiver_id, sum(waiting)::int as waiting, sum(dead)::int as dead from (
+            select data->>'receiverId' as receiver_id,
+                   count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
+                   count(*) filter (where name = '${DEAD_LETTER_QUEUE}' and state = 'created')::int as dead
+              from ${BOSS_SCHEMA}.job
+             where name in ${QUEUES_SQL} and state < 'active' and (${receiverParam}::text is null or data->>'receiverId' = ${receiverParam})
+             group by 1
+            union all
+            select receiver_id, waiting, 0 from (${waitingInLanesSql(receiverParam)}) l) counts
+           group by receiver_id`;
 }

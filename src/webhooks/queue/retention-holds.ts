@@ -9,12 +9,15 @@ import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, QUEUES_SQL } from './boss.ts';
 
 type Db = Pick<Pool, 'query'> | Pick<PoolClient, 'query'>;
 
-/** Of `eventIds`, those that an unsettled delivery job or a dead letter references. */
+/** Of `eventIds`, those that an unsettled delivery job or a dead letter references, or that wait in a delivery lane (lanes.ts). */
 export async function eventsHeldByJobs(db: Db, eventIds: readonly string[]): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>(
     `select distinct j.data->>'eventId' as id from ${BOSS_SCHEMA}.job j
-      where j.name in ${QUEUES_SQL} and j.state in ('created', 'retry', 'active') and j.data->>'eventId' = any($1::text[])`,
+      where j.name in ${QUEUES_SQL} and j.state in ('created', 'retry', 'active') and j.data->>'eventId' = any($1::text[])
+     union
+     select w.id::text from delivery_lane l, unnest(l.waiting) as w (id)
+      where l.head_job is not null and l.waiting && $1::uuid[] and w.id = any($1::uuid[])`,
     [eventIds],
   );
   return new Set(rows.map((r) => r.id));

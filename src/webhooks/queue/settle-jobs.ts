@@ -4,8 +4,9 @@
 import type { PoolClient } from 'pg';
 import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob, type DeliveryJobData } from './boss.ts';
 import { bossInstalled } from './job-reads.ts';
+import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
 /** One finished (or dropped) claim to settle: its fetched attempt, what to record, what follows. */
 export type JobSettlement = {
@@ -21,7 +22,8 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
 export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
-export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number };
+/** `claimed`: with `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or hand them back). */
+export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number; claimed: DeliveryJob[] };
 
 // A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
 // letters: over a relation `disabled (id)`, in the settling statement (receivers a settlement
@@ -33,30 +35,41 @@ const SET_ASIDE_CTE = `set_aside as (
     delete from ${BOSS_SCHEMA}.job j
      where (select count(*) from disabled) > 0
        and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
-    returning (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
+    returning j.id as job_id, (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
 
-// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason)`: the next
-// attempt ('retry') or a dead letter ('dead', `attempt` being the attempts made), with the queue's
-// own settings (what boss.insert() writes; boss-schema.test.ts compares the two).
+// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id)`: the
+// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0; or
+// 'claim': the same, inserted already claimed by the settling worker, as a fetch would, so that it
+// is sent without waiting for a fetch), or a
+// dead letter ('dead', `attempt` being the attempts made), with the queue's own settings (what
+// boss.insert() writes; boss-schema.test.ts compares the two). `job_id`, when given, is the new job's
+// id (a lane's new head, lanes.ts).
 const FOLLOW_UPS_CTE = `followed as (
-    insert into ${BOSS_SCHEMA}.job (name, data, group_id, start_after, created_on, keep_until, expire_seconds, deletion_seconds,
-                                    retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds)
-    select q.name,
-           case when f.next = 'retry' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
+    insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, state, started_on, heartbeat_on, ${JOB_SETTINGS_COLUMNS})
+    select coalesce(f.job_id, gen_random_uuid()), q.name,
+           case when f.next <> 'dead' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
                 else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
-           case when f.next = 'retry' then f.receiver_id::text end,
-           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second', q.expire_seconds, q.deletion_seconds,
-           q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds
+           case when f.next <> 'dead' then f.receiver_id::text end,
+           t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second',
+           (case when f.next = 'claim' then 'active' else 'created' end)::${BOSS_SCHEMA}.job_state,
+           case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end, case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end,
+           ${jobSettings('q')}
       from follow f
       cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
-      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next = 'retry' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
+    returning id, name, data, state, expire_seconds, group_id)`;
 
 const SET_ASIDE_SQL = `
   with disabled as (select unnest($1::uuid[]) as id),
   ${SET_ASIDE_CTE},
-  follow as (select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason from set_aside),
+  -- The lanes of the heads set aside are emptied too (their waiting deliveries become dead letters).
+  ${LANES_ASIDE_CTE},
+  follow as (
+    select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason, null::uuid as job_id from set_aside
+    union all
+    select unnest(replaced), receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lanes_aside),
   ${FOLLOW_UPS_CTE}
-  select count(*)::int as n from set_aside`;
+  select (select count(*)::int from follow) as n`;
 
 /**
  * Moves the waiting deliveries of `receiverIds` (just disabled by the caller, in its transaction
@@ -90,8 +103,9 @@ const SETTLE_SQL = `
     delete from ${BOSS_SCHEMA}.job j using s
      where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.id = s.job_id and j.state = 'active' and j.retry_count = s.retry_count
     returning j.id),
-  k as (
-    select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists from s),
+  k as materialized (
+    select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
+           gen_random_uuid() as next_job from s),
   recorded as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
@@ -104,21 +118,36 @@ const SETTLE_SQL = `
   -- A receiver disabled here: its waiting deliveries become dead letters in this statement, and so
   -- does the retry that one of its attempts would have enqueued.
   ${SET_ASIDE_CTE},
+  -- Per-record order (lanes.ts): the settled heads' lanes keep their head on a retry, move their
+  -- next waiting delivery up, or go idle; disabled receivers' lanes are emptied into dead letters.
+  ${LANE_CTES},
   follow as (
-    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason
+    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id
       from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
+       and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
-    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end
+    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null
       from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
     union all
-    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled' from set_aside),
+    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null from set_aside
+    union all
+    select event_id, receiver_id, 0, case when $17::boolean then 'claim' else 'promote' end, 0, null, job_id from lane_promoted
+    union all
+    select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lane_set_aside),
+  -- A LATEST_STATE retry that a newer waiting event superseded: its next attempt is not made.
+  superseded_retries as (
+    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
+    select k.event_id, k.receiver_id, k.attempt + 1, now(), 0, 'superseded'
+      from k join lane_moved m on m.settled_job = k.job_id where m.superseded_retry),
   ${FOLLOW_UPS_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
-         (select count(*)::int from set_aside) as "setAside"
+         (select count(*)::int from set_aside) as "setAside",
+         (select json_agg(json_build_object('id', id, 'name', name, 'data', data, 'retryCount', 0, 'expireInSeconds', expire_seconds, 'heartbeatSeconds', null, 'groupId', group_id))
+            from followed where state = 'active') as claimed
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
    order by k.n`;
 
-type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number };
+type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number; claimed: DeliveryJob[] | null };
 
 /**
  * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
@@ -128,7 +157,7 @@ type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledRe
 export async function settleJobs(
   db: { query: (query: { name: string; text: string; values: unknown[] }) => Promise<{ rows: SettleRow[] }> },
   settlements: readonly JobSettlement[],
-  options: { disableAfterHours?: number } = {},
+  options: { disableAfterHours?: number; claim?: boolean } = {},
 ): Promise<SettleResult> {
   const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
   // Named: prepared once per connection, instead of parsed and planned on every settlement.
@@ -149,8 +178,14 @@ export async function settleJobs(
     column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
     column((s) => s.attempt !== null),
     options.disableAfterHours ?? null,
+    options.claim ?? false,
   ] });
   const disabled = new Map<string, DisabledReceiver>();
   for (const r of rows) if (r.disabledId && r.reason) disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
-  return { outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })), disabled: [...disabled.values()], setAside: rows[0]?.setAside ?? 0 };
+  return {
+    outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })),
+    disabled: [...disabled.values()],
+    setAside: rows[0]?.setAside ?? 0,
+    claimed: rows[0]?.claimed ?? [],
+  };
 }

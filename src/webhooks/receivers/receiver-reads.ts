@@ -9,11 +9,16 @@ import { bossInstalled } from '../queue/job-reads.ts';
 import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
 import type { SignatureScheme } from './signature-scheme.ts';
 
+export const DELIVERY_MODES = ['ALL_EVENTS', 'LATEST_STATE'] as const;
+export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
 export type ReceiverInfo = {
   id: string;
   url: string;
   hasSecret: boolean;
   eventTypes: EventType[];
+  /** ALL_EVENTS (every event, in order per record) or LATEST_STATE (only the newest waiting event of a record). */
+  deliveryMode: DeliveryMode;
   enabled: boolean;
   /** Why it is disabled: by an operator, after WEBHOOK_DISABLE_AFTER_HOURS of failures, or a 410. */
   disabledReason: DisabledReason | null;
@@ -30,7 +35,7 @@ export type ReceiverInfo = {
   previousSecretExpiresAt: string | null;
 };
 
-const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", r.enabled,
+const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", upper(r.delivery_mode) as "deliveryMode", r.enabled,
   r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
   ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt",
   replace(r.signature_scheme, '_', '-') as "signatureScheme",

@@ -11,7 +11,7 @@ import { receiversDisabled } from '../../metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
-import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { DELIVERY_MODES, type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
   generateStandardSecret,
@@ -48,6 +48,14 @@ export function parseSecret(secret: string): string {
   return secret;
 }
 
+/** ALL_EVENTS / LATEST_STATE (GraphQL) or all-events / latest-state (CLI). */
+export function parseDeliveryMode(value: string): DeliveryMode {
+  const mode = value.toUpperCase().replaceAll('-', '_');
+  if (!(DELIVERY_MODES as readonly string[]).includes(mode)) throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
+  return mode as DeliveryMode;
+}
+const modeColumn = (mode: DeliveryMode | null) => (mode === null ? null : mode.toLowerCase());
+
 async function one(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
   const [receiver] = await readReceivers(deps.pool, id);
   if (!receiver) throw notFound(`Receiver ${id}`);
@@ -65,7 +73,7 @@ export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string):
 
 export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
-  input: { url: string; secret?: string | null; types?: readonly string[]; scheme?: string | null },
+  input: { url: string; secret?: string | null; types?: readonly string[]; scheme?: string | null; mode?: string | null },
 ): Promise<ReceiverWithSecret> {
   const url = parseReceiverUrl(input.url, deps);
   const scheme = parseScheme(input.scheme) ?? 'service-v1';
@@ -74,30 +82,34 @@ export async function addReceiver(
   const generated = scheme === 'standard-webhooks' && given === null ? generateStandardSecret() : null;
   const secret = generated ?? (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
   const eventTypes = parseEventTypes(input.types ?? []);
+  const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   await deps.pool.query(
     `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme) values ($1, $2, $3, $4, $5, true, now(), $6)`,
     [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme)],
   );
+  if (mode !== 'ALL_EVENTS') await deps.pool.query(`update receiver set delivery_mode = $2 where id = $1`, [id, modeColumn(mode)]);
   const added = await one(deps, id);
   return generated ? { ...added, secret: generated } : added;
 }
 
 /**
- * Changes the URL, the subscribed types (an empty list = every type) and/or the signature scheme;
- * deliveries already queued keep going, and their next attempt is signed in the new scheme. A
- * receiver switches to standard-webhooks only with a whsec_ secret (give one with rotate-secret
- * first); one switched back to service-v1 loses a previous secret still in its grace.
+ * Changes the URL, the subscribed types (an empty list = every type), the signature scheme and/or
+ * the delivery mode; deliveries already queued keep going, and their next attempt is signed in the
+ * new scheme (a change to LATEST_STATE applies from the next event on). A receiver switches to
+ * standard-webhooks only with a whsec_ secret (give one with rotate-secret first); one switched back
+ * to service-v1 loses a previous secret still in its grace.
  */
 export async function updateReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets' | 'secrets'>,
   id: string,
-  input: { url?: string | null; types?: readonly string[] | null; scheme?: string | null },
+  input: { url?: string | null; types?: readonly string[] | null; scheme?: string | null; mode?: string | null },
 ): Promise<ReceiverInfo> {
   const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
   const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
   const scheme = parseScheme(input.scheme);
+  const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
   await inTransaction(deps.pool, async (client) => {
     if (scheme === 'standard-webhooks') {
       const { rows } = await client.query<{ secret: string | null; secret_ciphertext: Buffer | null; secret_key_id: string | null }>(
@@ -113,11 +125,12 @@ export async function updateReceiver(
     }
     const { rowCount } = await client.query(
       `update receiver set url = coalesce($2, url), event_types = coalesce($3, event_types), signature_scheme = coalesce($4, signature_scheme),
+              delivery_mode = coalesce($5, delivery_mode),
               previous_secret_ciphertext = case when $4 = 'service_v1' then null else previous_secret_ciphertext end,
               previous_secret_key_id = case when $4 = 'service_v1' then null else previous_secret_key_id end,
               previous_secret_expires_at = case when $4 = 'service_v1' then null else previous_secret_expires_at end
         where id = $1`,
-      [id, url, eventTypes, scheme === undefined ? null : schemeColumn(scheme)],
+      [id, url, eventTypes, scheme === undefined ? null : schemeColumn(scheme), modeColumn(mode)],
     );
     if (!rowCount) throw notFound(`Receiver ${id}`);
   });

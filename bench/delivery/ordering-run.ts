@@ -1,0 +1,133 @@
+// The ordering rows of bench:delivery (issue 20; CONTRACT.md section 11), run once after the rounds:
+//
+//   spread:  BENCH_COUNT UPDATED changes over BENCH_COUNT / 4 records (4 versions each, so three of
+//            every four wait in their lane behind the record's open delivery), committed with the
+//            worker stopped, then drained; compared with the bare loop all at once on the same
+//            bodies, run just before and just after (target: drain >= 0.5x bare).
+//   hot:     1,000 changes to one record committed with the worker stopped; the worker starts and
+//            BENCH_COUNT / 3 other records are published live (paced at BENCH_RATE, 4 streams): their
+//            commit-to-receipt latency (target p99 <= 20 ms), and how long the hot record took.
+//   latest:  the receiver switched to LATEST_STATE; BENCH_COUNT changes over BENCH_COUNT / 10 records
+//            committed with the worker stopped (an outage), then drained: deliveries sent vs changes.
+import type { Database } from '../../src/database.ts';
+import type { BaselineBody } from './baseline.ts';
+import { runBaseline } from './baseline.ts';
+import type { ReceiverReport } from './receiver-process.ts';
+import type { startServiceSide, Update } from './service-run.ts';
+import { summarize, type Summary } from './stats.ts';
+
+type Service = Awaited<ReturnType<typeof startServiceSide>>;
+type Receiver = { url: string; waitFor: (n: number) => Promise<void>; collect: () => Promise<Extract<ReceiverReport, { type: 'collected' }>> };
+type Draft = { id: string; doc: string };
+
+export type OrderingRows = {
+  spread: { drain: Summary; bare: Summary; ratio: number; records: number };
+  hot: { live: Summary; hotChanges: number; hotDeliveredMs: number };
+  latest: { changes: number; records: number; sent: number; drainMs: number };
+};
+
+const now = () => performance.timeOrigin + performance.now();
+const last = (arrivals: [string, number][]) => arrivals.reduce((max, [, at]) => Math.max(max, at), -Infinity);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Version `v` of a record's doc: its title changed, so every version is a real change (UPDATED). */
+function version(doc: string, v: number): string {
+  const changed = doc.replace('"title":"', `"title":"v${v} `);
+  if (changed === doc) throw new Error('bench: a seeded doc without a title');
+  return changed;
+}
+
+/** `versions` UPDATED changes per record, version-major (a batch of fewer than `records.length` never repeats a record). */
+function updates(records: readonly Draft[], versions: number, from = 0): Update[] {
+  const out: Update[] = [];
+  for (let v = from + 1; v <= from + versions; v++) for (const r of records) out.push({ id: r.id, before: version(r.doc, v - 1), after: version(r.doc, v) });
+  return out;
+}
+
+export async function runOrderingRows(ctx: {
+  db: Database;
+  service: Service;
+  receiver: Receiver;
+  drafts: readonly Draft[];
+  count: number;
+  batch: number;
+  rate: number;
+  secret: string | null;
+  concurrency: number;
+  timeoutMs: number;
+  log: (line: string) => void;
+}): Promise<OrderingRows> {
+  const { db, service, receiver, drafts, count, log } = ctx;
+  await service.stopWorker();
+  await receiver.collect();
+
+  // spread
+  const spreadRecords = drafts.slice(0, Math.max(1, Math.floor(count / 4)));
+  const { rows: mark } = await db.pool.query<{ at: string }>('select clock_timestamp()::text as at');
+  log(`ordering: spread backlog, ${count} changes over ${spreadRecords.length} records, worker stopped...`);
+  await service.commitUpdates(updates(spreadRecords, 4, 100), { streams: 4, batch: ctx.batch });
+  const { rows: events } = await db.pool.query<{ id: string; type: string; body: string }>('select id, type, body from event where occurred_at >= $1', [mark[0]!.at]);
+  const bodies = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body) }));
+  const burst = async () => {
+    const t0 = now();
+    await runBaseline({ url: receiver.url, secret: ctx.secret, bodies: bodies.map((b): BaselineBody => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+    const { arrivals, duplicates } = await receiver.collect();
+    return summarize({ name: 'bare baseline: all at once', delivered: arrivals.length, spanMs: last(arrivals) - t0, latenciesMs: null, duplicates });
+  };
+  const before = await burst();
+  log('ordering: spread backlog, draining...');
+  const drainStart = await service.drain();
+  await receiver.waitFor(events.length);
+  const drained = await receiver.collect();
+  const drain = summarize({ name: 'ordered drain, 4 versions per record', delivered: drained.arrivals.length, spanMs: last(drained.arrivals) - drainStart, latenciesMs: null, duplicates: drained.duplicates });
+  const after = await burst();
+  const bare = { ...before, delivered: before.delivered + after.delivered, perSecond: (before.perSecond + after.perSecond) / 2 };
+  const spread = { drain, bare, ratio: drain.perSecond / bare.perSecond, records: spreadRecords.length };
+  log(`ordering: spread drain ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${spread.ratio.toFixed(2)}x`);
+
+  // hot
+  await service.stopWorker();
+  const hotRecord = drafts[drafts.length - 1]!;
+  const HOT = 1000;
+  log(`ordering: hot record, ${HOT} changes committed with the worker stopped...`);
+  await service.commitUpdates(updates([hotRecord], HOT, 200), { streams: 1, batch: 1 });
+  const { rows: hotEvents } = await db.pool.query<{ id: string }>('select id from event where resource_id = $1 and occurred_at >= $2', [hotRecord.id, mark[0]!.at]);
+  const hotIds = new Set(hotEvents.map((e) => e.id));
+  const liveRecords = drafts.slice(spreadRecords.length, spreadRecords.length + Math.floor(count / 3));
+  log(`ordering: hot record draining beside ${liveRecords.length} live changes to other records (paced at ${ctx.rate}/s)...`);
+  const hotStart = await service.drain();
+  const committed = await service.publishLive(
+    liveRecords.map((r) => ({ id: r.id, doc: version(r.doc, 300) })),
+    { producer: 'recorder', streams: 4, batch: 1, rate: ctx.rate },
+  );
+  await receiver.waitFor(hotIds.size + liveRecords.length);
+  const { arrivals, duplicates } = await receiver.collect();
+  const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>('select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2', [
+    liveRecords.map((r) => r.id),
+    mark[0]!.at,
+  ]);
+  const arrivedAt = new Map(arrivals);
+  const delivered = liveEvents.filter((e) => arrivedAt.has(e.id));
+  const latencies = delivered.map((e) => arrivedAt.get(e.id)! - committed.get(e.resource_id)!);
+  const spanMs = Math.max(...delivered.map((e) => arrivedAt.get(e.id)!)) - Math.min(...committed.values());
+  const live = summarize({ name: 'live beside a hot record', delivered: latencies.length, spanMs, latenciesMs: latencies, duplicates });
+  const hotDeliveredMs = Math.max(...[...hotIds].map((id) => arrivedAt.get(id) ?? Infinity)) - hotStart;
+  log(`ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms`);
+
+  // latest
+  await service.stopWorker();
+  await db.pool.query(`update receiver set delivery_mode = 'latest_state'`);
+  const latestRecords = drafts.slice(0, Math.max(1, Math.floor(count / 10)));
+  const latestChanges = updates(latestRecords, 10, 400);
+  log(`ordering: LATEST_STATE, ${latestChanges.length} changes over ${latestRecords.length} records during an outage (worker stopped)...`);
+  await service.commitUpdates(latestChanges, { streams: 4, batch: ctx.batch });
+  const latestStart = await service.drain();
+  await receiver.waitFor(latestRecords.length);
+  // Anything more than one per record would follow within moments.
+  await sleep(1000);
+  const latestArrivals = await receiver.collect();
+  await db.pool.query(`update receiver set delivery_mode = 'all_events'`);
+  const latest = { changes: latestChanges.length, records: latestRecords.length, sent: latestArrivals.arrivals.length + latestArrivals.duplicates, drainMs: last(latestArrivals.arrivals) - latestStart };
+  log(`ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`);
+  return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs }, latest };
+}
