@@ -5,7 +5,7 @@
 # production dependencies.
 #
 # The `node` devDependency pins Node 24 for npm scripts on machines whose system Node is older; it
-# is not installed here: the base image's own Node 24 runs the service (`node src/main.ts`).
+# is not installed here: the base image's own Node 24 runs the service (`node src/app/main.ts`).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
@@ -44,4 +44,4 @@ EXPOSE 3000
 # (with compose: `docker compose run --rm cli keys list`).
 # No HEALTHCHECK here: the same image runs the API, the worker (no HTTP) and one-shot commands;
 # docker-compose.yml probes the API's /healthz.
-CMD ["node", "src/main.ts"]
+CMD ["node", "src/app/main.ts"]

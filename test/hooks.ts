@@ -2,10 +2,10 @@
 // one PostgreSQL server and a migrated template database. Root hooks, once per test file in
 // parallel mode (once per run in serial mode): a clone of the template that only this file's
 // tests use, reached through testDb().
-import { connectDatabase, type Database } from '../src/database.ts';
+import { connectDatabase, type Database } from '../src/app/database.ts';
 import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
 
-// The processes that tests start (node src/main.ts, the CLI, the example receiver) resolve the
+// The processes that tests start (node src/app/main.ts, the CLI, the example receiver) resolve the
 // workspace packages to their TypeScript sources as the npm scripts and .mocharc.json do.
 const SOURCE_CONDITION = '--conditions=lods-source';
 if (!process.env.NODE_OPTIONS?.includes(SOURCE_CONDITION)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${SOURCE_CONDITION}`.trim();

@@ -9,7 +9,7 @@
 //            commit-to-receipt latency (target p99 <= 20 ms), and how long the hot record took.
 //   latest:  the receiver switched to LATEST_STATE; BENCH_COUNT changes over BENCH_COUNT / 10 records
 //            committed with the worker stopped (an outage), then drained: deliveries sent vs changes.
-import type { Database } from '../../src/database.ts';
+import type { Database } from '../../src/app/database.ts';
 import type { BaselineBody } from './baseline.ts';
 import { runBaseline } from './baseline.ts';
 import type { ReceiverReport } from './receiver-process.ts';

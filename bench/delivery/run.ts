@@ -27,9 +27,9 @@
 // Database: a throw-away embedded PostgreSQL, or a scratch database on DATABASE_URL's server.
 import { fork } from 'node:child_process';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { loadConfig } from '../../src/config.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
 import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { type BaselineBody, runBaseline } from './baseline.ts';
 import { createCpuMeter } from './cpu.ts';

@@ -8,11 +8,11 @@
 //   recorder: the change recorder the mutations call (the event stored with its body, then the
 //             fan-out), for `batch` drafts per transaction: the same events and jobs, produced faster.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../../src/config.ts';
-import type { Database } from '../../src/database.ts';
+import type { Config } from '../../src/kernel/config.ts';
+import type { Database } from '../../src/app/database.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
-import type { Logger } from '../../src/logger.ts';
-import { createCatalog } from '../../src/service.ts';
+import type { Logger } from '../../src/kernel/logger.ts';
+import { createCatalog } from '../../src/app/service.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { startBoss } from '../../src/webhooks/queue/boss.ts';
 import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';

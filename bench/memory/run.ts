@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { createApiKey, SCOPES } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase } from '../../src/database.ts';
+import { connectDatabase } from '../../src/app/database.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { intFromEnv } from '../read-path/options.ts';
 import { startServerProcess } from '../read-path/servers.ts';

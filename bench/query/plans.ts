@@ -3,7 +3,7 @@
 import { parse as parseQuery } from 'node:querystring';
 import { isPlainList, listStatement } from '../../src/catalog/list-query.ts';
 import { PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/read-model.ts';
-import type { Database } from '../../src/database.ts';
+import type { Database } from '../../src/app/database.ts';
 import { parseListQuery } from '../../src/http/v1/list-page.ts';
 
 /** The plan's sequential scans of the catalog or of sessions (what the EXPLAIN test refuses). */

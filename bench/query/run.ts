@@ -11,7 +11,7 @@
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { createClient, median } from '../read-path/http-client.ts';
 import { runLoad } from '../read-path/load.ts';

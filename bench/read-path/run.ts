@@ -5,7 +5,7 @@ import { cpus, loadavg } from 'node:os';
 import type { Pool } from 'pg';
 import { createApiKey, hashKey } from '../../src/auth/api-keys.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { measureCountCost } from './count-cost.ts';
 import { postmasterOf } from './cpu.ts';
 import { measureDeepOffset } from './deep-offset.ts';

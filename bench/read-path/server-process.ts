@@ -1,10 +1,10 @@
 // Child process that hosts one server under test, so that the load generator (autocannon, in the
 // parent) never competes with it for the same event loop. Usage: server-process.ts service|baseline
 // with BENCH_DATABASE_URL set; it reports { url } over IPC and stops on the message 'stop'.
-import { loadConfig } from '../../src/config.ts';
-import { connectDatabase } from '../../src/database.ts';
-import { createLogger } from '../../src/logger.ts';
-import { startApi } from '../../src/service.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import { connectDatabase } from '../../src/app/database.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
+import { startApi } from '../../src/app/service.ts';
 import { startBaseline } from './baseline.ts';
 
 // The service's default DB_POOL_MAX; the baseline gets the same number of connections.

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { renderEventBody } from '../../src/events/event-body.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { databaseUrl } from '../../test/support/scratch-postgres.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@
 // and commits; the time from sending COMMIT to the response's arrival, per round.
 import type { Pool } from 'pg';
 import { renderEventBody } from '../../src/events/event-body.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { percentile } from '../delivery/stats.ts';
 
 export async function measureWakeLatency(api: Api, pool: Pool, key: string, rounds: number): Promise<{ p50: number; p99: number; plainRead: number }> {

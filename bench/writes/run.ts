@@ -10,10 +10,10 @@ import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
 import { generateContent, seededRandom } from '../../src/catalog/generate.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { loadConfig } from '../../src/config.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type Api, startApi } from '../../src/service.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
+import { type Api, startApi } from '../../src/app/service.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { type CpuClock, cpuClock } from './cpu.ts';
 

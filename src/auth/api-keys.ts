@@ -4,7 +4,7 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Queryable } from '../db/read-replicas.ts';
-import { badInput, notFound } from '../errors.ts';
+import { badInput, notFound } from '../kernel/errors.ts';
 import { ApiKey } from './entities.ts';
 
 export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write', 'receivers:manage'] as const;

@@ -1,6 +1,6 @@
 // Authentication, one step for every endpoint (the /v1 reads and GraphQL): parse the Bearer
 // header, find the live key by its hash, require a scope; one set of errors.
-import { AppError } from '../errors.ts';
+import { AppError } from '../kernel/errors.ts';
 import { hashKey, looksLikeKey, type Principal, type Scope } from './api-keys.ts';
 import type { KeyCache } from './key-cache.ts';
 

@@ -9,7 +9,7 @@
 // events and their jobs share it) with bound parameters: MikroORM would inline a batch's megabytes
 // of docs into the SQL text.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, badInput, notFound } from '../errors.ts';
+import { AppError, badInput, notFound } from '../kernel/errors.ts';
 import type { Change, ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
 import { LearningOpportunity } from './entities.ts';

@@ -1,8 +1,8 @@
 // Validation of LearningOpportunityInput (GraphQL) into LearningOpportunityContent. Every rule that
 // fails is reported, each under the path of the offending field.
 import { z } from 'zod';
-import { AppError, badInput, type InvalidParam } from '../errors.ts';
-import { UUID_RE } from '../ids.ts';
+import { AppError, badInput, type InvalidParam } from '../kernel/errors.ts';
+import { UUID_RE } from '../kernel/ids.ts';
 import { DEADLINE_TYPES, FORMATS, type LearningOpportunityContent } from './record.ts';
 import { checkRenderedSize } from './record-size.ts';
 

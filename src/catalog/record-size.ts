@@ -3,7 +3,7 @@
 // what lets every page stop within PAGE_MAX_BYTES after at most a few records (catalog/read-model.ts,
 // feed/feed-reads.ts). Measured as the record would render when published (the longest status and
 // every timestamp set): no later lifecycle change can take it over the bound.
-import { badInput } from '../errors.ts';
+import { badInput } from '../kernel/errors.ts';
 import { type LearningOpportunityContent, renderRecord } from './record.ts';
 
 /** 256 KiB: README, "Sizes of records and pages". */

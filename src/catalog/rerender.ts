@@ -2,7 +2,7 @@
 // record's `doc` is rendered again from its rows. A change of representation, not of content: no
 // event is recorded and `updatedAt` stays as it was. Records whose doc is already what the renderer
 // produces are left alone, so a second run (or a run without a renderer change) changes nothing.
-import type { Database } from '../database.ts';
+import type { Database } from '../app/database.ts';
 import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
 import { NESTED_PROPERTIES, recordOf } from './entity-mapping.ts';
 import { renderRecord } from './record.ts';

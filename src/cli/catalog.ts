@@ -1,6 +1,6 @@
 // catalog rerender
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
+import type { Config } from '../kernel/config.ts';
 import { rerenderCatalog } from '../catalog/rerender.ts';
 import { positiveInt } from './arguments.ts';
 import { output, progress, withDatabase } from './run.ts';

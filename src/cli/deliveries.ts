@@ -1,7 +1,7 @@
 // deliveries dead [--receiver ID] | replay-dead [--receiver ID] [--event ID] [--include-superseded]
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
-import { parseId } from '../ids.ts';
+import type { Config } from '../kernel/config.ts';
+import { parseId } from '../kernel/ids.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/delivery/redeliver.ts';
 import { positiveInt } from './arguments.ts';
 import { output, progress, table, withDatabase } from './run.ts';

@@ -1,7 +1,7 @@
 // events list [--type T] [--resource ID] [--limit N] | redeliver EVENT_ID [--receiver ID] [--include-superseded]
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
-import { parseId } from '../ids.ts';
+import type { Config } from '../kernel/config.ts';
+import { parseId } from '../kernel/ids.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
 import { listStoredEvents } from '../webhooks/delivery/attempt-reads.ts';
 import { redeliverEvent } from '../webhooks/delivery/redeliver.ts';

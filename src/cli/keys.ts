@@ -1,8 +1,8 @@
 // keys create | list | revoke
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
+import type { Config } from '../kernel/config.ts';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey, SCOPES } from '../auth/api-keys.ts';
-import { parseId } from '../ids.ts';
+import { parseId } from '../kernel/ids.ts';
 import { output, table, withDatabase } from './run.ts';
 import { positiveInt } from './arguments.ts';
 

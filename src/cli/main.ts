@@ -3,7 +3,7 @@
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
 import { registerCatalogCommands } from './catalog.ts';
-import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../kernel/config.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 import { registerEventCommands } from './events.ts';
 import { registerKeyCommands } from './keys.ts';

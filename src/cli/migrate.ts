@@ -1,7 +1,7 @@
 // migrate: the one command that may create and migrate a database (the service's start does too).
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
-import { openDatabase } from '../database.ts';
+import type { Config } from '../kernel/config.ts';
+import { openDatabase } from '../app/database.ts';
 import { prepareSecrets } from '../webhooks/secrets/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { cliLogger, output } from './run.ts';

@@ -1,6 +1,6 @@
 // prune [--json]: runs the retention prune now (what the hourly job does), with progress on stderr.
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
+import type { Config } from '../kernel/config.ts';
 import { pruneRetention } from '../retention/prune.ts';
 import { output, progress, withDatabase } from './run.ts';
 

@@ -2,9 +2,9 @@
 // never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
 // once (JSON `secret`); they go in through a file or stdin rather than the command line.
 import { type Command, Option } from 'commander';
-import { parseId } from '../ids.ts';
-import type { Config } from '../config.ts';
-import type { Database } from '../database.ts';
+import { parseId } from '../kernel/ids.ts';
+import type { Config } from '../kernel/config.ts';
+import type { Database } from '../app/database.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
 import {
   addReceiver,

@@ -1,9 +1,9 @@
 // What every CLI command shares: configuration, a database for the duration of the command, output
 // as text or --json, and errors mapped to exit codes.
-import type { Config } from '../config.ts';
-import { openDatabase, type Database } from '../database.ts';
-import { type AppError, toAppError } from '../errors.ts';
-import { createLogger, type Logger } from '../logger.ts';
+import type { Config } from '../kernel/config.ts';
+import { openDatabase, type Database } from '../app/database.ts';
+import { type AppError, toAppError } from '../kernel/errors.ts';
+import { createLogger, type Logger } from '../kernel/logger.ts';
 
 /** Exit codes: 0 ok, 1 failure, 2 bad arguments, 3 not found, 4 database unavailable, 5 conflict. */
 export class CliError extends Error {

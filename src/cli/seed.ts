@@ -1,6 +1,6 @@
 // seed --count N
 import type { Command } from 'commander';
-import type { Config } from '../config.ts';
+import type { Config } from '../kernel/config.ts';
 import { seedCatalog } from '../catalog/seed.ts';
 import { positiveInt } from './arguments.ts';
 import { output, progress, withDatabase } from './run.ts';

@@ -9,8 +9,8 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { createCatalogClient, sync, type SyncOptions, type SyncResult } from '@lods/client';
-import type { Config } from '../config.ts';
-import { exitCodeOf, onStopSignals, type StopSignal } from '../stop-signals.ts';
+import type { Config } from '../kernel/config.ts';
+import { exitCodeOf, onStopSignals, type StopSignal } from '../kernel/stop-signals.ts';
 import { positiveInt } from './arguments.ts';
 import { CliError, output, progress } from './run.ts';
 import { SyncCopy } from './sync-copy.ts';

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
-import type { Config } from '../config.ts';
+import type { Config } from '../kernel/config.ts';
 import { createCatalogClient, CatalogHttpError, CatalogNetworkError, walk, type WalkResult } from '@lods/client';
 import { removeLeftoverTemps, renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { positiveInt } from './arguments.ts';

@@ -1,8 +1,8 @@
 // pg-boss for a command that enqueues deliveries (redeliver, replay): started without maintenance or
 // listening, over the command's database, and stopped when the command ends.
 import type { PgBoss } from 'pg-boss';
-import type { Config } from '../config.ts';
-import type { Database } from '../database.ts';
+import type { Config } from '../kernel/config.ts';
+import type { Database } from '../app/database.ts';
 import { startBoss } from '../webhooks/queue/boss.ts';
 import { cliLogger } from './run.ts';
 

@@ -4,8 +4,8 @@
 // it is down are lost, so each subscriber hears when listening stops and starts again and treats
 // both as "anything may have changed".
 import pg from 'pg';
-import type { Logger } from '../logger.ts';
-import { listenConnectionUp } from '../metrics.ts';
+import type { Logger } from '../kernel/logger.ts';
+import { listenConnectionUp } from '../kernel/metrics.ts';
 
 export type ListenSubscriber = {
   channel: string;

@@ -10,7 +10,7 @@ import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, rename, rm, sym
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { OperatorError } from '../errors.ts';
+import { OperatorError } from '../kernel/errors.ts';
 
 /** The embedded PostgreSQL cannot run here; the message says why and what to do. */
 export class EmbeddedPostgresError extends OperatorError {}

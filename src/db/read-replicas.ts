@@ -8,8 +8,8 @@
 // the primary. A read that fails to reach its replica is retried on the primary at once, so a broken
 // replica never fails a read.
 import pg, { type Pool, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
-import { isDatabaseUnavailable } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { isDatabaseUnavailable } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/logger.ts';
 import type { Queryable } from './queryable.ts';
 import { statementTimeouts } from './timeouts.ts';
 

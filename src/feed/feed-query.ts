@@ -1,6 +1,6 @@
 // The feed's input, shared by REST and GraphQL: after (a cursor), limit 1..1000 (default 100) and,
 // on REST, wait 0..30 seconds (default 0). Never clamped; every bad value is named (CONTRACT.md 2).
-import { badInput, type InvalidParam } from '../errors.ts';
+import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import { decodeCursor } from './cursor.ts';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, type FeedQuery } from './feed-reads.ts';
 

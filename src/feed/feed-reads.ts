@@ -10,7 +10,7 @@
 import type { QueryConfig } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../catalog/read-model.ts';
-import { AppError, badInput } from '../errors.ts';
+import { AppError, badInput } from '../kernel/errors.ts';
 import { encodeCursor, type FeedPosition } from './cursor.ts';
 
 export const FEED_LIMIT_DEFAULT = 100;

@@ -8,7 +8,7 @@
 // process re-reads the horizon alone, once every HORIZON_RECHECK_MS while any request waits on it,
 // and wakes those requests when it has moved: the database sees a fixed rate per process, however
 // many wait.
-import { AppError } from '../errors.ts';
+import { AppError } from '../kernel/errors.ts';
 
 // When the LISTEN connection is down, waiting requests re-read at this pace instead.
 const POLL_WITHOUT_LISTEN_MS = 1000;

@@ -5,8 +5,8 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { requireScope } from '../auth/bearer.ts';
-import { parseId } from '../ids.ts';
-import { badInput } from '../errors.ts';
+import { parseId } from '../kernel/ids.ts';
+import { badInput } from '../kernel/errors.ts';
 import { listStoredEvents } from '../webhooks/delivery/attempt-reads.ts';
 import { HISTORY_HOURS_DEFAULT, readDeliveryHistory } from '../webhooks/receivers/delivery-history.ts';
 import { listDeadLetters, replayDeadLetters } from '../webhooks/delivery/redeliver.ts';

@@ -2,8 +2,8 @@
 // INTERNAL_SERVER_ERROR (logged, never shown).
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { AppError, ERROR_CODES, toAppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { AppError, ERROR_CODES, toAppError } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { withoutVariableValue } from './variable-values.ts';
 
 // Codes produced by GraphQL/Apollo themselves for malformed requests; their messages are safe.

@@ -12,7 +12,7 @@ import { Lexer, Source, TokenKind } from 'graphql';
 import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
-import { AppError, toAppError } from '../errors.ts';
+import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 

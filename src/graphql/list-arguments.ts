@@ -1,7 +1,7 @@
 // The arguments of GraphQL learningOpportunities (filter, search, sort, facets) as the list query of
 // catalog/list-query.ts: the same semantics as the REST parameters (http/list-parameters.ts), every
 // bad value a BAD_USER_INPUT naming its argument (e.g. `filter.updatedSince`).
-import { badInput, type InvalidParam } from '../errors.ts';
+import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import { LIST_VALUES_MAX, type ListFacet, type ListFilter, type ListQuery, type ListSort, searchQuery } from '../catalog/list-query.ts';
 import { parseTimestamp } from '../http/list-parameters.ts';
 

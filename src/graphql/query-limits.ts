@@ -21,7 +21,7 @@ import {
 } from 'graphql';
 import { type ComplexityEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../feed/feed-reads.ts';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../paging.ts';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../kernel/paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number };

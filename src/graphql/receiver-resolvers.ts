@@ -2,7 +2,7 @@
 // `receivers` commands. A secret goes in (create, rotate) and never comes out, except the one the
 // service generated for a STANDARD_WEBHOOKS receiver, in the result of the call that generated it.
 import { requireScope } from '../auth/bearer.ts';
-import { parseId } from '../ids.ts';
+import { parseId } from '../kernel/ids.ts';
 import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 

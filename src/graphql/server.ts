@@ -13,7 +13,7 @@ import type { IResolvers } from '@graphql-tools/utils';
 import type { RequestHandler } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../auth/api-keys.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { compiledQueries } from './compiled-execution.ts';
 import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';

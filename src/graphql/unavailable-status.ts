@@ -3,7 +3,7 @@
 // look-up itself fails (http-gate.ts). Without this, a caller whose key was cached got 200 with the
 // error among partial data, and one whose key was not got 503, for the same outage.
 import type { ApolloServerPlugin } from '@apollo/server';
-import { databaseUnavailable } from '../errors.ts';
+import { databaseUnavailable } from '../kernel/errors.ts';
 import { graphQLErrorBody } from './http-gate.ts';
 
 export function unavailableAs503(): ApolloServerPlugin {

@@ -1,8 +1,8 @@
 // Thin resolvers over the stored events and delivery attempts (graphql:read).
 import type { Pool } from 'pg';
 import { requireScope } from '../auth/bearer.ts';
-import { parseId } from '../ids.ts';
-import { parsePagingArgs } from '../paging.ts';
+import { parseId } from '../kernel/ids.ts';
+import { parsePagingArgs } from '../kernel/paging.ts';
 import { type AttemptView, getStoredEvent, listAttempts, type StoredEventView } from '../webhooks/delivery/attempt-reads.ts';
 import type { GraphQLContext } from './resolvers.ts';
 

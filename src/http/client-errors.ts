@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorCode, InvalidParam } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import type { ErrorCode, InvalidParam } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts';
 import { REQUEST_ID_HEADER } from './request-context.ts';
 

@@ -4,7 +4,7 @@
 import type { Router } from 'express';
 import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
-import { AppError } from '../errors.ts';
+import { AppError } from '../kernel/errors.ts';
 import { queueSchemaState } from '../webhooks/queue/job-reads.ts';
 import { methodNotAllowed, sendProblem } from './problem.ts';
 

@@ -1,8 +1,8 @@
 // The node:http server of the API with its limits: how long a client may take to send its headers
 // and its whole request, how many connections it may hold, and problem+json for parser errors.
 import { createServer, type Server } from 'node:http';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from '../kernel/config.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { answerClientError } from './client-errors.ts';
 
 export type HttpLimits = Pick<Config['http'], 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;

@@ -1,7 +1,7 @@
 // The query parameters of GET /v1/learning-opportunities beyond paging (CONTRACT.md 13), read from
 // the raw query string: every bad value is a 400 naming its parameter, all of them at once. Unknown
 // parameters are ignored (forward compatibility), as everywhere in /v1.
-import { badInput, type InvalidParam } from '../errors.ts';
+import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import { FORMATS } from '../catalog/record.ts';
 import { LIST_FACETS, LIST_SORTS, LIST_VALUES_MAX, type ListFilter, type ListQuery, RECORD_FIELDS, searchQuery } from '../catalog/list-query.ts';
 

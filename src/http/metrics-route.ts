@@ -5,7 +5,7 @@ import type { Router } from 'express';
 import { exactRouter } from './exact-router.ts';
 import type { Pool } from 'pg';
 import { readHorizonAgeSeconds } from '../feed/horizon-age.ts';
-import { deadLetters, feedHorizonAge, queueDepth, registry } from '../metrics.ts';
+import { deadLetters, feedHorizonAge, queueDepth, registry } from '../kernel/metrics.ts';
 import { openJobCounts } from '../webhooks/queue/job-reads.ts';
 import { methodNotAllowed } from './problem.ts';
 

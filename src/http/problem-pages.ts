@@ -2,7 +2,7 @@
 // what the problem means and what to do about it: a small HTML page for a browser, JSON (the same
 // words) for a client asking for application/json or anything (*/*). Public, like /docs.
 import type { Request, Response, Router } from 'express';
-import { ERROR_CODES, type ErrorCode } from '../errors.ts';
+import { ERROR_CODES, type ErrorCode } from '../kernel/errors.ts';
 import { exactRouter } from './exact-router.ts';
 import { methodNotAllowed } from './problem.ts';
 

@@ -1,8 +1,8 @@
 // RFC 7807 problem details: every non-2xx answer of the HTTP surface goes through here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { AppError, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { AppError, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/logger.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;

@@ -18,8 +18,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import type { Principal } from '../auth/api-keys.ts';
-import { AppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { AppError } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/logger.ts';
 
 const WINDOW_MS = 60_000;
 const BUCKET_MS = 1000;

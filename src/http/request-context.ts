@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import type { Logger } from '../logger.ts';
-import { httpRequestDuration } from '../metrics.ts';
+import type { Logger } from '../kernel/logger.ts';
+import { httpRequestDuration } from '../kernel/metrics.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -3,8 +3,8 @@
 // pruneRetention. `exclusive`: at most one queued or running at a time, so runs never pile up.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from '../kernel/config.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { ensureQueue } from '../webhooks/queue/boss.ts';
 import { pruneRetention } from './prune.ts';
 

@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey, listApiKeys, parseScopes, revokeApiKey } from '../../src/auth/api-keys.ts';
-import { AppError } from '../../src/errors.ts';
-import type { Api } from '../../src/service.ts';
+import { AppError } from '../../src/kernel/errors.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, refusedWithin, startTestApi } from '../support/api.ts';
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, refusedWithin, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -7,7 +7,7 @@ import { createApiKey, hashKey, type Principal } from '../../src/auth/api-keys.t
 import { createKeyCache, type KeyCache } from '../../src/auth/key-cache.ts';
 import { createListenConnection, type ListenConnection } from '../../src/db/listen-connection.ts';
 import type { Queryable } from '../../src/db/read-replicas.ts';
-import { listenConnectionUp } from '../../src/metrics.ts';
+import { listenConnectionUp } from '../../src/kernel/metrics.ts';
 import { silentLogger } from '../support/api.ts';
 import { testDb } from '../hooks.ts';
 

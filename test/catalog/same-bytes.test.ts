@@ -1,7 +1,7 @@
 // One record, one rendering: GET /v1/.../{id}, its item in a list page, and the answer of the
 // mutation that produced the state are the same record (the REST bodies byte for byte).
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { GET_ONE, GET_PAGE, mutate, type RecordJson } from '../support/graphql-documents.ts';

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { loadRecords } from '../../src/catalog/entity-mapping.ts';
 import { renderRecord } from '../../src/catalog/record.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { resetCatalog } from '../support/factories.ts';

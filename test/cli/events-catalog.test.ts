@@ -6,7 +6,7 @@ import { testDb } from '../hooks.ts';
 import { startTestApi } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
 import { createRecord } from '../support/factories.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 
 type EventRow = { id: string; type: string; resourceId: string; occurredAt: string };
 

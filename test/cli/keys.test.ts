@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, refusedWithin, startTestApi } from '../support/api.ts';
 

@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { type Run, runCli, startCli } from '../client/cli-process.ts';
 import { type ScriptedServer, startScriptedServer } from '../client/fake-servers.ts';
 import { until } from '../feed/feed-support.ts';

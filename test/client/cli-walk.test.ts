@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { CliError } from '../../src/cli/run.ts';
 import { parseWalkArguments, type WalkOpts } from '../../src/cli/walk.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { runCli } from './cli-process.ts';

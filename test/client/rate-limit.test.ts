@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { CatalogHttpError } from '../../packages/client/src/errors.ts';
 import type { RetryInfo } from '../../packages/client/src/request.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { sync, type SyncBatch, type SyncState } from '../../packages/client/src/sync.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createCatalogClient, type CatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { walk } from '../../packages/client/src/walk.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
 import { fakeRecord, inListOrder, type ScriptedServer, startFakeCatalog } from './fake-servers.ts';

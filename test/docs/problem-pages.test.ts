@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts';
-import type { Api } from '../../src/service.ts';
+import { ERROR_CODES, type ErrorCode } from '../../src/kernel/errors.ts';
+import type { Api } from '../../src/app/service.ts';
 import { startTestApi } from '../support/api.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -2,7 +2,7 @@
 // loaded from anywhere but the service.
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 

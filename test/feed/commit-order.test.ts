@@ -1,7 +1,7 @@
 // The feed's guarantee: a reader following `next` sees every committed event exactly once, also
 // when transactions commit in another order than they started (CONTRACT.md section 7).
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createRecord } from '../support/factories.ts';
 import { collect, feed, head, startFeedApi } from './feed-support.ts';

@@ -2,7 +2,7 @@
 // of the head carry a strong ETag and `Cache-Control: private, no-cache`; a held tag gets 304 with
 // no body, after the key check; the tag moves exactly when the page's bytes would.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { getJson } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { collect, head, startFeedApi } from './feed-support.ts';

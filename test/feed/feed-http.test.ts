@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { encodeCursor } from '../../src/feed/cursor.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';

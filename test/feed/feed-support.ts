@@ -1,6 +1,6 @@
 // Reading the change feed over real HTTP in tests.
 import { testDb } from '../hooks.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 
 export type FeedEvent = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: Record<string, unknown> | null };

@@ -1,6 +1,6 @@
 // events(after, limit) over GraphQL: the same events, bodies and cursors as GET /v1/events.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { onlyError } from '../support/graphql-documents.ts';

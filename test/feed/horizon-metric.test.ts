@@ -1,7 +1,7 @@
 // /metrics reports how long the oldest write transaction has held the feed's horizon back.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { startTestApi } from '../support/api.ts';
 

@@ -5,7 +5,7 @@
 // waiting slot (FEED_MAX_WAITERS_PER_KEY): beyond its share it gets 429, another key still waits.
 import { expect } from 'chai';
 import pg from 'pg';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -2,7 +2,7 @@
 // the wait, or at once on shutdown; it holds no pooled connection while it waits; and no more than
 // FEED_MAX_WAITERS requests wait at a time.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, DEFAULT_CONFIG, getJson, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -1,7 +1,7 @@
 // POST /graphql takes at most GRAPHQL_MAX_BODY_BYTES (1 MiB here; the default is 4 MiB): a larger body is a 413 problem and writes nothing; a body
 // just under the limit is served.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

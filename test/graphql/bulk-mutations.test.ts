@@ -3,7 +3,7 @@
 // mutations (problems named inputs[i]...), and emit the same events per record.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, type LearningOpportunityInput } from '../support/factories.ts';

@@ -1,7 +1,7 @@
 // An unexpected failure inside a mutation is a generic INTERNAL_SERVER_ERROR that shows nothing of
 // its cause, and the whole transaction (the change and its event) is rolled back.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 

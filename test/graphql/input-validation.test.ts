@@ -3,7 +3,7 @@
 // existing record keeps its exact bytes).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, type LearningOpportunityInput } from '../support/factories.ts';

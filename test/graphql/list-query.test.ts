@@ -3,7 +3,7 @@
 // archived records); bad arguments are BAD_USER_INPUT naming them; the cost limit prices facets
 // and search.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { FACET_COST, SEARCH_COST } from '../../src/graphql/query-limits.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

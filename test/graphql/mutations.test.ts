@@ -3,7 +3,7 @@
 // not from DRAFT), delete (then NOT_FOUND), and catalog:write as the only scope that may write.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

@@ -2,7 +2,7 @@
 // rules with BAD_USER_INPUT + invalidParams, and the scopes (graphql:read to read).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';

@@ -3,7 +3,7 @@
 // Each refusal is a QUERY_TOO_COMPLEX error and nothing is resolved.
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { RECORD_MAX_BYTES } from '../../src/catalog/record-size.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

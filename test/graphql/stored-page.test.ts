@@ -4,8 +4,8 @@
 // selection (aliases, __typename, another order, a field fewer) is executed field by field.
 import { expect } from 'chai';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import type { Api } from '../../src/service.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { cloneTestDatabase } from '../support/database.ts';
 import { RECORD_FIELDS } from '../support/graphql-documents.ts';

@@ -3,8 +3,8 @@
 // If-None-Match, and answers to it expose ETag, RateLimit and Retry-After; other origins get no CORS
 // header; never `*`, never credentials.
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.ts';
-import type { Api } from '../../src/service.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 

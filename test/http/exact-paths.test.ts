@@ -1,7 +1,7 @@
 // Paths match exactly: a case variant or a trailing slash of a known path is an unknown path (404
 // problem), so nothing reaches /metrics, /graphql or /v1 past a proxy rule written for the exact path.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';

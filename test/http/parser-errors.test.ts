@@ -1,7 +1,7 @@
 // Requests that Node's HTTP parser refuses before any route sees them (headers too large,
 // malformed HTTP) are answered as problem+json with Connection: close, not with a bare status line.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 import { openSocket, type RawAnswer, readUntilClosed } from '../support/raw-http.ts';

@@ -3,7 +3,7 @@
 // maximum are refused at once. Small limits keep the test fast.
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 import { openSocket, readUntilClosed } from '../support/raw-http.ts';

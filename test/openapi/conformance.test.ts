@@ -2,7 +2,7 @@
 // cannot drift from what the service answers.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

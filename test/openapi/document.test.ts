@@ -3,13 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { renderRecord, type LearningOpportunityRecord } from '../../src/catalog/record.ts';
-import { ERROR_CODES } from '../../src/errors.ts';
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/paging.ts';
+import { ERROR_CODES } from '../../src/kernel/errors.ts';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../../src/kernel/paging.ts';
 import { FEED_WAIT_MAX_SECONDS } from '../../src/feed/feed-query.ts';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../../src/feed/feed-reads.ts';
 import { problemType } from '../../src/http/problem.ts';
 import { V1_ROUTES } from '../../src/http/v1/routes.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { atPointer, deref, HTTP_METHODS, type Json, loadOpenApiDocument, OpenApiValidator } from './openapi-validator.ts';
@@ -150,7 +150,7 @@ describe('the OpenAPI document', () => {
     expect(pagination.limit).to.include({ minimum: 1, maximum: PAGE_LIMIT_MAX });
   });
 
-  it('gives each problem response the type URI that src/errors.ts gives its status', () => {
+  it('gives each problem response the type URI that src/kernel/errors.ts gives its status', () => {
     const responses = doc.components.responses as Record<string, Json>;
     const statuses: number[] = [];
     for (const [name, response] of Object.entries(responses)) {

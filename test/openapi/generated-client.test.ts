@@ -11,7 +11,7 @@ import ts from 'typescript';
 import { LIST_FACETS, LIST_SORTS, RECORD_FIELDS } from '../../src/catalog/list-query.ts';
 import { FORMATS } from '../../src/catalog/record.ts';
 import { OPENAPI_PATH } from '../../src/http/v1/openapi-document.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createCatalogClient } from '../../packages/client/src/index.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Database } from '../../src/database.ts';
-import type { Api } from '../../src/service.ts';
+import type { Database } from '../../src/app/database.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { httpRequestDuration } from '../../src/metrics.ts';
-import type { Api } from '../../src/service.ts';
+import { httpRequestDuration } from '../../src/kernel/metrics.ts';
+import type { Api } from '../../src/app/service.ts';
 import { startTestApi } from '../support/api.ts';
 
 function send(api: Api, method: string, path: string): Promise<number> {

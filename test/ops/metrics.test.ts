@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { PgBoss } from 'pg-boss';
-import type { Database } from '../../src/database.ts';
-import type { Api } from '../../src/service.ts';
+import type { Database } from '../../src/app/database.ts';
+import type { Api } from '../../src/app/service.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

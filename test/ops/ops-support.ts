@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { PgBoss } from 'pg-boss';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import { createLogger, type Logger } from '../../src/logger.ts';
-import { type Api, startApi } from '../../src/service.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import { createLogger, type Logger } from '../../src/kernel/logger.ts';
+import { type Api, startApi } from '../../src/app/service.ts';
 import { startBoss } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';

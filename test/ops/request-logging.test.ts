@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';

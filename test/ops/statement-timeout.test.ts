@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { expect } from 'chai';
 import pg from 'pg';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { testDb } from '../hooks.ts';
 import { REPO } from '../support/service-process.ts';
 import { TEST_SECRET_KEY } from '../support/webhooks.ts';

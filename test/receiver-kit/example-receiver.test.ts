@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { type ExampleReceiver, startExampleReceiver, type StoreState } from '../../src/examples/receiver.ts';
+import { type ExampleReceiver, startExampleReceiver, type StoreState } from '../../packages/receiver-kit/examples/receiver.ts';
 
 const SECRET = 'example-receiver-secret';
 
@@ -139,7 +139,7 @@ describe('example receiver process: fails closed', function () {
   this.timeout(20_000);
   const run = (env: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['src/examples/receiver.ts'], { env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env } });
+      const child = spawn(process.execPath, ['packages/receiver-kit/examples/receiver.ts'], { env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => {

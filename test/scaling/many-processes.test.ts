@@ -1,4 +1,4 @@
-// Two API and two worker processes (src/main.ts) on one database: writes through either API, reads
+// Two API and two worker processes (src/app/main.ts) on one database: writes through either API, reads
 // from either, deliveries by either worker. Nothing is lost, and with a receiver that always
 // answers 200 nothing is delivered twice (at-least-once retries would repeat the same event id).
 import { expect } from 'chai';

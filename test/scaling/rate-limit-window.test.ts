@@ -7,7 +7,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { expect } from 'chai';
 import { createApiKey, type Principal } from '../../src/auth/api-keys.ts';
-import { AppError } from '../../src/errors.ts';
+import { AppError } from '../../src/kernel/errors.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
 import { testDb } from '../hooks.ts';
 import { silentLogger } from '../support/api.ts';

@@ -4,9 +4,9 @@
 // fails a read.
 import { expect } from 'chai';
 import pg from 'pg';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import type { ReadPool } from '../../src/db/read-replicas.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, silentLogger, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { type Replicated, replicationUnavailable, startReplicated } from '../support/replication.ts';

@@ -1,10 +1,10 @@
 // Starts the real API (express + Apollo) on an ephemeral loopback port over the suite's database.
 import { createApiKey, type Scope, SCOPES } from '../../src/auth/api-keys.ts';
-import { type Config, defaultWaitersPerKey, loadConfig } from '../../src/config.ts';
-import type { Database } from '../../src/database.ts';
+import { type Config, defaultWaitersPerKey, loadConfig } from '../../src/kernel/config.ts';
+import type { Database } from '../../src/app/database.ts';
 import type { EventFanOut } from '../../src/events/record-change.ts';
-import { createLogger, type Logger } from '../../src/logger.ts';
-import { type Api, type ReceiverManagement, startApi } from '../../src/service.ts';
+import { createLogger, type Logger } from '../../src/kernel/logger.ts';
+import { type Api, type ReceiverManagement, startApi } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 
 export const silentLogger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

@@ -3,7 +3,7 @@
 // clone of that template for every test file. Files never see each other's rows, so they can run
 // in parallel (`npm test` runs mocha --parallel) and a test may empty its own tables at will.
 import { randomBytes } from 'node:crypto';
-import { connectDatabase } from '../../src/database.ts';
+import { connectDatabase } from '../../src/app/database.ts';
 import { cloneDatabase, databaseUrl, startScratchPostgres, type ScratchPostgres } from './scratch-postgres.ts';
 
 export type TestServer = ScratchPostgres & { adminUrl: string; template: string };

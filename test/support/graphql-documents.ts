@@ -1,6 +1,6 @@
 // GraphQL documents for the catalog, selecting every field of the record so that a mutation's
 // answer can be compared with the REST bytes of the same state.
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { graphql, type GraphQLResponse } from './api.ts';
 
 export const RECORD_FIELDS = `

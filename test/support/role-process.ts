@@ -1,4 +1,4 @@
-// The real service (src/main.ts) with a role, in a child process on the suite's database, for tests of several
+// The real service (src/app/main.ts) with a role, in a child process on the suite's database, for tests of several
 // processes side by side: started with a role and extra environment, stopped with SIGTERM.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { testDb } from '../hooks.ts';
@@ -6,7 +6,7 @@ import { testDb } from '../hooks.ts';
 export type RoleProcess = { child: ChildProcess; url: string | null; output: () => string; stop: () => Promise<number | null> };
 
 export function startRoleProcess(role: 'api' | 'worker', env: Record<string, string> = {}): Promise<RoleProcess> {
-  const child = spawn(process.execPath, ['src/main.ts', '--role', role], {
+  const child = spawn(process.execPath, ['src/app/main.ts', '--role', role], {
     env: { ...process.env, DATABASE_URL: testDb().url, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

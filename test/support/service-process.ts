@@ -1,4 +1,4 @@
-// The service as an operator runs it: `npm start` (or `node src/main.ts`) in a process group of its
+// The service as an operator runs it: `npm start` (or `node src/app/main.ts`) in a process group of its
 // own, as a terminal's foreground job is, so that a test can send a signal to the whole group.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -18,7 +18,7 @@ export type ServiceProcess = {
 };
 
 export async function startService(options: { cwd?: string; env: Record<string, string>; viaNpm?: boolean }): Promise<ServiceProcess> {
-  const [command, args] = options.viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['src/main.ts']];
+  const [command, args] = options.viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['src/app/main.ts']];
   const child = spawn(command, args, {
     cwd: options.cwd ?? REPO,
     detached: true,

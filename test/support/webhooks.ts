@@ -1,10 +1,10 @@
 // The webhook stack for tests: pg-boss on the suite's database, the API with the real fan-out and
 // (unless told otherwise) a delivery worker, all with small timings.
 import type { PgBoss } from 'pg-boss';
-import { loadConfig } from '../../src/config.ts';
-import type { Database } from '../../src/database.ts';
-import type { Logger } from '../../src/logger.ts';
-import type { Api } from '../../src/service.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import type { Database } from '../../src/app/database.ts';
+import type { Logger } from '../../src/kernel/logger.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue/boss.ts';
 import { addReceiver, type ReceiverWithSecret } from '../../src/webhooks/receivers/receivers.ts';

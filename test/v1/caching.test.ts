@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';

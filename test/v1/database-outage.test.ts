@@ -2,8 +2,8 @@
 // up; once the database is back it serves again without a restart. A TCP proxy in front of the
 // test database plays the network.
 import { expect } from 'chai';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import type { Api } from '../../src/service.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -5,9 +5,9 @@
 // the outage) or not (the gate's key look-up does). A TCP proxy in front of the test database plays
 // the frozen server.
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
-import type { Api } from '../../src/service.ts';
+import { loadConfig } from '../../src/kernel/config.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -2,7 +2,7 @@
 // are 404, and every non-2xx answer is problem+json without internals.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';

@@ -3,9 +3,9 @@
 // JavaScript. Every page of a filtered list must be exactly the walk's matching records, in the same
 // total order, with the exact totalCount; facets count over the whole filtered result.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { cloneTestDatabase } from '../support/database.ts';
 import { createRecord } from '../support/factories.ts';

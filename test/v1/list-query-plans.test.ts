@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { benchQueries } from '../../bench/query/queries.ts';
 import { sequentialScans } from '../../bench/query/plans.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import { connectDatabase, type Database } from '../../src/database.ts';
+import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { cloneTestDatabase } from '../support/database.ts';
 
 describe('filtered list plans', () => {

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';

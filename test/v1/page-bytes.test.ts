@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
 import { walk } from '../../packages/client/src/walk.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -1,7 +1,7 @@
 // GET /v1/learning-opportunities paging: defaults, the pagination object, and every bad value
 // rejected (never clamped) with a problem naming the parameter.
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { QueryConfig } from 'pg';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createVersionCache } from '../../src/catalog/version-cache.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';

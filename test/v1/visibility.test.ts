@@ -2,7 +2,7 @@
 // the list leaves them out, and totalCount moves by exactly one on each publish, archive and delete.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';

@@ -3,7 +3,7 @@
 // become dead letters, the reason shows in `receivers list`, the counter in /metrics.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { deliveryAttempts, receiversDisabled } from '../../src/metrics.ts';
+import { deliveryAttempts, receiversDisabled } from '../../src/kernel/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
 import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers/receivers.ts';

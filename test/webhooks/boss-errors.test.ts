@@ -2,8 +2,8 @@
 // per failed pass, and a line when it is over; other errors stay errors.
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../src/logger.ts';
-import { isDatabaseUnavailable } from '../../src/errors.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
+import { isDatabaseUnavailable } from '../../src/kernel/errors.ts';
 import { createBossErrorLog } from '../../src/webhooks/queue/boss-errors.ts';
 import { listenForDeliveries, startBoss } from '../../src/webhooks/queue/boss.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';

@@ -12,11 +12,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { applyEvent, MemoryVersionStore, type WebhookEvent, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
-import type { Database } from '../../src/database.ts';
+import type { Database } from '../../src/app/database.ts';
 import { BOSS_SCHEMA, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 
 /** A small seeded PRNG (mulberry32): a failing run can be repeated with its seed. */

@@ -10,7 +10,7 @@ import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from 
 import { testDb } from '../hooks.ts';
 
 function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/main.ts', '--role', 'worker'], {
+  const child = spawn(process.execPath, ['src/app/main.ts', '--role', 'worker'], {
     env: {
       ...process.env,
       DATABASE_URL: testDb().url,

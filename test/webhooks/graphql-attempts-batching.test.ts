@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import type { Api } from '../../src/service.ts';
+import type { Api } from '../../src/app/service.ts';
 import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

@@ -3,7 +3,7 @@
 // that does not answer in time is a timeout.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { deliveryAttempts, registry } from '../../src/metrics.ts';
+import { deliveryAttempts, registry } from '../../src/kernel/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';

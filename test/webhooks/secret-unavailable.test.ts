@@ -6,8 +6,8 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { createLogger } from '../../src/logger.ts';
-import { deliveryAttempts } from '../../src/metrics.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
+import { deliveryAttempts } from '../../src/kernel/metrics.ts';
 import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';

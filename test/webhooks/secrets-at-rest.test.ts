@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { loadConfig, MISSING_SECRET_KEY } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig, MISSING_SECRET_KEY } from '../../src/kernel/config.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
 import { prepareSecrets, reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
 import { createSecretKeyring, keyIdOf } from '../../src/webhooks/secrets/secret-box.ts';
 import { resolveSecretKeyring } from '../../src/webhooks/secrets/secret-keys.ts';
@@ -138,7 +138,7 @@ describe('the secret encryption key', () => {
 
   it('the service refuses to start in production without it (exit 78), before touching a database', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['src/main.ts'], { env: { ...process.env, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: '', DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' } }, (error, _stdout, stderr) =>
+      execFile(process.execPath, ['src/app/main.ts'], { env: { ...process.env, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: '', DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' } }, (error, _stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
       );
     });

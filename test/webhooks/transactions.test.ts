@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder, type ChangeRecorder } from '../../src/events/record-change.ts';
-import { eventsEmitted } from '../../src/metrics.ts';
+import { eventsEmitted } from '../../src/kernel/metrics.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListReads } from '../../catalog/list-query.ts';
 import type { CatalogReads } from '../../catalog/read-model.ts';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { answerError, notAllowed } from '../problem.ts';
 import { trackRequest } from '../request-context.ts';
 import { originForm } from '../request-target.ts';

@@ -5,9 +5,9 @@
 // is a 304 (conditional.ts). Every problem goes back to the dispatcher's one problem writer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { parseId } from '../../ids.ts';
+import { parseId } from '../../kernel/ids.ts';
 import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../../catalog/read-model.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../kernel/errors.ts';
 import { heldTags, sendCacheable } from '../conditional.ts';
 import { isPlainList, type ListReads } from '../../catalog/list-query.ts';
 import { parseListQuery, serveListPage } from './list-page.ts';

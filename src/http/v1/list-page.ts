@@ -3,9 +3,9 @@
 // The plain list (no filter, default sort, whole records, no facets) never comes here: learning-opportunities.ts
 // serves it through its own fast path, byte for byte what it was before these parameters.
 import type { ServerResponse } from 'node:http';
-import { AppError, badInput, type InvalidParam } from '../../errors.ts';
+import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { type ListQuery, type ListReads, renderListPage } from '../../catalog/list-query.ts';
-import { parsePagingQuery } from '../../paging.ts';
+import { parsePagingQuery } from '../../kernel/paging.ts';
 import { sendCacheable } from '../conditional.ts';
 import { parseListParameters } from '../list-parameters.ts';
 

@@ -3,7 +3,7 @@
 // event is missing (dropped; retention keeps every event a delivery refers to, so this is logged as
 // an error).
 import type { Pool } from 'pg';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { type DeliveryJob } from '../queue/boss.ts';
 import { settleJobs } from '../queue/settle-jobs.ts';
 

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../../db/orm.ts';
 import type { EventFanOut } from '../../events/record-change.ts';
-import { eventsEmitted } from '../../metrics.ts';
+import { eventsEmitted } from '../../kernel/metrics.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
 
 /** Enabled receivers subscribed to each of the event types $1 (an empty subscription means every type), oldest receiver first. */

@@ -8,7 +8,7 @@
 // settlements is tried alone, and only the ones that fail alone stay unsettled (their jobs are
 // handed out again when they expire: at-least-once).
 import type { Pool } from 'pg';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { reportAutomaticDisables } from '../receivers/auto-disable.ts';
 import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../queue/boss.ts';
 import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';

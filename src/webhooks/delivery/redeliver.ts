@@ -7,7 +7,7 @@
 // lane (queue/lanes.ts), behind any open delivery of the same record.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, notFound } from '../../kernel/errors.ts';
 import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';

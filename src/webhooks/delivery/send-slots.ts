@@ -4,8 +4,8 @@
 // its event or receiver is gone or its receiver disabled (drop-delivery.ts). Counts live in
 // in-flight.ts; the worker decides when to fetch and when to stop.
 import type { Pool } from 'pg';
-import type { Logger } from '../../logger.ts';
-import { deliveryAttempts, deliveryDuration } from '../../metrics.ts';
+import type { Logger } from '../../kernel/logger.ts';
+import { deliveryAttempts, deliveryDuration } from '../../kernel/metrics.ts';
 import type { DeliveryJob, WebhookConfig } from '../queue/boss.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import type { InFlight } from './in-flight.ts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { WEBHOOK_TEST_EVENT_TYPE } from '@lods/receiver-kit';
-import { AppError, notFound } from '../../errors.ts';
+import { AppError, notFound } from '../../kernel/errors.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { enqueueDeliveries } from '../queue/boss.ts';
 

@@ -40,7 +40,7 @@
 // receiverId and attempt, never a secret, a signature or a URL.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
 import { sweepLanes } from '../queue/lanes.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';

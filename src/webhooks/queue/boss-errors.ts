@@ -5,8 +5,8 @@
 // database answers again). Anything else is an error line as before. pg-boss's own LISTEN
 // connection (webhooks/queue/boss.ts, listenForDeliveries) reports losing the database in words of its
 // own (heartbeat timed out, connection ended): those are the same outage.
-import { isDatabaseUnavailable } from '../../errors.ts';
-import type { Logger } from '../../logger.ts';
+import { isDatabaseUnavailable } from '../../kernel/errors.ts';
+import type { Logger } from '../../kernel/logger.ts';
 
 /** What pg-boss's LISTEN connection says when it loses the database (it reconnects by itself). */
 const LISTENER_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended)$/;

@@ -16,8 +16,8 @@
 // why the API does not do it. test/webhooks/boss-schema.test.ts and queue-schema.test.ts fail when
 // pg-boss's schema or behaviour moves away from what these statements assume.
 import { type Db, type Job, PgBoss } from 'pg-boss';
-import type { Config } from '../../config.ts';
-import type { Logger } from '../../logger.ts';
+import type { Config } from '../../kernel/config.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { createBossErrorLog } from './boss-errors.ts';
 
 export const BOSS_SCHEMA = 'pgboss';

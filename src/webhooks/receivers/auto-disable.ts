@@ -6,8 +6,8 @@
 // ends, never a clock of its own), or at once when it answers 410 Gone. In the same statement the
 // disabled receiver's waiting deliveries (and the retry its failed attempt would have enqueued)
 // become dead letters, replayable after `enable`. What is left for here: the log lines and the counter.
-import type { Logger } from '../../logger.ts';
-import { receiversDisabled } from '../../metrics.ts';
+import type { Logger } from '../../kernel/logger.ts';
+import { receiversDisabled } from '../../kernel/metrics.ts';
 import type { SettleResult } from '../queue/settle-jobs.ts';
 
 export function reportAutomaticDisables(deps: { disableAfterHours: number; logger: Logger }, result: Pick<SettleResult, 'disabled' | 'setAside'>): void {

@@ -6,7 +6,7 @@
 // an hour before the window (found by a backward seek). The cost is the window's attempts plus an
 // hour's, not the table's; the window itself is exact (filtered on started_at).
 import type { Pool } from 'pg';
-import { badInput } from '../../errors.ts';
+import { badInput } from '../../kernel/errors.ts';
 import { isoSql } from '../../db/iso-sql.ts';
 
 export type DeliveryHour = { hour: string; attempts: number; successes: number };

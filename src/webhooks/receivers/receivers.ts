@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { badInput, notFound } from '../../errors.ts';
+import { badInput, notFound } from '../../kernel/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../events/derive-event.ts';
-import { receiversDisabled } from '../../metrics.ts';
+import { receiversDisabled } from '../../kernel/metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';

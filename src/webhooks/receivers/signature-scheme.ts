@@ -5,7 +5,7 @@
 // CLI and receiver kit `service-v1 | standard-webhooks`, GraphQL `SERVICE_V1 | STANDARD_WEBHOOKS`,
 // the receiver.signature_scheme column `service_v1 | standard_webhooks`.
 import { randomBytes } from 'node:crypto';
-import { badInput } from '../../errors.ts';
+import { badInput } from '../../kernel/errors.ts';
 
 export const SIGNATURE_SCHEMES = ['service-v1', 'standard-webhooks'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];

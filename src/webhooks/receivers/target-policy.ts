@@ -6,7 +6,7 @@
 // address (NAT64, 6to4, Teredo, mapped, compatible, SIIT) are judged by that IPv4 address.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { badInput } from '../../errors.ts';
+import { badInput } from '../../kernel/errors.ts';
 
 export const MAX_URL_LENGTH = 2048;
 

@@ -6,7 +6,7 @@
 // current key, after which SECRET_ENCRYPTION_KEY_PREVIOUS can be dropped. A previous secret (a
 // Standard Webhooks rotation's grace) is sealed like the current one and moves with it.
 import type { Pool } from 'pg';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import type { SecretKeyring } from './secret-box.ts';
 

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Config } from '../../config.ts';
-import type { Logger } from '../../logger.ts';
+import type { Config } from '../../kernel/config.ts';
+import type { Logger } from '../../kernel/logger.ts';
 import { createSecretKeyring, type SecretKeyring } from './secret-box.ts';
 
 const KEY_FILE = 'secret-key';

@@ -3,10 +3,10 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createApiKey, hashKey, lookUpKey, SCOPES } from './auth/api-keys.ts';
-import { seedCatalog } from './catalog/seed.ts';
+import { createApiKey, hashKey, lookUpKey, SCOPES } from '../auth/api-keys.ts';
+import { seedCatalog } from '../catalog/seed.ts';
 import type { Database } from './database.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../kernel/logger.ts';
 
 export async function ensureDemo(db: Database, options: { dataDir: string; count: number; logger: Logger }): Promise<string> {
   const keyFile = resolve(options.dataDir, 'demo-key');

@@ -2,18 +2,18 @@
 // `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
 import type { PgBoss } from 'pg-boss';
 import { announce } from './banner.ts';
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig, ConfigError } from '../kernel/config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
-import { createLogger } from './logger.ts';
-import { type RetentionJob, startRetentionJob } from './retention/prune-job.ts';
+import { createLogger } from '../kernel/logger.ts';
+import { type RetentionJob, startRetentionJob } from '../retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
-import { exitCodeOf, onStopSignals } from './stop-signals.ts';
-import { createFanOut } from './webhooks/delivery/fan-out.ts';
-import { startBoss } from './webhooks/queue/boss.ts';
-import { prepareSecrets } from './webhooks/secrets/seal-secrets.ts';
-import { resolveSecretKeyring } from './webhooks/secrets/secret-keys.ts';
-import { type DeliveryWorker, startDeliveryWorker } from './webhooks/delivery/worker.ts';
+import { exitCodeOf, onStopSignals } from '../kernel/stop-signals.ts';
+import { createFanOut } from '../webhooks/delivery/fan-out.ts';
+import { startBoss } from '../webhooks/queue/boss.ts';
+import { prepareSecrets } from '../webhooks/secrets/seal-secrets.ts';
+import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
+import { type DeliveryWorker, startDeliveryWorker } from '../webhooks/delivery/worker.ts';
 
 /** `--role worker` (or `--role=worker`) overrides ROLE. */
 function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {

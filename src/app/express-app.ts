@@ -3,18 +3,18 @@
 // in front of express (service.ts), which sees only the /v1 paths that have no endpoint (404).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
-import type { KeyCache } from './auth/key-cache.ts';
-import { graphqlGate } from './graphql/http-gate.ts';
-import { routeExactly } from './http/exact-router.ts';
-import { consoleRoutes } from './http/console-routes.ts';
-import { docsRoutes } from './http/docs.ts';
-import { healthRoutes } from './http/health.ts';
-import { metricsRoutes } from './http/metrics-route.ts';
-import { problemPageRoutes } from './http/problem-pages.ts';
-import { methodNotAllowed, notFoundHandler, problemErrorHandler } from './http/problem.ts';
-import type { RateLimiter } from './http/rate-limit.ts';
-import { requestContext } from './http/request-context.ts';
-import type { Logger } from './logger.ts';
+import type { KeyCache } from '../auth/key-cache.ts';
+import { graphqlGate } from '../graphql/http-gate.ts';
+import { routeExactly } from '../http/exact-router.ts';
+import { consoleRoutes } from '../http/console-routes.ts';
+import { docsRoutes } from '../http/docs.ts';
+import { healthRoutes } from '../http/health.ts';
+import { metricsRoutes } from '../http/metrics-route.ts';
+import { problemPageRoutes } from '../http/problem-pages.ts';
+import { methodNotAllowed, notFoundHandler, problemErrorHandler } from '../http/problem.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
+import { requestContext } from '../http/request-context.ts';
+import type { Logger } from '../kernel/logger.ts';
 
 export type AppDeps = {
   pool: Pool;

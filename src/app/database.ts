@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import pg, { type Pool } from 'pg';
-import type { Config } from './config.ts';
-import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } from './db/embedded-postgres.ts';
-import { apiKeyEntities } from './auth/entities.ts';
-import { catalogEntities } from './catalog/entities.ts';
-import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from './db/orm.ts';
-import { createReadPool, type Queryable } from './db/read-replicas.ts';
-import { databaseName, NO_SUCH_DATABASE } from './db/create-database.ts';
-import type { Logger } from './logger.ts';
+import type { Config } from '../kernel/config.ts';
+import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } from '../db/embedded-postgres.ts';
+import { apiKeyEntities } from '../auth/entities.ts';
+import { catalogEntities } from '../catalog/entities.ts';
+import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
+import { createReadPool, type Queryable } from '../db/read-replicas.ts';
+import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
+import type { Logger } from '../kernel/logger.ts';
 
 /** The entities used through MikroORM (the rest of the tables are read and written in plain SQL). */
 const ENTITIES = [...catalogEntities, ...apiKeyEntities];

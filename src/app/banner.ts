@@ -1,8 +1,8 @@
 // What `npm start` prints on a terminal once the API listens: where it is, how to get a key, and
 // how to reach the database. Production gets log lines only (stdout carries JSON logs there).
-import type { Config } from './config.ts';
+import type { Config } from '../kernel/config.ts';
 import { embeddedUrlFile } from './database.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../kernel/logger.ts';
 import { type Api, hostPort } from './service.ts';
 
 const ALL_INTERFACES = ['0.0.0.0', '::'];

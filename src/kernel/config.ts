@@ -1,7 +1,7 @@
 // The only reader of process.env: validated once at boot, typed, frozen.
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { PAGE_MAX_BYTES_DEFAULT } from './catalog/read-model.ts';
+import { PAGE_MAX_BYTES_DEFAULT } from '../catalog/read-model.ts';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** An origin as browsers send it in `Origin`: http(s), host, optional port, nothing else. */
