@@ -24,7 +24,21 @@ export default tseslint.config(
     files: ['src/console/**/*.js'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['document', 'window', 'location', 'sessionStorage', 'fetch', 'crypto', 'btoa', 'confirm', 'Node', 'console', 'React', 'ReactDOM', 'GraphiQL'].map((name) => [name, 'readonly']),
+        [
+          'document',
+          'window',
+          'location',
+          'sessionStorage',
+          'fetch',
+          'crypto',
+          'btoa',
+          'confirm',
+          'Node',
+          'console',
+          'React',
+          'ReactDOM',
+          'GraphiQL',
+        ].map((name) => [name, 'readonly']),
       ),
     },
   },

@@ -25,7 +25,9 @@ export class Migration20261121000000_catalog extends Migration {
         doc text not null
       )`);
     // Public list: PUBLISHED only, newest first, ties by id; small enough for index-only offset skips.
-    this.addSql(`create index learning_opportunity_published_order on learning_opportunity (updated_at desc, id desc) where status = 'PUBLISHED'`);
+    this.addSql(
+      `create index learning_opportunity_published_order on learning_opportunity (updated_at desc, id desc) where status = 'PUBLISHED'`,
+    );
     // Internal list (GraphQL): every status.
     this.addSql(`create index learning_opportunity_order on learning_opportunity (updated_at desc, id desc)`);
 
@@ -39,10 +41,20 @@ export class Migration20261121000000_catalog extends Migration {
         unique (learning_opportunity_id, position),
         unique (learning_opportunity_id, item_id)
       )`;
-    this.addSql(nested('lo_session', `starts_at timestamptz(3) not null, ends_at timestamptz(3), timezone text, format text, location jsonb, capacity integer`));
+    this.addSql(
+      nested(
+        'lo_session',
+        `starts_at timestamptz(3) not null, ends_at timestamptz(3), timezone text, format text, location jsonb, capacity integer`,
+      ),
+    );
     this.addSql(nested('lo_deadline', `type text not null, due_at timestamptz(3) not null, description text`));
     this.addSql(nested('lo_faq', `question text not null, answer text not null`));
-    this.addSql(nested('lo_external_review', `source text not null, url text, rating double precision, max_rating double precision, review_count integer, excerpt text, reviewed_at timestamptz(3)`));
+    this.addSql(
+      nested(
+        'lo_external_review',
+        `source text not null, url text, rating double precision, max_rating double precision, review_count integer, excerpt text, reviewed_at timestamptz(3)`,
+      ),
+    );
     this.addSql(nested('lo_accolade', `title text not null, issuer text, awarded_at timestamptz(3), url text`));
 
     // Counts per status, maintained by statement-level triggers in the writing transaction, so that
@@ -81,9 +93,15 @@ export class Migration20261121000000_catalog extends Migration {
           ) s));
         return null;
       end $$`);
-    this.addSql(`create trigger catalog_count_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function catalog_count_after_insert()`);
-    this.addSql(`create trigger catalog_count_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function catalog_count_after_delete()`);
-    this.addSql(`create trigger catalog_count_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function catalog_count_after_update()`);
+    this.addSql(
+      `create trigger catalog_count_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function catalog_count_after_insert()`,
+    );
+    this.addSql(
+      `create trigger catalog_count_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function catalog_count_after_delete()`,
+    );
+    this.addSql(
+      `create trigger catalog_count_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function catalog_count_after_update()`,
+    );
 
     this.addSql(`
       create table api_key (

@@ -127,10 +127,18 @@ export class Migration20261123000000_list_buckets extends Migration {
     // Named to sort after catalog_count_*: triggers of one event fire in name order, and every writer
     // takes catalog_count rows before list_bucket locks. (The other order can deadlock a bulk load of
     // several statements in one transaction against a concurrent publish.)
-    this.addSql(`create trigger list_bucket_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function list_bucket_after_insert()`);
-    this.addSql(`create trigger list_bucket_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function list_bucket_after_delete()`);
-    this.addSql(`create trigger list_bucket_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function list_bucket_after_update()`);
-    this.addSql(`create trigger list_bucket_truncate after truncate on learning_opportunity for each statement execute function list_bucket_after_truncate()`);
+    this.addSql(
+      `create trigger list_bucket_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function list_bucket_after_insert()`,
+    );
+    this.addSql(
+      `create trigger list_bucket_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function list_bucket_after_delete()`,
+    );
+    this.addSql(
+      `create trigger list_bucket_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function list_bucket_after_update()`,
+    );
+    this.addSql(
+      `create trigger list_bucket_truncate after truncate on learning_opportunity for each statement execute function list_bucket_after_truncate()`,
+    );
 
     // Where a public page at offset p_offset starts: the upper bound of the range holding position
     // p_offset and how many records of that range lie above it. Stable, so it reads the snapshot of
@@ -163,7 +171,9 @@ export class Migration20261123000000_list_buckets extends Migration {
 
     // Backfill from the rows already there: a range every 512 published records.
     this.addSql(`lock table learning_opportunity in share mode`);
-    this.addSql(`insert into list_bucket (lo_updated_at, lo_id, n) values ('-infinity', '00000000-0000-0000-0000-000000000000', 0)`);
+    this.addSql(
+      `insert into list_bucket (lo_updated_at, lo_id, n) values ('-infinity', '00000000-0000-0000-0000-000000000000', 0)`,
+    );
     this.addSql(`
       insert into list_bucket (lo_updated_at, lo_id, n)
       select updated_at, id, 0 from (

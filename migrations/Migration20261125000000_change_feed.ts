@@ -33,7 +33,9 @@ export class Migration20261125000000_change_feed extends Migration {
         perform pg_notify('lods_event_feed', '');
         return null;
       end $$`);
-    this.addSql(`create trigger event_feed_notify after insert on event for each statement execute function event_feed_notify()`);
+    this.addSql(
+      `create trigger event_feed_notify after insert on event for each statement execute function event_feed_notify()`,
+    );
 
     this.addSql(`
       create table event_feed_pruned (

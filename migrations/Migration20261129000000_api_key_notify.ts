@@ -12,6 +12,8 @@ export class Migration20261129000000_api_key_notify extends Migration {
         perform pg_notify('lods_api_key_changed', '');
         return null;
       end $$`);
-    this.addSql(`create trigger api_key_changed after update or delete or truncate on api_key for each statement execute function api_key_changed_notify()`);
+    this.addSql(
+      `create trigger api_key_changed after update or delete or truncate on api_key for each statement execute function api_key_changed_notify()`,
+    );
   }
 }

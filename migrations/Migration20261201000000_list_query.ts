@@ -24,7 +24,9 @@ export class Migration20261201000000_list_query extends Migration {
     const equality = ['format', 'language', 'provider_name'];
     for (const column of equality) {
       const others = equality.filter((c) => c !== column).join(', ');
-      this.addSql(`create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc) include (${others})`);
+      this.addSql(
+        `create index learning_opportunity_by_${column} on learning_opportunity (status, ${column}, updated_at desc, id desc) include (${others})`,
+      );
     }
     this.addSql(`create index lo_session_starts_at on lo_session (starts_at, learning_opportunity_id)`);
     // A record's sessions by start: its earliest session after now (sort=nextSessionStartsAt).
@@ -38,6 +40,8 @@ export class Migration20261201000000_list_query extends Migration {
     // The published records by id, with the equality columns: whether a record found through its
     // sessions is published, and its format, language and provider for the facets, read from this
     // index without visiting the catalog's heap.
-    this.addSql(`create unique index learning_opportunity_published_id on learning_opportunity (id) include (format, language, provider_name) where status = 'PUBLISHED'`);
+    this.addSql(
+      `create unique index learning_opportunity_published_id on learning_opportunity (id) include (format, language, provider_name) where status = 'PUBLISHED'`,
+    );
   }
 }

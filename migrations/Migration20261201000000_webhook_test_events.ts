@@ -11,7 +11,9 @@ export class Migration20261201000000_webhook_test_events extends Migration {
   override up(): void {
     this.addSql(`alter table event alter column xid drop not null, alter column position drop not null`);
     // Not valid first, validated after: the check of existing rows then takes no lock that blocks writers.
-    this.addSql(`alter table event add constraint event_feed_position_only_for_test check ((xid is null and position is null) = (type = 'WEBHOOK_TEST')) not valid`);
+    this.addSql(
+      `alter table event add constraint event_feed_position_only_for_test check ((xid is null and position is null) = (type = 'WEBHOOK_TEST')) not valid`,
+    );
     this.addSql(`alter table event validate constraint event_feed_position_only_for_test`);
     // Retention finds old test events here (they are outside the feed order it walks).
     this.addSql(`create index event_test_events on event (occurred_at) where xid is null`);

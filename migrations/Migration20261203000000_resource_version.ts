@@ -11,7 +11,9 @@ import { Migration } from '@mikro-orm/migrations';
 // start after the highest version given.
 export class Migration20261203000000_resource_version extends Migration {
   override up(): void {
-    this.addSql(`create table resource_version (resource_id uuid primary key, version bigint not null check (version > 0))`);
+    this.addSql(
+      `create table resource_version (resource_id uuid primary key, version bigint not null check (version > 0))`,
+    );
     this.addSql(`alter table event add column version bigint`);
     this.addSql(`
       update event e set version = o.v,
@@ -21,8 +23,12 @@ export class Migration20261203000000_resource_version extends Migration {
        where o.id = e.id`);
     // The default is only for hand-written inserts of a fresh resource's first event (tests, benches);
     // the service always writes the bumped counter.
-    this.addSql(`alter table event alter column version set not null, alter column version set default 1, add constraint event_version_positive check (version > 0)`);
-    this.addSql(`insert into resource_version (resource_id, version) select resource_id, max(version) from event group by resource_id`);
+    this.addSql(
+      `alter table event alter column version set not null, alter column version set default 1, add constraint event_version_positive check (version > 0)`,
+    );
+    this.addSql(
+      `insert into resource_version (resource_id, version) select resource_id, max(version) from event group by resource_id`,
+    );
     this.addSql(`create index event_resource_version on event (resource_id, version)`);
   }
 }

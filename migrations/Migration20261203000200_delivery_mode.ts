@@ -5,6 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
 // is not sent; its attempt row says `superseded`).
 export class Migration20261203000200_delivery_mode extends Migration {
   override up(): void {
-    this.addSql(`alter table receiver add column delivery_mode text not null default 'all_events' check (delivery_mode in ('all_events', 'latest_state'))`);
+    this.addSql(
+      `alter table receiver add column delivery_mode text not null default 'all_events' check (delivery_mode in ('all_events', 'latest_state'))`,
+    );
   }
 }

@@ -32,17 +32,32 @@ const apply = (changes: string) => `
   having sum(d.k) <> 0
    order by d.facet, d.value
   on conflict (facet, value) do update set n = facet_count.n + excluded.n`;
-const rows = (table: string, k: number) => `select ${k} as k, id, format, language, provider_name, topics, doc from ${table} where status = 'PUBLISHED'`;
+const rows = (table: string, k: number) =>
+  `select ${k} as k, id, format, language, provider_name, topics, doc from ${table} where status = 'PUBLISHED'`;
 
 export class Migration20261211000000_facet_count extends Migration {
   override up(): void {
-    this.addSql(`create table facet_count (facet text not null, value text not null, n bigint not null, primary key (facet, value))`);
-    this.addSql(`create function facet_count_after_insert() returns trigger language plpgsql as $$ begin ${apply(rows('new_rows', 1))}; return null; end $$`);
-    this.addSql(`create function facet_count_after_delete() returns trigger language plpgsql as $$ begin ${apply(rows('old_rows', -1))}; return null; end $$`);
-    this.addSql(`create function facet_count_after_update() returns trigger language plpgsql as $$ begin ${apply(`${rows('new_rows', 1)} union all ${rows('old_rows', -1)}`)}; return null; end $$`);
-    this.addSql(`create trigger facet_count_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function facet_count_after_insert()`);
-    this.addSql(`create trigger facet_count_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function facet_count_after_delete()`);
-    this.addSql(`create trigger facet_count_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function facet_count_after_update()`);
+    this.addSql(
+      `create table facet_count (facet text not null, value text not null, n bigint not null, primary key (facet, value))`,
+    );
+    this.addSql(
+      `create function facet_count_after_insert() returns trigger language plpgsql as $$ begin ${apply(rows('new_rows', 1))}; return null; end $$`,
+    );
+    this.addSql(
+      `create function facet_count_after_delete() returns trigger language plpgsql as $$ begin ${apply(rows('old_rows', -1))}; return null; end $$`,
+    );
+    this.addSql(
+      `create function facet_count_after_update() returns trigger language plpgsql as $$ begin ${apply(`${rows('new_rows', 1)} union all ${rows('old_rows', -1)}`)}; return null; end $$`,
+    );
+    this.addSql(
+      `create trigger facet_count_insert after insert on learning_opportunity referencing new table as new_rows for each statement execute function facet_count_after_insert()`,
+    );
+    this.addSql(
+      `create trigger facet_count_delete after delete on learning_opportunity referencing old table as old_rows for each statement execute function facet_count_after_delete()`,
+    );
+    this.addSql(
+      `create trigger facet_count_update after update on learning_opportunity referencing old table as old_rows new table as new_rows for each statement execute function facet_count_after_update()`,
+    );
     // The records present: columns from the table, countries and cities from the sessions' rows
     // (the same values as the docs', without parsing a million docs).
     this.addSql(`

@@ -8,7 +8,8 @@ import { cloneTestDatabase, startTestPostgres, type TestServer } from './support
 // The processes that tests start (node src/app/main.ts, the CLI, the example receiver) resolve the
 // workspace packages to their TypeScript sources as the npm scripts and .mocharc.json do.
 const SOURCE_CONDITION = '--conditions=lods-source';
-if (!process.env.NODE_OPTIONS?.includes(SOURCE_CONDITION)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${SOURCE_CONDITION}`.trim();
+if (!process.env.NODE_OPTIONS?.includes(SOURCE_CONDITION))
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${SOURCE_CONDITION}`.trim();
 
 // How the main process tells the workers where the template is (they inherit its environment).
 const SERVER_ENV = 'LODS_TEST_POSTGRES';

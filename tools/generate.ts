@@ -1,7 +1,14 @@
 // `npm run generate`: rewrites the files derived from the record schema (see generated-sources.ts).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { CLIENT_TYPES_PATH, COMBINED_SDL_PATH, generateClientTypes, generateCombinedSdl, generateOpenApi, OPENAPI_PATH } from './generated-sources.ts';
+import {
+  CLIENT_TYPES_PATH,
+  COMBINED_SDL_PATH,
+  generateClientTypes,
+  generateCombinedSdl,
+  generateOpenApi,
+  OPENAPI_PATH,
+} from './generated-sources.ts';
 
 await writeFile(OPENAPI_PATH, generateOpenApi(await readFile(OPENAPI_PATH, 'utf8')));
 await writeFile(CLIENT_TYPES_PATH, generateClientTypes());

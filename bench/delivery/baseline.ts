@@ -11,7 +11,13 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends every body; returns when all have been answered. Failures are counted, not retried. */
-export async function runBaseline(options: { url: string; secret: string | null; bodies: readonly BaselineBody[]; concurrency: number; timeoutMs: number }): Promise<{ failed: number }> {
+export async function runBaseline(options: {
+  url: string;
+  secret: string | null;
+  bodies: readonly BaselineBody[];
+  concurrency: number;
+  timeoutMs: number;
+}): Promise<{ failed: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency, keepAliveMsecs: 1000 });
   const queue = [...options.bodies].sort((a, b) => a.releaseAtMs - b.releaseAtMs);
   const target = new URL(options.url);
@@ -20,9 +26,23 @@ export async function runBaseline(options: { url: string; secret: string | null;
 
   const post = (item: BaselineBody) =>
     new Promise<void>((resolve) => {
-      const headers = deliveryHeaders({ body: item.body, eventId: item.eventId, eventType: item.type, secret: options.secret, timestamp: Date.now() });
+      const headers = deliveryHeaders({
+        body: item.body,
+        eventId: item.eventId,
+        eventType: item.type,
+        secret: options.secret,
+        timestamp: Date.now(),
+      });
       const req = http.request(
-        { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { ...headers, 'content-length': String(item.body.length) }, timeout: options.timeoutMs },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: { ...headers, 'content-length': String(item.body.length) },
+          timeout: options.timeoutMs,
+        },
         (res) => {
           if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) failed++;
           res.resume();

@@ -21,17 +21,29 @@ for (const backlog of [2000, 20000]) {
     await boss.createQueue(name, { policy, partition: true });
     const receivers = 4;
     for (let i = 0; i < backlog; i += 5000) {
-      await boss.insert(name, Array.from({ length: Math.min(5000, backlog - i) }, (_, k) => ({ data: { n: i + k }, group: { id: `r${(i + k) % receivers}` }, singletonKey: `r${(i + k) % receivers}:${(i + k) % (backlog / 4)}` })));
+      await boss.insert(
+        name,
+        Array.from({ length: Math.min(5000, backlog - i) }, (_, k) => ({
+          data: { n: i + k },
+          group: { id: `r${(i + k) % receivers}` },
+          singletonKey: `r${(i + k) % receivers}:${(i + k) % (backlog / 4)}`,
+        })),
+      );
     }
     const times: number[] = [];
     for (let f = 0; f < 10; f++) {
       const t = performance.now();
       const jobs = await boss.fetch(name, { batchSize: 200, groupConcurrency: 256 });
       times.push(performance.now() - t);
-      await boss.deleteJob(name, jobs.map((j) => j.id));
+      await boss.deleteJob(
+        name,
+        jobs.map((j) => j.id),
+      );
     }
     times.sort((a, b) => a - b);
-    console.log(`${policy.padEnd(16)} backlog ${String(backlog).padStart(6)}: fetch of 200 median ${times[5]!.toFixed(1)} ms, max ${times[9]!.toFixed(1)} ms`);
+    console.log(
+      `${policy.padEnd(16)} backlog ${String(backlog).padStart(6)}: fetch of 200 median ${times[5]!.toFixed(1)} ms, max ${times[9]!.toFixed(1)} ms`,
+    );
   }
 }
 await boss.stop({ graceful: false, close: true });

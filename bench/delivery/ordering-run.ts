@@ -17,7 +17,11 @@ import type { startServiceSide, Update } from './service-run.ts';
 import { summarize, type Summary } from './stats.ts';
 
 type Service = Awaited<ReturnType<typeof startServiceSide>>;
-type Receiver = { url: string; waitFor: (n: number) => Promise<void>; collect: () => Promise<Extract<ReceiverReport, { type: 'collected' }>> };
+type Receiver = {
+  url: string;
+  waitFor: (n: number) => Promise<void>;
+  collect: () => Promise<Extract<ReceiverReport, { type: 'collected' }>>;
+};
 type Draft = { id: string; doc: string };
 
 export type OrderingRows = {
@@ -40,7 +44,8 @@ function version(doc: string, v: number): string {
 /** `versions` UPDATED changes per record, version-major (a batch of fewer than `records.length` never repeats a record). */
 function updates(records: readonly Draft[], versions: number, from = 0): Update[] {
   const out: Update[] = [];
-  for (let v = from + 1; v <= from + versions; v++) for (const r of records) out.push({ id: r.id, before: version(r.doc, v - 1), after: version(r.doc, v) });
+  for (let v = from + 1; v <= from + versions; v++)
+    for (const r of records) out.push({ id: r.id, before: version(r.doc, v - 1), after: version(r.doc, v) });
   return out;
 }
 
@@ -66,24 +71,51 @@ export async function runOrderingRows(ctx: {
   const { rows: mark } = await db.pool.query<{ at: string }>('select clock_timestamp()::text as at');
   log(`ordering: spread backlog, ${count} changes over ${spreadRecords.length} records, worker stopped...`);
   await service.commitUpdates(updates(spreadRecords, 4, 100), { streams: 4, batch: ctx.batch });
-  const { rows: events } = await db.pool.query<{ id: string; type: string; body: string }>('select id, type, body from event where occurred_at >= $1', [mark[0]!.at]);
+  const { rows: events } = await db.pool.query<{ id: string; type: string; body: string }>(
+    'select id, type, body from event where occurred_at >= $1',
+    [mark[0]!.at],
+  );
   const bodies = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body) }));
   const burst = async () => {
     const t0 = now();
-    await runBaseline({ url: receiver.url, secret: ctx.secret, bodies: bodies.map((b): BaselineBody => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+    await runBaseline({
+      url: receiver.url,
+      secret: ctx.secret,
+      bodies: bodies.map((b): BaselineBody => ({ ...b, releaseAtMs: t0 })),
+      concurrency: ctx.concurrency,
+      timeoutMs: ctx.timeoutMs,
+    });
     const { arrivals, duplicates } = await receiver.collect();
-    return summarize({ name: 'bare baseline: all at once', delivered: arrivals.length, spanMs: last(arrivals) - t0, latenciesMs: null, duplicates });
+    return summarize({
+      name: 'bare baseline: all at once',
+      delivered: arrivals.length,
+      spanMs: last(arrivals) - t0,
+      latenciesMs: null,
+      duplicates,
+    });
   };
   const before = await burst();
   log('ordering: spread backlog, draining...');
   const drainStart = await service.drain();
   await receiver.waitFor(events.length);
   const drained = await receiver.collect();
-  const drain = summarize({ name: 'ordered drain, 4 versions per record', delivered: drained.arrivals.length, spanMs: last(drained.arrivals) - drainStart, latenciesMs: null, duplicates: drained.duplicates });
+  const drain = summarize({
+    name: 'ordered drain, 4 versions per record',
+    delivered: drained.arrivals.length,
+    spanMs: last(drained.arrivals) - drainStart,
+    latenciesMs: null,
+    duplicates: drained.duplicates,
+  });
   const after = await burst();
-  const bare = { ...before, delivered: before.delivered + after.delivered, perSecond: (before.perSecond + after.perSecond) / 2 };
+  const bare = {
+    ...before,
+    delivered: before.delivered + after.delivered,
+    perSecond: (before.perSecond + after.perSecond) / 2,
+  };
   const spread = { drain, bare, ratio: drain.perSecond / bare.perSecond, records: spreadRecords.length };
-  log(`ordering: spread drain ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${spread.ratio.toFixed(2)}x`);
+  log(
+    `ordering: spread drain ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${spread.ratio.toFixed(2)}x`,
+  );
 
   // hot
   await service.stopWorker();
@@ -91,10 +123,15 @@ export async function runOrderingRows(ctx: {
   const HOT = 1000;
   log(`ordering: hot record, ${HOT} changes committed with the worker stopped...`);
   await service.commitUpdates(updates([hotRecord], HOT, 200), { streams: 1, batch: 1 });
-  const { rows: hotEvents } = await db.pool.query<{ id: string }>('select id from event where resource_id = $1 and occurred_at >= $2', [hotRecord.id, mark[0]!.at]);
+  const { rows: hotEvents } = await db.pool.query<{ id: string }>(
+    'select id from event where resource_id = $1 and occurred_at >= $2',
+    [hotRecord.id, mark[0]!.at],
+  );
   const hotIds = new Set(hotEvents.map((e) => e.id));
   const liveRecords = drafts.slice(spreadRecords.length, spreadRecords.length + Math.floor(count / 3));
-  log(`ordering: hot record draining beside ${liveRecords.length} live changes to other records (paced at ${ctx.rate}/s)...`);
+  log(
+    `ordering: hot record draining beside ${liveRecords.length} live changes to other records (paced at ${ctx.rate}/s)...`,
+  );
   const hotStart = await service.drain();
   const committed = await service.publishLive(
     liveRecords.map((r) => ({ id: r.id, doc: version(r.doc, 300) })),
@@ -102,24 +139,34 @@ export async function runOrderingRows(ctx: {
   );
   await receiver.waitFor(hotIds.size + liveRecords.length);
   const { arrivals, duplicates } = await receiver.collect();
-  const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>('select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2', [
-    liveRecords.map((r) => r.id),
-    mark[0]!.at,
-  ]);
+  const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>(
+    'select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2',
+    [liveRecords.map((r) => r.id), mark[0]!.at],
+  );
   const arrivedAt = new Map(arrivals);
   const delivered = liveEvents.filter((e) => arrivedAt.has(e.id));
   const latencies = delivered.map((e) => arrivedAt.get(e.id)! - committed.get(e.resource_id)!);
   const spanMs = Math.max(...delivered.map((e) => arrivedAt.get(e.id)!)) - Math.min(...committed.values());
-  const live = summarize({ name: 'live beside a hot record', delivered: latencies.length, spanMs, latenciesMs: latencies, duplicates });
+  const live = summarize({
+    name: 'live beside a hot record',
+    delivered: latencies.length,
+    spanMs,
+    latenciesMs: latencies,
+    duplicates,
+  });
   const hotDeliveredMs = Math.max(...[...hotIds].map((id) => arrivedAt.get(id) ?? Infinity)) - hotStart;
-  log(`ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms`);
+  log(
+    `ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms`,
+  );
 
   // latest
   await service.stopWorker();
   await db.pool.query(`update receiver set delivery_mode = 'latest_state'`);
   const latestRecords = drafts.slice(0, Math.max(1, Math.floor(count / 10)));
   const latestChanges = updates(latestRecords, 10, 400);
-  log(`ordering: LATEST_STATE, ${latestChanges.length} changes over ${latestRecords.length} records during an outage (worker stopped)...`);
+  log(
+    `ordering: LATEST_STATE, ${latestChanges.length} changes over ${latestRecords.length} records during an outage (worker stopped)...`,
+  );
   await service.commitUpdates(latestChanges, { streams: 4, batch: ctx.batch });
   const latestStart = await service.drain();
   await receiver.waitFor(latestRecords.length);
@@ -127,7 +174,14 @@ export async function runOrderingRows(ctx: {
   await sleep(1000);
   const latestArrivals = await receiver.collect();
   await db.pool.query(`update receiver set delivery_mode = 'all_events'`);
-  const latest = { changes: latestChanges.length, records: latestRecords.length, sent: latestArrivals.arrivals.length + latestArrivals.duplicates, drainMs: last(latestArrivals.arrivals) - latestStart };
-  log(`ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`);
+  const latest = {
+    changes: latestChanges.length,
+    records: latestRecords.length,
+    sent: latestArrivals.arrivals.length + latestArrivals.duplicates,
+    drainMs: last(latestArrivals.arrivals) - latestStart,
+  };
+  log(
+    `ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`,
+  );
   return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs }, latest };
 }

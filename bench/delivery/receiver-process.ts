@@ -5,7 +5,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type ReceiverCommand = { type: 'count' } | { type: 'collect' };
-export type ReceiverReport = { type: 'ready'; port: number } | { type: 'count'; received: number } | { type: 'collected'; arrivals: [string, number][]; duplicates: number };
+export type ReceiverReport =
+  | { type: 'ready'; port: number }
+  | { type: 'count'; received: number }
+  | { type: 'collected'; arrivals: [string, number][]; duplicates: number };
 
 const now = () => performance.timeOrigin + performance.now();
 let arrivals = new Map<string, number>();

@@ -48,7 +48,8 @@ const COUNT = positive('BENCH_COUNT', 3000);
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 // Discarded first: the worker's first round pays for JIT, pools and prepared statements (its live p99 was 0.9-1.4 s, later rounds' 20-250 ms).
 const WARMUP_ROUNDS = Number(env.BENCH_WARMUP_ROUNDS ?? 1);
-if (!Number.isInteger(WARMUP_ROUNDS) || WARMUP_ROUNDS < 0) throw new Error('BENCH_WARMUP_ROUNDS must be an integer >= 0');
+if (!Number.isInteger(WARMUP_ROUNDS) || WARMUP_ROUNDS < 0)
+  throw new Error('BENCH_WARMUP_ROUNDS must be an integer >= 0');
 const STREAMS = positive('BENCH_STREAMS', 4);
 const BATCH = positive('BENCH_BATCH', 20);
 const RATE = Number(env.BENCH_RATE ?? 1000);
@@ -65,7 +66,9 @@ const last = (arrivals: [string, number][]) => arrivals.reduce((max, [, at]) => 
 
 /** The receiver child, and a request/answer helper over its IPC channel. */
 async function startReceiver() {
-  const child = fork(new URL('./receiver-process.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL('./receiver-process.ts', import.meta.url), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ask = <T extends ReceiverReport['type']>(command: ReceiverCommand | null, answer: T) =>
     new Promise<Extract<ReceiverReport, { type: T }>>((resolve) => {
       const onMessage = (message: ReceiverReport) => {
@@ -91,7 +94,12 @@ async function startReceiver() {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  return { url: `http://127.0.0.1:${port}/webhooks`, child, collect: () => ask({ type: 'collect' }, 'collected'), waitFor };
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    child,
+    collect: () => ask({ type: 'collect' }, 'collected'),
+    waitFor,
+  };
 }
 
 type Service = Awaited<ReturnType<typeof startServiceSide>>;
@@ -103,22 +111,43 @@ type RoundCpu = { drainProcess: number; drainDatabase: number | null; bareProces
 /** One round: live, backlog drain, and both baselines on this round's events. */
 async function runRound(
   round: number,
-  ctx: { db: Database; service: Service; receiver: Receiver; drafts: Draft[]; concurrency: number; timeoutMs: number; cpu: Awaited<ReturnType<typeof createCpuMeter>> },
+  ctx: {
+    db: Database;
+    service: Service;
+    receiver: Receiver;
+    drafts: Draft[];
+    concurrency: number;
+    timeoutMs: number;
+    cpu: Awaited<ReturnType<typeof createCpuMeter>>;
+  },
 ) {
   const { db, service, receiver, drafts } = ctx;
   const tag = round > 0 ? `round ${round}/${ROUNDS}` : `warm-up round (discarded)`;
   // The catalog producer publishes for real: every round starts from drafts again.
-  if (PRODUCER === 'catalog') await db.pool.query(`update learning_opportunity set status = 'DRAFT', published_at = null where status <> 'DRAFT'`);
+  if (PRODUCER === 'catalog')
+    await db.pool.query(
+      `update learning_opportunity set status = 'DRAFT', published_at = null where status <> 'DRAFT'`,
+    );
   const { rows: since } = await db.pool.query<{ at: string }>('select clock_timestamp()::text as at');
 
   log(`${tag} live: publishing ${COUNT} drafts (${PRODUCER} producer, ${STREAMS} streams) with the worker running...`);
-  const committedAt = await service.publishLive(drafts, { producer: PRODUCER, streams: STREAMS, batch: BATCH, rate: RATE });
+  const committedAt = await service.publishLive(drafts, {
+    producer: PRODUCER,
+    streams: STREAMS,
+    batch: BATCH,
+    rate: RATE,
+  });
   await receiver.waitFor(COUNT);
   const live = await receiver.collect();
-  const { rows: events } = await db.pool.query<{ id: string; type: string; resource_id: string; occurred_at: Date | string; body: string }>(
-    'select id, type, resource_id, occurred_at, body from event where occurred_at >= $1 order by occurred_at',
-    [since[0]!.at],
-  );
+  const { rows: events } = await db.pool.query<{
+    id: string;
+    type: string;
+    resource_id: string;
+    occurred_at: Date | string;
+    body: string;
+  }>('select id, type, resource_id, occurred_at, body from event where occurred_at >= $1 order by occurred_at', [
+    since[0]!.at,
+  ]);
 
   // The bare loop all at once, on this round's bodies: run just before the backlog is filled and
   // again just after the drain, so that the drain is compared with what the machine could do on
@@ -128,10 +157,26 @@ async function runRound(
     log(`${tag} baseline: all bodies at once (${when})...`);
     const cpu = ctx.cpu();
     const t0 = now();
-    const { failed } = await runBaseline({ url: receiver.url, secret: SECRET, bodies: bodies.map((b) => ({ ...b, releaseAtMs: t0 })), concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+    const { failed } = await runBaseline({
+      url: receiver.url,
+      secret: SECRET,
+      bodies: bodies.map((b) => ({ ...b, releaseAtMs: t0 })),
+      concurrency: ctx.concurrency,
+      timeoutMs: ctx.timeoutMs,
+    });
     const cpuPer = cpu(bodies.length);
     const { arrivals, duplicates } = await receiver.collect();
-    return { run: summarize({ name: 'bare baseline: all at once', delivered: arrivals.length, spanMs: last(arrivals) - t0, latenciesMs: null, duplicates }), cpuUs: cpuPer.processUs, failed };
+    return {
+      run: summarize({
+        name: 'bare baseline: all at once',
+        delivered: arrivals.length,
+        spanMs: last(arrivals) - t0,
+        latenciesMs: null,
+        duplicates,
+      }),
+      cpuUs: cpuPer.processUs,
+      failed,
+    };
   };
   const burstBefore = await burst('before the backlog');
 
@@ -157,28 +202,79 @@ async function runRound(
     fromOccurred.push(at - new Date(e.occurred_at).getTime());
   }
   const liveSpan = last(live.arrivals) - firstCommit;
-  const liveRun = summarize({ name: 'service live: from commit', delivered: liveArrivals.size, spanMs: liveSpan, latenciesMs: fromCommit, duplicates: live.duplicates });
-  const occurredRun = summarize({ name: 'service live: from occurredAt', delivered: liveArrivals.size, spanMs: liveSpan, latenciesMs: fromOccurred, duplicates: live.duplicates });
-  const drainRun = summarize({ name: 'service backlog drain', delivered: drained.arrivals.length, spanMs: last(drained.arrivals) - drainStart, latenciesMs: null, duplicates: drained.duplicates });
+  const liveRun = summarize({
+    name: 'service live: from commit',
+    delivered: liveArrivals.size,
+    spanMs: liveSpan,
+    latenciesMs: fromCommit,
+    duplicates: live.duplicates,
+  });
+  const occurredRun = summarize({
+    name: 'service live: from occurredAt',
+    delivered: liveArrivals.size,
+    spanMs: liveSpan,
+    latenciesMs: fromOccurred,
+    duplicates: live.duplicates,
+  });
+  const drainRun = summarize({
+    name: 'service backlog drain',
+    delivered: drained.arrivals.length,
+    spanMs: last(drained.arrivals) - drainStart,
+    latenciesMs: null,
+    duplicates: drained.duplicates,
+  });
 
   const start = now() + 100;
-  const scheduled: BaselineBody[] = events.map((e, i) => ({ ...bodies[i]!, releaseAtMs: start + (committedAt.get(e.resource_id)! - firstCommit) }));
-  log(`${tag} baseline: the same ${events.length} bodies on the live commit schedule, concurrency ${ctx.concurrency}...`);
-  const replay = await runBaseline({ url: receiver.url, secret: SECRET, bodies: scheduled, concurrency: ctx.concurrency, timeoutMs: ctx.timeoutMs });
+  const scheduled: BaselineBody[] = events.map((e, i) => ({
+    ...bodies[i]!,
+    releaseAtMs: start + (committedAt.get(e.resource_id)! - firstCommit),
+  }));
+  log(
+    `${tag} baseline: the same ${events.length} bodies on the live commit schedule, concurrency ${ctx.concurrency}...`,
+  );
+  const replay = await runBaseline({
+    url: receiver.url,
+    secret: SECRET,
+    bodies: scheduled,
+    concurrency: ctx.concurrency,
+    timeoutMs: ctx.timeoutMs,
+  });
   const replayed = await receiver.collect();
   const releaseOf = new Map(scheduled.map((b) => [b.eventId, b.releaseAtMs]));
-  const replayRun = summarize({ name: 'bare baseline: same schedule', delivered: replayed.arrivals.length, spanMs: last(replayed.arrivals) - start, latenciesMs: replayed.arrivals.map(([id, at]) => at - releaseOf.get(id)!), duplicates: replayed.duplicates });
+  const replayRun = summarize({
+    name: 'bare baseline: same schedule',
+    delivered: replayed.arrivals.length,
+    spanMs: last(replayed.arrivals) - start,
+    latenciesMs: replayed.arrivals.map(([id, at]) => at - releaseOf.get(id)!),
+    duplicates: replayed.duplicates,
+  });
   // The baseline row: both bursts' deliveries, at the mean of their rates.
   const bursts = [burstBefore, burstAfter];
-  const burstRun = { ...burstBefore.run, delivered: burstBefore.run.delivered + burstAfter.run.delivered, duplicates: burstBefore.run.duplicates + burstAfter.run.duplicates, perSecond: (burstBefore.run.perSecond + burstAfter.run.perSecond) / 2 };
+  const burstRun = {
+    ...burstBefore.run,
+    delivered: burstBefore.run.delivered + burstAfter.run.delivered,
+    duplicates: burstBefore.run.duplicates + burstAfter.run.duplicates,
+    perSecond: (burstBefore.run.perSecond + burstAfter.run.perSecond) / 2,
+  };
   const ratio = drainRun.perSecond / burstRun.perSecond;
-  const cpu: RoundCpu = { drainProcess: drainCpuPer.processUs, drainDatabase: drainCpuPer.databaseUs, bareProcess: (burstBefore.cpuUs + burstAfter.cpuUs) / 2 };
+  const cpu: RoundCpu = {
+    drainProcess: drainCpuPer.processUs,
+    drainDatabase: drainCpuPer.databaseUs,
+    bareProcess: (burstBefore.cpuUs + burstAfter.cpuUs) / 2,
+  };
   log(
     `${tag}: drain ${drainRun.perSecond.toFixed(0)}/s (first receipt ${(Math.min(...drained.arrivals.map(([, at]) => at)) - drainStart).toFixed(0)} ms after its start), ` +
       `bare ${burstBefore.run.perSecond.toFixed(0)}/s before and ${burstAfter.run.perSecond.toFixed(0)}/s after, ratio ${ratio.toFixed(2)}x; live p50 ${liveRun.p50?.toFixed(1)} ms, p99 ${liveRun.p99?.toFixed(1)} ms; ` +
       `CPU per delivery: drain ${cpu.drainProcess.toFixed(0)} µs + database ${cpu.drainDatabase?.toFixed(0) ?? '-'} µs, bare ${cpu.bareProcess.toFixed(0)} µs`,
   );
-  return { runs: [liveRun, occurredRun, drainRun, replayRun, burstRun], ratio, cpu, failed: replay.failed + bursts.reduce((n, b) => n + b.failed, 0), commits: commits.length, commitSeconds: (lastCommit - firstCommit) / 1000 };
+  return {
+    runs: [liveRun, occurredRun, drainRun, replayRun, burstRun],
+    ratio,
+    cpu,
+    failed: replay.failed + bursts.reduce((n, b) => n + b.failed, 0),
+    commits: commits.length,
+    commitSeconds: (lastCommit - firstCommit) / 1000,
+  };
 }
 
 const median = (values: readonly number[]) => {
@@ -225,7 +321,9 @@ async function main(): Promise<void> {
     log(`seeding ${COUNT} records...`);
     await seedCatalog(db.pool, { count: COUNT, seed: 42 });
     // Seeded records are PUBLISHED; turned into drafts so that publishing them is a real change.
-    const { rows: drafts } = await db.pool.query<Draft>(`update learning_opportunity set status = 'DRAFT', published_at = null returning id, doc`);
+    const { rows: drafts } = await db.pool.query<Draft>(
+      `update learning_opportunity set status = 'DRAFT', published_at = null returning id, doc`,
+    );
     await db.pool.query('analyze learning_opportunity');
     const service = await startServiceSide({ db, config, logger, receiverUrl: receiver.url, secret: SECRET });
     const concurrency = config.concurrencyPerReceiver;
@@ -234,7 +332,19 @@ async function main(): Promise<void> {
     const roundContext = { db, service, receiver, drafts, concurrency, timeoutMs: config.timeoutMs, cpu };
     for (let warmUp = 0; warmUp < WARMUP_ROUNDS; warmUp++) await runRound(0, roundContext);
     for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, roundContext));
-    const ordering = await runOrderingRows({ db, service, receiver, drafts, count: COUNT, batch: BATCH, rate: RATE, secret: SECRET, concurrency, timeoutMs: config.timeoutMs, log });
+    const ordering = await runOrderingRows({
+      db,
+      service,
+      receiver,
+      drafts,
+      count: COUNT,
+      batch: BATCH,
+      rate: RATE,
+      secret: SECRET,
+      concurrency,
+      timeoutMs: config.timeoutMs,
+      log,
+    });
     await service.stop();
     // Every attempt the worker recorded (the warm-up's too): more attempts than deliveries means retries happened.
     const { rows: attempts } = await db.pool.query<{ outcome: string; n: string; max_attempt: number }>(

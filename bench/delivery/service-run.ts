@@ -25,12 +25,23 @@ export type Draft = { id: string; doc: string };
 export type CommitTimes = Map<string, number>;
 /** A change of a published record to another version (an UPDATED event), for the ordering rows. */
 export type Update = { id: string; before: string; after: string };
-export type ProduceOptions = { producer: Producer; streams: number; batch: number; /** changes/s to aim for; 0 = unpaced */ rate: number };
+export type ProduceOptions = {
+  producer: Producer;
+  streams: number;
+  batch: number;
+  /** changes/s to aim for; 0 = unpaced */ rate: number;
+};
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function startServiceSide(options: { db: Database; config: Config['webhooks']; logger: Logger; receiverUrl: string; secret: string | null }) {
+export async function startServiceSide(options: {
+  db: Database;
+  config: Config['webhooks'];
+  logger: Logger;
+  receiverUrl: string;
+  secret: string | null;
+}) {
   const { db, config, logger } = options;
   const boss = await startBoss({ url: db.url, config, logger, supervise: true });
   let worker: DeliveryWorker | null = null;
@@ -38,7 +49,10 @@ export async function startServiceSide(options: { db: Database; config: Config['
   const { writes } = createCatalog(db, fanOut);
   const recordChange = createChangeRecorder(fanOut);
   const secrets = createSecretKeyring({ current: randomBytes(32) });
-  await addReceiver({ pool: db.pool, secrets, allowPrivateTargets: true }, { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) });
+  await addReceiver(
+    { pool: db.pool, secrets, allowPrivateTargets: true },
+    { url: options.receiverUrl, ...(options.secret ? { secret: options.secret } : {}) },
+  );
 
   async function publishChunk(producer: Producer, chunk: readonly Draft[], committed: CommitTimes): Promise<void> {
     if (producer === 'catalog') {
@@ -52,7 +66,12 @@ export async function startServiceSide(options: { db: Database; config: Config['
       const at = new Date();
       await recordChange(
         em,
-        chunk.map((d) => ({ resourceId: d.id, before: { status: 'DRAFT' as const, doc: d.doc }, after: { status: 'PUBLISHED' as const, doc: d.doc }, at })),
+        chunk.map((d) => ({
+          resourceId: d.id,
+          before: { status: 'DRAFT' as const, doc: d.doc },
+          after: { status: 'PUBLISHED' as const, doc: d.doc },
+          at,
+        })),
       );
     });
     const t = now();
@@ -68,7 +87,15 @@ export async function startServiceSide(options: { db: Database; config: Config['
         next += options.batch;
         await db.orm.em.fork().transactional(async (em) => {
           const at = new Date();
-          await recordChange(em, chunk.map((u) => ({ resourceId: u.id, before: { status: 'PUBLISHED' as const, doc: u.before }, after: { status: 'PUBLISHED' as const, doc: u.after }, at })));
+          await recordChange(
+            em,
+            chunk.map((u) => ({
+              resourceId: u.id,
+              before: { status: 'PUBLISHED' as const, doc: u.before },
+              after: { status: 'PUBLISHED' as const, doc: u.after },
+              at,
+            })),
+          );
         });
       }
     };

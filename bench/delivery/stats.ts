@@ -36,7 +36,16 @@ const ms = (v: number | null) => (v === null ? '-' : v < 10 ? v.toFixed(1) : v.t
 
 export function table(rows: Summary[]): string {
   const header = ['', 'delivered', 'deliveries/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'duplicates'];
-  const cells = rows.map((r) => [r.name, String(r.delivered), r.perSecond.toFixed(0), ms(r.p50), ms(r.p90), ms(r.p99), ms(r.max), String(r.duplicates)]);
+  const cells = rows.map((r) => [
+    r.name,
+    String(r.delivered),
+    r.perSecond.toFixed(0),
+    ms(r.p50),
+    ms(r.p90),
+    ms(r.p99),
+    ms(r.max),
+    String(r.duplicates),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   return [line(header), ...cells.map(line)].join('\n');

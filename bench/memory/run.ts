@@ -35,7 +35,12 @@ async function startOwnService(): Promise<Target> {
   await db.close();
   const service = await startServerProcess('service', pg.url, { exposeGc: true });
   log(`service ${service.url} (pid ${service.pid}) on ${pg.description}, ${options.records} records`);
-  return { url: service.url, key, collectGarbage: service.collectGarbage, stop: async () => (await service.stop(), await pg.stop()) };
+  return {
+    url: service.url,
+    key,
+    collectGarbage: service.collectGarbage,
+    stop: async () => (await service.stop(), await pg.stop()),
+  };
 }
 
 type Memory = { rss: number; heapUsed: number; heapTotal: number; series: number };
@@ -44,17 +49,28 @@ type Memory = { rss: number; heapUsed: number; heapTotal: number; series: number
 async function readMemory(url: string): Promise<Memory> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) => {
-    const total = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+    const total = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
     if (!text.includes(name)) throw new Error(`${name} missing from /metrics`);
     return total;
   };
   const series = text.split('\n').filter((l) => l.startsWith('lods_http_request_duration_seconds_count{')).length;
-  return { rss: value('lods_process_resident_memory_bytes'), heapUsed: value('lods_nodejs_heap_size_used_bytes'), heapTotal: value('lods_nodejs_heap_size_total_bytes'), series };
+  return {
+    rss: value('lods_process_resident_memory_bytes'),
+    heapUsed: value('lods_nodejs_heap_size_used_bytes'),
+    heapTotal: value('lods_nodejs_heap_size_total_bytes'),
+    series,
+  };
 }
 
 async function mixed(target: Target, ids: string[]): Promise<{ requests: number; non2xx: number }> {
   const auth = { authorization: `Bearer ${target.key}` };
-  const graphqlBody = JSON.stringify({ query: '{ learningOpportunities(limit: 20) { results { id title sessions { id startsAt } } pagination { totalCount } } }' });
+  const graphqlBody = JSON.stringify({
+    query:
+      '{ learningOpportunities(limit: 20) { results { id title sessions { id startsAt } } pagination { totalCount } } }',
+  });
   const result = await autocannon({
     url: target.url,
     connections: options.connections,
@@ -63,9 +79,28 @@ async function mixed(target: Target, ids: string[]): Promise<{ requests: number;
       {
         setupRequest: (req) => {
           const r = Math.random();
-          if (r < 0.5) return { ...req, method: 'GET', path: `/v1/learning-opportunities/${ids[Math.floor(Math.random() * ids.length)]}`, headers: auth };
-          if (r < 0.75) return { ...req, method: 'GET', path: `/v1/learning-opportunities?limit=100&offset=${Math.floor(Math.random() * options.records)}`, headers: auth };
-          if (r < 0.9) return { ...req, method: 'POST', path: '/graphql', headers: { ...auth, 'content-type': 'application/json' }, body: graphqlBody };
+          if (r < 0.5)
+            return {
+              ...req,
+              method: 'GET',
+              path: `/v1/learning-opportunities/${ids[Math.floor(Math.random() * ids.length)]}`,
+              headers: auth,
+            };
+          if (r < 0.75)
+            return {
+              ...req,
+              method: 'GET',
+              path: `/v1/learning-opportunities?limit=100&offset=${Math.floor(Math.random() * options.records)}`,
+              headers: auth,
+            };
+          if (r < 0.9)
+            return {
+              ...req,
+              method: 'POST',
+              path: '/graphql',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: graphqlBody,
+            };
           if (r < 0.98) return { ...req, method: 'GET', path: '/healthz', headers: {} };
           return { ...req, method: 'GET', path: '/metrics', headers: {} };
         },
@@ -80,13 +115,24 @@ function line(label: string, m: Memory, extra = ''): string {
 }
 
 async function main(): Promise<void> {
-  log(`memory benchmark: ${options.rounds} rounds of ${options.mixedS} s mixed load at ${options.connections} connections + ${options.fuzzRequests} fuzzed requests, ${options.settleS} s pause before each reading`);
+  log(
+    `memory benchmark: ${options.rounds} rounds of ${options.mixedS} s mixed load at ${options.connections} connections + ${options.fuzzRequests} fuzzed requests, ${options.settleS} s pause before each reading`,
+  );
   const target: Target = process.env.BENCH_URL
-    ? { url: process.env.BENCH_URL.replace(/\/$/, ''), key: process.env.BENCH_KEY ?? '', collectGarbage: async () => false, stop: async () => {} }
+    ? {
+        url: process.env.BENCH_URL.replace(/\/$/, ''),
+        key: process.env.BENCH_KEY ?? '',
+        collectGarbage: async () => false,
+        stop: async () => {},
+      }
     : await startOwnService();
   if (!target.key) throw new Error('BENCH_KEY (a key with catalog:read and graphql:read) is required with BENCH_URL');
   try {
-    const page = (await (await fetch(`${target.url}/v1/learning-opportunities?limit=100`, { headers: { authorization: `Bearer ${target.key}` } })).json()) as { results: { id: string }[] };
+    const page = (await (
+      await fetch(`${target.url}/v1/learning-opportunities?limit=100`, {
+        headers: { authorization: `Bearer ${target.key}` },
+      })
+    ).json()) as { results: { id: string }[] };
     const ids = page.results.map((r) => r.id);
     if (ids.length === 0) throw new Error('the service has no published records to read');
     const readings: Memory[] = [];
@@ -101,11 +147,19 @@ async function main(): Promise<void> {
       const memory = collected ? await readMemory(target.url) : before;
       readings.push(memory);
       const gc = collected ? `, heap used ${(before.heapUsed / MiB).toFixed(0)} MiB before a full GC` : '';
-      log(line(`round ${round}`, memory, `  (${load.requests} mixed, ${fuzzed.sent} fuzzed in ${(fuzzed.ms / 1000).toFixed(1)} s${gc})`));
+      log(
+        line(
+          `round ${round}`,
+          memory,
+          `  (${load.requests} mixed, ${fuzzed.sent} fuzzed in ${(fuzzed.ms / 1000).toFixed(1)} s${gc})`,
+        ),
+      );
     }
     const first = readings[0]!.rss;
     const worst = Math.max(...readings.slice(1).map((m) => Math.abs(m.rss - first) / first));
-    log(`${worst <= 0.1 ? 'PASS' : 'FAIL'}  RSS after rounds 2..${options.rounds} within ${(worst * 100).toFixed(1)}% of round 1 (target 10%)`);
+    log(
+      `${worst <= 0.1 ? 'PASS' : 'FAIL'}  RSS after rounds 2..${options.rounds} within ${(worst * 100).toFixed(1)}% of round 1 (target 10%)`,
+    );
   } finally {
     await target.stop();
   }

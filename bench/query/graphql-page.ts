@@ -18,7 +18,14 @@ const RECORD = `id title summary description url provider { name url } format la
   accolades { id title issuer awardedAt url }`;
 export const GRAPHQL_PAGE = `query Page($offset: Int) { learningOpportunities(limit: ${LIMIT}, offset: $offset) { results { ${RECORD} } pagination { totalCount limit offset } } }`;
 
-export type GraphqlPageRow = { rest: number; graphql: number; ratio: number; restCpuUs: number | null; graphqlCpuUs: number | null; failures: number };
+export type GraphqlPageRow = {
+  rest: number;
+  graphql: number;
+  ratio: number;
+  restCpuUs: number | null;
+  graphqlCpuUs: number | null;
+  failures: number;
+};
 
 export async function compareGraphqlPage(
   server: ServerUnderTest,
@@ -30,16 +37,48 @@ export async function compareGraphqlPage(
   const pages = Math.max(1, Math.floor(published / LIMIT));
   const nextOffset = () => Math.floor(Math.random() * pages) * LIMIT;
   const graphqlHeaders = { ...headers, 'content-type': 'application/json' };
-  const graphqlRequest = () => ({ path: '/graphql', method: 'POST' as const, headers: graphqlHeaders, body: JSON.stringify({ query: GRAPHQL_PAGE, variables: { offset: nextOffset() } }) });
+  const graphqlRequest = () => ({
+    path: '/graphql',
+    method: 'POST' as const,
+    headers: graphqlHeaders,
+    body: JSON.stringify({ query: GRAPHQL_PAGE, variables: { offset: nextOffset() } }),
+  });
   // One request of each first: the GraphQL page must be whole and free of errors (200 alone says little).
-  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: graphqlHeaders, body: graphqlRequest().body });
+  const res = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: graphqlHeaders,
+    body: graphqlRequest().body,
+  });
   const body = (await res.json()) as { errors?: unknown; data?: { learningOpportunities?: { results: unknown[] } } };
-  if (res.status !== 200 || body.errors || body.data?.learningOpportunities?.results.length !== Math.min(LIMIT, published)) throw new Error(`GraphQL page: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
+  if (
+    res.status !== 200 ||
+    body.errors ||
+    body.data?.learningOpportunities?.results.length !== Math.min(LIMIT, published)
+  )
+    throw new Error(`GraphQL page: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
   const targets = [
-    { name: 'REST', url: server.url, pid: server.pid, headers, nextPath: () => `/v1/learning-opportunities?limit=${LIMIT}&offset=${nextOffset()}` },
+    {
+      name: 'REST',
+      url: server.url,
+      pid: server.pid,
+      headers,
+      nextPath: () => `/v1/learning-opportunities?limit=${LIMIT}&offset=${nextOffset()}`,
+    },
     { name: 'GraphQL', url: server.url, pid: server.pid, headers, nextPath: graphqlRequest },
   ] as const;
-  const results = await compareUnderLoad(targets, graphqlRequest, { ...options, warmupS: Math.min(3, options.durationS) }, log);
+  const results = await compareUnderLoad(
+    targets,
+    graphqlRequest,
+    { ...options, warmupS: Math.min(3, options.durationS) },
+    log,
+  );
   const [rest, graphql] = [results.get('REST')!, results.get('GraphQL')!];
-  return { rest: rest.rps, graphql: graphql.rps, ratio: graphql.rps / rest.rps, restCpuUs: rest.cpuUsPerRequest, graphqlCpuUs: graphql.cpuUsPerRequest, failures: rest.failures + graphql.failures };
+  return {
+    rest: rest.rps,
+    graphql: graphql.rps,
+    ratio: graphql.rps / rest.rps,
+    restCpuUs: rest.cpuUsPerRequest,
+    graphqlCpuUs: graphql.cpuUsPerRequest,
+    failures: rest.failures + graphql.failures,
+  };
 }

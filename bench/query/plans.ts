@@ -11,14 +11,22 @@ export async function sequentialScans(db: Pick<Database, 'pool'>, query: string)
   const { limit, offset, list } = parseListQuery(parseQuery(query));
   // As REST runs them: with the page's byte budget (PAGE_MAX_BYTES at its default).
   const budget = pageBudget(PAGE_MAX_BYTES_DEFAULT);
-  const statement = isPlainList(list) ? { text: PAGE_SQL.public, values: [limit, offset, null, budget] } : listStatement(list, limit, offset, 'public', budget);
-  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({ text: `explain (format json) ${statement.text}`, values: statement.values });
+  const statement = isPlainList(list)
+    ? { text: PAGE_SQL.public, values: [limit, offset, null, budget] }
+    : listStatement(list, limit, offset, 'public', budget);
+  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({
+    text: `explain (format json) ${statement.text}`,
+    values: statement.values,
+  });
   const found: string[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (node['Node Type'] === 'Seq Scan' && ['learning_opportunity', 'lo_session'].includes(node['Relation Name'] as string)) found.push(node['Relation Name'] as string);
+    if (
+      node['Node Type'] === 'Seq Scan' &&
+      ['learning_opportunity', 'lo_session'].includes(node['Relation Name'] as string)
+    )
+      found.push(node['Relation Name'] as string);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
   return found;
 }
-

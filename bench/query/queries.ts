@@ -23,7 +23,10 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'sort=nextSessionStartsAt', query: 'sort=nextSessionStartsAt' },
     { name: 'fields', query: 'fields=title,provider,sessions' },
     { name: 'format+language', query: 'format=ONLINE&language=de,fr' },
-    { name: 'country+starts+sort', query: `country=DE&startsFrom=${at(30)}&startsBefore=${at(60)}&sort=nextSessionStartsAt` },
+    {
+      name: 'country+starts+sort',
+      query: `country=DE&startsFrom=${at(30)}&startsBefore=${at(60)}&sort=nextSessionStartsAt`,
+    },
     { name: 'topic+format+updatedSince', query: `topic=python,ai&format=IN_PERSON&updatedSince=${at(-90)}` },
     { name: 'q', query: 'q=machine%20learn' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },

@@ -31,7 +31,8 @@ const ONLY_GRAPHQL = process.env.BENCH_QUERY_ROWS === 'graphql';
 const P50_MS = 25;
 const P99_MS = 100;
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
 async function seedUpTo(db: Database, now: Date): Promise<void> {
   const { rows } = await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`);
@@ -58,10 +59,18 @@ async function seedUpTo(db: Database, now: Date): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  log(`query benchmark: ${RECORDS} records, ${SAMPLES} sequential first pages per query, ${CONNECTIONS} connections for ${DURATION_S} s`);
-  log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
+  log(
+    `query benchmark: ${RECORDS} records, ${SAMPLES} sequential first pages per query, ${CONNECTIONS} connections for ${DURATION_S} s`,
+  );
+  log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, node ${process.version}`,
+  );
   const given = process.env.BENCH_QUERY_DATABASE_URL;
-  const pg = given ? { url: given, description: 'BENCH_QUERY_DATABASE_URL (kept)', stop: async () => {} } : await startBenchPostgres(process.env.DATABASE_URL || undefined);
+  const pg = given
+    ? { url: given, description: 'BENCH_QUERY_DATABASE_URL (kept)', stop: async () => {} }
+    : await startBenchPostgres(process.env.DATABASE_URL || undefined);
   let db: Database | null = null;
   let server: ServerUnderTest | null = null;
   try {
@@ -92,11 +101,25 @@ async function main(): Promise<void> {
         body = res.body;
       }
       const total = (JSON.parse(body!.toString()) as { pagination: { totalCount: number } }).pagination.totalCount;
-      const load = await runLoad({ url: server.url, headers, nextPath: () => path, connections: CONNECTIONS, durationS: DURATION_S });
+      const load = await runLoad({
+        url: server.url,
+        headers,
+        nextPath: () => path,
+        connections: CONNECTIONS,
+        durationS: DURATION_S,
+      });
       const scans = await sequentialScans(db, query);
       const [p50, p99] = [median(ms), percentile(ms, 99)];
       const verdict = p50 <= P50_MS && p99 <= P99_MS && load.failures === 0 && scans.length === 0 ? 'PASS' : 'FAIL';
-      rows.push([name, String(total), p50.toFixed(1), p99.toFixed(1), load.rps.toFixed(0), scans.join(',') || '-', verdict]);
+      rows.push([
+        name,
+        String(total),
+        p50.toFixed(1),
+        p99.toFixed(1),
+        load.rps.toFixed(0),
+        scans.join(',') || '-',
+        verdict,
+      ]);
       log(`  ${rows.at(-1)!.join(' | ')}`);
     }
     client.close();
@@ -104,13 +127,27 @@ async function main(): Promise<void> {
     log('| query | totalCount | p50 ms | p99 ms | req/s at ' + CONNECTIONS + ' | seq scans | verdict |');
     log('|---|---:|---:|---:|---:|---|---|');
     for (const row of rows) log(`| ${row.join(' | ')} |`);
-    log(`targets: p50 <= ${P50_MS} ms, p99 <= ${P99_MS} ms at one client, no sequential scan of the catalog or sessions`);
+    log(
+      `targets: p50 <= ${P50_MS} ms, p99 <= ${P99_MS} ms at one client, no sequential scan of the catalog or sessions`,
+    );
     log('');
-    log(`GraphQL page vs REST page: 100 records with every field, ${GRAPHQL_CONNECTIONS} connections, ${DURATION_S} s per run, 3 ABBA rounds`);
-    const published = Number((await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`)).rows[0]!.n);
-    const g = await compareGraphqlPage(server, headers, published, { connections: GRAPHQL_CONNECTIONS, durationS: DURATION_S, rounds: 3 }, log);
+    log(
+      `GraphQL page vs REST page: 100 records with every field, ${GRAPHQL_CONNECTIONS} connections, ${DURATION_S} s per run, 3 ABBA rounds`,
+    );
+    const published = Number(
+      (await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`)).rows[0]!.n,
+    );
+    const g = await compareGraphqlPage(
+      server,
+      headers,
+      published,
+      { connections: GRAPHQL_CONNECTIONS, durationS: DURATION_S, rounds: 3 },
+      log,
+    );
     const cpu = (us: number | null) => (us === null ? '' : `, server CPU ${us.toFixed(0)} µs/req`);
-    log(`| GraphQL page vs REST page | REST ${g.rest.toFixed(0)} req/s${cpu(g.restCpuUs)} | GraphQL ${g.graphql.toFixed(0)} req/s${cpu(g.graphqlCpuUs)} | ratio ${g.ratio.toFixed(2)} | ${g.ratio >= GRAPHQL_PAGE_TARGET && g.failures === 0 ? 'PASS' : 'FAIL'} (target >= ${GRAPHQL_PAGE_TARGET}x) |`);
+    log(
+      `| GraphQL page vs REST page | REST ${g.rest.toFixed(0)} req/s${cpu(g.restCpuUs)} | GraphQL ${g.graphql.toFixed(0)} req/s${cpu(g.graphqlCpuUs)} | ratio ${g.ratio.toFixed(2)} | ${g.ratio >= GRAPHQL_PAGE_TARGET && g.failures === 0 ? 'PASS' : 'FAIL'} (target >= ${GRAPHQL_PAGE_TARGET}x) |`,
+    );
   } finally {
     await server?.stop();
     await db?.close();

@@ -30,8 +30,19 @@ export async function startBaseline(databaseUrl: string, poolMax: number): Promi
     if (url.pathname !== LIST_PATH) return send(res, 404, '{"status":404}');
     const limit = Number(url.searchParams.get('limit') ?? 20);
     const offset = Number(url.searchParams.get('offset') ?? 0);
-    const { rows } = await pool.query<{ total: string; docs: string; n: number }>({ name: 'page', text: PAGE_SQL.public, values: [limit, offset, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)] });
-    send(res, 200, renderPage({ totalCount: Number(rows[0]?.total ?? 0), limit, offset, results: rows[0]?.docs ?? '' }, rows[0]?.n ?? 0));
+    const { rows } = await pool.query<{ total: string; docs: string; n: number }>({
+      name: 'page',
+      text: PAGE_SQL.public,
+      values: [limit, offset, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)],
+    });
+    send(
+      res,
+      200,
+      renderPage(
+        { totalCount: Number(rows[0]?.total ?? 0), limit, offset, results: rows[0]?.docs ?? '' },
+        rows[0]?.n ?? 0,
+      ),
+    );
   }
 
   const server = createServer((req, res) => {

@@ -21,7 +21,13 @@ export type CountCost = {
   naiveCountMs: number;
 };
 
-type PlanNode = { 'Relation Name'?: string; 'Subplan Name'?: string; 'Actual Rows'?: number; 'Actual Loops'?: number; Plans?: PlanNode[] };
+type PlanNode = {
+  'Relation Name'?: string;
+  'Subplan Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  Plans?: PlanNode[];
+};
 
 function rowsReadFrom(node: PlanNode, relation: string): number {
   const own = node['Relation Name'] === relation ? (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) : 0;
@@ -39,16 +45,25 @@ async function timed(samples: number, work: () => Promise<unknown>): Promise<num
 }
 
 export async function measureCountCost(pool: Pool, samples: number): Promise<CountCost> {
-  if (!PAGE_SQL.public.includes(COUNT_PART)) throw new Error('count-cost: the list statement no longer contains the measured count part');
+  if (!PAGE_SQL.public.includes(COUNT_PART))
+    throw new Error('count-cost: the list statement no longer contains the measured count part');
   const reads = createCatalogReads(pool);
-  const { rows: counted } = await pool.query<{ n: string }>(`select count(*) as n from learning_opportunity where status = 'PUBLISHED'`);
+  const { rows: counted } = await pool.query<{ n: string }>(
+    `select count(*) as n from learning_opportunity where status = 'PUBLISHED'`,
+  );
   const countMs = await timed(samples, () => pool.query({ name: 'bench-count-part', text: COUNT_PART }));
   const listLimit1Ms = await timed(samples, () => reads.getPage(1, 0, 'public'));
-  const naiveCountMs = await timed(Math.min(samples, 20), () => pool.query(`select count(*) from learning_opportunity where status = 'PUBLISHED'`));
-  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${PAGE_SQL.public}`, [1, 0, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)]);
+  const naiveCountMs = await timed(Math.min(samples, 20), () =>
+    pool.query(`select count(*) from learning_opportunity where status = 'PUBLISHED'`),
+  );
+  const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `explain (analyze, format json) ${PAGE_SQL.public}`,
+    [1, 0, null, pageBudget(PAGE_MAX_BYTES_DEFAULT)],
+  );
   // The count is the outer side of the statement's join (its first child), the page the inner side.
   const countPlan = rows[0]!['QUERY PLAN'][0].Plan.Plans?.[0];
-  if (!countPlan || rowsReadFrom(countPlan, 'catalog_count') === 0) throw new Error('count-cost: the first child of the plan does not read catalog_count');
+  if (!countPlan || rowsReadFrom(countPlan, 'catalog_count') === 0)
+    throw new Error('count-cost: the first child of the plan does not read catalog_count');
   return {
     records: Number(counted[0]!.n),
     countMs,

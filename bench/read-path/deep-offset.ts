@@ -11,10 +11,21 @@ const PLAIN_OFFSET_SQL = `
                    where status = 'PUBLISHED'
                    order by updated_at desc, id desc limit $1 offset $2) p) as docs`;
 
-export type DeepOffset = { lastOffset: number; plain: { firstMs: number; lastMs: number }; ranges: { firstMs: number; lastMs: number } };
+export type DeepOffset = {
+  lastOffset: number;
+  plain: { firstMs: number; lastMs: number };
+  ranges: { firstMs: number; lastMs: number };
+};
 
 // `held`: the public page statement's last parameters (the If-None-Match tags, none here; the page's byte budget).
-async function timeStatement(pool: Pool, name: string, text: string, held: [] | [null, number], offset: number, samples: number): Promise<number> {
+async function timeStatement(
+  pool: Pool,
+  name: string,
+  text: string,
+  held: [] | [null, number],
+  offset: number,
+  samples: number,
+): Promise<number> {
   const times: number[] = [];
   for (let i = -2; i < samples; i++) {
     const started = performance.now();
@@ -31,5 +42,9 @@ export async function measureDeepOffset(pool: Pool, records: number, samples: nu
     firstMs: await timeStatement(pool, name, text, held, 0, samples),
     lastMs: await timeStatement(pool, name, text, held, lastOffset, samples),
   });
-  return { lastOffset, plain: await run('bench-plain-offset', PLAIN_OFFSET_SQL, []), ranges: await run('bench-ranges', PAGE_SQL.public, [null, pageBudget(PAGE_MAX_BYTES_DEFAULT)]) };
+  return {
+    lastOffset,
+    plain: await run('bench-plain-offset', PLAIN_OFFSET_SQL, []),
+    ranges: await run('bench-ranges', PAGE_SQL.public, [null, pageBudget(PAGE_MAX_BYTES_DEFAULT)]),
+  };
 }

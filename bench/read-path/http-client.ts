@@ -16,7 +16,14 @@ export function createClient(baseUrl: string, headers: Record<string, string> = 
         const req = request({ agent, host: base.hostname, port: base.port, path, headers }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started, headers: res.headers }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks),
+              ms: performance.now() - started,
+              headers: res.headers,
+            }),
+          );
           res.on('error', reject);
         });
         req.on('error', reject);

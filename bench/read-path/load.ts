@@ -46,7 +46,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         setupRequest: (req) => {
           const next = spec.nextPath();
           if (typeof next === 'string') return { ...req, path: next };
-          return { ...req, path: next.path, headers: { ...req.headers, ...next.headers }, ...(next.method ? { method: next.method } : {}), ...(next.body === undefined ? {} : { body: next.body }) };
+          return {
+            ...req,
+            path: next.path,
+            headers: { ...req.headers, ...next.headers },
+            ...(next.method ? { method: next.method } : {}),
+            ...(next.body === undefined ? {} : { body: next.body }),
+          };
         },
       },
     ],
@@ -55,7 +61,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const cpuAfter = spec.pid === undefined ? null : processCpuMs(spec.pid);
   const dbAfter = spec.databasePid === undefined ? null : processTreeCpuMs(spec.databasePid);
   const client = process.cpuUsage(clientBefore);
-  const perRequest = (before: number | null, after: number | null) => (before !== null && after !== null && completed > 0 ? ((after - before) * 1000) / completed : null);
+  const perRequest = (before: number | null, after: number | null) =>
+    before !== null && after !== null && completed > 0 ? ((after - before) * 1000) / completed : null;
   return {
     rps: completed / result.duration,
     p50: result.latency.p50,
@@ -68,7 +75,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-type Target = { name: string; url: string; pid: number; headers: Record<string, string>; nextPath?: LoadSpec['nextPath'] };
+type Target = {
+  name: string;
+  url: string;
+  pid: number;
+  headers: Record<string, string>;
+  nextPath?: LoadSpec['nextPath'];
+};
 
 /**
  * The pair of the round whose ratio (second / first) is the median, with the failures of every
@@ -76,10 +89,16 @@ type Target = { name: string; url: string; pid: number; headers: Record<string, 
  * back, or side by side), so its ratio survives the machine speeding up or slowing down between
  * rounds, which the best round of each side, taken from different rounds, does not.
  */
-function medianRound(targets: readonly [Target, Target], rounds: LoadResult[][], log: (line: string) => void): Map<string, LoadResult> {
+function medianRound(
+  targets: readonly [Target, Target],
+  rounds: LoadResult[][],
+  log: (line: string) => void,
+): Map<string, LoadResult> {
   const ratio = (pair: LoadResult[]) => pair[1]!.rps / pair[0]!.rps;
   const median = [...rounds].sort((a, b) => ratio(a) - ratio(b))[(rounds.length - 1) >> 1]!;
-  log(`  per round, ${targets[1].name} / ${targets[0].name}: ${rounds.map((r) => ratio(r).toFixed(2)).join(', ')} (median ${ratio(median).toFixed(2)})`);
+  log(
+    `  per round, ${targets[1].name} / ${targets[0].name}: ${rounds.map((r) => ratio(r).toFixed(2)).join(', ')} (median ${ratio(median).toFixed(2)})`,
+  );
   const failures = (i: number) => rounds.reduce((sum, pair) => sum + pair[i]!.failures, 0);
   return new Map(targets.map((t, i) => [t.name, { ...median[i]!, failures: failures(i) }]));
 }
@@ -95,7 +114,8 @@ export async function compareUnderLoad(
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
   for (const t of targets) {
-    if (options.warmupS > 0) await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.warmupS });
+    if (options.warmupS > 0)
+      await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.warmupS });
   }
   const rounds: LoadResult[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
@@ -104,10 +124,18 @@ export async function compareUnderLoad(
     // during a round favours neither side over the run.
     for (const i of round % 2 ? [0, 1] : [1, 0]) {
       const t = targets[i]!;
-      const r = await runLoad({ nextPath, ...t, connections: options.connections, durationS: options.durationS, databasePid: options.databasePid });
+      const r = await runLoad({
+        nextPath,
+        ...t,
+        connections: options.connections,
+        durationS: options.durationS,
+        databasePid: options.databasePid,
+      });
       pair[i] = r;
       const cpu = `${r.cpuUsPerRequest === null ? '' : `  CPU µs/req: server ${r.cpuUsPerRequest.toFixed(0)}`}${r.dbCpuUsPerRequest === null ? '' : `, database ${r.dbCpuUsPerRequest.toFixed(0)}`}, load generator ${r.clientCpuUsPerRequest.toFixed(0)}`;
-      log(`  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`);
+      log(
+        `  round ${round} ${t.name.padEnd(8)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${cpu}${r.failures ? `  FAILURES ${r.failures}` : ''}`,
+      );
     }
     rounds.push(pair);
   }
@@ -129,16 +157,23 @@ export async function compareSideBySide(
   log: (line: string) => void,
 ): Promise<Map<string, LoadResult>> {
   const connections = Math.max(1, Math.floor(options.connections / 2));
-  const run = (durationS: number, reversed = false) => Promise.all((reversed ? [...targets].reverse() : targets).map((t) => runLoad({ nextPath, ...t, connections, durationS })));
+  const run = (durationS: number, reversed = false) =>
+    Promise.all(
+      (reversed ? [...targets].reverse() : targets).map((t) => runLoad({ nextPath, ...t, connections, durationS })),
+    );
   if (options.warmupS > 0) await run(options.warmupS);
   const rounds: LoadResult[][] = [];
   for (let round = 1; round <= options.rounds; round++) {
     // Started in the other order every other round, in case the first started gets a head start.
     const results = round % 2 ? await run(options.durationS) : (await run(options.durationS, true)).reverse();
     rounds.push(results);
-    const line = results.map((r, i) => `${targets[i]!.name} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUsPerRequest?.toFixed(0) ?? '?'} µs/req`).join('  |  ');
+    const line = results
+      .map(
+        (r, i) =>
+          `${targets[i]!.name} ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUsPerRequest?.toFixed(0) ?? '?'} µs/req`,
+      )
+      .join('  |  ');
     log(`  round ${round} side by side: ${line}  ratio ${(results[1]!.rps / results[0]!.rps).toFixed(2)}`);
   }
   return medianRound(targets, rounds, log);
 }
-

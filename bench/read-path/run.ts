@@ -48,12 +48,20 @@ async function postmasterPid(pool: Pool, url: string): Promise<number | undefine
 }
 
 async function publishedIds(pool: Pool): Promise<string[]> {
-  const { rows } = await pool.query<{ id: string }>(`select id from learning_opportunity where status = 'PUBLISHED' order by random()`);
+  const { rows } = await pool.query<{ id: string }>(
+    `select id from learning_opportunity where status = 'PUBLISHED' order by random()`,
+  );
   return rows.map((r) => r.id);
 }
 
 /** Both servers must give the same bytes, or the ratio compares different work. */
-async function verifySameBodies(service: ServerUnderTest, baseline: ServerUnderTest, headers: Record<string, string>, ids: string[], records: number): Promise<void> {
+async function verifySameBodies(
+  service: ServerUnderTest,
+  baseline: ServerUnderTest,
+  headers: Record<string, string>,
+  ids: string[],
+  records: number,
+): Promise<void> {
   const lastOffset = Math.floor((records - 1) / WALK_LIMIT) * WALK_LIMIT;
   const paths = [
     `/v1/learning-opportunities?limit=${WALK_LIMIT}&offset=0`,
@@ -68,7 +76,9 @@ async function verifySameBodies(service: ServerUnderTest, baseline: ServerUnderT
     for (const path of paths) {
       const [x, y] = [await a.get(path), await b.get(path)];
       if (x.status !== 200 || y.status !== 200 || !x.body.equals(y.body)) {
-        throw new Error(`service and baseline differ on ${path}: ${x.status} (${x.body.length} bytes) vs ${y.status} (${y.body.length} bytes)`);
+        throw new Error(
+          `service and baseline differ on ${path}: ${x.status} (${x.body.length} bytes) vs ${y.status} (${y.body.length} bytes)`,
+        );
       }
     }
   } finally {
@@ -83,7 +93,9 @@ async function bestWalk(targets: ServerUnderTest[], headers: Record<string, stri
   for (let round = 1; round <= options.rounds; round++) {
     for (const t of targets) {
       const w = await fullWalk(t.url, t.name === 'service' ? headers : {});
-      log(`  round ${round} ${t.name.padEnd(8)} ${w.pages} pages, ${(w.bytes / 1e6).toFixed(0)} MB in ${(w.totalMs / 1000).toFixed(2)} s`);
+      log(
+        `  round ${round} ${t.name.padEnd(8)} ${w.pages} pages, ${(w.bytes / 1e6).toFixed(0)} MB in ${(w.totalMs / 1000).toFixed(2)} s`,
+      );
       if (!best.has(t.name) || w.totalMs < best.get(t.name)!.totalMs) best.set(t.name, w);
     }
   }
@@ -91,8 +103,14 @@ async function bestWalk(targets: ServerUnderTest[], headers: Record<string, stri
 }
 
 async function main(): Promise<void> {
-  log(`read-path benchmark: ${options.records} records, ${options.connections} connections, ${options.durationS} s per run (+${options.warmupS} s warm-up), ${options.rounds} rounds (ABBA), the round with the median ratio counts`);
-  log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
+  log(
+    `read-path benchmark: ${options.records} records, ${options.connections} connections, ${options.durationS} s per run (+${options.warmupS} s warm-up), ${options.rounds} rounds (ABBA), the round with the median ratio counts`,
+  );
+  log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, node ${process.version}`,
+  );
   const pg = await startBenchPostgres(options.databaseUrl);
   const servers: ServerUnderTest[] = [];
   let db: Database | null = null;
@@ -108,7 +126,9 @@ async function main(): Promise<void> {
     const countSmall = await measureCountCost(db.pool, 201);
     await seed(db, options.records - small, 2, 'phase 2');
     const countLarge = await measureCountCost(db.pool, 201);
-    log(`totalCount: ${countSmall.countMs.toFixed(3)} ms at ${countSmall.records}, ${countLarge.countMs.toFixed(3)} ms at ${countLarge.records}`);
+    log(
+      `totalCount: ${countSmall.countMs.toFixed(3)} ms at ${countSmall.records}, ${countLarge.countMs.toFixed(3)} ms at ${countLarge.records}`,
+    );
 
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
     const auth = { authorization: `Bearer ${key}` };
@@ -128,16 +148,37 @@ async function main(): Promise<void> {
       { name: 'service', url: service.url, pid: service.pid, headers: auth },
     ] as const;
     const databasePid = await postmasterPid(db.pool, pg.url);
-    log(databasePid === undefined ? 'database CPU: not measured (the server is not on this machine)' : `database CPU: postmaster ${databasePid} and its backends (every client of that server counts)`);
-    const loadOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, databasePid };
+    log(
+      databasePid === undefined
+        ? 'database CPU: not measured (the server is not on this machine)'
+        : `database CPU: postmaster ${databasePid} and its backends (every client of that server counts)`,
+    );
+    const loadOptions = {
+      connections: options.connections,
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      rounds: options.rounds,
+      databasePid,
+    };
 
     let nextId = 0;
     log(`GET one, spread over ${ids.length} ids`);
-    const getOne = await compareUnderLoad(targets, () => `/v1/learning-opportunities/${ids[nextId++ % ids.length]}`, loadOptions, log);
+    const getOne = await compareUnderLoad(
+      targets,
+      () => `/v1/learning-opportunities/${ids[nextId++ % ids.length]}`,
+      loadOptions,
+      log,
+    );
 
     const pageCount = Math.ceil(ids.length / WALK_LIMIT);
     log(`list limit=${WALK_LIMIT}, spread over all ${pageCount} pages`);
-    const list = await compareUnderLoad(targets, () => `/v1/learning-opportunities?limit=${WALK_LIMIT}&offset=${Math.floor(Math.random() * pageCount) * WALK_LIMIT}`, loadOptions, log);
+    const list = await compareUnderLoad(
+      targets,
+      () =>
+        `/v1/learning-opportunities?limit=${WALK_LIMIT}&offset=${Math.floor(Math.random() * pageCount) * WALK_LIMIT}`,
+      loadOptions,
+      log,
+    );
 
     const scaling = await measureScaling({ off: service, on: limited, second }, auth, ids, loadOptions, log);
 
@@ -148,10 +189,17 @@ async function main(): Promise<void> {
     const deepOffset = await measureDeepOffset(db.pool, ids.length, options.samples);
 
     log(`first vs last page, median of ${options.samples}`);
-    const pages = { service: await firstVersusLastPage(service.url, auth, ids.length, options.samples), baseline: await firstVersusLastPage(baseline.url, {}, ids.length, options.samples) };
+    const pages = {
+      service: await firstVersusLastPage(service.url, auth, ids.length, options.samples),
+      baseline: await firstVersusLastPage(baseline.url, {}, ids.length, options.samples),
+    };
 
     log('');
-    log(`machine load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (figures from a shared machine are noisy)`);
+    log(
+      `machine load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (figures from a shared machine are noisy)`,
+    );
     printReport(
       buildRows({
         getOne: { service: getOne.get('service')!, baseline: getOne.get('baseline')! },

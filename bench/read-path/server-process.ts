@@ -16,7 +16,12 @@ async function start(kind: string, databaseUrl: string): Promise<{ url: string; 
   const db = await connectDatabase(databaseUrl, { poolMax: POOL_MAX, connectTimeoutMs: 3000, migrate: false });
   const api = await startApi(
     // Limits on or off (BENCH_RATE_LIMIT=on|off): the bench key's own limit is never reached.
-    { ...loadConfig({}), port: 0, host: '127.0.0.1', rateLimit: { perMinute: process.env.BENCH_RATE_LIMIT === 'on' ? 6000 : 0, syncMs: 1000 } },
+    {
+      ...loadConfig({}),
+      port: 0,
+      host: '127.0.0.1',
+      rateLimit: { perMinute: process.env.BENCH_RATE_LIMIT === 'on' ? 6000 : 0, syncMs: 1000 },
+    },
     db,
     createLogger({ level: 'silent' }),
   );

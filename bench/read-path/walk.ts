@@ -37,7 +37,12 @@ export async function fullWalk(baseUrl: string, headers: Record<string, string>)
 }
 
 /** Median latency of the first and the last page, sampled alternately after one warm-up each. */
-export async function firstVersusLastPage(baseUrl: string, headers: Record<string, string>, records: number, samples: number): Promise<PageLatency> {
+export async function firstVersusLastPage(
+  baseUrl: string,
+  headers: Record<string, string>,
+  records: number,
+  samples: number,
+): Promise<PageLatency> {
   const client: Client = createClient(baseUrl, headers);
   const lastOffset = Math.floor((records - 1) / WALK_LIMIT) * WALK_LIMIT;
   try {

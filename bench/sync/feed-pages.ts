@@ -9,7 +9,12 @@ import { percentile } from '../delivery/stats.ts';
 const PAGE = 1000;
 
 /** Inserts `total` DELETED events, `perTransaction` per transaction (so the feed spans many xids). */
-export async function insertEvents(pool: Pool, total: number, perTransaction: number, log: (line: string) => void): Promise<void> {
+export async function insertEvents(
+  pool: Pool,
+  total: number,
+  perTransaction: number,
+  log: (line: string) => void,
+): Promise<void> {
   for (let done = 0; done < total; done += perTransaction) {
     const n = Math.min(perTransaction, total - done);
     await pool.query(
@@ -26,7 +31,10 @@ export async function insertEvents(pool: Pool, total: number, perTransaction: nu
 }
 
 async function positionAt(pool: Pool, offset: number): Promise<FeedPosition> {
-  const { rows } = await pool.query<FeedPosition>('select xid::text as xid, position::text as position from event order by xid, position offset $1 limit 1', [offset]);
+  const { rows } = await pool.query<FeedPosition>(
+    'select xid::text as xid, position::text as position from event order by xid, position offset $1 limit 1',
+    [offset],
+  );
   return rows[0]!;
 }
 
@@ -36,15 +44,24 @@ export type PageTimes = { first: number; middle: number; last: number; plan: str
  * Median time of a limit=1000 page at the start, the middle and the end (the last full page) of the
  * `count` events that follow the first `before` events of the feed.
  */
-export async function measurePages(pool: Pool, baseUrl: string, key: string, range: { before: number; count: number }, samples: number): Promise<PageTimes> {
+export async function measurePages(
+  pool: Pool,
+  baseUrl: string,
+  key: string,
+  range: { before: number; count: number },
+  samples: number,
+): Promise<PageTimes> {
   const start = range.before > 0 ? await positionAt(pool, range.before - 1) : null;
   const middle = await positionAt(pool, range.before + Math.floor(range.count / 2));
   const last = await positionAt(pool, range.before + range.count - PAGE - 1);
   const readPage = async (after: FeedPosition | null): Promise<number> => {
     const started = performance.now();
-    const res = await fetch(`${baseUrl}/v1/events?limit=${PAGE}${after ? `&after=${encodeCursor(after)}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${baseUrl}/v1/events?limit=${PAGE}${after ? `&after=${encodeCursor(after)}` : ''}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     const body = (await res.json()) as { results: unknown[] };
-    if (res.status !== 200 || body.results.length !== PAGE) throw new Error(`feed page: ${res.status}, ${body.results.length} events`);
+    if (res.status !== 200 || body.results.length !== PAGE)
+      throw new Error(`feed page: ${res.status}, ${body.results.length} events`);
     return performance.now() - started;
   };
   // Interleaved (start, middle, end, start, ...) so that the neighbours' load hits all three alike.
@@ -52,9 +69,16 @@ export async function measurePages(pool: Pool, baseUrl: string, key: string, ran
   const times: number[][] = [[], [], []];
   for (const after of places) await readPage(after); // warm-up
   for (let i = 0; i < samples; i++) for (const [j, after] of places.entries()) times[j]!.push(await readPage(after));
-  const median = (xs: number[]) => percentile(xs.sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      xs.sort((a, b) => a - b),
+      50,
+    );
   const result = { first: median(times[0]!), middle: median(times[1]!), last: median(times[2]!) };
-  const { rows } = await pool.query<{ 'QUERY PLAN': string }>({ text: `explain (analyze, costs off, timing off, summary off) ${FEED_PAGE_SQL}`, values: [last.xid, last.position, PAGE, pageBudget(PAGE_MAX_BYTES_DEFAULT)] });
+  const { rows } = await pool.query<{ 'QUERY PLAN': string }>({
+    text: `explain (analyze, costs off, timing off, summary off) ${FEED_PAGE_SQL}`,
+    values: [last.xid, last.position, PAGE, pageBudget(PAGE_MAX_BYTES_DEFAULT)],
+  });
   const plan = rows.map((r) => r['QUERY PLAN']);
   // A scan of the event table or a sort would grow with the feed (the one-row watermark table is read whole).
   return { ...result, plan, scans: plan.some((line) => /(Seq Scan|Bitmap Heap Scan) on event |\bSort\b/.test(line)) };

@@ -13,14 +13,28 @@ import { databaseUrl } from '../../test/support/scratch-postgres.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function measureHeldHorizon(api: Api, pool: Pool, url: string, key: string, waiters: number, windowMs = 5000): Promise<{ idlePerSecond: number; waitingPerSecond: number; wokenMs: number }> {
+export async function measureHeldHorizon(
+  api: Api,
+  pool: Pool,
+  url: string,
+  key: string,
+  waiters: number,
+  windowMs = 5000,
+): Promise<{ idlePerSecond: number; waitingPerSecond: number; wokenMs: number }> {
   const database = new URL(url).pathname.slice(1);
   const other = databaseUrl(url, 'postgres');
   const holder = new pg.Client({ connectionString: other });
   const stats = new pg.Client({ connectionString: other });
   await holder.connect();
   await stats.connect();
-  const commits = async () => Number((await stats.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [database])).rows[0]!.n);
+  const commits = async () =>
+    Number(
+      (
+        await stats.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [
+          database,
+        ])
+      ).rows[0]!.n,
+    );
   const rate = async () => {
     const before = await commits();
     const began = performance.now();
@@ -34,13 +48,21 @@ export async function measureHeldHorizon(api: Api, pool: Pool, url: string, key:
     await holder.query('select pg_current_xact_id()');
     await sleep(1000);
     const idlePerSecond = await rate();
-    const waiting = Array.from({ length: waiters }, () => fetch(`${api.url}/v1/events?after=${cursor}&wait=30`, { headers }).then((res) => res.text()));
+    const waiting = Array.from({ length: waiters }, () =>
+      fetch(`${api.url}/v1/events?after=${cursor}&wait=30`, { headers }).then((res) => res.text()),
+    );
     while (api.feed.waiters.waiting() < waiters) await sleep(5);
     // An event commits (NOTIFY): every request re-reads once and finds it pending behind the holder.
     const id = crypto.randomUUID();
     const resourceId = crypto.randomUUID();
     const at = new Date();
-    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null })]);
+    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
+      id,
+      'LEARNING_OPPORTUNITY_DELETED',
+      resourceId,
+      at,
+      renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null }),
+    ]);
     await sleep(1000);
     const waitingPerSecond = await rate();
     const ended = performance.now();

@@ -46,7 +46,11 @@ async function timedSync(api: Api, key: string, copy: Map<string, unknown>, stat
 }
 
 async function main(): Promise<void> {
-  log(`sync benchmark: ${RECORDS} records, ${CHANGES} changes, ${EVENTS} feed events; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(
+    `sync benchmark: ${RECORDS} records, ${CHANGES} changes, ${EVENTS} feed events; ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const pg = await startBenchPostgres(process.env.DATABASE_URL || undefined);
   let db: Database | null = null;
   let api: Api | null = null;
@@ -54,14 +58,25 @@ async function main(): Promise<void> {
     db = await connectDatabase(pg.url, { poolMax: 10, connectTimeoutMs: 5000, migrate: true });
     log(`database: ${pg.description}`);
     const seeded = performance.now();
-    await seedCatalog(db.pool, { count: RECORDS, seed: 8, onProgress: ({ done, total }) => done % (total / 10) < 500 && log(`  seeded ${done}/${total}`) });
+    await seedCatalog(db.pool, {
+      count: RECORDS,
+      seed: 8,
+      onProgress: ({ done, total }) => done % (total / 10) < 500 && log(`  seeded ${done}/${total}`),
+    });
     await db.pool.query('vacuum analyze');
     log(`seeded ${RECORDS} records in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
     api = await startApi({ ...loadConfig({}), port: 0, host: '127.0.0.1' }, db, createLogger({ level: 'silent' }));
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
-    const ids = (await db.pool.query<{ id: string }>(`select id from learning_opportunity where status = 'PUBLISHED' order by random() limit $1`, [CHANGES / 2])).rows.map((r) => r.id);
+    const ids = (
+      await db.pool.query<{ id: string }>(
+        `select id from learning_opportunity where status = 'PUBLISHED' order by random() limit $1`,
+        [CHANGES / 2],
+      )
+    ).rows.map((r) => r.id);
 
-    log('1. write cost: archive + publish, 8 alternating rounds of 120 mutations with and without the feed column (medians)');
+    log(
+      '1. write cost: archive + publish, 8 alternating rounds of 120 mutations with and without the feed column (medians)',
+    );
     const writeCost = await measureWriteCost(db.pool, api.writes, ids.slice(0, 60), 8);
 
     log('2. sync: the full first run, then 1,000 changes, then the incremental run');
@@ -69,7 +84,8 @@ async function main(): Promise<void> {
     const full = await timedSync(api, key, copy, null);
     await mutate(api.writes, ids); // CHANGES mutations, one event each
     const incremental = await timedSync(api, key, copy, full.state);
-    if (incremental.events !== CHANGES || copy.size !== RECORDS) throw new Error(`incremental sync saw ${incremental.events} events, copy holds ${copy.size}`);
+    if (incremental.events !== CHANGES || copy.size !== RECORDS)
+      throw new Error(`incremental sync saw ${incremental.events} events, copy holds ${copy.size}`);
 
     log(`3. long-poll wake-up, ${WAKE_ROUNDS} rounds`);
     const wake = await measureWakeLatency(api, db.pool, key, WAKE_ROUNDS);
@@ -84,14 +100,28 @@ async function main(): Promise<void> {
 
     const slower = (writeCost.withFeed / writeCost.withoutFeed - 1) * 100;
     log('');
-    log(`machine load at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (a shared machine: figures are noisy)`);
+    log(
+      `machine load at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (a shared machine: figures are noisy)`,
+    );
     log('| measure | figure | comparison | target | |');
     log('|---|---|---|---|---|');
-    log(`| mutation (archive or publish) with the feed column | ${ms(writeCost.withFeed)} | ${ms(writeCost.withoutFeed)} without (${slower >= 0 ? '+' : ''}${slower.toFixed(1)}%) | <= +5% | ${verdict(slower <= 5)} |`);
-    log(`| incremental sync, ${incremental.events} changes | ${ms(incremental.ms)} | full first run ${ms(full.ms)} (${full.walked} records): ${(full.ms / incremental.ms).toFixed(0)}x faster | >= 50x | ${verdict(full.ms / incremental.ms >= 50)} |`);
-    log(`| long-poll wake-up p50 / p99 | ${ms(wake.p50)} / ${ms(wake.p99)} | plain feed read ${ms(wake.plainRead)} | <= 30 / 100 ms | ${verdict(wake.p50 <= 30 && wake.p99 <= 100)} |`);
-    log(`| service database commits/s with 40 long polls behind an idle transaction | ${held.waitingPerSecond.toFixed(1)} | ${held.idlePerSecond.toFixed(1)} without them; all answered ${ms(held.wokenMs)} after it ends | <= +10/s | ${verdict(held.waitingPerSecond - held.idlePerSecond <= 10)} |`);
-    log(`| feed page of 1000 at the end of ${EVENTS} events | ${ms(pages.last)} | start ${ms(pages.first)}, middle ${ms(pages.middle)}: last/first ${(pages.last / pages.first).toFixed(2)}x | <= 1.2x, no scan | ${verdict(pages.last / pages.first <= 1.2 && !pages.scans)} |`);
+    log(
+      `| mutation (archive or publish) with the feed column | ${ms(writeCost.withFeed)} | ${ms(writeCost.withoutFeed)} without (${slower >= 0 ? '+' : ''}${slower.toFixed(1)}%) | <= +5% | ${verdict(slower <= 5)} |`,
+    );
+    log(
+      `| incremental sync, ${incremental.events} changes | ${ms(incremental.ms)} | full first run ${ms(full.ms)} (${full.walked} records): ${(full.ms / incremental.ms).toFixed(0)}x faster | >= 50x | ${verdict(full.ms / incremental.ms >= 50)} |`,
+    );
+    log(
+      `| long-poll wake-up p50 / p99 | ${ms(wake.p50)} / ${ms(wake.p99)} | plain feed read ${ms(wake.plainRead)} | <= 30 / 100 ms | ${verdict(wake.p50 <= 30 && wake.p99 <= 100)} |`,
+    );
+    log(
+      `| service database commits/s with 40 long polls behind an idle transaction | ${held.waitingPerSecond.toFixed(1)} | ${held.idlePerSecond.toFixed(1)} without them; all answered ${ms(held.wokenMs)} after it ends | <= +10/s | ${verdict(held.waitingPerSecond - held.idlePerSecond <= 10)} |`,
+    );
+    log(
+      `| feed page of 1000 at the end of ${EVENTS} events | ${ms(pages.last)} | start ${ms(pages.first)}, middle ${ms(pages.middle)}: last/first ${(pages.last / pages.first).toFixed(2)}x | <= 1.2x, no scan | ${verdict(pages.last / pages.first <= 1.2 && !pages.scans)} |`,
+    );
     log('');
     log('plan of the page statement at the end of the feed (EXPLAIN ANALYZE):');
     for (const line of pages.plan) log(`  ${line}`);

@@ -5,7 +5,12 @@ import { renderEventBody } from '../../src/events/event-body.ts';
 import type { Api } from '../../src/app/service.ts';
 import { percentile } from '../delivery/stats.ts';
 
-export async function measureWakeLatency(api: Api, pool: Pool, key: string, rounds: number): Promise<{ p50: number; p99: number; plainRead: number }> {
+export async function measureWakeLatency(
+  api: Api,
+  pool: Pool,
+  key: string,
+  rounds: number,
+): Promise<{ p50: number; p99: number; plainRead: number }> {
   const headers = { authorization: `Bearer ${key}` };
   const latencies: number[] = [];
   const plain: number[] = [];
@@ -26,7 +31,20 @@ export async function measureWakeLatency(api: Api, pool: Pool, key: string, roun
       const id = crypto.randomUUID();
       const resourceId = crypto.randomUUID();
       const at = new Date();
-      await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, at, renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null })]);
+      await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
+        id,
+        'LEARNING_OPPORTUNITY_DELETED',
+        resourceId,
+        at,
+        renderEventBody({
+          id,
+          type: 'LEARNING_OPPORTUNITY_DELETED',
+          occurredAt: at,
+          resourceId,
+          version: 1,
+          doc: null,
+        }),
+      ]);
       committing = performance.now();
       await client.query('commit');
     } finally {
@@ -35,5 +53,12 @@ export async function measureWakeLatency(api: Api, pool: Pool, key: string, roun
     latencies.push((await waiting) - committing);
   }
   const sorted = latencies.sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), plainRead: percentile(plain.sort((a, b) => a - b), 50) };
+  return {
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    plainRead: percentile(
+      plain.sort((a, b) => a - b),
+      50,
+    ),
+  };
 }

@@ -26,7 +26,12 @@ export async function mutate(writes: CatalogWrites, ids: readonly string[]): Pro
   return (performance.now() - started) / (ids.length * 2);
 }
 
-export async function measureWriteCost(pool: Pool, writes: CatalogWrites, ids: readonly string[], rounds: number): Promise<{ withFeed: number; withoutFeed: number }> {
+export async function measureWriteCost(
+  pool: Pool,
+  writes: CatalogWrites,
+  ids: readonly string[],
+  rounds: number,
+): Promise<{ withFeed: number; withoutFeed: number }> {
   const withFeed: number[] = [];
   const withoutFeed: number[] = [];
   await mutate(writes, ids.slice(0, 50)); // warm-up
@@ -42,6 +47,10 @@ export async function measureWriteCost(pool: Pool, writes: CatalogWrites, ids: r
     await mutate(writes, ids.slice(0, 10));
   }
   // Medians of many short rounds: a neighbour's burst spoils a round or two, not the figure.
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
   return { withFeed: median(withFeed), withoutFeed: median(withoutFeed) };
 }

@@ -28,30 +28,47 @@ const BATCH = 500;
 let seed = 1;
 const inputs = (n: number) => {
   const rnd = seededRandom(seed++);
-  return Array.from({ length: n }, () => JSON.parse(JSON.stringify(generateContent(rnd, new Date()))) as { id: string });
+  return Array.from(
+    { length: n },
+    () => JSON.parse(JSON.stringify(generateContent(rnd, new Date()))) as { id: string },
+  );
 };
 
 async function gql(api: Api, key: string, query: string, variables: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${api.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await res.json()) as { errors?: unknown[] };
-  if (res.status !== 200 || body.errors) throw new Error(`mutation failed: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  if (res.status !== 200 || body.errors)
+    throw new Error(`mutation failed: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
 }
 
 const UPSERT = 'mutation ($input: LearningOpportunityInput!) { upsertLearningOpportunity(input: $input) { id } }';
 const PUBLISH = 'mutation ($id: ID!) { publishLearningOpportunity(id: $id) { id } }';
-const UPSERT_MANY = 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
+const UPSERT_MANY =
+  'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
 const PUBLISH_MANY = 'mutation ($ids: [ID!]!) { publishLearningOpportunities(ids: $ids) { id } }';
 
 async function timed(label: string, records: number, work: () => Promise<void>): Promise<number> {
   const started = performance.now();
   await work();
   const perSecond = records / ((performance.now() - started) / 1000);
-  log(`  ${label}: ${records} records in ${((performance.now() - started) / 1000).toFixed(1)} s, ${perSecond.toFixed(0)} records/s`);
+  log(
+    `  ${label}: ${records} records in ${((performance.now() - started) / 1000).toFixed(1)} s, ${perSecond.toFixed(0)} records/s`,
+  );
   return perSecond;
 }
 
 /** Seeds SEED_RECORDS new records on `connections` sessions; prints records/s and CPU per record; returns records/s. */
-async function seeded(db: Database, clock: CpuClock, label: string, connections: number, seed: number): Promise<number> {
+async function seeded(
+  db: Database,
+  clock: CpuClock,
+  label: string,
+  connections: number,
+  seed: number,
+): Promise<number> {
   const before = clock();
   let skipped = 0;
   const perSecond = await timed(label, SEED_RECORDS, async () => {
@@ -61,11 +78,17 @@ async function seeded(db: Database, clock: CpuClock, label: string, connections:
   if (skipped) log(`    (${skipped} of the generated records were already present and skipped)`);
   const after = clock();
   const us = (ms: number) => ((ms * 1000) / SEED_RECORDS).toFixed(0);
-  const postgres = before.postgresMs === null || after.postgresMs === null ? null : after.postgresMs - before.postgresMs;
+  const postgres =
+    before.postgresMs === null || after.postgresMs === null ? null : after.postgresMs - before.postgresMs;
   const node = after.nodeMs - before.nodeMs;
   // On N free cores, records/s can reach at most N / (CPU per record): what a quiet machine would give.
-  const bound = postgres === null ? '' : `, at most ${((cpus().length * 1e6) / (((node + postgres) * 1000) / SEED_RECORDS)).toFixed(0)} records/s on ${cpus().length} free cores`;
-  log(`    CPU per record: node ${us(node)} µs, postgres ${postgres === null ? 'n/a (server not on this machine)' : `${us(postgres)} µs`}${bound}`);
+  const bound =
+    postgres === null
+      ? ''
+      : `, at most ${((cpus().length * 1e6) / (((node + postgres) * 1000) / SEED_RECORDS)).toFixed(0)} records/s on ${cpus().length} free cores`;
+  log(
+    `    CPU per record: node ${us(node)} µs, postgres ${postgres === null ? 'n/a (server not on this machine)' : `${us(postgres)} µs`}${bound}`,
+  );
   return perSecond;
 }
 
@@ -89,22 +112,36 @@ async function bulk(api: Api, key: string, records: { id: string }[]): Promise<v
 }
 
 async function main(): Promise<void> {
-  log(`write-path benchmark: ${RECORDS} records per run (upsert + publish each), ${WRITERS} concurrent writers for single mutations, ${BATCH} per bulk call`);
-  log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
+  log(
+    `write-path benchmark: ${RECORDS} records per run (upsert + publish each), ${WRITERS} concurrent writers for single mutations, ${BATCH} per bulk call`,
+  );
+  log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, node ${process.version}`,
+  );
   const pg = await startBenchPostgres(process.env.DATABASE_URL || undefined);
   let db: Database | null = null;
   let api: Api | null = null;
   try {
     db = await connectDatabase(pg.url, { poolMax: 10, connectTimeoutMs: 5000, migrate: true });
     api = await startApi(
-      { ...config, port: 0, host: '127.0.0.1', http: { ...config.http, requestTimeoutMs: 120_000, graphqlMaxBodyBytes: 50 * 1024 * 1024 }, rateLimit: { perMinute: 0, syncMs: 1000 } },
+      {
+        ...config,
+        port: 0,
+        host: '127.0.0.1',
+        http: { ...config.http, requestTimeoutMs: 120_000, graphqlMaxBodyBytes: 50 * 1024 * 1024 },
+        rateLimit: { perMinute: 0, syncMs: 1000 },
+      },
       db,
       createLogger({ level: 'silent' }),
     );
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:write'] })).key;
     await bulk(api, key, inputs(BATCH)); // warm-up: plans, JIT
 
-    const single = await timed(`single mutations, ${WRITERS} writers`, RECORDS, () => singles(api!, key, inputs(RECORDS)));
+    const single = await timed(`single mutations, ${WRITERS} writers`, RECORDS, () =>
+      singles(api!, key, inputs(RECORDS)),
+    );
     const many = await timed('bulk mutations', RECORDS, () => bulk(api!, key, inputs(RECORDS)));
     // The same bulk load without the statement-level triggers (counts left wrong: a scratch database).
     await db.pool.query('alter table learning_opportunity disable trigger user');
@@ -112,9 +149,17 @@ async function main(): Promise<void> {
     await db.pool.query('alter table learning_opportunity enable trigger user');
 
     log('');
-    log(`machine load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (figures from a shared machine are noisy)`);
-    log(`bulk vs single (8 writers): ${many.toFixed(0)} vs ${single.toFixed(0)} records/s = ${(many / single).toFixed(1)}x`);
-    log(`triggers (catalog_count, list_bucket) on the bulk load: ${many.toFixed(0)} vs ${bare.toFixed(0)} records/s without them = ${((bare / many - 1) * 100).toFixed(0)}% more time`);
+    log(
+      `machine load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (figures from a shared machine are noisy)`,
+    );
+    log(
+      `bulk vs single (8 writers): ${many.toFixed(0)} vs ${single.toFixed(0)} records/s = ${(many / single).toFixed(1)}x`,
+    );
+    log(
+      `triggers (catalog_count, list_bucket) on the bulk load: ${many.toFixed(0)} vs ${bare.toFixed(0)} records/s without them = ${((bare / many - 1) * 100).toFixed(0)}% more time`,
+    );
 
     // seed, each run with a seed of its own (new ids) on the same database: one session first, so
     // the default (two sessions) runs on the larger table.
@@ -123,9 +168,15 @@ async function main(): Promise<void> {
     const clock = await cpuClock(db.pool);
     const serial = await seeded(db, clock, 'seed, 1 session (render, then insert)', 1, 20_261_128);
     const overlapped = await seeded(db, clock, 'seed, 2 sessions (the default)', 2, 20_261_129);
-    log(`seed: ${overlapped.toFixed(0)} records/s, target >= ${SEED_TARGET}/s: ${overlapped >= SEED_TARGET ? 'PASS' : 'FAIL'}`);
-    log(`seed vs 1 session: ${overlapped.toFixed(0)} vs ${serial.toFixed(0)} records/s = ${(overlapped / serial).toFixed(2)}x`);
-    log(`seed vs bulk mutations: ${overlapped.toFixed(0)} vs ${many.toFixed(0)} records/s = ${(overlapped / many).toFixed(1)}x (seed: no events, no GraphQL, already published)`);
+    log(
+      `seed: ${overlapped.toFixed(0)} records/s, target >= ${SEED_TARGET}/s: ${overlapped >= SEED_TARGET ? 'PASS' : 'FAIL'}`,
+    );
+    log(
+      `seed vs 1 session: ${overlapped.toFixed(0)} vs ${serial.toFixed(0)} records/s = ${(overlapped / serial).toFixed(2)}x`,
+    );
+    log(
+      `seed vs bulk mutations: ${overlapped.toFixed(0)} vs ${many.toFixed(0)} records/s = ${(overlapped / many).toFixed(1)}x (seed: no events, no GraphQL, already published)`,
+    );
   } finally {
     await api?.close();
     await db?.close();

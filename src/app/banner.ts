@@ -12,9 +12,16 @@ export function announce(options: { api: Api; config: Config; demoKey: string | 
   const { address, port } = api.bound;
   logger.info({ address, port, url: api.url }, 'listening');
   const everywhere = ALL_INTERFACES.includes(address);
-  if (everywhere) logger.warn({ address, port }, 'listening on every network interface: /healthz, /readyz, /metrics and /problems need no key; put a proxy in front or set HOST=127.0.0.1');
+  if (everywhere)
+    logger.warn(
+      { address, port },
+      'listening on every network interface: /healthz, /readyz, /metrics and /problems need no key; put a proxy in front or set HOST=127.0.0.1',
+    );
   if (config.production) return;
-  const lines = [`Learning Opportunities Data Service is running at ${api.url}`, `Listening on ${hostPort(address, port)}${everywhere ? ' (every network interface: reachable from other machines)' : ''}`];
+  const lines = [
+    `Learning Opportunities Data Service is running at ${api.url}`,
+    `Listening on ${hostPort(address, port)}${everywhere ? ' (every network interface: reachable from other machines)' : ''}`,
+  ];
   if (demoKey) {
     lines.push(
       `Demo API key (all scopes; kept in ${config.dataDir}/demo-key): ${demoKey}`,
@@ -22,10 +29,19 @@ export function announce(options: { api: Api; config: Config; demoKey: string | 
       `  curl -H "Authorization: Bearer ${demoKey}" "${api.url}/v1/learning-opportunities?limit=2"`,
     );
   } else {
-    lines.push('No demo key on this database. Create a key with:', '', '  npm run cli -- keys create --name me --scope catalog:read');
+    lines.push(
+      'No demo key on this database. Create a key with:',
+      '',
+      '  npm run cli -- keys create --name me --scope catalog:read',
+    );
   }
   if (!config.databaseUrl) {
-    lines.push('', `Embedded PostgreSQL; its URL is in ${embeddedUrlFile(config.dataDir)} while the service runs:`, '', `  psql "$(cat ${embeddedUrlFile(config.dataDir)})"`);
+    lines.push(
+      '',
+      `Embedded PostgreSQL; its URL is in ${embeddedUrlFile(config.dataDir)} while the service runs:`,
+      '',
+      `  psql "$(cat ${embeddedUrlFile(config.dataDir)})"`,
+    );
   }
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 }

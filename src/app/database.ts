@@ -42,7 +42,11 @@ export function embeddedUrlFile(dataDir: string): string {
 }
 
 /** `readReplicas`: open DATABASE_READ_URL's replicas (only the API reads from them; others would just hold connections and health checks). */
-export async function openDatabase(config: Config, logger: Logger, options: { schema: SchemaPolicy; readReplicas?: boolean }): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+  options: { schema: SchemaPolicy; readReplicas?: boolean },
+): Promise<Database> {
   let embedded: EmbeddedDatabase | null = null;
   const warn = (message: string) => logger.warn(message);
   // A cluster whose starter was killed is stopped, not used: nobody would ever stop it.
@@ -52,7 +56,13 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
   const schema = options.schema === 'current' && !config.databaseUrl ? 'migrate' : options.schema;
   if (!url) {
     logger.info({ dataDir: config.dataDir }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dir: `${config.dataDir}/pg`, database: 'lods', persistent: true, onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres'), onWarning: warn });
+    embedded = await startEmbeddedPostgres({
+      dir: `${config.dataDir}/pg`,
+      database: 'lods',
+      persistent: true,
+      onLog: (m) => logger.trace({ pg: m.trim() }, 'postgres'),
+      onWarning: warn,
+    });
     logger.info({ dir: embedded.dir, binaries: embedded.binaries }, 'embedded PostgreSQL running');
     url = embedded.url;
     // Lets the CLI (another process) use the cluster this process runs instead of starting its own.
@@ -65,11 +75,19 @@ export async function openDatabase(config: Config, logger: Logger, options: { sc
     await ownEmbedded.stop();
   };
   try {
-    const db = await connectDatabase(url, { poolMax: config.db.poolMax, connectTimeoutMs: config.db.connectTimeoutMs, statementTimeoutMs: config.db.statementTimeoutMs, migrate: schema === 'migrate', logger, readReplicas: options.readReplicas ? config.readReplicas : undefined });
-    if (schema === 'current') await requireCurrentSchema(db).catch(async (error: unknown) => {
-      await db.close();
-      throw error;
+    const db = await connectDatabase(url, {
+      poolMax: config.db.poolMax,
+      connectTimeoutMs: config.db.connectTimeoutMs,
+      statementTimeoutMs: config.db.statementTimeoutMs,
+      migrate: schema === 'migrate',
+      logger,
+      readReplicas: options.readReplicas ? config.readReplicas : undefined,
     });
+    if (schema === 'current')
+      await requireCurrentSchema(db).catch(async (error: unknown) => {
+        await db.close();
+        throw error;
+      });
     return {
       ...db,
       embedded: embedded !== null,
@@ -92,9 +110,13 @@ async function requireCurrentSchema(db: Database): Promise<void> {
     pending = await pendingMigrations(db.pool);
   } catch (error) {
     if ((error as { code?: string }).code !== NO_SUCH_DATABASE) throw error;
-    throw new Error(`database "${name}" does not exist (check DATABASE_URL; \`npm run cli -- migrate\` creates and migrates a new one)`, { cause: error });
+    throw new Error(
+      `database "${name}" does not exist (check DATABASE_URL; \`npm run cli -- migrate\` creates and migrates a new one)`,
+      { cause: error },
+    );
   }
-  if (pending.length) throw new Error(`database "${name}" is not migrated (${pending.length} pending; run \`npm run cli -- migrate\`)`);
+  if (pending.length)
+    throw new Error(`database "${name}" is not migrated (${pending.length} pending; run \`npm run cli -- migrate\`)`);
 }
 
 /** The URL of an embedded cluster another process of ours is running on this data dir, if any. */
@@ -117,15 +139,35 @@ async function runningEmbeddedUrl(dataDir: string): Promise<string | undefined> 
 /** Opens MikroORM on `url` (migrating it unless told not to), and the read replicas if any. */
 export async function connectDatabase(
   url: string,
-  options: { poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; migrate: boolean; logger?: Logger; readReplicas?: Config['readReplicas'] },
+  options: {
+    poolMax: number;
+    connectTimeoutMs: number;
+    statementTimeoutMs?: number;
+    migrate: boolean;
+    logger?: Logger;
+    readReplicas?: Config['readReplicas'];
+  },
 ): Promise<Database> {
   const applied = options.migrate ? await migrate(url, options.connectTimeoutMs, ENTITIES) : [];
   if (applied.length) options.logger?.info({ applied }, 'migrations applied');
-  const orm = await openOrm({ url, entities: ENTITIES, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs });
+  const orm = await openOrm({
+    url,
+    entities: ENTITIES,
+    poolMax: options.poolMax,
+    connectTimeoutMs: options.connectTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+  });
   try {
     const pool = await nativePool(orm);
     const replicas = options.readReplicas?.urls.length
-      ? createReadPool({ primary: pool, ...options.readReplicas, poolMax: options.poolMax, connectTimeoutMs: options.connectTimeoutMs, statementTimeoutMs: options.statementTimeoutMs, logger: options.logger })
+      ? createReadPool({
+          primary: pool,
+          ...options.readReplicas,
+          poolMax: options.poolMax,
+          connectTimeoutMs: options.connectTimeoutMs,
+          statementTimeoutMs: options.statementTimeoutMs,
+          logger: options.logger,
+        })
       : null;
     const close = async () => {
       await replicas?.close();

@@ -8,7 +8,10 @@ import { seedCatalog } from '../catalog/seed.ts';
 import type { Database } from './database.ts';
 import type { Logger } from '../kernel/logger.ts';
 
-export async function ensureDemo(db: Database, options: { dataDir: string; count: number; logger: Logger }): Promise<string> {
+export async function ensureDemo(
+  db: Database,
+  options: { dataDir: string; count: number; logger: Logger },
+): Promise<string> {
   const keyFile = resolve(options.dataDir, 'demo-key');
   const [{ n }] = (await db.pool.query<{ n: string }>('select sum(n) as n from catalog_count')).rows as [{ n: string }];
   if (Number(n) === 0 && options.count > 0) {

@@ -46,7 +46,16 @@ export function createApp(deps: AppDeps): Express {
   app.use(consoleRoutes());
 
   // POST only: GET would put queries in URLs and logs and need Apollo's CSRF preflight header.
-  app.post('/graphql', ...graphqlGate({ keys: deps.keys, limiter: deps.limiter, maxBodyBytes: deps.graphqlMaxBodyBytes, maxTokens: deps.graphqlMaxTokens }), deps.graphql);
+  app.post(
+    '/graphql',
+    ...graphqlGate({
+      keys: deps.keys,
+      limiter: deps.limiter,
+      maxBodyBytes: deps.graphqlMaxBodyBytes,
+      maxTokens: deps.graphqlMaxTokens,
+    }),
+    deps.graphql,
+  );
   app.all('/graphql', methodNotAllowed(['POST']));
 
   // Problem type documentation: the `type` URIs of problem responses resolve here.

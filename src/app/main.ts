@@ -63,7 +63,11 @@ async function main(): Promise<void> {
 
   db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
-  if (!config.databaseUrl && !db.embedded) logger.warn({ dataDir: config.dataDir }, 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
+  if (!config.databaseUrl && !db.embedded)
+    logger.warn(
+      { dataDir: config.dataDir },
+      'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops',
+    );
   onStopSignals(
     (signal) => void shutdown(signal),
     (signal) => {
@@ -78,13 +82,21 @@ async function main(): Promise<void> {
 
   // The API needs pg-boss too: a mutation inserts its delivery jobs in its own transaction.
   boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: role !== 'api' });
-  if (role !== 'api') worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
+  if (role !== 'api')
+    worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
   if (role !== 'api') retention = await startRetentionJob({ boss, pool: db.pool, retention: config.retention, logger });
   if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
 
   // A demo key only on the embedded default of a development start: never on a real database.
-  const demoKey = !config.databaseUrl && !config.production ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger }) : null;
-  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }), { boss, secrets, allowPrivateTargets: config.webhooks.allowPrivateTargets });
+  const demoKey =
+    !config.databaseUrl && !config.production
+      ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger })
+      : null;
+  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }), {
+    boss,
+    secrets,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+  });
   announce({ api, config, demoKey, logger });
 }
 

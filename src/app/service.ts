@@ -43,9 +43,18 @@ export type Api = {
 };
 
 /** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes. */
-export function createCatalog(db: Database, fanOut: EventFanOut | null = null, versions: VersionCache | null = null, pageMaxBytes?: number) {
+export function createCatalog(
+  db: Database,
+  fanOut: EventFanOut | null = null,
+  versions: VersionCache | null = null,
+  pageMaxBytes?: number,
+) {
   const reads = createCatalogReads(db.readPool, versions, pageMaxBytes);
-  const writes = createCatalogWrites({ orm: db.orm, recordChange: createChangeRecorder(fanOut), ...(versions ? { committed: versions.drop } : {}) });
+  const writes = createCatalogWrites({
+    orm: db.orm,
+    recordChange: createChangeRecorder(fanOut),
+    ...(versions ? { committed: versions.drop } : {}),
+  });
   const lists = createListReads(db.readPool, pageMaxBytes);
   return { reads, writes, lists };
 }
@@ -67,14 +76,22 @@ export async function startApi(
   const primaryReads = withReadTimeout(db.pool, config.db.readTimeoutMs);
   const catalog = createCatalog({ ...db, readPool }, fanOut, versions, config.http.pageMaxBytes);
   const server = createHttpServer(config.http, logger);
-  const feed = startChangeFeed({ pool: primaryReads, readPool, maxWaiters: config.feed.maxWaiters, maxWaitersPerKey: config.feed.maxWaitersPerKey, pageMaxBytes: config.http.pageMaxBytes });
+  const feed = startChangeFeed({
+    pool: primaryReads,
+    readPool,
+    maxWaiters: config.feed.maxWaiters,
+    maxWaitersPerKey: config.feed.maxWaitersPerKey,
+    pageMaxBytes: config.http.pageMaxBytes,
+  });
   const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
   const schema = buildSchema([
     catalogResolvers(catalog),
     webhookResolvers({ pool: db.pool }),
     feedResolvers({ reads: feed.reads }),
     consoleReadResolvers({ pool: db.pool }),
-    ...(receivers ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })] : []),
+    ...(receivers
+      ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })]
+      : []),
   ]);
   const graphql = await createGraphQLMiddleware({
     schema,
@@ -97,7 +114,15 @@ export async function startApi(
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   // Every /v1 endpoint is answered by its dispatcher, in front of express (http/v1/dispatcher.ts).
-  const v1 = v1Dispatcher({ keys, limiter, reads: catalog.reads, lists: catalog.lists, feed, logger, corsOrigins: config.http.corsOrigins });
+  const v1 = v1Dispatcher({
+    keys,
+    limiter,
+    reads: catalog.reads,
+    lists: catalog.lists,
+    feed,
+    logger,
+    corsOrigins: config.http.corsOrigins,
+  });
   const handle = (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
   server.on('request', handle);
   server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
@@ -106,7 +131,11 @@ export async function startApi(
     server.listen(config.port, config.host, () => resolve());
   });
   // Until it listens, long polls re-read every second and every request looks its key up.
-  const listen = createListenConnection({ url: db.url, subscribers: [feed.subscriber, keys.subscriber, ...(versions ? [versions.subscriber] : [])], logger });
+  const listen = createListenConnection({
+    url: db.url,
+    subscribers: [feed.subscriber, keys.subscriber, ...(versions ? [versions.subscriber] : [])],
+    logger,
+  });
   const { address, port } = server.address() as AddressInfo;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
@@ -134,6 +163,9 @@ export function hostPort(host: string, port: number): string {
 /** A port in use (a second `npm start`, most often) as a sentence instead of a stack. */
 function listenError(error: NodeJS.ErrnoException, config: Pick<Config, 'port' | 'host'>): Error {
   const where = hostPort(config.host, config.port);
-  if (error.code === 'EADDRINUSE') return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, { cause: error });
+  if (error.code === 'EADDRINUSE')
+    return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, {
+      cause: error,
+    });
   return error;
 }

@@ -15,7 +15,15 @@ export const GRAPHQL_SCOPES: readonly Scope[] = ['graphql:read', 'catalog:write'
 const KEY_PREFIX = 'lods_';
 const KEY_RE = /^lods_[A-Za-z0-9_-]{43}$/;
 
-export type ApiKeyInfo = { id: string; name: string; prefix: string; scopes: Scope[]; rateLimit: number | null; createdAt: string; revokedAt: string | null };
+export type ApiKeyInfo = {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  rateLimit: number | null;
+  createdAt: string;
+  revokedAt: string | null;
+};
 /** rateLimit: the key's own requests per minute, or null for the service default. */
 export type Principal = { keyId: string; scopes: ReadonlySet<string>; rateLimit: number | null };
 
@@ -23,7 +31,15 @@ export type Principal = { keyId: string; scopes: ReadonlySet<string>; rateLimit:
 export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
 
-function present(k: { id: string; name: string; prefix: string; scopes: string[]; rateLimit?: number | null; createdAt: Date; revokedAt?: Date | null }): ApiKeyInfo {
+function present(k: {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  rateLimit?: number | null;
+  createdAt: Date;
+  revokedAt?: Date | null;
+}): ApiKeyInfo {
   return {
     id: k.id,
     name: k.name,
@@ -37,12 +53,17 @@ function present(k: { id: string; name: string; prefix: string; scopes: string[]
 
 export function parseScopes(values: readonly string[]): Scope[] {
   const unknown = values.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (values.length === 0) throw badInput([{ name: 'scope', reason: `at least one scope is required (${SCOPES.join(', ')})` }]);
-  if (unknown.length) throw badInput([{ name: 'scope', reason: `unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}` }]);
+  if (values.length === 0)
+    throw badInput([{ name: 'scope', reason: `at least one scope is required (${SCOPES.join(', ')})` }]);
+  if (unknown.length)
+    throw badInput([{ name: 'scope', reason: `unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}` }]);
   return [...new Set(values)] as Scope[];
 }
 
-export async function createApiKey(em: EntityManager, input: { name: string; scopes: Scope[]; rateLimit?: number | null; key?: string }): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(
+  em: EntityManager,
+  input: { name: string; scopes: Scope[]; rateLimit?: number | null; key?: string },
+): Promise<ApiKeyInfo & { key: string }> {
   if (!input.name.trim()) throw badInput([{ name: 'name', reason: 'must not be blank' }]);
   const rateLimit = input.rateLimit ?? null;
   if (rateLimit !== null && !(Number.isInteger(rateLimit) && rateLimit > 0 && rateLimit <= 2 ** 31 - 1)) {

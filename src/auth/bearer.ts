@@ -18,9 +18,14 @@ function bearerToken(header: string): string | null {
  */
 function presentedKey(headers: readonly string[] | undefined): string {
   const header = headers?.[0];
-  if (!header) throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', { headers: challenge() });
+  if (!header)
+    throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', {
+      headers: challenge(),
+    });
   if (headers.length > 1) {
-    throw new AppError('UNAUTHENTICATED', 'Send exactly one Authorization header', { headers: challenge(', error="invalid_request"') });
+    throw new AppError('UNAUTHENTICATED', 'Send exactly one Authorization header', {
+      headers: challenge(', error="invalid_request"'),
+    });
   }
   const token = bearerToken(header);
   if (!token) {
@@ -39,8 +44,11 @@ export function requireScope(principal: Principal, scope: Scope): void {
 /** Throws FORBIDDEN unless the principal holds at least one of `scopes`. */
 export function requireAnyScope(principal: Principal, scopes: readonly Scope[]): void {
   if (scopes.some((scope) => principal.scopes.has(scope))) return;
-  const detail = scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
-  throw new AppError('FORBIDDEN', `This API key lacks ${detail}`, { headers: challenge(`, error="insufficient_scope", scope="${scopes.join(' ')}"`) });
+  const detail =
+    scopes.length === 1 ? `the "${scopes[0]}" scope` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+  throw new AppError('FORBIDDEN', `This API key lacks ${detail}`, {
+    headers: challenge(`, error="insufficient_scope", scope="${scopes.join(' ')}"`),
+  });
 }
 
 /**
@@ -49,10 +57,17 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
  * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (null: any live key will
  * do; GraphQL checks its scopes per field).
  */
-export async function authenticate(headers: readonly string[] | undefined, scope: Scope | null, keys: KeyCache): Promise<Principal> {
+export async function authenticate(
+  headers: readonly string[] | undefined,
+  scope: Scope | null,
+  keys: KeyCache,
+): Promise<Principal> {
   const key = presentedKey(headers);
   const principal = looksLikeKey(key) ? await keys.principal(hashKey(key)) : null;
-  if (!principal) throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', { headers: challenge(', error="invalid_token"') });
+  if (!principal)
+    throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', {
+      headers: challenge(', error="invalid_token"'),
+    });
   if (scope) requireScope(principal, scope);
   return principal;
 }

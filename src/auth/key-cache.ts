@@ -25,7 +25,10 @@ export type KeyCache = {
  * `primary` fills the cache; `fallback` (the read pool) answers while nothing may be cached (not
  * listening, or `maxAgeMs` 0: no cache).
  */
-export function createKeyCache(deps: { primary: Queryable; fallback: Queryable }, options: NotifiedCacheOptions): KeyCache {
+export function createKeyCache(
+  deps: { primary: Queryable; fallback: Queryable },
+  options: NotifiedCacheOptions,
+): KeyCache {
   const cache = createNotifiedCache<Principal>(API_KEY_CHANNEL, options);
   return {
     async principal(keyHash) {

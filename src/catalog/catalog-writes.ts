@@ -26,9 +26,13 @@ function nextUpdatedAt(previous: Date, now: Date): Date {
 }
 
 async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
-  if (new Set(ids).size !== ids.length) throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
+  if (new Set(ids).size !== ids.length)
+    throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
   // The locks are taken in the subquery's order (a sort above the call would not order the calls).
-  await run(`select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`, [ids]);
+  await run(
+    `select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`,
+    [ids],
+  );
 }
 
 /**
@@ -36,7 +40,12 @@ async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
  * cache drops them at once, so that this process never answers its own writes with an old version;
  * other processes hear of them by NOTIFY).
  */
-export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecorder; clock?: () => Date; committed?: (ids: readonly string[]) => void }) {
+export function createCatalogWrites(deps: {
+  orm: Orm;
+  recordChange: ChangeRecorder;
+  clock?: () => Date;
+  committed?: (ids: readonly string[]) => void;
+}) {
   const clock = deps.clock ?? (() => new Date());
   const inTransaction = async <T>(ids: readonly string[], work: (em: EntityManager) => Promise<T>): Promise<T> => {
     const result = await deps.orm.em.fork().transactional(work);
@@ -49,7 +58,10 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
    * Re-renders loaded records with a new lifecycle (`next` returns null for "no change") and records
    * the changes. Returns the docs in the order of `ids`.
    */
-  function transitionMany(ids: readonly string[], next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null): Promise<string[]> {
+  function transitionMany(
+    ids: readonly string[],
+    next: (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null,
+  ): Promise<string[]> {
     return inTransaction(ids, async (em) => {
       const run = sqlOf(em);
       await lockIds(run, ids);
@@ -59,11 +71,17 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
       const written: string[] = [];
       const docs = ids.map((id, i) => {
         const found = loaded.get(id);
-        if (!found) throw notFound(ids.length === 1 ? `Learning opportunity ${id}` : `Learning opportunity ${id} (ids[${i}])`);
+        if (!found)
+          throw notFound(ids.length === 1 ? `Learning opportunity ${id}` : `Learning opportunity ${id} (ids[${i}])`);
         const changed = next(found.record, now);
         if (!changed) return found.entity.doc;
         const doc = renderRecord(changed);
-        changes.push({ resourceId: id, before: { status: found.record.status, doc: found.entity.doc }, after: { status: changed.status, doc }, at: changed.updatedAt });
+        changes.push({
+          resourceId: id,
+          before: { status: found.record.status, doc: found.entity.doc },
+          after: { status: changed.status, doc },
+          at: changed.updatedAt,
+        });
         written.push(doc);
         return doc;
       });
@@ -89,7 +107,11 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
       const run = sqlOf(em);
       await lockIds(run, ids);
       // Read-only (no identity map): the transaction's end has nothing to compare.
-      const found = await em.find(LearningOpportunity, { id: { $in: ids } }, { populate: ['doc'], disableIdentityMap: true });
+      const found = await em.find(
+        LearningOpportunity,
+        { id: { $in: ids } },
+        { populate: ['doc'], disableIdentityMap: true },
+      );
       const existing = new Map(found.map((entity) => [entity.id, entity]));
       const now = clock();
       const changes: Change[] = [];
@@ -106,9 +128,18 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         const lifecycle = lifecycleOf(stored);
         // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
         if (renderRecord({ ...content, ...lifecycle }) === stored.doc) return stored.doc;
-        const record: LearningOpportunityRecord = { ...content, ...lifecycle, updatedAt: nextUpdatedAt(lifecycle.updatedAt, now) };
+        const record: LearningOpportunityRecord = {
+          ...content,
+          ...lifecycle,
+          updatedAt: nextUpdatedAt(lifecycle.updatedAt, now),
+        };
         const doc = renderRecord(record);
-        changes.push({ resourceId: content.id, before: { status: lifecycle.status, doc: stored.doc }, after: { status: record.status, doc }, at: record.updatedAt });
+        changes.push({
+          resourceId: content.id,
+          before: { status: lifecycle.status, doc: stored.doc },
+          after: { status: record.status, doc },
+          at: record.updatedAt,
+        });
         replaced.push({ id: content.id, doc });
         return doc;
       });
@@ -137,7 +168,10 @@ export function createCatalogWrites(deps: { orm: Orm; recordChange: ChangeRecord
         transitionMany([id], (record, now) => {
           if (record.status === 'ARCHIVED') return null;
           if (record.status === 'DRAFT') {
-            throw new AppError('INVALID_STATE_TRANSITION', `Learning opportunity ${id} is a draft; only a published record can be archived (delete a draft instead)`);
+            throw new AppError(
+              'INVALID_STATE_TRANSITION',
+              `Learning opportunity ${id} is a draft; only a published record can be archived (delete a draft instead)`,
+            );
           }
           return { ...record, status: 'ARCHIVED', updatedAt: nextUpdatedAt(record.updatedAt, now) };
         }),

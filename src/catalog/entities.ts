@@ -49,7 +49,9 @@ export const Session = defineEntity({
     endsAt: p.datetime(3).nullable(),
     timezone: p.text().nullable(),
     format: p.text().nullable(),
-    location: p.json<{ name: string | null; address: string | null; city: string | null; country: string | null }>().nullable(),
+    location: p
+      .json<{ name: string | null; address: string | null; city: string | null; country: string | null }>()
+      .nullable(),
     capacity: p.integer().nullable(),
   },
 });

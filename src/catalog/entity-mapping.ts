@@ -8,7 +8,12 @@ import type { DeadlineType, Format, LearningOpportunityRecord, Lifecycle, Status
 export const NESTED_PROPERTIES = ['sessions', 'deadlines', 'faqs', 'externalReviews', 'accolades'] as const;
 
 export function lifecycleOf(entity: ILearningOpportunity): Lifecycle {
-  return { status: entity.status as Status, publishedAt: entity.publishedAt ?? null, createdAt: entity.createdAt, updatedAt: entity.updatedAt };
+  return {
+    status: entity.status as Status,
+    publishedAt: entity.publishedAt ?? null,
+    createdAt: entity.createdAt,
+    updatedAt: entity.updatedAt,
+  };
 }
 
 export type LoadedRecord = { entity: ILearningOpportunity; record: LearningOpportunityRecord };
@@ -19,7 +24,11 @@ export type LoadedRecord = { entity: ILearningOpportunity; record: LearningOppor
  * compare thousands of nested entities that nothing changed (writes go through write-docs.ts).
  */
 export async function loadRecords(em: EntityManager, ids: readonly string[]): Promise<Map<string, LoadedRecord>> {
-  const entities = await em.find(LearningOpportunity, { id: { $in: [...ids] } }, { populate: ['doc', ...NESTED_PROPERTIES], disableIdentityMap: true });
+  const entities = await em.find(
+    LearningOpportunity,
+    { id: { $in: [...ids] } },
+    { populate: ['doc', ...NESTED_PROPERTIES], disableIdentityMap: true },
+  );
   return new Map(entities.map((entity) => [entity.id, { entity, record: recordOf(entity) }]));
 }
 
@@ -35,7 +44,10 @@ export function recordOf(entity: ILearningOpportunity): LearningOpportunityRecor
     format: entity.format as Format,
     language: entity.language ?? null,
     topics: entity.topics,
-    price: entity.priceAmount && entity.priceCurrency ? { amount: entity.priceAmount, currency: entity.priceCurrency } : null,
+    price:
+      entity.priceAmount && entity.priceCurrency
+        ? { amount: entity.priceAmount, currency: entity.priceCurrency }
+        : null,
     ...lifecycleOf(entity),
     sessions: entity.sessions.getItems().map((s) => ({
       id: s.itemId,
@@ -46,7 +58,9 @@ export function recordOf(entity: ILearningOpportunity): LearningOpportunityRecor
       location: s.location ?? null,
       capacity: s.capacity ?? null,
     })),
-    deadlines: entity.deadlines.getItems().map((d) => ({ id: d.itemId, type: d.type as DeadlineType, dueAt: d.dueAt, description: d.description ?? null })),
+    deadlines: entity.deadlines
+      .getItems()
+      .map((d) => ({ id: d.itemId, type: d.type as DeadlineType, dueAt: d.dueAt, description: d.description ?? null })),
     faqs: entity.faqs.getItems().map((f) => ({ id: f.itemId, question: f.question, answer: f.answer })),
     externalReviews: entity.externalReviews.getItems().map((r) => ({
       id: r.itemId,
@@ -58,6 +72,12 @@ export function recordOf(entity: ILearningOpportunity): LearningOpportunityRecor
       excerpt: r.excerpt ?? null,
       reviewedAt: r.reviewedAt ?? null,
     })),
-    accolades: entity.accolades.getItems().map((a) => ({ id: a.itemId, title: a.title, issuer: a.issuer ?? null, awardedAt: a.awardedAt ?? null, url: a.url ?? null })),
+    accolades: entity.accolades.getItems().map((a) => ({
+      id: a.itemId,
+      title: a.title,
+      issuer: a.issuer ?? null,
+      awardedAt: a.awardedAt ?? null,
+      url: a.url ?? null,
+    })),
   };
 }

@@ -19,14 +19,21 @@ export const LIMITS = {
   items: 200,
 } as const;
 
-const uuid = z.string().regex(UUID_RE, 'must be a UUID').transform((s) => s.toLowerCase());
+const uuid = z
+  .string()
+  .regex(UUID_RE, 'must be a UUID')
+  .transform((s) => s.toLowerCase());
 // PostgreSQL text cannot hold NUL, and a lone surrogate would be stored as U+FFFD (so the record
 // would re-render differently): both are bad input, not a database failure.
 const storableText = (s: string): boolean => s.isWellFormed() && !s.includes('\u0000');
 const STORABLE_MESSAGE = 'must be well-formed Unicode text without NUL characters';
-const text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(storableText, STORABLE_MESSAGE);
+const text = (max: number) =>
+  z.string().max(max, `must be at most ${max} characters`).refine(storableText, STORABLE_MESSAGE);
 const requiredText = (max: number) => text(max).refine((s) => s.trim().length > 0, 'must not be blank');
-const optionalText = (max: number) => text(max).nullish().transform((v) => v ?? null);
+const optionalText = (max: number) =>
+  text(max)
+    .nullish()
+    .transform((v) => v ?? null);
 
 /** Date() silently rolls impossible fields over (2027-02-30 -> 03-02, 24:00 -> next day): check them as written. */
 function isCalendarDate(s: string): boolean {
@@ -113,7 +120,8 @@ const items = <T extends z.ZodType<{ id: string }>>(item: T) =>
     .superRefine((list, ctx) => {
       const seen = new Set<string>();
       list.forEach((entry, i) => {
-        if (seen.has(entry.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: 'duplicates the id of another item' });
+        if (seen.has(entry.id))
+          ctx.addIssue({ code: 'custom', path: [i, 'id'], message: 'duplicates the id of another item' });
         seen.add(entry.id);
       });
     });
@@ -124,7 +132,10 @@ const session = z
     startsAt: timestamp,
     endsAt: optionalTimestamp,
     timezone: timezone.nullish().transform((v) => v ?? null),
-    format: z.enum(FORMATS).nullish().transform((v) => v ?? null),
+    format: z
+      .enum(FORMATS)
+      .nullish()
+      .transform((v) => v ?? null),
     location: z
       .object({
         name: optionalText(LIMITS.shortText),
@@ -137,7 +148,10 @@ const session = z
     capacity: nonNegativeInt.nullish().transform((v) => v ?? null),
   })
   // zod runs this even when a timestamp failed (then a string): compare only two valid dates.
-  .refine((s) => !(s.endsAt instanceof Date) || !(s.startsAt instanceof Date) || s.endsAt >= s.startsAt, { path: ['endsAt'], message: 'must not be before startsAt' });
+  .refine((s) => !(s.endsAt instanceof Date) || !(s.startsAt instanceof Date) || s.endsAt >= s.startsAt, {
+    path: ['endsAt'],
+    message: 'must not be before startsAt',
+  });
 
 const deadline = z.object({
   id: uuid,
@@ -153,8 +167,16 @@ const externalReview = z
     id: uuid,
     source: requiredText(LIMITS.title),
     url: optionalUrl,
-    rating: z.number().min(0, 'must be >= 0').nullish().transform((v) => v ?? null),
-    maxRating: z.number().gt(0, 'must be > 0').nullish().transform((v) => v ?? null),
+    rating: z
+      .number()
+      .min(0, 'must be >= 0')
+      .nullish()
+      .transform((v) => v ?? null),
+    maxRating: z
+      .number()
+      .gt(0, 'must be > 0')
+      .nullish()
+      .transform((v) => v ?? null),
     reviewCount: nonNegativeInt.nullish().transform((v) => v ?? null),
     excerpt: optionalText(LIMITS.shortText),
     reviewedAt: optionalTimestamp,
@@ -225,7 +247,11 @@ export const MAX_BATCH = 500;
  * Validates a batch of at most MAX_BATCH items, each by `parse` under the name `name[i]`; throws
  * BAD_USER_INPUT listing every problem of every item, and any id given twice.
  */
-export function parseBatch<T extends string | { id: string }>(values: unknown, name: string, parse: (value: unknown, name: string) => T): T[] {
+export function parseBatch<T extends string | { id: string }>(
+  values: unknown,
+  name: string,
+  parse: (value: unknown, name: string) => T,
+): T[] {
   if (!Array.isArray(values)) throw badInput([{ name, reason: 'must be a list' }]);
   if (values.length > MAX_BATCH) throw badInput([{ name, reason: `must have at most ${MAX_BATCH} items` }]);
   const problems: InvalidParam[] = [];
@@ -236,7 +262,11 @@ export function parseBatch<T extends string | { id: string }>(values: unknown, n
       const item = parse(value, `${name}[${i}]`);
       const id = typeof item === 'string' ? item : item.id;
       const earlier = seen.get(id);
-      if (earlier !== undefined) problems.push({ name: typeof item === 'string' ? `${name}[${i}]` : `${name}[${i}].id`, reason: `repeats ${name}[${earlier}]` });
+      if (earlier !== undefined)
+        problems.push({
+          name: typeof item === 'string' ? `${name}[${i}]` : `${name}[${i}].id`,
+          reason: `repeats ${name}[${earlier}]`,
+        });
       seen.set(id, i);
       parsed.push(item);
     } catch (error) {

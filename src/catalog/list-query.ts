@@ -50,11 +50,23 @@ export type ListQuery = {
 
 export type FacetCounts = Partial<Record<ListFacet, { value: string; count: number }[]>>;
 /** `count`: the records in `results` (fewer than `limit` when the page's byte bound stopped it early). */
-export type ListPage = { totalCount: number; limit: number; offset: number; count: number; results: string; facets: FacetCounts | null; etag: string };
+export type ListPage = {
+  totalCount: number;
+  limit: number;
+  offset: number;
+  count: number;
+  results: string;
+  facets: FacetCounts | null;
+  etag: string;
+};
 
 /** True when the query is the plain list (the unfiltered fast path answers it). */
 export const isPlainList = (query: ListQuery): boolean =>
-  Object.values(query.filter).every((v) => v === undefined) && query.q === null && query.sort === '-updatedAt' && query.fields === null && query.facets.length === 0;
+  Object.values(query.filter).every((v) => v === undefined) &&
+  query.q === null &&
+  query.sort === '-updatedAt' &&
+  query.fields === null &&
+  query.facets.length === 0;
 
 /**
  * The tsquery text of a search: its words (letters and digits) quoted, joined with AND, the last one
@@ -79,7 +91,9 @@ const SORT_SQL: Record<ListSort, string> = {
 // bytes and the members' order), in the record's order.
 function projection(fields: RecordField[]): string {
   const wanted = new Set<RecordField>([...fields, 'id', 'updatedAt']);
-  const members = RECORD_FIELDS.filter((f) => wanted.has(f)).map((f, i) => `'${i ? ',' : ''}"${f}":' || (x.j->'${f}')::text`);
+  const members = RECORD_FIELDS.filter((f) => wanted.has(f)).map(
+    (f, i) => `'${i ? ',' : ''}"${f}":' || (x.j->'${f}')::text`,
+  );
   return `'{' || ${members.join(' || ')} || '}'`;
 }
 
@@ -97,7 +111,14 @@ const FACET_SQL: Record<ListFacet, string> = {
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
 const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
-const FACET_OF: Partial<Record<keyof ListFilter, string>> = { format: 'format', language: 'language', provider: 'provider', topic: 'topic', country: 'country', city: 'city' };
+const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
+  format: 'format',
+  language: 'language',
+  provider: 'provider',
+  topic: 'topic',
+  country: 'country',
+  city: 'city',
+};
 
 /**
  * The exact total of the public catalog read from maintained counts, when the filter allows it
@@ -117,7 +138,8 @@ function countedTotal(filter: ListFilter, param: (value: unknown, type: string) 
   }
   if (given.length && given.every((name) => name === 'updatedSince' || name === 'updatedBefore')) {
     // The lower bound of the first range at or after `bound` (scalars: a row constructor of them is an index condition).
-    const next = (column: string, bound: string) => `(select b.${column} from list_bucket b where b.lo_updated_at >= ${bound} order by b.lo_updated_at, b.lo_id limit 1)`;
+    const next = (column: string, bound: string) =>
+      `(select b.${column} from list_bucket b where b.lo_updated_at >= ${bound} order by b.lo_updated_at, b.lo_id limit 1)`;
     // Published records with updated_at >= bound (the redundant upper bound on updated_at alone lets
     // the planner see a short range: a parallel plan cost 30-40 ms of worker start here).
     const atOrAfter = (bound: string) => `((
@@ -135,7 +157,13 @@ function countedTotal(filter: ListFilter, param: (value: unknown, type: string) 
 }
 
 /** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
-export function listStatement(query: ListQuery, limit: number, offset: number, visibility: Visibility, budget: number | null = null): QueryConfig {
+export function listStatement(
+  query: ListQuery,
+  limit: number,
+  offset: number,
+  visibility: Visibility,
+  budget: number | null = null,
+): QueryConfig {
   const values: unknown[] = [];
   const param = (value: unknown, type: string) => {
     values.push(value);
@@ -152,7 +180,8 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   if (filter.language) where.push(`lo.language = any(${param(filter.language, 'text[]')})`);
   if (filter.provider) where.push(`lo.provider_name = any(${param(filter.provider, 'text[]')})`);
   if (filter.topic) where.push(`lo.topics ?| ${param(filter.topic, 'text[]')}`);
-  const session = (condition: string) => `lo.id in (select s.learning_opportunity_id from lo_session s where ${condition})`;
+  const session = (condition: string) =>
+    `lo.id in (select s.learning_opportunity_id from lo_session s where ${condition})`;
   if (filter.country) where.push(session(`s.country = any(${param(filter.country, 'text[]')})`));
   if (filter.city) where.push(session(`s.city = any(${param(filter.city, 'text[]')})`));
   if (filter.startsFrom || filter.startsBefore) {
@@ -162,12 +191,16 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
     where.push(session(bounds.join(' and ')));
   }
   // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
-  const tsq = query.q === null ? '' : `, (select to_tsquery('english', ${param(searchQuery(query.q) ?? '', 'text')}) as query) tsq`;
+  const tsq =
+    query.q === null
+      ? ''
+      : `, (select to_tsquery('english', ${param(searchQuery(query.q) ?? '', 'text')}) as query) tsq`;
   if (query.q !== null) where.push('lo.search @@ tsq.query');
   const conditions = where.length ? where.join(' and ') : 'true';
   const matching = `from learning_opportunity lo${tsq} where ${conditions}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
-  const byStatusOnly = query.q === null && Object.entries(filter).every(([name, value]) => name === 'status' || value === undefined);
+  const byStatusOnly =
+    query.q === null && Object.entries(filter).every(([name, value]) => name === 'status' || value === undefined);
   const counted = visibility === 'public' && query.q === null ? countedTotal(filter, param) : null;
   const total = counted
     ? counted
@@ -215,16 +248,25 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   // The public catalog's facets without any condition: facet_count's top values, no record read.
   if (query.facets.length && visibility === 'public' && byStatusOnly) {
     const facets = query.facets.map(
-      (f) => `(select coalesce(json_agg(json_build_array(c.value, c.n) order by c.n desc, c.value collate "C"), '[]') from (select value, n from facet_count
+      (
+        f,
+      ) => `(select coalesce(json_agg(json_build_array(c.value, c.n) order by c.n desc, c.value collate "C"), '[]') from (select value, n from facet_count
                 where facet = '${f}' and n > 0 order by n desc, value collate "C" limit ${FACET_TOP}) c) as "facet_${f}"`,
     );
-    return { text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n, ${facets.join(', ')} from ${page} p`, values };
+    return {
+      text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n, ${facets.join(', ')} from ${page} p`,
+      values,
+    };
   }
   if (query.facets.length === 0) {
-    return { text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n from ${page} p`, values };
+    return {
+      text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${total} as total, p.docs, p.digests, p.n from ${page} p`,
+      values,
+    };
   }
   const facets = query.facets.map(
-    (f) => `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
+    (f) =>
+      `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`,
   );
   return {
     text: `with ${ctes.map((w) => `${w}, `).join('')}m as materialized (select lo.id, lo.format, lo.language, lo.provider_name ${matching})
@@ -233,10 +275,14 @@ export function listStatement(query: ListQuery, limit: number, offset: number, v
   };
 }
 
-type ListRow = { total: string; docs: string | null; digests: string | null; n: number } & Record<`facet_${ListFacet}`, [string, string][] | undefined>;
+type ListRow = { total: string; docs: string | null; digests: string | null; n: number } & Record<
+  `facet_${ListFacet}`,
+  [string, string][] | undefined
+>;
 
 /** The canonical text of a query (its entity tag's input): equal queries give equal text. */
-const canonical = (query: ListQuery): string => JSON.stringify([query.filter, query.q, query.sort, query.fields, query.facets]);
+const canonical = (query: ListQuery): string =>
+  JSON.stringify([query.filter, query.q, query.sort, query.fields, query.facets]);
 
 export type ListReads = ReturnType<typeof createListReads>;
 
@@ -246,13 +292,23 @@ export function createListReads(pool: Queryable, pageMaxBytes = PAGE_MAX_BYTES_D
   const budget = pageMaxBytes - 64 * 1024;
   return {
     /** One page of a filtered list; `etag` changes with any byte of the answer. */
-    async getPage(query: ListQuery, limit: number, offset: number, visibility: Visibility, bounded = true): Promise<ListPage> {
-      const row = (await pool.query<ListRow>(listStatement(query, limit, offset, visibility, bounded ? budget : null))).rows[0]!;
+    async getPage(
+      query: ListQuery,
+      limit: number,
+      offset: number,
+      visibility: Visibility,
+      bounded = true,
+    ): Promise<ListPage> {
+      const row = (await pool.query<ListRow>(listStatement(query, limit, offset, visibility, bounded ? budget : null)))
+        .rows[0]!;
       const facets: FacetCounts | null = query.facets.length ? {} : null;
-      for (const f of query.facets) facets![f] = (row[`facet_${f}`] ?? []).map(([value, n]) => ({ value, count: Number(n) }));
+      for (const f of query.facets)
+        facets![f] = (row[`facet_${f}`] ?? []).map(([value, n]) => ({ value, count: Number(n) }));
       const totalCount = Number(row.total);
       const etag = createHash('md5')
-        .update(`${canonical(query)}:${visibility}:${totalCount}:${limit}:${offset}:${row.digests ?? ''}:${JSON.stringify(facets)}`)
+        .update(
+          `${canonical(query)}:${visibility}:${totalCount}:${limit}:${offset}:${row.digests ?? ''}:${JSON.stringify(facets)}`,
+        )
         .digest('hex');
       return { totalCount, limit, offset, count: Number(row.n ?? 0), results: row.docs ?? '', facets, etag };
     },

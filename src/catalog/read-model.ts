@@ -75,12 +75,23 @@ const oneStatement = (id: string, visibility: Visibility, held: HeldTags = null)
   text: ONE_SQL[visibility],
   values: visibility === 'public' ? [id, held] : [id],
 });
-const pageStatement = (limit: number, offset: number, visibility: Visibility, held: HeldTags = null, maxBytes = PAGE_MAX_BYTES_DEFAULT): QueryConfig => ({
+const pageStatement = (
+  limit: number,
+  offset: number,
+  visibility: Visibility,
+  held: HeldTags = null,
+  maxBytes = PAGE_MAX_BYTES_DEFAULT,
+): QueryConfig => ({
   name: `lo-page-${visibility}`,
   text: PAGE_SQL[visibility],
   values: visibility === 'public' ? [limit, offset, held, pageBudget(maxBytes)] : [limit, offset],
 });
-export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({ totalCount: Number(row?.total ?? 0), limit, offset, results: row?.docs ?? '' });
+export const pageOf = (row: PageRow | undefined, limit: number, offset: number): Page => ({
+  totalCount: Number(row?.total ?? 0),
+  limit,
+  offset,
+  results: row?.docs ?? '',
+});
 
 /** PAGE_MAX_BYTES when unset: 8 MiB (README, "Sizes of records and pages"). */
 export const PAGE_MAX_BYTES_DEFAULT = 8 * 1024 * 1024;
@@ -91,7 +102,11 @@ export const pageBudget = (maxBytes: number): number => maxBytes - 1024;
  * `versions`: the process's record version cache, for 304s without a round trip (null: none);
  * `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes.
  */
-export function createCatalogReads(pool: Queryable, versions: VersionCache | null = null, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
+export function createCatalogReads(
+  pool: Queryable,
+  versions: VersionCache | null = null,
+  pageMaxBytes = PAGE_MAX_BYTES_DEFAULT,
+) {
   return {
     /** The stored JSON of one record, or null when it is not visible. */
     async getOne(id: string, visibility: Visibility): Promise<string | null> {
@@ -113,14 +128,16 @@ export function createCatalogReads(pool: Queryable, versions: VersionCache | nul
       /** `held` '*' (If-None-Match: *): any version the client holds; a record the cache knows is answered from memory. */
       async getOne(id: string, held: HeldTags | '*'): Promise<OneRow | undefined> {
         const known = versions?.get(id);
-        if (known !== undefined && (held === '*' || held?.includes(known))) return { etag: known, doc: null, doc_bytes: 0 };
+        if (known !== undefined && (held === '*' || held?.includes(known)))
+          return { etag: known, doc: null, doc_bytes: 0 };
         const mark = versions?.mark() ?? 0;
         const row = (await pool.query<OneRow>(oneStatement(id, 'public', held === '*' ? null : held))).rows[0];
         if (row) versions?.keep(id, row.etag, mark);
         return row;
       },
       async getPage(limit: number, offset: number, held: HeldTags): Promise<PublicPageRow> {
-        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held, pageMaxBytes))).rows[0];
+        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held, pageMaxBytes)))
+          .rows[0];
         if (!row) throw new Error('page statement returned no row'); // catalog_count always has the PUBLISHED row
         return row;
       },
@@ -140,4 +157,5 @@ export function renderPage(page: Page, count: number): string {
 }
 
 /** The UTF-8 length of renderPage's body, given the UTF-8 length of `results`: the rest is ASCII. */
-export const renderedPageBytes = (body: string, page: Page, resultsBytes: number): number => body.length - page.results.length + resultsBytes;
+export const renderedPageBytes = (body: string, page: Page, resultsBytes: number): number =>
+  body.length - page.results.length + resultsBytes;

@@ -23,7 +23,12 @@ const Timestamp = z.codec(
   z
     .string()
     .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$/)
-    .meta({ id: 'Timestamp', format: 'date-time', description: 'UTC, exactly three fraction digits.', examples: ['2026-03-01T09:00:00.000Z'] }),
+    .meta({
+      id: 'Timestamp',
+      format: 'date-time',
+      description: 'UTC, exactly three fraction digits.',
+      examples: ['2026-03-01T09:00:00.000Z'],
+    }),
   z.date(),
   { decode: (s) => new Date(s), encode: (d) => d.toISOString() },
 );
@@ -33,7 +38,12 @@ const Format = z.enum(FORMATS).meta({ id: 'Format' });
 const uri = () => z.string().meta({ format: 'uri' });
 
 export const LocationSchema = z
-  .strictObject({ name: z.string().nullable(), address: z.string().nullable(), city: z.string().nullable(), country: z.string().nullable() })
+  .strictObject({
+    name: z.string().nullable(),
+    address: z.string().nullable(),
+    city: z.string().nullable(),
+    country: z.string().nullable(),
+  })
   .meta({ id: 'Location' });
 
 export const SessionSchema = z
@@ -41,7 +51,10 @@ export const SessionSchema = z
     id: Uuid,
     startsAt: Timestamp,
     endsAt: Timestamp.nullable(),
-    timezone: z.string().nullable().meta({ description: 'IANA time zone.', examples: ['Europe/Berlin'] }),
+    timezone: z
+      .string()
+      .nullable()
+      .meta({ description: 'IANA time zone.', examples: ['Europe/Berlin'] }),
     format: Format.nullable(),
     location: LocationSchema.nullable(),
     capacity: z.int().min(0).nullable(),
@@ -68,7 +81,13 @@ export const ExternalReviewSchema = z
   .meta({ id: 'ExternalReview' });
 
 export const AccoladeSchema = z
-  .strictObject({ id: Uuid, title: z.string(), issuer: z.string().nullable(), awardedAt: Timestamp.nullable(), url: uri().nullable() })
+  .strictObject({
+    id: Uuid,
+    title: z.string(),
+    issuer: z.string().nullable(),
+    awardedAt: Timestamp.nullable(),
+    url: uri().nullable(),
+  })
   .meta({ id: 'Accolade' });
 
 /** Every state the service renders (drafts too, for GraphQL); the property order is the JSON's. */
@@ -80,7 +99,10 @@ export const RecordSchema = z.strictObject({
   url: uri().nullable().meta({ description: 'Canonical page of the opportunity.' }),
   provider: z.strictObject({ name: z.string(), url: uri().nullable() }).nullable(),
   format: Format,
-  language: z.string().nullable().meta({ description: 'BCP 47 language tag.', examples: ['en', 'pt-BR'] }),
+  language: z
+    .string()
+    .nullable()
+    .meta({ description: 'BCP 47 language tag.', examples: ['en', 'pt-BR'] }),
   topics: z.array(z.string()),
   price: z
     .strictObject({
@@ -88,7 +110,10 @@ export const RecordSchema = z.strictObject({
         .string()
         .regex(/^(0|[1-9][0-9]*)\.[0-9]{2}$/)
         .meta({ description: 'Decimal string with two fraction digits.', examples: ['123.00'] }),
-      currency: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code.' }),
+      currency: z
+        .string()
+        .regex(/^[A-Z]{3}$/)
+        .meta({ description: 'ISO 4217 code.' }),
     })
     .nullable(),
   status: z.enum(STATUSES),
@@ -106,6 +131,11 @@ export const PUBLIC_RECORD_ID = 'LearningOpportunity';
 
 /** The record as a consumer sees it (REST, events): published once, so publishedAt is set. */
 export const PublicRecordSchema = RecordSchema.extend({
-  status: z.enum(PUBLIC_STATUSES).meta({ description: 'REST shows only PUBLISHED; ARCHIVED appears in the snapshot of an ARCHIVED event.' }),
+  status: z
+    .enum(PUBLIC_STATUSES)
+    .meta({ description: 'REST shows only PUBLISHED; ARCHIVED appears in the snapshot of an ARCHIVED event.' }),
   publishedAt: Timestamp,
-}).meta({ id: PUBLIC_RECORD_ID, description: 'A complete, self-contained record; also the `data` of snapshot webhook events.' });
+}).meta({
+  id: PUBLIC_RECORD_ID,
+  description: 'A complete, self-contained record; also the `data` of snapshot webhook events.',
+});

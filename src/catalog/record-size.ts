@@ -13,14 +13,18 @@ const EPOCH = new Date(0);
 
 /** The UTF-8 length of the record's rendered JSON once published. */
 export const renderedBytes = (content: LearningOpportunityContent): number =>
-  Buffer.byteLength(renderRecord({ ...content, status: 'PUBLISHED', publishedAt: EPOCH, createdAt: EPOCH, updatedAt: EPOCH }));
+  Buffer.byteLength(
+    renderRecord({ ...content, status: 'PUBLISHED', publishedAt: EPOCH, createdAt: EPOCH, updatedAt: EPOCH }),
+  );
 
 /** Throws BAD_USER_INPUT naming the record's largest field (under `prefix`) when it would render above RECORD_MAX_BYTES. */
 export function checkRenderedSize(content: LearningOpportunityContent, prefix: string): void {
   const bytes = renderedBytes(content);
   if (bytes <= RECORD_MAX_BYTES) return;
   // Which field to name: the largest, by its JSON (close enough to its rendered share to rank).
-  const sizes = Object.entries(content).map(([field, value]) => [field, Buffer.byteLength(JSON.stringify(value) ?? '')] as const);
+  const sizes = Object.entries(content).map(
+    ([field, value]) => [field, Buffer.byteLength(JSON.stringify(value) ?? '')] as const,
+  );
   const [field, fieldBytes] = sizes.reduce((a, b) => (b[1] > a[1] ? b : a));
   throw badInput([
     {

@@ -17,18 +17,31 @@ const WRITE_DOCS_SQL = `
    where l.id = u.id and l.updated_at = u.updated_at and l.doc is distinct from u.doc`;
 
 /** Re-renders every record in key order, `batchSize` at a time; reports progress after each batch. */
-export async function rerenderCatalog(db: Pick<Database, 'orm' | 'pool'>, options: { batchSize?: number; onProgress?: (progress: RerenderResult) => void } = {}): Promise<RerenderResult> {
+export async function rerenderCatalog(
+  db: Pick<Database, 'orm' | 'pool'>,
+  options: { batchSize?: number; onProgress?: (progress: RerenderResult) => void } = {},
+): Promise<RerenderResult> {
   const batchSize = options.batchSize ?? 500;
   const result: RerenderResult = { scanned: 0, changed: 0 };
   let after: string | null = null;
   for (;;) {
     const em = db.orm.em.fork();
-    const entities: ILearningOpportunity[] = await em.find(LearningOpportunity, after ? { id: { $gt: after } } : {}, { orderBy: { id: 'asc' }, limit: batchSize, populate: ['doc', ...NESTED_PROPERTIES] });
+    const entities: ILearningOpportunity[] = await em.find(LearningOpportunity, after ? { id: { $gt: after } } : {}, {
+      orderBy: { id: 'asc' },
+      limit: batchSize,
+      populate: ['doc', ...NESTED_PROPERTIES],
+    });
     if (entities.length === 0) break;
     after = entities.at(-1)!.id;
-    const stale = entities.map((entity) => ({ entity, doc: renderRecord(recordOf(entity)) })).filter(({ entity, doc }) => doc !== entity.doc);
+    const stale = entities
+      .map((entity) => ({ entity, doc: renderRecord(recordOf(entity)) }))
+      .filter(({ entity, doc }) => doc !== entity.doc);
     if (stale.length) {
-      const updated = await db.pool.query(WRITE_DOCS_SQL, [stale.map((s) => s.entity.id), stale.map((s) => s.doc), stale.map((s) => s.entity.updatedAt)]);
+      const updated = await db.pool.query(WRITE_DOCS_SQL, [
+        stale.map((s) => s.entity.id),
+        stale.map((s) => s.doc),
+        stale.map((s) => s.entity.updatedAt),
+      ]);
       result.changed += updated.rowCount ?? 0;
     }
     result.scanned += entities.length;

@@ -52,13 +52,14 @@ function* renderedBatches(options: SeedOptions): Generator<string[]> {
   const now = options.now ?? new Date();
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   let previousUpdatedAt = now;
-  for (let done = 0; done < options.count; ) {
+  for (let done = 0; done < options.count;) {
     const size = Math.min(batchSize, options.count - done);
     const docs: string[] = [];
     for (let i = 0; i < size; i++) {
       const createdAt = new Date(Math.floor(now.getTime() - YEAR - rnd() * YEAR));
       // Whole seconds, and every 20th record on the previous one's instant: ties in updatedAt are real.
-      const updatedAt = rnd() < 0.05 ? previousUpdatedAt : new Date(Math.floor((now.getTime() - rnd() * YEAR) / 1000) * 1000);
+      const updatedAt =
+        rnd() < 0.05 ? previousUpdatedAt : new Date(Math.floor((now.getTime() - rnd() * YEAR) / 1000) * 1000);
       previousUpdatedAt = updatedAt;
       const content = generateContent(rnd, updatedAt);
       const publishedAt = new Date(Math.min(updatedAt.getTime(), createdAt.getTime() + 86_400_000));
@@ -71,7 +72,8 @@ function* renderedBatches(options: SeedOptions): Generator<string[]> {
 
 export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ inserted: number; skipped: number }> {
   const connections = options.connections ?? 2;
-  if (!Number.isInteger(connections) || connections < 1) throw new Error(`connections must be a positive integer, got ${connections}`);
+  if (!Number.isInteger(connections) || connections < 1)
+    throw new Error(`connections must be a positive integer, got ${connections}`);
   const batches = renderedBatches(options);
   const sessionCount = Math.min(connections, Math.ceil(options.count / (options.batchSize ?? DEFAULT_BATCH_SIZE))); // no idle sessions
   let done = 0;

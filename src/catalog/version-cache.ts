@@ -17,4 +17,5 @@ export const CATALOG_CHANNEL = 'lods_catalog_changed'; // NOTIFYed by the trigge
 /** Record id -> the tag of the record as last read. */
 export type VersionCache = NotifiedCache<string>;
 
-export const createVersionCache = (options: NotifiedCacheOptions): VersionCache => createNotifiedCache<string>(CATALOG_CHANNEL, options);
+export const createVersionCache = (options: NotifiedCacheOptions): VersionCache =>
+  createNotifiedCache<string>(CATALOG_CHANNEL, options);

@@ -9,7 +9,11 @@
 
 import type { RunSql } from '../db/transaction-sql.ts';
 
-type Column = [name: string, kind: 'text' | 'timestamptz' | 'integer' | 'float8' | 'numeric' | 'uuid' | 'jsonb', field: string];
+type Column = [
+  name: string,
+  kind: 'text' | 'timestamptz' | 'integer' | 'float8' | 'numeric' | 'uuid' | 'jsonb',
+  field: string,
+];
 
 // Where each column comes from in the doc (a dotted path for nested objects). A new field of the
 // record gets its column here (README, "Adding a field to the record").
@@ -45,8 +49,23 @@ const NESTED_TABLES: { table: string; field: string; columns: Column[] }[] = [
       ['capacity', 'integer', 'capacity'],
     ],
   },
-  { table: 'lo_deadline', field: 'deadlines', columns: [['type', 'text', 'type'], ['due_at', 'timestamptz', 'dueAt'], ['description', 'text', 'description']] },
-  { table: 'lo_faq', field: 'faqs', columns: [['question', 'text', 'question'], ['answer', 'text', 'answer']] },
+  {
+    table: 'lo_deadline',
+    field: 'deadlines',
+    columns: [
+      ['type', 'text', 'type'],
+      ['due_at', 'timestamptz', 'dueAt'],
+      ['description', 'text', 'description'],
+    ],
+  },
+  {
+    table: 'lo_faq',
+    field: 'faqs',
+    columns: [
+      ['question', 'text', 'question'],
+      ['answer', 'text', 'answer'],
+    ],
+  },
   {
     table: 'lo_external_review',
     field: 'externalReviews',
@@ -60,9 +79,17 @@ const NESTED_TABLES: { table: string; field: string; columns: Column[] }[] = [
       ['reviewed_at', 'timestamptz', 'reviewedAt'],
     ],
   },
-  { table: 'lo_accolade', field: 'accolades', columns: [['title', 'text', 'title'], ['issuer', 'text', 'issuer'], ['awarded_at', 'timestamptz', 'awardedAt'], ['url', 'text', 'url']] },
+  {
+    table: 'lo_accolade',
+    field: 'accolades',
+    columns: [
+      ['title', 'text', 'title'],
+      ['issuer', 'text', 'issuer'],
+      ['awarded_at', 'timestamptz', 'awardedAt'],
+      ['url', 'text', 'url'],
+    ],
+  },
 ];
-
 
 /**
  * What the statement does with present records: `skip` keeps them as they are (seed); `replace`
@@ -73,7 +100,9 @@ export type OnConflict = 'skip' | 'replace' | 'lifecycle';
 
 // A JSON null in a jsonb column would be the jsonb value null; the ORM wrote SQL NULL, and so do we.
 function read(json: string, [, kind, field]: Column): string {
-  const value = field.split('.').reduce((path, key, i, keys) => `${path}${i === keys.length - 1 && kind !== 'jsonb' ? '->>' : '->'}'${key}'`, json);
+  const value = field
+    .split('.')
+    .reduce((path, key, i, keys) => `${path}${i === keys.length - 1 && kind !== 'jsonb' ? '->>' : '->'}'${key}'`, json);
   return kind === 'text' ? value : kind === 'jsonb' ? `nullif(${value}, 'null')` : `(${value})::${kind}`;
 }
 
@@ -96,7 +125,10 @@ const UPDATED_ON_CONFLICT = {
 // (deleteNestedRows, an earlier statement: within one statement the order of a CTE's delete and
 // another's insert is not defined, and both touch the same unique keys).
 function writeDocsSql(onConflict: OnConflict): string {
-  const conflict = onConflict === 'skip' ? 'do nothing' : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
+  const conflict =
+    onConflict === 'skip'
+      ? 'do nothing'
+      : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
   return `
   with input as (select doc, doc::jsonb as r from string_to_table($1::text, E'\\n') as doc),
   upserted as (
@@ -104,12 +136,20 @@ function writeDocsSql(onConflict: OnConflict): string {
     select ${LEARNING_OPPORTUNITY_COLUMNS.map((c) => read('r', c)).join(', ')}, doc
       from input
     on conflict (id) ${conflict}
-    returning id)${onConflict === 'lifecycle' ? '' : `,
-  written as (select i.r, u.id from input i join upserted u on u.id = (i.r->>'id')::uuid)${NESTED_TABLES.map(nestedInsert).join('')}`}
+    returning id)${
+      onConflict === 'lifecycle'
+        ? ''
+        : `,
+  written as (select i.r, u.id from input i join upserted u on u.id = (i.r->>'id')::uuid)${NESTED_TABLES.map(nestedInsert).join('')}`
+    }
   select count(*)::int as n from upserted`;
 }
 
-const WRITE_DOCS: Record<OnConflict, string> = { skip: writeDocsSql('skip'), replace: writeDocsSql('replace'), lifecycle: writeDocsSql('lifecycle') };
+const WRITE_DOCS: Record<OnConflict, string> = {
+  skip: writeDocsSql('skip'),
+  replace: writeDocsSql('replace'),
+  lifecycle: writeDocsSql('lifecycle'),
+};
 
 const DELETE_NESTED_ROWS = `with ${NESTED_TABLES.map(({ table }) => `${table}_gone as (delete from ${table} where learning_opportunity_id = any($1::uuid[]))`).join(', ')} select 1`;
 
@@ -119,7 +159,8 @@ const DELETE_NESTED_ROWS = `with ${NESTED_TABLES.map(({ table }) => `${table}_go
  * JSON array.
  */
 function docsParameter(docs: readonly string[]): string {
-  if (docs.some((doc) => doc.includes('\n'))) throw new Error('a rendered record holds a raw line break: the renderer no longer writes compact JSON');
+  if (docs.some((doc) => doc.includes('\n')))
+    throw new Error('a rendered record holds a raw line break: the renderer no longer writes compact JSON');
   return docs.join('\n');
 }
 

@@ -4,7 +4,10 @@ import { CliError } from './run.ts';
 /** A positive integer option (at most `max`), or a CliError with exit code 2. */
 export function positiveInt(name: string, value: string, max = 999_999_999): number {
   if (!/^\d{1,9}$/.test(value) || Number(value) < 1 || Number(value) > max) {
-    throw new CliError(`${name} must be a positive integer${max < 999_999_999 ? ` (at most ${max})` : ''}, got "${value}"`, 2);
+    throw new CliError(
+      `${name} must be a positive integer${max < 999_999_999 ? ` (at most ${max})` : ''}, got "${value}"`,
+      2,
+    );
   }
   return Number(value);
 }

@@ -10,13 +10,25 @@ export function registerCatalogCommands(program: Command, config: Config): void 
 
   catalog
     .command('rerender')
-    .description('render every stored record again after a renderer change (no events, updatedAt unchanged; a no-op when nothing changed)')
+    .description(
+      'render every stored record again after a renderer change (no events, updatedAt unchanged; a no-op when nothing changed)',
+    )
     .option('--batch-size <n>', 'records per batch (1..5000)', '500')
     .option('--json', 'print JSON only: { scanned, changed }')
     .action(async (opts: { batchSize: string; json?: boolean }) => {
       const batchSize = positiveInt('--batch-size', opts.batchSize, 5000);
-      const result = await withDatabase(config, (db) => rerenderCatalog(db, { batchSize, onProgress: (p) => progress(`rerender: ${p.scanned} records scanned, ${p.changed} changed`) }));
+      const result = await withDatabase(config, (db) =>
+        rerenderCatalog(db, {
+          batchSize,
+          onProgress: (p) => progress(`rerender: ${p.scanned} records scanned, ${p.changed} changed`),
+        }),
+      );
       if (result.scanned && process.stderr.isTTY) process.stderr.write('\n');
-      output(opts.json, result, () => `Scanned ${result.scanned} records; ${result.changed} had a stale representation and were rendered again.`);
+      output(
+        opts.json,
+        result,
+        () =>
+          `Scanned ${result.scanned} records; ${result.changed} had a stale representation and were rendered again.`,
+      );
     });
 }

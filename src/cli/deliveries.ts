@@ -22,7 +22,9 @@ export function registerDeliveryCommands(program: Command, config: Config): void
       const receiverId = receiverOption(opts.receiver);
       const limit = positiveInt('--limit', opts.limit);
       const dead = await withDatabase(config, (db) => listDeadLetters(db.pool, { receiverId, limit }));
-      output(opts.json, dead, () => table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']));
+      output(opts.json, dead, () =>
+        table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']),
+      );
     });
 
   deliveries
@@ -30,15 +32,33 @@ export function registerDeliveryCommands(program: Command, config: Config): void
     .description('queue dead letters of enabled receivers again (same event ids); those of disabled receivers stay')
     .option('--receiver <id>', 'only this receiver')
     .option('--event <id>', 'only the dead letters of this event (with --receiver: one letter)')
-    .option('--include-superseded', 'also send letters whose record has a newer delivery to the receiver (delivered or pending); by default they are skipped')
+    .option(
+      '--include-superseded',
+      'also send letters whose record has a newer delivery to the receiver (delivered or pending); by default they are skipped',
+    )
     .option('--json', 'print JSON only')
     .action(async (opts: { receiver?: string; event?: string; includeSuperseded?: boolean; json?: boolean }) => {
       const receiverId = receiverOption(opts.receiver);
       const eventId = opts.event === undefined ? undefined : parseId(opts.event, 'event');
       const result = await withDatabase(config, (db) =>
-        withBoss(config, db, (boss) => replayDeadLetters({ pool: db.pool, boss }, { receiverId, eventId, includeSuperseded: opts.includeSuperseded, onProgress: (n) => progress(`replayed ${n}`) })),
+        withBoss(config, db, (boss) =>
+          replayDeadLetters(
+            { pool: db.pool, boss },
+            {
+              receiverId,
+              eventId,
+              includeSuperseded: opts.includeSuperseded,
+              onProgress: (n) => progress(`replayed ${n}`),
+            },
+          ),
+        ),
       );
       if (result.replayed && process.stderr.isTTY) process.stderr.write('\n');
-      output(opts.json, result, () => `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (their record has a newer delivery; --include-superseded sends them); ${result.remaining} remain (disabled receivers).`);
+      output(
+        opts.json,
+        result,
+        () =>
+          `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (their record has a newer delivery; --include-superseded sends them); ${result.remaining} remain (disabled receivers).`,
+      );
     });
 }

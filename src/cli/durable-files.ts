@@ -8,7 +8,8 @@ import { basename, dirname, join } from 'node:path';
 import { CliError } from './run.ts';
 
 /** A temporary path beside `path` (same directory, so the rename stays atomic), unique to this process. */
-export const tempPathBeside = (path: string, purpose = 'tmp'): string => join(dirname(path), `.${basename(path)}.${process.pid}.${purpose}`);
+export const tempPathBeside = (path: string, purpose = 'tmp'): string =>
+  join(dirname(path), `.${basename(path)}.${process.pid}.${purpose}`);
 
 /**
  * Removes the temporary files beside `path` (tempPathBeside) of processes that no longer run: a

@@ -16,17 +16,23 @@ export function registerEventCommands(program: Command, config: Config): void {
   events
     .command('list')
     .description('stored events, newest first (ids, types, resources, times; not the bodies)')
-    .option('--type <type>', `only this event type: ${EVENT_TYPES.join(', ')} (or ${WEBHOOK_TEST_EVENT_TYPE}: test events, listed only when asked for)`)
+    .option(
+      '--type <type>',
+      `only this event type: ${EVENT_TYPES.join(', ')} (or ${WEBHOOK_TEST_EVENT_TYPE}: test events, listed only when asked for)`,
+    )
     .option('--resource <id>', 'only events of this learning opportunity')
     .option('--limit <n>', 'at most this many (1..1000)', '50')
     .option('--json', 'print JSON only')
     .action(async (opts: { type?: string; resource?: string; limit: string; json?: boolean }) => {
       // Test events (receivers test) are listed only when asked for: they are not catalog changes.
       const listable: string[] = [...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE];
-      if (opts.type !== undefined && !listable.includes(opts.type)) throw new CliError(`--type must be one of ${listable.join(', ')}, got "${opts.type}"`, 2);
+      if (opts.type !== undefined && !listable.includes(opts.type))
+        throw new CliError(`--type must be one of ${listable.join(', ')}, got "${opts.type}"`, 2);
       const resourceId = opts.resource === undefined ? undefined : parseId(opts.resource, 'resource');
       const limit = positiveInt('--limit', opts.limit, 1000);
-      const events = await withDatabase(config, (db) => listStoredEvents(db.pool, { type: opts.type, resourceId, limit }));
+      const events = await withDatabase(config, (db) =>
+        listStoredEvents(db.pool, { type: opts.type, resourceId, limit }),
+      );
       output(opts.json, events, () => table(events, ['id', 'type', 'resourceId', 'occurredAt']));
     });
 
@@ -35,16 +41,25 @@ export function registerEventCommands(program: Command, config: Config): void {
     .description('send a stored event again (same id and body, fresh timestamp and signature)')
     .argument('<eventId>', 'event id (x-service-event-id)')
     .option('--receiver <id>', 'only to this receiver (default: every enabled receiver subscribed to the type)')
-    .option('--include-superseded', 'send it even to receivers that already have a newer delivery of the record (delivered or pending)')
+    .option(
+      '--include-superseded',
+      'send it even to receivers that already have a newer delivery of the record (delivered or pending)',
+    )
     .option('--json', 'print JSON only')
     .action(async (eventId: string, opts: { receiver?: string; includeSuperseded?: boolean; json?: boolean }) => {
       const id = parseId(eventId, 'eventId');
       const receiverId = opts.receiver === undefined ? undefined : parseId(opts.receiver, 'receiver');
-      const result = await withDatabase(config, (db) => withBoss(config, db, (boss) => redeliverEvent({ pool: db.pool, boss }, id, receiverId, { includeSuperseded: opts.includeSuperseded })));
+      const result = await withDatabase(config, (db) =>
+        withBoss(config, db, (boss) =>
+          redeliverEvent({ pool: db.pool, boss }, id, receiverId, { includeSuperseded: opts.includeSuperseded }),
+        ),
+      );
       output(opts.json, result, () =>
         result.receiverIds.length
           ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length - result.superseded} of ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}` +
-            (result.superseded ? `; ${result.superseded} skipped as superseded (a newer delivery of the record; --include-superseded sends it anyway).` : '.')
+            (result.superseded
+              ? `; ${result.superseded} skipped as superseded (a newer delivery of the record; --include-superseded sends it anyway).`
+              : '.')
           : `No enabled receiver is subscribed to ${result.eventType}; nothing queued.`,
       );
     });

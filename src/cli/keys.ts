@@ -21,10 +21,16 @@ export function registerKeyCommands(program: Command, config: Config): void {
     .action(async (opts: { name: string; scope: string[]; rateLimit?: string; json?: boolean }) => {
       const scopes = parseScopes(opts.scope);
       const rateLimit = opts.rateLimit === undefined ? null : positiveInt('--rate-limit', opts.rateLimit);
-      const created = await withDatabase(config, (db) => createApiKey(db.orm.em.fork(), { name: opts.name, scopes, rateLimit }));
+      const created = await withDatabase(config, (db) =>
+        createApiKey(db.orm.em.fork(), { name: opts.name, scopes, rateLimit }),
+      );
       const limit = created.rateLimit === null ? '' : ` and a rate limit of ${created.rateLimit} requests per minute`;
       output(opts.json, created, () =>
-        [`Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}${limit}.`, `Key (shown only now, store it safely):`, created.key].join('\n'),
+        [
+          `Created key ${created.id} (${created.name}) with scopes ${created.scopes.join(', ')}${limit}.`,
+          `Key (shown only now, store it safely):`,
+          created.key,
+        ].join('\n'),
       );
     });
 
@@ -34,7 +40,9 @@ export function registerKeyCommands(program: Command, config: Config): void {
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
       const list = await withDatabase(config, (db) => listApiKeys(db.orm.em.fork()));
-      output(opts.json, list, () => table(list, ['id', 'name', 'prefix', 'scopes', 'rateLimit', 'createdAt', 'revokedAt']));
+      output(opts.json, list, () =>
+        table(list, ['id', 'name', 'prefix', 'scopes', 'rateLimit', 'createdAt', 'revokedAt']),
+      );
     });
 
   keys

@@ -18,7 +18,9 @@ export function registerMigrateCommand(program: Command, config: Config): void {
         const { applied } = db;
         // Like the service's start: secrets left in plain text by older versions are sealed now.
         await prepareSecrets(db.pool, await resolveSecretKeyring(config, logger), logger);
-        output(opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.'));
+        output(opts.json, { applied }, () =>
+          applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.',
+        );
       } finally {
         await db.close();
       }

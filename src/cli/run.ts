@@ -25,7 +25,8 @@ const EXIT_BY_CODE: Partial<Record<AppError['code'], number>> = {
 export function describeFailure(error: unknown): { message: string; exitCode: number } {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   const appError = toAppError(error);
-  if (appError.code === 'INTERNAL_SERVER_ERROR') return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
+  if (appError.code === 'INTERNAL_SERVER_ERROR')
+    return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
   return { message: appError.message, exitCode: EXIT_BY_CODE[appError.code] ?? 1 };
 }
 
@@ -60,9 +61,17 @@ export function output(json: boolean | undefined, value: unknown, human: () => s
 /** A simple aligned table for human output. */
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
-  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]))));
+  const cells = rows.map((r) =>
+    columns.map((c) =>
+      r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]),
+    ),
+  );
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join('\n');
 }
 

@@ -14,9 +14,21 @@ export type SecretOptions = { secret?: string; secretFile?: string; secretStdin?
 
 export function addSecretOptions(command: Command, what: string): Command {
   return command
-    .addOption(new Option('--secret <secret>', `${what} (16-512 printable ASCII characters, no spaces); visible in ps and shell history: prefer the next two`))
-    .addOption(new Option('--secret-file <file>', `read the ${what} from a regular file, - for standard input (one trailing newline is ignored)`))
-    .addOption(new Option('--secret-stdin', `read the ${what} from standard input (e.g. a pipe from a secret manager)`));
+    .addOption(
+      new Option(
+        '--secret <secret>',
+        `${what} (16-512 printable ASCII characters, no spaces); visible in ps and shell history: prefer the next two`,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--secret-file <file>',
+        `read the ${what} from a regular file, - for standard input (one trailing newline is ignored)`,
+      ),
+    )
+    .addOption(
+      new Option('--secret-stdin', `read the ${what} from standard input (e.g. a pipe from a secret manager)`),
+    );
 }
 
 const READ_LIMIT = 4096;
@@ -42,8 +54,15 @@ async function readSecretFile(path: string): Promise<string> {
   const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const kind = fileKind(await file.stat());
-    if (kind) throw new CliError(`--secret-file ${path} is ${kind}, not a regular file: give a file holding the secret, or - (or --secret-stdin) for standard input`, 2);
-    return await readBounded(file.createReadStream({ autoClose: false, highWaterMark: READ_LIMIT }), `--secret-file ${path}`);
+    if (kind)
+      throw new CliError(
+        `--secret-file ${path} is ${kind}, not a regular file: give a file holding the secret, or - (or --secret-stdin) for standard input`,
+        2,
+      );
+    return await readBounded(
+      file.createReadStream({ autoClose: false, highWaterMark: READ_LIMIT }),
+      `--secret-file ${path}`,
+    );
   } finally {
     await file.close();
   }
@@ -61,7 +80,9 @@ function fileKind(stats: Stats): string | null {
 
 /** The secret given, undefined when none was (an error when `required`), or a CliError (exit 2). */
 export async function readSecretOption(opts: SecretOptions, required: boolean): Promise<string | undefined> {
-  const given = [opts.secret !== undefined, opts.secretFile !== undefined, opts.secretStdin === true].filter(Boolean).length;
+  const given = [opts.secret !== undefined, opts.secretFile !== undefined, opts.secretStdin === true].filter(
+    Boolean,
+  ).length;
   if (given > 1) throw new CliError('give the secret once: --secret, --secret-file or --secret-stdin', 2);
   if (given === 0) {
     if (required) throw new CliError('a secret is required: --secret-file F, --secret-stdin or --secret S', 2);
@@ -70,7 +91,10 @@ export async function readSecretOption(opts: SecretOptions, required: boolean): 
   if (opts.secret !== undefined) return opts.secret;
   let raw: string;
   try {
-    raw = opts.secretFile !== undefined ? await readSecretFile(opts.secretFile) : await readBounded(process.stdin, 'standard input');
+    raw =
+      opts.secretFile !== undefined
+        ? await readSecretFile(opts.secretFile)
+        : await readBounded(process.stdin, 'standard input');
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw new CliError(`cannot read the secret: ${(error as NodeJS.ErrnoException).code ?? 'read error'}`, 2);

@@ -25,7 +25,12 @@ export class SyncCopy {
   #savedAt = Date.now();
   #saves = 0;
 
-  constructor(options: { records: Map<string, CopyRecord>; files: { out: string; state: string }; policy: SavePolicy; onSave: (records: number) => void }) {
+  constructor(options: {
+    records: Map<string, CopyRecord>;
+    files: { out: string; state: string };
+    policy: SavePolicy;
+    onSave: (records: number) => void;
+  }) {
     this.#records = options.records;
     this.#files = options.files;
     this.#policy = options.policy;
@@ -52,7 +57,11 @@ export class SyncCopy {
    * has returned, each record's line replaces the only remaining parsed copy.
    */
   async apply(batch: SyncBatch): Promise<void> {
-    if (this.#unsavedChanges >= this.#policy.everyChanges || (this.#unsavedBatches > 0 && Date.now() - this.#savedAt >= this.#policy.intervalMs)) await this.save();
+    if (
+      this.#unsavedChanges >= this.#policy.everyChanges ||
+      (this.#unsavedBatches > 0 && Date.now() - this.#savedAt >= this.#policy.intervalMs)
+    )
+      await this.save();
     if (batch.reset) this.#records.clear();
     for (const change of batch.changes) {
       if (change.op === 'remove') this.#records.delete(change.id);

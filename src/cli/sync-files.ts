@@ -21,7 +21,8 @@ const ID_PREFIX = '{"id":"';
 
 /** The id of a line of the copy (records are serialised with `id` first); null for a line that is no record. */
 function idOf(line: string): string | null {
-  if (line.startsWith(ID_PREFIX) && line[ID_PREFIX.length + 36] === '"') return line.slice(ID_PREFIX.length, ID_PREFIX.length + 36);
+  if (line.startsWith(ID_PREFIX) && line[ID_PREFIX.length + 36] === '"')
+    return line.slice(ID_PREFIX.length, ID_PREFIX.length + 36);
   try {
     const id = (JSON.parse(line) as { id?: unknown } | null)?.id;
     return typeof id === 'string' ? id : null;
@@ -38,7 +39,10 @@ function idOf(line: string): string | null {
 export async function checkSyncFiles(files: { out: string; state: string }): Promise<void> {
   if (await isSameFile(files.out, files.state)) {
     const paths = files.out === files.state ? files.out : `${files.state} and ${files.out}`;
-    throw new CliError(`--state and --out are the same file (${paths}): each save would write the cursor over the copy; give two different files`, 2);
+    throw new CliError(
+      `--state and --out are the same file (${paths}): each save would write the cursor over the copy; give two different files`,
+      2,
+    );
   }
   await requireFileBeside('--out', files.out);
   await requireFileBeside('--state', files.state);
@@ -60,7 +64,10 @@ async function openExisting(option: string, path: string): Promise<FileHandle | 
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
-    throw new CliError(`${option} ${path}: cannot read it (${code === 'EACCES' ? 'permission denied' : (error as Error).message})`, 2);
+    throw new CliError(
+      `${option} ${path}: cannot read it (${code === 'EACCES' ? 'permission denied' : (error as Error).message})`,
+      2,
+    );
   }
   if ((await file.stat()).isDirectory()) {
     await file.close();
@@ -80,7 +87,11 @@ export async function readCopy(path: string): Promise<Map<string, CopyRecord> | 
       number++;
       if (!line) continue;
       const id = idOf(line);
-      if (id === null) throw new CliError(`--out ${path}: line ${number} is not a JSON record with an "id" (not a copy that sync wrote?)`, 2);
+      if (id === null)
+        throw new CliError(
+          `--out ${path}: line ${number} is not a JSON record with an "id" (not a copy that sync wrote?)`,
+          2,
+        );
       lines.set(id, line);
     }
   } finally {
@@ -103,17 +114,30 @@ export async function readState(path: string): Promise<SyncState | null> {
   try {
     state = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`--state ${path}: not JSON (${(error as Error).message.replace(/\s+/g, ' ')}); remove it to start over with a full walk`, 2);
+    throw new CliError(
+      `--state ${path}: not JSON (${(error as Error).message.replace(/\s+/g, ' ')}); remove it to start over with a full walk`,
+      2,
+    );
   }
   const cursor = (state as { cursor?: unknown } | null)?.cursor;
-  if (typeof cursor !== 'string' || !cursor) throw new CliError(`--state ${path}: not a sync state (no "cursor" string); remove it to start over with a full walk`, 2);
+  if (typeof cursor !== 'string' || !cursor)
+    throw new CliError(
+      `--state ${path}: not a sync state (no "cursor" string); remove it to start over with a full walk`,
+      2,
+    );
   return { cursor };
 }
 
 /** Writes the copy, then the cursor that goes with it: each file whole or not at all, the state never ahead. */
-export async function saveCopyAndState(files: { out: string; state: string }, records: Map<string, CopyRecord>, cursor: string): Promise<void> {
+export async function saveCopyAndState(
+  files: { out: string; state: string },
+  records: Map<string, CopyRecord>,
+  cursor: string,
+): Promise<void> {
   await replaceDurably(files.out, copyChunks(records));
-  await replaceDurably(files.state, [`${JSON.stringify({ cursor, records: records.size, savedAt: new Date().toISOString() })}\n`]);
+  await replaceDurably(files.state, [
+    `${JSON.stringify({ cursor, records: records.size, savedAt: new Date().toISOString() })}\n`,
+  ]);
 }
 
 /** Replaces `path` with `chunks` (written in order) atomically and durably. */

@@ -18,15 +18,35 @@ import { HeldLock, lockBeside, removeLeftoverTemps } from './durable-files.ts';
 import { checkSyncFiles, readCopy, readState } from './sync-files.ts';
 import { describeWalkFailure, parseConsumerArguments } from './walk.ts';
 
-type SyncOpts = { baseUrl?: string; key?: string; state?: string; out?: string; limit: string; saveEvery: string; saveInterval: string; json?: boolean };
+type SyncOpts = {
+  baseUrl?: string;
+  key?: string;
+  state?: string;
+  out?: string;
+  limit: string;
+  saveEvery: string;
+  saveInterval: string;
+  json?: boolean;
+};
 
 export function registerSyncCommand(program: Command, config: Config): void {
   program
     .command('sync')
-    .description('keep a JSON-lines copy of the catalog current through the change feed (first run: a full walk; then only the changes, deletions included)')
-    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(config.walk.baseUrl))
+    .description(
+      'keep a JSON-lines copy of the catalog current through the change feed (first run: a full walk; then only the changes, deletions included)',
+    )
+    .addOption(
+      new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(
+        config.walk.baseUrl,
+      ),
+    )
     // The description stands in for the value in --help: the key itself is never printed.
-    .addOption(new Option('--key <key>', 'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)').default(config.walk.apiKey, 'from LODS_API_KEY'))
+    .addOption(
+      new Option(
+        '--key <key>',
+        'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)',
+      ).default(config.walk.apiKey, 'from LODS_API_KEY'),
+    )
     .option('--state <file>', 'where the feed cursor is kept between runs (created on the first run)')
     .option('--out <file>', 'the JSON-lines copy to keep current')
     .option('--limit <n>', 'events per feed page, 1..1000', '1000')
@@ -34,12 +54,18 @@ export function registerSyncCommand(program: Command, config: Config): void {
     // enough that a long feed does not turn into rewriting the catalog over and over.
     .option('--save-every <n>', 'save the copy and the cursor after this many changes', '10000')
     .option('--save-interval <seconds>', 'or when a page arrives this many seconds after the last save', '5')
-    .option('--json', 'print JSON only: { mode, restarted, walked, events, upserts, removals, records, saves, out, state }')
+    .option(
+      '--json',
+      'print JSON only: { mode, restarted, walked, events, upserts, removals, records, saves, out, state }',
+    )
     .action(async (opts: SyncOpts) => {
       const { baseUrl, key, out } = parseConsumerArguments(opts);
       if (!opts.state) throw new CliError('--state is required: the file that keeps the feed cursor between runs', 2);
       const limit = positiveInt('--limit', opts.limit, 1000);
-      const policy = { everyChanges: positiveInt('--save-every', opts.saveEvery), intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval) };
+      const policy = {
+        everyChanges: positiveInt('--save-every', opts.saveEvery),
+        intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval),
+      };
       const files = { out, state: resolve(opts.state) };
       // Every refusal comes before the first request: a first run walks the whole catalog before it saves.
       await checkSyncFiles(files);
@@ -51,9 +77,17 @@ export function registerSyncCommand(program: Command, config: Config): void {
         const client = createCatalogClient({
           baseUrl,
           apiKey: key,
-          onRetry: ({ attempt, error, delayMs }) => progress(`sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
+          onRetry: ({ attempt, error, delayMs }) =>
+            progress(
+              `sync: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`,
+            ),
         });
-        const copy = new SyncCopy({ records: records ?? new Map(), files, policy, onSave: (size) => progress(`sync: saved ${size} records and the cursor`) });
+        const copy = new SyncCopy({
+          records: records ?? new Map(),
+          files,
+          policy,
+          onSave: (size) => progress(`sync: saved ${size} records and the cursor`),
+        });
         // A state without its copy (or the reverse) cannot be continued: start over with a walk.
         await runSync(copy, files, { client, state: records ? state : null, limit }, opts.json);
       } finally {
@@ -68,29 +102,56 @@ async function lockState(state: string): Promise<() => void> {
     return await lockBeside(state);
   } catch (error) {
     if (!(error instanceof HeldLock)) throw error;
-    const holder = error.pid === null ? `${error.lockPath} holds no pid: remove it if no sync is running` : `pid ${error.pid}, lock file ${error.lockPath}: wait for it to end`;
+    const holder =
+      error.pid === null
+        ? `${error.lockPath} holds no pid: remove it if no sync is running`
+        : `pid ${error.pid}, lock file ${error.lockPath}: wait for it to end`;
     throw new CliError(`--state ${state} is in use by another sync (${holder})`, 2);
   }
 }
 
 /** Syncs into `copy` (saved to `files`) and reports it (text or --json). */
-async function runSync(copy: SyncCopy, files: { out: string; state: string }, options: Pick<SyncOptions, 'client' | 'state' | 'limit'>, json: boolean | undefined): Promise<void> {
+async function runSync(
+  copy: SyncCopy,
+  files: { out: string; state: string },
+  options: Pick<SyncOptions, 'client' | 'state' | 'limit'>,
+  json: boolean | undefined,
+): Promise<void> {
   const { out, state } = files;
   const started = Date.now();
   let result: SyncResult;
   try {
     result = await syncUntilStopped(copy, {
       ...options,
-      onProgress: (p) => progress(p.phase === 'walk' ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records` : `sync: ${p.events} changes applied`),
+      onProgress: (p) =>
+        progress(
+          p.phase === 'walk'
+            ? `sync: walking, ${p.walk.unique} of ${p.walk.totalCount} records`
+            : `sync: ${p.events} changes applied`,
+        ),
     });
   } catch (error) {
     if (!(error instanceof StoppedBySignal)) throw describeWalkFailure(error);
-    const where = options.state || copy.cursor ? `${out} holds ${copy.size} records, saved with their cursor: the next run continues from there` : 'stopped before the walk ended, nothing saved: the next run walks again';
+    const where =
+      options.state || copy.cursor
+        ? `${out} holds ${copy.size} records, saved with their cursor: the next run continues from there`
+        : 'stopped before the walk ended, nothing saved: the next run walks again';
     throw new CliError(`sync interrupted by ${error.signal}; ${where}`, exitCodeOf(error.signal));
   } finally {
     if (process.stderr.isTTY) process.stderr.write('\n');
   }
-  const summary = { mode: result.mode, restarted: result.restarted, walked: result.walked, events: result.events, upserts: result.upserts, removals: result.removals, records: copy.size, saves: copy.saves, out, state };
+  const summary = {
+    mode: result.mode,
+    restarted: result.restarted,
+    walked: result.walked,
+    events: result.events,
+    upserts: result.upserts,
+    removals: result.removals,
+    records: copy.size,
+    saves: copy.saves,
+    out,
+    state,
+  };
   output(json, summary, () =>
     [
       result.mode === 'full'

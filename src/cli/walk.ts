@@ -22,10 +22,21 @@ export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: st
 export function registerWalkCommand(program: Command, config: Config): void {
   program
     .command('walk')
-    .description('read the whole catalog over /v1, as a consumer does nightly, into a JSON-lines file (each record once)')
-    .addOption(new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(config.walk.baseUrl))
+    .description(
+      'read the whole catalog over /v1, as a consumer does nightly, into a JSON-lines file (each record once)',
+    )
+    .addOption(
+      new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(
+        config.walk.baseUrl,
+      ),
+    )
     // The description stands in for the value in --help: the key itself is never printed.
-    .addOption(new Option('--key <key>', 'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)').default(config.walk.apiKey, 'from LODS_API_KEY'))
+    .addOption(
+      new Option(
+        '--key <key>',
+        'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)',
+      ).default(config.walk.apiKey, 'from LODS_API_KEY'),
+    )
     .option('--out <file>', 'the JSON-lines file to write (replaced only when the walk succeeds)')
     .option('--limit <n>', 'page size, 1..100', '100')
     .option('--json', 'print JSON only: { count, highestUpdatedAt, pages, out, received, duplicates }')
@@ -34,7 +45,8 @@ export function registerWalkCommand(program: Command, config: Config): void {
       const client = createCatalogClient({
         baseUrl,
         apiKey: key,
-        onRetry: ({ attempt, error, delayMs }) => progress(`walk: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
+        onRetry: ({ attempt, error, delayMs }) =>
+          progress(`walk: attempt ${attempt} failed (${error.message}); retrying in ${(delayMs / 1000).toFixed(1)} s`),
       });
       const started = Date.now();
       let result: WalkResult;
@@ -45,7 +57,10 @@ export function registerWalkCommand(program: Command, config: Config): void {
             limit,
             keepRecords: false,
             onPage,
-            onProgress: (p) => progress(`walk: ${p.pages} pages, ${p.received} records received (${p.unique} distinct) of ${p.totalCount}`),
+            onProgress: (p) =>
+              progress(
+                `walk: ${p.pages} pages, ${p.received} records received (${p.unique} distinct) of ${p.totalCount}`,
+              ),
           }),
         );
       } catch (error) {
@@ -53,7 +68,14 @@ export function registerWalkCommand(program: Command, config: Config): void {
       } finally {
         if (process.stderr.isTTY) process.stderr.write('\n');
       }
-      const summary = { count: result.count, highestUpdatedAt: result.highestUpdatedAt, pages: result.pages, out, received: result.received, duplicates: result.duplicates };
+      const summary = {
+        count: result.count,
+        highestUpdatedAt: result.highestUpdatedAt,
+        pages: result.pages,
+        out,
+        received: result.received,
+        duplicates: result.duplicates,
+      };
       output(opts.json, summary, () =>
         [
           `Wrote ${summary.count} records to ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s (${summary.pages} pages, ${summary.duplicates} duplicate copies dropped).`,
@@ -64,16 +86,26 @@ export function registerWalkCommand(program: Command, config: Config): void {
 }
 
 /** Where a consumer command (walk, sync) reads and writes; every bad argument is a CliError with exit code 2. */
-export function parseConsumerArguments(opts: { baseUrl?: string; key?: string; out?: string }): { baseUrl: string; key: string; out: string } {
-  if (!opts.baseUrl) throw new CliError('--base-url is required (or set LODS_BASE_URL), e.g. --base-url https://lods.example.org', 2);
+export function parseConsumerArguments(opts: { baseUrl?: string; key?: string; out?: string }): {
+  baseUrl: string;
+  key: string;
+  out: string;
+} {
+  if (!opts.baseUrl)
+    throw new CliError('--base-url is required (or set LODS_BASE_URL), e.g. --base-url https://lods.example.org', 2);
   let url: URL;
   try {
     url = new URL(opts.baseUrl);
   } catch {
     throw new CliError(`--base-url is not a URL: "${opts.baseUrl}"`, 2);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--base-url must be an http or https URL, got "${opts.baseUrl}"`, 2);
-  if (!opts.key) throw new CliError('an API key is required: set LODS_API_KEY (preferred, stays out of shell history) or pass --key', 2);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliError(`--base-url must be an http or https URL, got "${opts.baseUrl}"`, 2);
+  if (!opts.key)
+    throw new CliError(
+      'an API key is required: set LODS_API_KEY (preferred, stays out of shell history) or pass --key',
+      2,
+    );
   if (!opts.out) throw new CliError('--out is required: the JSON-lines file to write', 2);
   return { baseUrl: url.href, key: opts.key, out: resolve(opts.out) };
 }
@@ -122,10 +154,16 @@ async function keepLines(from: string, to: string, keep: Set<number>): Promise<v
 
 export function describeWalkFailure(error: unknown): unknown {
   if (error instanceof CatalogHttpError) {
-    const hint = error.status === 401 ? ' (check the key: unknown or revoked?)' : error.status === 403 ? ' (the key needs the catalog:read scope)' : '';
+    const hint =
+      error.status === 401
+        ? ' (check the key: unknown or revoked?)'
+        : error.status === 403
+          ? ' (the key needs the catalog:read scope)'
+          : '';
     const detail = error.problem?.detail ?? error.problem?.title ?? 'no problem details';
     return new CliError(`the service answered ${error.status} after ${error.attempts} attempt(s): ${detail}${hint}`, 1);
   }
-  if (error instanceof CatalogNetworkError) return new CliError(`${error.message} (gave up after ${error.attempts} attempts)`, 1);
+  if (error instanceof CatalogNetworkError)
+    return new CliError(`${error.message} (gave up after ${error.attempts} attempts)`, 1);
   return error;
 }

@@ -7,7 +7,13 @@ import { startBoss } from '../webhooks/queue/boss.ts';
 import { cliLogger } from './run.ts';
 
 export async function withBoss<T>(config: Config, db: Database, work: (boss: PgBoss) => Promise<T>): Promise<T> {
-  const boss = await startBoss({ url: db.url, config: config.webhooks, logger: cliLogger(config), supervise: false, poolMax: 2 });
+  const boss = await startBoss({
+    url: db.url,
+    config: config.webhooks,
+    logger: cliLogger(config),
+    supervise: false,
+    poolMax: 2,
+  });
   try {
     return await work(boss);
   } finally {

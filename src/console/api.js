@@ -42,5 +42,8 @@ export async function gql(query, variables = {}) {
 /** A key of 32 random bytes, base64url (43 characters): what "Rotate secret" sets. */
 export function newSecret() {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }

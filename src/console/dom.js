@@ -17,7 +17,9 @@ function fill(el, attrs, children) {
     if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
     else el.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== null && child !== undefined && child !== false) el.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat())
+    if (child !== null && child !== undefined && child !== false)
+      el.append(child instanceof Node ? child : String(child));
   return el;
 }
 
@@ -31,12 +33,34 @@ export function table(columns, items, empty = 'Nothing to show.', caption) {
     'table',
     {},
     caption ? h('caption', {}, caption) : null,
-    h('thead', {}, h('tr', {}, columns.map(([label]) => h('th', { scope: 'col' }, label)))),
-    h('tbody', {}, items.map((item) => h('tr', {}, columns.map(([, cell]) => h('td', {}, cell(item)))))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        columns.map(([label]) => h('th', { scope: 'col' }, label)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      items.map((item) =>
+        h(
+          'tr',
+          {},
+          columns.map(([, cell]) => h('td', {}, cell(item))),
+        ),
+      ),
+    ),
   );
 }
 
 /** What to show instead of a section the key may not see. */
 export function missingScope(scope, what) {
-  return h('p', { class: 'missing-scope' }, `To ${what}, the API key needs the "${scope}" scope; this key does not have it.`);
+  return h(
+    'p',
+    { class: 'missing-scope' },
+    `To ${what}, the API key needs the "${scope}" scope; this key does not have it.`,
+  );
 }

@@ -3,19 +3,48 @@
 import { gql } from './api.js';
 import { h, missingScope, table, time } from './dom.js';
 
-const TYPES = ['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_UPDATED', 'LEARNING_OPPORTUNITY_ARCHIVED', 'LEARNING_OPPORTUNITY_DELETED', 'WEBHOOK_TEST'];
+const TYPES = [
+  'LEARNING_OPPORTUNITY_PUBLISHED',
+  'LEARNING_OPPORTUNITY_UPDATED',
+  'LEARNING_OPPORTUNITY_ARCHIVED',
+  'LEARNING_OPPORTUNITY_DELETED',
+  'WEBHOOK_TEST',
+];
 const filter = { type: '', resourceId: '' };
 
 export async function renderEvents(main, ctx) {
   main.replaceChildren(h('h2', {}, 'Events'));
   if (!ctx.scopes.includes('graphql:read')) return main.append(missingScope('graphql:read', 'see events'));
-  const typeSelect = h('select', { id: 'event-type', name: 'type' }, h('option', { value: '' }, 'All catalog events'), TYPES.map((t) => h('option', { value: t, selected: t === filter.type }, t)));
-  const resourceInput = h('input', { id: 'event-resource', name: 'resource', value: filter.resourceId, placeholder: 'learning opportunity id', size: 38 });
+  const typeSelect = h(
+    'select',
+    { id: 'event-type', name: 'type' },
+    h('option', { value: '' }, 'All catalog events'),
+    TYPES.map((t) => h('option', { value: t, selected: t === filter.type }, t)),
+  );
+  const resourceInput = h('input', {
+    id: 'event-resource',
+    name: 'resource',
+    value: filter.resourceId,
+    placeholder: 'learning opportunity id',
+    size: 38,
+  });
   const form = h(
     'form',
-    { class: 'filters', onsubmit: (e) => { e.preventDefault(); filter.type = typeSelect.value; filter.resourceId = resourceInput.value.trim(); ctx.refresh(); } },
-    h('label', { for: 'event-type' }, 'Type '), typeSelect, ' ',
-    h('label', { for: 'event-resource' }, 'Resource '), resourceInput, ' ',
+    {
+      class: 'filters',
+      onsubmit: (e) => {
+        e.preventDefault();
+        filter.type = typeSelect.value;
+        filter.resourceId = resourceInput.value.trim();
+        ctx.refresh();
+      },
+    },
+    h('label', { for: 'event-type' }, 'Type '),
+    typeSelect,
+    ' ',
+    h('label', { for: 'event-resource' }, 'Resource '),
+    resourceInput,
+    ' ',
     h('button', { type: 'submit' }, 'Apply'),
   );
   main.append(form);

@@ -37,7 +37,16 @@ if (!key) {
   // reason, instead of a 403 from the service (the documented operations still run).
   const fetcher = async (params) =>
     params.operationName === 'IntrospectionQuery' && !mayIntrospect
-      ? { errors: [{ message: 'The schema docs need the graphql:read scope, which this API key does not have; the operations of schema/*.graphql still run.' }] }
+      ? {
+          errors: [
+            {
+              message:
+                'The schema docs need the graphql:read scope, which this API key does not have; the operations of schema/*.graphql still run.',
+            },
+          ],
+        }
       : await post(params);
-  ReactDOM.createRoot(root).render(React.createElement(GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }));
+  ReactDOM.createRoot(root).render(
+    React.createElement(GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }),
+  );
 }

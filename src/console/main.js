@@ -28,13 +28,21 @@ function say(message, { secret, error } = {}) {
 }
 
 function describe(error) {
-  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') return 'The API key was not accepted (missing, unknown or revoked).';
+  if (error instanceof ApiError && error.code === 'UNAUTHENTICATED')
+    return 'The API key was not accepted (missing, unknown or revoked).';
   return error instanceof ApiError ? error.message : `Something went wrong: ${error.message}`;
 }
 
 function signInForm(message) {
   nav.hidden = true;
-  const input = h('input', { id: 'api-key', name: 'api-key', type: 'password', autocomplete: 'off', required: true, size: 60 });
+  const input = h('input', {
+    id: 'api-key',
+    name: 'api-key',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+    size: 60,
+  });
   const form = h(
     'form',
     {

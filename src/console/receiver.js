@@ -17,27 +17,60 @@ export async function renderReceiver(main, ctx, id) {
   if (view.id !== id) Object.assign(view, { id, outcome: '', offset: 0 });
   const manage = ctx.scopes.includes('receivers:manage');
   const read = ctx.scopes.includes('graphql:read');
-  const receiver = manage ? (await gql(`query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason } }`, { id })).webhookReceiver : null;
+  const receiver = manage
+    ? (await gql(`query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason } }`, { id }))
+        .webhookReceiver
+    : null;
   main.replaceChildren(
     h('p', {}, h('a', { href: '#/receivers' }, '← Receivers')),
     h('h2', {}, `Receiver ${receiver ? receiver.url : id}`),
     receiver ? h('p', {}, `${status(receiver)} · id ${id}`) : null,
     h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
   );
-  main.append(h('h3', {}, 'Attempts'), read ? await attemptsSection(ctx, id) : missingScope('graphql:read', 'see delivery attempts'));
-  main.append(h('h3', {}, 'Dead letters'), manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'));
+  main.append(
+    h('h3', {}, 'Attempts'),
+    read ? await attemptsSection(ctx, id) : missingScope('graphql:read', 'see delivery attempts'),
+  );
+  main.append(
+    h('h3', {}, 'Dead letters'),
+    manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'),
+  );
 }
 
 async function attemptsSection(ctx, id) {
-  const { deliveryAttempts: rows } = await gql(ATTEMPTS, { id, outcome: view.outcome || null, limit: PAGE + 1, offset: view.offset });
+  const { deliveryAttempts: rows } = await gql(ATTEMPTS, {
+    id,
+    outcome: view.outcome || null,
+    limit: PAGE + 1,
+    offset: view.offset,
+  });
   const more = rows.length > PAGE;
   const filter = h(
     'select',
-    { id: 'outcome-filter', onchange: (e) => { view.outcome = e.target.value; view.offset = 0; ctx.refresh(); } },
+    {
+      id: 'outcome-filter',
+      onchange: (e) => {
+        view.outcome = e.target.value;
+        view.offset = 0;
+        ctx.refresh();
+      },
+    },
     h('option', { value: '' }, 'All outcomes'),
     OUTCOMES.map((o) => h('option', { value: o, selected: o === view.outcome }, o)),
   );
-  const move = (label, offset, enabled) => h('button', { type: 'button', disabled: !enabled, onclick: () => { view.offset = offset; ctx.refresh(); } }, label);
+  const move = (label, offset, enabled) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        disabled: !enabled,
+        onclick: () => {
+          view.offset = offset;
+          ctx.refresh();
+        },
+      },
+      label,
+    );
   return h(
     'section',
     { class: 'attempts' },
@@ -48,7 +81,15 @@ async function attemptsSection(ctx, id) {
         ['Event', (a) => h('a', { href: `#/events/${a.eventId}` }, a.eventId)],
         ['Type', (a) => a.eventType ?? '–'],
         ['Attempt', (a) => String(a.attempt)],
-        ['Outcome', (a) => h('span', { class: `outcome ${a.outcome.toLowerCase()}` }, a.outcome + (a.deadLettered ? ' (dead-lettered)' : ''))],
+        [
+          'Outcome',
+          (a) =>
+            h(
+              'span',
+              { class: `outcome ${a.outcome.toLowerCase()}` },
+              a.outcome + (a.deadLettered ? ' (dead-lettered)' : ''),
+            ),
+        ],
         ['Status', (a) => (a.statusCode === null ? (a.error ?? '–') : String(a.statusCode))],
         ['Duration', (a) => `${a.durationMs} ms`],
         ['Response', (a) => h('code', {}, a.responseExcerpt ?? '')],
@@ -56,7 +97,13 @@ async function attemptsSection(ctx, id) {
       rows.slice(0, PAGE),
       view.offset === 0 ? 'No attempts yet.' : 'No more attempts.',
     ),
-    h('p', { class: 'pager' }, move('Newer', Math.max(0, view.offset - PAGE), view.offset > 0), ` attempts ${view.offset + 1}–${view.offset + Math.min(rows.length, PAGE)} `, move('Older', view.offset + PAGE, more)),
+    h(
+      'p',
+      { class: 'pager' },
+      move('Newer', Math.max(0, view.offset - PAGE), view.offset > 0),
+      ` attempts ${view.offset + 1}–${view.offset + Math.min(rows.length, PAGE)} `,
+      move('Older', view.offset + PAGE, more),
+    ),
   );
 }
 
@@ -66,13 +113,22 @@ async function deadLettersSection(ctx, id) {
     { id },
   );
   const replay = (eventId) => async () => {
-    const { replayWebhookDeadLetters: r } = await gql('mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }', { id, eventId });
-    return { message: r.replayed ? `Replayed ${r.replayed} dead letter${r.replayed === 1 ? '' : 's'}; ${r.remaining} remain.` : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.` };
+    const { replayWebhookDeadLetters: r } = await gql(
+      'mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }',
+      { id, eventId },
+    );
+    return {
+      message: r.replayed
+        ? `Replayed ${r.replayed} dead letter${r.replayed === 1 ? '' : 's'}; ${r.remaining} remain.`
+        : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,
+    };
   };
   return h(
     'section',
     { class: 'dead-letters' },
-    letters.length ? h('p', {}, h('button', { type: 'button', onclick: () => ctx.act(replay(null)) }, 'Replay all')) : null,
+    letters.length
+      ? h('p', {}, h('button', { type: 'button', onclick: () => ctx.act(replay(null)) }, 'Replay all'))
+      : null,
     table(
       [
         ['Event', (l) => h('a', { href: `#/events/${l.eventId}` }, l.eventId)],

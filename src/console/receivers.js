@@ -6,17 +6,21 @@ import { gql, newSecret } from './api.js';
 import { successChart, successText } from './chart.js';
 import { h, missingScope, table, time } from './dom.js';
 
-const FIELDS = 'id url enabled disabledReason deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+const FIELDS =
+  'id url enabled disabledReason deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 
 async function loadReceivers() {
-  return await gql(`{ webhookReceivers { ${FIELDS} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`);
+  return await gql(
+    `{ webhookReceivers { ${FIELDS} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`,
+  );
 }
 
 export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
 
 export async function renderReceivers(main, ctx) {
   main.replaceChildren(h('h2', {}, 'Receivers'));
-  if (!ctx.scopes.includes('receivers:manage')) return main.append(missingScope('receivers:manage', 'see and manage receivers'));
+  if (!ctx.scopes.includes('receivers:manage'))
+    return main.append(missingScope('receivers:manage', 'see and manage receivers'));
   const data = await loadReceivers();
   const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
   const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
@@ -29,7 +33,11 @@ export async function renderReceivers(main, ctx) {
     ['Last failure', (r) => time(r.lastFailureAt)],
     ['Waiting', (r) => String(r.waitingDeliveries)],
     ['Dead', (r) => String(r.deadDeliveries)],
-    ['Success rate (24 h)', (r) => h('span', { class: 'rate' }, successChart(history.get(r.id) ?? []), ' ', successText(history.get(r.id) ?? []))],
+    [
+      'Success rate (24 h)',
+      (r) =>
+        h('span', { class: 'rate' }, successChart(history.get(r.id) ?? []), ' ', successText(history.get(r.id) ?? [])),
+    ],
     [
       'Actions',
       (r) =>
@@ -44,7 +52,11 @@ export async function renderReceivers(main, ctx) {
   ];
   main.append(
     h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
-    table(columns, data.webhookReceivers, 'No receivers yet: add one with `npm run cli -- receivers add --url URL` or the GraphQL mutation createWebhookReceiver.'),
+    table(
+      columns,
+      data.webhookReceivers,
+      'No receivers yet: add one with `npm run cli -- receivers add --url URL` or the GraphQL mutation createWebhookReceiver.',
+    ),
   );
 }
 
@@ -63,17 +75,39 @@ async function rotate(r) {
   // A Standard Webhooks receiver: the service generates its whsec_ secret and signs with both the
   // new and the old one for 24 h (the default grace), so the receiver can switch at any moment.
   if (r.signatureScheme === 'STANDARD_WEBHOOKS') {
-    if (!confirm(`Rotate the signing secret of ${r.url}? For 24 hours every delivery carries signatures with the new and the old secret.`)) return null;
-    const { rotateWebhookReceiverSecret: rotated } = await gql('mutation($id: ID!) { rotateWebhookReceiverSecret(id: $id, graceHours: 24) { id secret } }', { id: r.id });
-    return { message: `New signing secret of ${r.url}, shown once (the old one keeps working for 24 hours):`, secret: rotated.secret };
+    if (
+      !confirm(
+        `Rotate the signing secret of ${r.url}? For 24 hours every delivery carries signatures with the new and the old secret.`,
+      )
+    )
+      return null;
+    const { rotateWebhookReceiverSecret: rotated } = await gql(
+      'mutation($id: ID!) { rotateWebhookReceiverSecret(id: $id, graceHours: 24) { id secret } }',
+      { id: r.id },
+    );
+    return {
+      message: `New signing secret of ${r.url}, shown once (the old one keeps working for 24 hours):`,
+      secret: rotated.secret,
+    };
   }
-  if (!confirm(`Rotate the signing secret of ${r.url}? Deliveries are signed with the new secret from the next attempt on.`)) return null;
+  if (
+    !confirm(
+      `Rotate the signing secret of ${r.url}? Deliveries are signed with the new secret from the next attempt on.`,
+    )
+  )
+    return null;
   const secret = newSecret();
-  await gql('mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }', { id: r.id, secret });
+  await gql('mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }', {
+    id: r.id,
+    secret,
+  });
   return { message: `New signing secret of ${r.url}, shown once (copy it to the receiver now):`, secret };
 }
 
 async function sendTest(r) {
-  const { sendTestWebhookEvent: sent } = await gql('mutation($id: ID!) { sendTestWebhookEvent(receiverId: $id) { eventId } }', { id: r.id });
+  const { sendTestWebhookEvent: sent } = await gql(
+    'mutation($id: ID!) { sendTestWebhookEvent(receiverId: $id) { eventId } }',
+    { id: r.id },
+  );
   return { message: `Test event ${sent.eventId} queued for ${r.url}; its attempt appears on the receiver's page.` };
 }

@@ -19,12 +19,18 @@ export async function cleanEmbedded(dataDir: string, say: (line: string) => void
   for (const cluster of clusters) {
     const state = await clusterState(cluster);
     if (state.state === 'running') {
-      say(`the embedded PostgreSQL in ${cluster} is in use by process ${state.owner}: stop the service (Ctrl-C) first; nothing was removed`);
+      say(
+        `the embedded PostgreSQL in ${cluster} is in use by process ${state.owner}: stop the service (Ctrl-C) first; nothing was removed`,
+      );
       return 1;
     }
   }
   for (const cluster of clusters) await stopLeftBehindCluster(cluster, say);
-  const paths = [...clusters.flatMap((c) => [c, passwordFile(c), ownerFile(c)]), ...runtimeEntries, ...DATA_DIR_FILES.map((name) => resolve(dataDir, name))];
+  const paths = [
+    ...clusters.flatMap((c) => [c, passwordFile(c), ownerFile(c)]),
+    ...runtimeEntries,
+    ...DATA_DIR_FILES.map((name) => resolve(dataDir, name)),
+  ];
   let removed = 0;
   for (const path of paths) {
     if (!existsSync(path)) continue;
@@ -35,7 +41,11 @@ export async function cleanEmbedded(dataDir: string, say: (line: string) => void
   // The directories themselves only when nothing else is in them (the shared runtime directory stays:
   // another checkout may be placing things in it right now).
   for (const dir of [resolve(dataDir), dirname(clusters[1]!)]) {
-    if (existsSync(dir) && (await readdir(dir)).length === 0) await rmdir(dir).then(() => say(`removed ${dir}`), () => {});
+    if (existsSync(dir) && (await readdir(dir)).length === 0)
+      await rmdir(dir).then(
+        () => say(`removed ${dir}`),
+        () => {},
+      );
   }
   if (removed === 0) say('nothing to remove: this checkout has no embedded PostgreSQL cluster or staged binaries');
   return 0;

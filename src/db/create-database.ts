@@ -17,9 +17,16 @@ export const databaseName = (url: string): string => decodeURIComponent(new URL(
  * when it does not exist. MikroORM's own ensureDatabase is not used: when its create fails, it stays
  * connected to `postgres`, and the migrations that follow would run there.
  */
-export async function connectCreatingDatabase(url: string, options: { connectTimeoutMs?: number; applicationName?: string } = {}): Promise<pg.Client> {
+export async function connectCreatingDatabase(
+  url: string,
+  options: { connectTimeoutMs?: number; applicationName?: string } = {},
+): Promise<pg.Client> {
   const client = () => {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs, application_name: options.applicationName });
+    const c = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: options.applicationName,
+    });
     c.on('error', () => {}); // a connection lost later fails the caller's statement in flight, which reports it
     return c;
   };
@@ -33,7 +40,10 @@ export async function connectCreatingDatabase(url: string, options: { connectTim
   }
   const server = new URL(url);
   server.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: server.toString(), connectionTimeoutMillis: options.connectTimeoutMs });
+  const admin = new pg.Client({
+    connectionString: server.toString(),
+    connectionTimeoutMillis: options.connectTimeoutMs,
+  });
   await admin.connect();
   try {
     await admin.query(`create database ${pg.escapeIdentifier(databaseName(url))}`);

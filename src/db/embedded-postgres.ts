@@ -22,7 +22,13 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
 import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
-import { EmbeddedPostgresError, placeCluster, type PostgresIdentity, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
+import {
+  EmbeddedPostgresError,
+  placeCluster,
+  type PostgresIdentity,
+  postgresIdentity,
+  reachableBinaries,
+} from './postgres-placement.ts';
 
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
 export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
@@ -39,7 +45,9 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -69,7 +77,9 @@ export async function startEmbeddedPostgres(options: {
   };
   const state = await clusterState(dir);
   if (state.state === 'running') {
-    throw new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} is already run by process ${state.owner}: stop that process, or use another DATA_DIR`);
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL in ${dir} is already run by process ${state.owner}: stop that process, or use another DATA_DIR`,
+    );
   }
   await stopLeftBehindCluster(dir, options.onWarning);
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
@@ -82,7 +92,18 @@ export async function startEmbeddedPostgres(options: {
   await owned();
   const child = spawn(
     join(home, 'bin', 'postgres'),
-    ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
     { ...(ids ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
   watch(child);
@@ -101,14 +122,22 @@ export async function startEmbeddedPostgres(options: {
   try {
     await (await connectCreatingDatabase(url)).end();
   } catch (error) {
-    const replaced = !fresh && (error as { code?: string }).code === WRONG_PASSWORD && (await replaceLegacyPassword(port, password).catch(() => false));
+    const replaced =
+      !fresh &&
+      (error as { code?: string }).code === WRONG_PASSWORD &&
+      (await replaceLegacyPassword(port, password).catch(() => false));
     if (!replaced) {
       await stopProcess(child);
       throw (error as { code?: string }).code === WRONG_PASSWORD
-        ? new EmbeddedPostgresError(`The embedded PostgreSQL in ${dir} refuses the password kept in ${passwordFile(dir)} (was that file removed or changed?): restore it, or remove the cluster (npm run clean)`, { cause: error })
+        ? new EmbeddedPostgresError(
+            `The embedded PostgreSQL in ${dir} refuses the password kept in ${passwordFile(dir)} (was that file removed or changed?): restore it, or remove the cluster (npm run clean)`,
+            { cause: error },
+          )
         : error;
     }
-    options.onWarning?.(`the embedded PostgreSQL in ${dir} had the old shared password; it now has its own, kept in ${passwordFile(dir)}`);
+    options.onWarning?.(
+      `the embedded PostgreSQL in ${dir} had the old shared password; it now has its own, kept in ${passwordFile(dir)}`,
+    );
     await (await connectCreatingDatabase(url)).end();
   }
   return {
@@ -118,7 +147,8 @@ export async function startEmbeddedPostgres(options: {
     stop: async () => {
       await stopProcess(child);
       await rm(ownerFile(dir), { force: true });
-      if (!options.persistent) await Promise.all([rm(dir, { recursive: true, force: true }), rm(passwordFile(dir), { force: true })]);
+      if (!options.persistent)
+        await Promise.all([rm(dir, { recursive: true, force: true }), rm(passwordFile(dir), { force: true })]);
     },
   };
 }
@@ -146,7 +176,9 @@ async function clusterPassword(dir: string, ids: PostgresIdentity): Promise<stri
 
 /** A cluster made with the constant password: logs in with it once and sets the cluster's own. */
 async function replaceLegacyPassword(port: number, password: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `postgresql://${USER}:${LEGACY_PASSWORD}@127.0.0.1:${port}/postgres` });
+  const client = new pg.Client({
+    connectionString: `postgresql://${USER}:${LEGACY_PASSWORD}@127.0.0.1:${port}/postgres`,
+  });
   await client.connect();
   try {
     await client.query(`alter role ${USER} password ${client.escapeLiteral(password)}`);
@@ -156,21 +188,39 @@ async function replaceLegacyPassword(port: number, password: string): Promise<bo
   }
 }
 
-async function initialise(home: string, dir: string, ids: PostgresIdentity, log: (message: string) => void): Promise<void> {
+async function initialise(
+  home: string,
+  dir: string,
+  ids: PostgresIdentity,
+  log: (message: string) => void,
+): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   if (ids) await chown(dir, ids.uid, ids.gid);
   // initdb reads the superuser's password from the file kept beside the cluster.
-  const args = [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${passwordFile(dir)}`, '--auth=scram-sha-256', '--encoding=UTF8'];
+  const args = [
+    `--pgdata=${dir}`,
+    `--username=${USER}`,
+    `--pwfile=${passwordFile(dir)}`,
+    '--auth=scram-sha-256',
+    '--encoding=UTF8',
+  ];
   // The builtin locale sorts and cases the same whatever locales the OS has installed.
   const locale = ['--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'];
-  const child = spawn(join(home, 'bin', 'initdb'), [...args, ...locale], { ...(ids ?? {}), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  const child = spawn(join(home, 'bin', 'initdb'), [...args, ...locale], {
+    ...(ids ?? {}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
   child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => log(chunk.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', resolve);
   });
-  if (code !== 0) throw new EmbeddedPostgresError(`initdb failed for ${dir} (exit ${code}); its output is in the log at level trace.`);
+  if (code !== 0)
+    throw new EmbeddedPostgresError(
+      `initdb failed for ${dir} (exit ${code}); its output is in the log at level trace.`,
+    );
 }
 
 function untilReady(child: ChildProcess, log: (message: string) => void): Promise<void> {

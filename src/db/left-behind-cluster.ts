@@ -16,7 +16,8 @@ export function ownerFile(dir: string): string {
 }
 
 /** `running`: in use by a live process (`owner`); `left-behind`: postgres `pid` outlived its starter. */
-export type ClusterState = { state: 'stopped' } | { state: 'running'; pid: number; owner: number } | { state: 'left-behind'; pid: number };
+export type ClusterState =
+  { state: 'stopped' } | { state: 'running'; pid: number; owner: number } | { state: 'left-behind'; pid: number };
 
 export async function clusterState(dir: string): Promise<ClusterState> {
   const pid = Number((await readFile(join(dir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
@@ -36,12 +37,17 @@ export async function stopLeftBehindCluster(dir: string, onWarning?: (message: s
   const state = await clusterState(dir);
   if (state.state !== 'left-behind') return;
   await stopPostgres(state.pid, dir);
-  onWarning?.(`stopped the embedded PostgreSQL (pid ${state.pid}) in ${dir}: the process that started it had ended without stopping it`);
+  onWarning?.(
+    `stopped the embedded PostgreSQL (pid ${state.pid}) in ${dir}: the process that started it had ended without stopping it`,
+  );
 }
 
 /** A fast shutdown (SIGINT), then an immediate one (SIGQUIT) if it has not ended within a minute. */
 async function stopPostgres(pid: number, dir: string): Promise<void> {
-  for (const [signal, waitMs] of [['SIGINT', 60_000], ['SIGQUIT', 10_000]] as const) {
+  for (const [signal, waitMs] of [
+    ['SIGINT', 60_000],
+    ['SIGQUIT', 10_000],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch {
@@ -49,7 +55,9 @@ async function stopPostgres(pid: number, dir: string): Promise<void> {
     }
     for (const end = Date.now() + waitMs; Date.now() < end; await sleep(100)) if (!alive(pid)) return;
   }
-  throw new EmbeddedPostgresError(`The embedded PostgreSQL (pid ${pid}) left running in ${dir} does not stop; stop it yourself (kill ${pid})`);
+  throw new EmbeddedPostgresError(
+    `The embedded PostgreSQL (pid ${pid}) left running in ${dir} does not stop; stop it yourself (kill ${pid})`,
+  );
 }
 
 /** A process that has not exited (a zombie, exited but not yet reaped by its new parent, has). */

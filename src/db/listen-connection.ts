@@ -17,7 +17,12 @@ export type ListenSubscriber = {
 
 export type ListenConnection = { close: () => Promise<void> };
 
-export function createListenConnection(deps: { url: string; subscribers: readonly ListenSubscriber[]; logger: Logger; reconnectMaxMs?: number }): ListenConnection {
+export function createListenConnection(deps: {
+  url: string;
+  subscribers: readonly ListenSubscriber[];
+  logger: Logger;
+  reconnectMaxMs?: number;
+}): ListenConnection {
   const logger = deps.logger.child({ component: 'listen' });
   const byChannel = new Map(deps.subscribers.map((s) => [s.channel, s]));
   const setListening = (up: boolean) => {
@@ -42,7 +47,12 @@ export function createListenConnection(deps: { url: string; subscribers: readonl
     // keepAlive: a connection that dies without a FIN (a partition) is noticed eventually (TCP
     // keepalive probes: minutes with the kernel's defaults); KEY_CACHE_MAX_AGE_MS bounds what the key
     // cache serves meanwhile.
-    const next = new pg.Client({ connectionString: deps.url, application_name: 'lods-listen', keepAlive: true, keepAliveInitialDelayMillis: 5000 });
+    const next = new pg.Client({
+      connectionString: deps.url,
+      application_name: 'lods-listen',
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 5000,
+    });
     next.on('notification', (message) => byChannel.get(message.channel)?.notified(message.payload ?? ''));
     next.on('error', (error) => {
       logger.warn({ err: error.message }, 'LISTEN connection failed; reconnecting');

@@ -19,7 +19,14 @@ export const MIGRATIONS_DIR = resolve(import.meta.dirname, '../../migrations');
  * connection): it travels in each connection's start-up message, so it also survives `reset all`;
  * a client-side timeout a little later covers a server that stopped answering (timeouts.ts).
  */
-export async function openOrm(options: { url: string; entities: OrmEntities; poolMax: number; connectTimeoutMs: number; statementTimeoutMs?: number; debug?: boolean }): Promise<Orm> {
+export async function openOrm(options: {
+  url: string;
+  entities: OrmEntities;
+  poolMax: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs?: number;
+  debug?: boolean;
+}): Promise<Orm> {
   return await MikroORM.init({
     clientUrl: options.url,
     entities: options.entities,
@@ -89,7 +96,9 @@ export async function pendingMigrations(pool: Pool): Promise<string[]> {
   const known = readdirSync(MIGRATIONS_DIR)
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
     .map((file) => file.slice(0, -'.ts'.length));
-  const [{ tracked }] = (await pool.query<{ tracked: boolean }>("select to_regclass('mikro_orm_migrations') is not null as tracked")).rows as [{ tracked: boolean }];
+  const [{ tracked }] = (
+    await pool.query<{ tracked: boolean }>("select to_regclass('mikro_orm_migrations') is not null as tracked")
+  ).rows as [{ tracked: boolean }];
   const rows = tracked ? (await pool.query<{ name: string }>('select name from mikro_orm_migrations')).rows : [];
   const applied = new Set(rows.map((r) => r.name));
   return known.filter((name) => !applied.has(name)).sort();

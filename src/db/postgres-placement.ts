@@ -107,7 +107,9 @@ export async function checkoutLeftovers(preferred: string): Promise<{ clusters: 
   const names = existsSync(runtime) ? await readdir(runtime) : [];
   return {
     clusters: [wanted, join(runtime, cluster, 'pg')],
-    runtimeEntries: names.filter((name) => name === cluster || name === binaries || name.startsWith(`${binaries}.partial-`)).map((name) => join(runtime, name)),
+    runtimeEntries: names
+      .filter((name) => name === cluster || name === binaries || name.startsWith(`${binaries}.partial-`))
+      .map((name) => join(runtime, name)),
   };
 }
 
@@ -116,11 +118,15 @@ async function checkRuntimeDir(ids: NonNullable<PostgresIdentity>): Promise<stri
   await mkdir(dir, { recursive: true });
   const stat = await lstat(dir);
   if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {
-    throw new EmbeddedPostgresError(`The embedded PostgreSQL cannot use ${dir}: it is not a directory owned by root and writable only by root; remove it, or ${USE_DATABASE_URL}.`);
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL cannot use ${dir}: it is not a directory owned by root and writable only by root; remove it, or ${USE_DATABASE_URL}.`,
+    );
   }
   await chmod(dir, 0o755);
   if (!canReach(ids, dir)) {
-    throw new EmbeddedPostgresError(`The embedded PostgreSQL runs as the OS user "${OS_USER}", who cannot reach ${dir} either; ${USE_DATABASE_URL}.`);
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL runs as the OS user "${OS_USER}", who cannot reach ${dir} either; ${USE_DATABASE_URL}.`,
+    );
   }
   return dir;
 }
@@ -147,7 +153,11 @@ function lookUpUser(): PostgresIdentity {
 function createUser(): boolean {
   const groupExists = spawnSync('getent', ['group', OS_USER], { stdio: 'ignore' }).status === 0;
   const group = groupExists ? ['--gid', OS_USER] : ['--user-group'];
-  return spawnSync('useradd', ['--system', ...group, '--no-create-home', '--shell', '/usr/sbin/nologin', OS_USER], { stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('useradd', ['--system', ...group, '--no-create-home', '--shell', '/usr/sbin/nologin', OS_USER], {
+      stdio: 'ignore',
+    }).status === 0
+  );
 }
 
 function keyOf(path: string): string {

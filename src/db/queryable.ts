@@ -2,4 +2,6 @@
 // read-replica pool (read-replicas.ts) and a read with its own timeout (timeouts.ts) all are one.
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
-export type Queryable = { query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> };
+export type Queryable = {
+  query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
+};

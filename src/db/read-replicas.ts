@@ -38,22 +38,41 @@ export function createReadPool(deps: {
   const replicas: Replica[] = deps.urls.map((url) => ({
     url,
     // Replica connections are opened by us, never shared with the ORM: the application name tells them apart.
-    pool: new pg.Pool({ connectionString: url, max: deps.poolMax, connectionTimeoutMillis: deps.connectTimeoutMs, application_name: 'lods-read', ...statementTimeouts(deps.statementTimeoutMs) }),
+    pool: new pg.Pool({
+      connectionString: url,
+      max: deps.poolMax,
+      connectionTimeoutMillis: deps.connectTimeoutMs,
+      application_name: 'lods-read',
+      ...statementTimeouts(deps.statementTimeoutMs),
+    }),
     healthy: false,
     lagMs: null,
   }));
   for (const r of replicas) r.pool.on('error', () => {}); // an idle client's broken connection; the next check notices
 
   async function check(): Promise<void> {
-    const { rows } = await deps.primary.query<{ lsn: string }>({ name: 'replica-primary-lsn', text: 'select pg_current_wal_lsn()::text as lsn' });
+    const { rows } = await deps.primary.query<{ lsn: string }>({
+      name: 'replica-primary-lsn',
+      text: 'select pg_current_wal_lsn()::text as lsn',
+    });
     const primaryLsn = rows[0]!.lsn;
     await Promise.all(
       replicas.map(async (r) => {
         try {
-          const { rows: [s] } = await r.pool.query<{ replica: boolean; caught_up: boolean | null; lag_ms: number }>({ name: 'replica-check', text: CHECK_SQL, values: [primaryLsn] });
+          const {
+            rows: [s],
+          } = await r.pool.query<{ replica: boolean; caught_up: boolean | null; lag_ms: number }>({
+            name: 'replica-check',
+            text: CHECK_SQL,
+            values: [primaryLsn],
+          });
           r.lagMs = s!.caught_up ? 0 : s!.lag_ms;
           const healthy = s!.replica && r.lagMs <= deps.maxLagMs;
-          if (healthy !== r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) }, 'read replica health changed');
+          if (healthy !== r.healthy)
+            deps.logger?.warn(
+              { replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) },
+              'read replica health changed',
+            );
           r.healthy = healthy;
         } catch {
           if (r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy: false }, 'read replica health changed');
@@ -88,7 +107,10 @@ export function createReadPool(deps: {
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error;
         replica.healthy = false; // until the next check finds it back
-        deps.logger?.warn({ replica: redact(replica.url), err: (error as Error).message }, 'read replica unreachable: read served by the primary');
+        deps.logger?.warn(
+          { replica: redact(replica.url), err: (error as Error).message },
+          'read replica unreachable: read served by the primary',
+        );
         return await deps.primary.query<R>(config);
       }
     },

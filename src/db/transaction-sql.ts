@@ -9,5 +9,6 @@ export type RunSql = <R>(text: string, params: readonly unknown[]) => Promise<R[
 
 /** Statements on the transaction of `em`. */
 export function sqlOf(em: EntityManager): RunSql {
-  return async <R>(text: string, params: readonly unknown[]) => (await em.getKysely().executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
+  return async <R>(text: string, params: readonly unknown[]) =>
+    (await em.getKysely().executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
 }

@@ -3,7 +3,14 @@
 // `resource.version` orders the events of one resource (CONTRACT.md section 11).
 import type { EventType } from './derive-event.ts';
 
-export function renderEventBody(event: { id: string; type: EventType; occurredAt: Date; resourceId: string; version: number; doc: string | null }): string {
+export function renderEventBody(event: {
+  id: string;
+  type: EventType;
+  occurredAt: Date;
+  resourceId: string;
+  version: number;
+  doc: string | null;
+}): string {
   return (
     `{"id":${JSON.stringify(event.id)}` +
     `,"type":${JSON.stringify(event.type)}` +

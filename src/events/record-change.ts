@@ -8,7 +8,14 @@ import { renderEventBody } from './event-body.ts';
 
 export type Change = { resourceId: string; before: Snapshot; after: Snapshot; at: Date };
 /** `version`: the resource's version after this change (resource_version, CONTRACT.md section 11). */
-export type StoredEvent = { id: string; type: EventType; resourceId: string; version: number; occurredAt: Date; body: string };
+export type StoredEvent = {
+  id: string;
+  type: EventType;
+  resourceId: string;
+  version: number;
+  occurredAt: Date;
+  body: string;
+};
 
 /** Called with the events stored by a transaction, in order, inside it (e.g. to enqueue deliveries). */
 export type EventFanOut = (em: EntityManager, events: readonly StoredEvent[]) => Promise<void>;
@@ -36,7 +43,14 @@ type Pending = { change: Change; type: EventType };
 function eventOf({ change, type }: Pending, version: number): StoredEvent {
   const id = randomUUID();
   const doc = type === 'LEARNING_OPPORTUNITY_DELETED' ? null : (change.after?.doc ?? null);
-  return { id, type, resourceId: change.resourceId, version, occurredAt: change.at, body: renderEventBody({ id, type, occurredAt: change.at, resourceId: change.resourceId, version, doc }) };
+  return {
+    id,
+    type,
+    resourceId: change.resourceId,
+    version,
+    occurredAt: change.at,
+    body: renderEventBody({ id, type, occurredAt: change.at, resourceId: change.resourceId, version, doc }),
+  };
 }
 
 export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder {
@@ -48,12 +62,21 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
     if (pending.length === 0) return [];
     const run = sqlOf(em);
     const versions = new Map(
-      (await run<{ id: string; version: string }>(BUMP_VERSIONS, [pending.map((p) => p.change.resourceId)])).map((r) => [r.id, Number(r.version)]),
+      (await run<{ id: string; version: string }>(BUMP_VERSIONS, [pending.map((p) => p.change.resourceId)])).map(
+        (r) => [r.id, Number(r.version)],
+      ),
     );
     const events = pending.map((p) => eventOf(p, versions.get(p.change.resourceId)!));
     // One multi-row insert with bound parameters, on the caller's transaction (the bodies hold the
     // records' docs, megabytes per batch).
-    await run(INSERT_EVENTS, [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.resourceId), events.map((e) => e.version), events.map((e) => e.occurredAt), events.map((e) => e.body)]);
+    await run(INSERT_EVENTS, [
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.resourceId),
+      events.map((e) => e.version),
+      events.map((e) => e.occurredAt),
+      events.map((e) => e.body),
+    ]);
     await fanOut?.(em, events);
     return events;
   };

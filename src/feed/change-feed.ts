@@ -18,9 +18,19 @@ export type ChangeFeed = {
 };
 
 /** `readPool` serves the reads it can (feed-reads.ts), `pool` (the primary) the rest; `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a feed page's bytes. */
-export function startChangeFeed(deps: { pool: Queryable; readPool: Queryable; maxWaiters: number; maxWaitersPerKey: number; pageMaxBytes?: number }): ChangeFeed {
+export function startChangeFeed(deps: {
+  pool: Queryable;
+  readPool: Queryable;
+  maxWaiters: number;
+  maxWaitersPerKey: number;
+  pageMaxBytes?: number;
+}): ChangeFeed {
   const reads = createFeedReads(deps.readPool, deps.pool, deps.pageMaxBytes);
-  const waiters = createFeedWaiters({ maxWaiters: deps.maxWaiters, maxWaitersPerKey: deps.maxWaitersPerKey, readHorizon: reads.horizon });
+  const waiters = createFeedWaiters({
+    maxWaiters: deps.maxWaiters,
+    maxWaitersPerKey: deps.maxWaitersPerKey,
+    readHorizon: reads.horizon,
+  });
   return {
     reads,
     waiters,

@@ -15,7 +15,9 @@ export function encodeCursor(p: FeedPosition): string {
 
 /** The position in a cursor, or null for anything that is not one of ours. */
 export function decodeCursor(cursor: string): FeedPosition | null {
-  const match = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? INNER.exec(Buffer.from(cursor, 'base64url').toString('latin1')) : null;
+  const match = /^[A-Za-z0-9_-]{1,64}$/.test(cursor)
+    ? INNER.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
+    : null;
   if (!match || BigInt(match[1]!) > MAX_XID || BigInt(match[2]!) > MAX_POSITION) return null;
   return { xid: BigInt(match[1]!).toString(), position: BigInt(match[2]!).toString() };
 }

@@ -10,13 +10,15 @@ const RANGES = { limit: [1, FEED_LIMIT_MAX], wait: [0, FEED_WAIT_MAX_SECONDS] } 
 const reasonFor = (name: keyof typeof RANGES) => `must be an integer from ${RANGES[name][0]} to ${RANGES[name][1]}`;
 
 function inRange(name: keyof typeof RANGES, value: number, problems: InvalidParam[]): number {
-  if (!Number.isInteger(value) || value < RANGES[name][0] || value > RANGES[name][1]) problems.push({ name, reason: reasonFor(name) });
+  if (!Number.isInteger(value) || value < RANGES[name][0] || value > RANGES[name][1])
+    problems.push({ name, reason: reasonFor(name) });
   return value;
 }
 
 function cursorOrProblem(value: string, problems: InvalidParam[]): FeedQuery['after'] {
   const position = decodeCursor(value);
-  if (!position) problems.push({ name: 'after', reason: 'is not a cursor of this feed (pass a `next` or head `cursor` unchanged)' });
+  if (!position)
+    problems.push({ name: 'after', reason: 'is not a cursor of this feed (pass a `next` or head `cursor` unchanged)' });
   return position;
 }
 

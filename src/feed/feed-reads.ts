@@ -74,12 +74,32 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot()) and (xid, position) > (w.xid, w.position)
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = { pruned_xid: string; pruned_position: string; expired: boolean; ahead: boolean; replica: boolean; horizon: string; n: string; taken: string; bodies: string; last_key: string | null; pending: boolean };
+type PageRow = {
+  pruned_xid: string;
+  pruned_position: string;
+  expired: boolean;
+  ahead: boolean;
+  replica: boolean;
+  horizon: string;
+  n: string;
+  taken: string;
+  bodies: string;
+  last_key: string | null;
+  pending: boolean;
+};
 type HeadRow = { pruned_xid: string; pruned_position: string; xid: string | null; position: string | null };
 
-const pageStatement = (q: FeedQuery, maxBytes: number): QueryConfig => ({ name: 'feed-page', text: FEED_PAGE_SQL, values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit, pageBudget(maxBytes)] });
+const pageStatement = (q: FeedQuery, maxBytes: number): QueryConfig => ({
+  name: 'feed-page',
+  text: FEED_PAGE_SQL,
+  values: [q.after?.xid ?? null, q.after?.position ?? null, q.limit, pageBudget(maxBytes)],
+});
 const headStatement: QueryConfig = { name: 'feed-head', text: FEED_HEAD_SQL, values: [] };
-const horizonStatement: QueryConfig = { name: 'feed-horizon', text: 'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon', values: [] };
+const horizonStatement: QueryConfig = {
+  name: 'feed-horizon',
+  text: 'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon',
+  values: [],
+};
 
 export const cursorExpired = (): AppError =>
   new AppError(
@@ -92,7 +112,14 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
   if (row.expired) throw cursorExpired();
   // No transaction has that id yet: the cursor comes from another database (or one restored from
   // an older backup); following it would silently skip events until the ids catch up.
-  if (row.ahead) throw badInput([{ name: 'after', reason: 'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk' }]);
+  if (row.ahead)
+    throw badInput([
+      {
+        name: 'after',
+        reason:
+          'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk',
+      },
+    ]);
   const count = Number(row.taken);
   const start = q.after ?? { xid: row.pruned_xid, position: row.pruned_position };
   const [xid, position] = row.last_key ? row.last_key.split('.') : [start.xid, start.position];
@@ -109,7 +136,9 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
 
 function presentHead(row: HeadRow | undefined): FeedPosition {
   if (!row) throw new Error('feed head statement returned no row'); // event_feed_pruned always has its row
-  return row.xid && row.position ? { xid: row.xid, position: row.position } : { xid: row.pruned_xid, position: row.pruned_position };
+  return row.xid && row.position
+    ? { xid: row.xid, position: row.position }
+    : { xid: row.pruned_xid, position: row.pruned_position };
 }
 
 export type FeedReads = ReturnType<typeof createFeedReads>;

@@ -35,7 +35,12 @@ export type FeedWaiters = {
 };
 
 /** `readHorizon`: the horizon now, on the database the long polls read (the primary). */
-export function createFeedWaiters(options: { maxWaiters: number; maxWaitersPerKey: number; readHorizon: () => Promise<string>; recheckMs?: number }): FeedWaiters {
+export function createFeedWaiters(options: {
+  maxWaiters: number;
+  maxWaitersPerKey: number;
+  readHorizon: () => Promise<string>;
+  recheckMs?: number;
+}): FeedWaiters {
   const recheckMs = options.recheckMs ?? HORIZON_RECHECK_MS;
   let generation = 0;
   let waiting = 0;
@@ -97,7 +102,11 @@ export function createFeedWaiters(options: { maxWaiters: number; maxWaitersPerKe
     nextPastHorizon: (horizon, seen, ms, signal) => waitFor(seen, ms, signal, horizon),
     enter(keyId) {
       if (waiting >= options.maxWaiters) {
-        throw new AppError('SERVICE_UNAVAILABLE', `Too many requests are waiting for events on this server (FEED_MAX_WAITERS = ${options.maxWaiters}); retry shortly`, { headers: { 'Retry-After': '1' } });
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          `Too many requests are waiting for events on this server (FEED_MAX_WAITERS = ${options.maxWaiters}); retry shortly`,
+          { headers: { 'Retry-After': '1' } },
+        );
       }
       const ofKey = waitingPerKey.get(keyId) ?? 0;
       if (ofKey >= options.maxWaitersPerKey) {

@@ -8,7 +8,13 @@ import type { FeedPage } from './feed-reads.ts';
 import type { FeedWaiters } from './feed-waiters.ts';
 
 /** `keyId`: the API key the request came with (FEED_MAX_WAITERS_PER_KEY). */
-export async function readWithWait(waiters: FeedWaiters, keyId: string, read: () => Promise<FeedPage>, waitMs: number, signal?: AbortSignal): Promise<FeedPage> {
+export async function readWithWait(
+  waiters: FeedWaiters,
+  keyId: string,
+  read: () => Promise<FeedPage>,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<FeedPage> {
   const deadline = Date.now() + waitMs;
   let seen = waiters.generation();
   let page = await read();

@@ -37,9 +37,19 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
   return {
     async requestDidStart() {
       return {
-        async responseForOperation({ operation, document, queryHash, request, contextValue }): Promise<GraphQLResponse | null> {
+        async responseForOperation({
+          operation,
+          document,
+          queryHash,
+          request,
+          contextValue,
+        }): Promise<GraphQLResponse | null> {
           if (operation?.operation !== 'query') return null;
-          const query = compile(`${queryHash}:${request.operationName ?? ''}`, document, request.operationName ?? undefined);
+          const query = compile(
+            `${queryHash}:${request.operationName ?? ''}`,
+            document,
+            request.operationName ?? undefined,
+          );
           if (query === null) return null;
           const pages: StoredPages = new Map();
           contextValue.storedPages = pages;
@@ -52,7 +62,10 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
             delete contextValue.storedPages;
           }
           if (result.errors?.length || result.data == null) return null;
-          return { http: { status: undefined, headers: new HeaderMap() }, body: { kind: 'single', singleResult: withStoredPages({ data: result.data }, pages) } };
+          return {
+            http: { status: undefined, headers: new HeaderMap() },
+            body: { kind: 'single', singleResult: withStoredPages({ data: result.data }, pages) },
+          };
         },
       };
     },

@@ -23,8 +23,18 @@ export function formatGraphQLError(logger: Logger) {
     const code = formatted.extensions?.code;
     // Request errors of GraphQL itself, and ours raised before resolvers run (authentication).
     // Apollo labels every unknown resolver error INTERNAL_SERVER_ERROR: its message is internal.
-    if (!(original instanceof AppError) && typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)) {
-      return { message: withoutVariableValue(formatted.message, original), locations: formatted.locations, path: formatted.path, extensions: { code } };
+    if (
+      !(original instanceof AppError) &&
+      typeof code === 'string' &&
+      code !== 'INTERNAL_SERVER_ERROR' &&
+      (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)
+    ) {
+      return {
+        message: withoutVariableValue(formatted.message, original),
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code },
+      };
     }
     const appError = toAppError(original);
     if (appError.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: original }, 'unhandled GraphQL error');

@@ -18,9 +18,20 @@ export function feedResolvers(deps: { reads: FeedReads }) {
         return {
           results: page.results.map((body): StoredEventView => {
             const event = JSON.parse(body) as Body;
-            return { id: event.id, type: event.type, occurredAt: event.occurredAt, resourceId: event.resource.id, body };
+            return {
+              id: event.id,
+              type: event.type,
+              occurredAt: event.occurredAt,
+              resourceId: event.resource.id,
+              body,
+            };
           }),
-          pagination: { limit: query.limit, after: page.after && encodeCursor(page.after), next: encodeCursor(page.next), hasMore: page.hasMore },
+          pagination: {
+            limit: query.limit,
+            after: page.after && encodeCursor(page.after),
+            next: encodeCursor(page.next),
+            hasMore: page.hasMore,
+          },
         };
       },
     },

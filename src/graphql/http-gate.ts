@@ -37,14 +37,19 @@ function sendGraphQLError(res: Response, error: AppError): void {
 function hasMoreTokens(document: string, max: number): boolean {
   const lexer = new Lexer(new Source(document));
   try {
-    for (let n = 0; lexer.advance().kind !== TokenKind.EOF; ) if (++n > max) return true;
+    for (let n = 0; lexer.advance().kind !== TokenKind.EOF;) if (++n > max) return true;
   } catch {
     return false;
   }
   return false;
 }
 
-export function graphqlGate(deps: { keys: KeyCache; limiter: RateLimiter | null; maxBodyBytes: number; maxTokens: number }): RequestHandler[] {
+export function graphqlGate(deps: {
+  keys: KeyCache;
+  limiter: RateLimiter | null;
+  maxBodyBytes: number;
+  maxTokens: number;
+}): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
       const principal = await authenticate(req.headersDistinct.authorization, null, deps.keys);
@@ -62,12 +67,20 @@ export function graphqlGate(deps: { keys: KeyCache; limiter: RateLimiter | null;
   };
   const requireJson: RequestHandler = (req, _res, next) => {
     if (req.is('application/json')) return next();
-    next(new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: send "Content-Type: application/json"'));
+    next(
+      new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: send "Content-Type: application/json"'),
+    );
   };
   const limitTokens: RequestHandler = (req, res, next) => {
     const query = (req.body as { query?: unknown } | undefined)?.query;
     if (typeof query !== 'string' || !hasMoreTokens(query, deps.maxTokens)) return next();
-    sendGraphQLError(res, new AppError('QUERY_TOO_COMPLEX', `The query has more than ${deps.maxTokens} tokens: send records as variables, and fewer fields per request`));
+    sendGraphQLError(
+      res,
+      new AppError(
+        'QUERY_TOO_COMPLEX',
+        `The query has more than ${deps.maxTokens} tokens: send records as variables, and fewer fields per request`,
+      ),
+    );
   };
   return [authorize, requireJson, express.json({ limit: deps.maxBodyBytes }), limitTokens];
 }

@@ -2,12 +2,24 @@
 // catalog/list-query.ts: the same semantics as the REST parameters (http/list-parameters.ts), every
 // bad value a BAD_USER_INPUT naming its argument (e.g. `filter.updatedSince`).
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
-import { LIST_VALUES_MAX, type ListFacet, type ListFilter, type ListQuery, type ListSort, searchQuery } from '../catalog/list-query.ts';
+import {
+  LIST_VALUES_MAX,
+  type ListFacet,
+  type ListFilter,
+  type ListQuery,
+  type ListSort,
+  searchQuery,
+} from '../catalog/list-query.ts';
 import { parseTimestamp } from '../http/list-parameters.ts';
 
 type Args = Record<string, unknown>;
 
-const SORTS: Record<string, ListSort> = { UPDATED_AT_DESC: '-updatedAt', UPDATED_AT: 'updatedAt', NEXT_SESSION_STARTS_AT: 'nextSessionStartsAt', RELEVANCE: 'relevance' };
+const SORTS: Record<string, ListSort> = {
+  UPDATED_AT_DESC: '-updatedAt',
+  UPDATED_AT: 'updatedAt',
+  NEXT_SESSION_STARTS_AT: 'nextSessionStartsAt',
+  RELEVANCE: 'relevance',
+};
 const TIMES = ['updatedSince', 'updatedBefore', 'startsFrom', 'startsBefore'] as const;
 const LISTS = ['format', 'language', 'topic', 'provider', 'country', 'city', 'status'] as const;
 const SEARCH_MAX = 500;
@@ -27,14 +39,21 @@ export function parseListArguments(args: Args): ListQuery {
   for (const name of LISTS) {
     const value = given[name] as string[] | null | undefined;
     if (value === undefined || value === null) continue;
-    if (value.length === 0 || value.length > LIST_VALUES_MAX || value.some((v) => v === '')) problems.push({ name: `filter.${name}`, reason: `must hold 1 to ${LIST_VALUES_MAX} non-empty values` });
+    if (value.length === 0 || value.length > LIST_VALUES_MAX || value.some((v) => v === ''))
+      problems.push({ name: `filter.${name}`, reason: `must hold 1 to ${LIST_VALUES_MAX} non-empty values` });
     else filter[name] = [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;
-  if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null)) problems.push({ name: 'search', reason: `must hold at least one word (letters or digits) and at most ${SEARCH_MAX} characters` });
+  if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))
+    problems.push({
+      name: 'search',
+      reason: `must hold at least one word (letters or digits) and at most ${SEARCH_MAX} characters`,
+    });
   const sort = SORTS[(args.sort as string | null | undefined) ?? 'UPDATED_AT_DESC']!;
   if (sort === 'relevance' && q === null) problems.push({ name: 'sort', reason: 'RELEVANCE needs search' });
-  const facets = [...new Set(((args.facets as string[] | null | undefined) ?? []).map((f) => f.toLowerCase() as ListFacet))];
+  const facets = [
+    ...new Set(((args.facets as string[] | null | undefined) ?? []).map((f) => f.toLowerCase() as ListFacet)),
+  ];
   if (problems.length) throw badInput(problems);
   return { filter, q, sort, fields: null, facets };
 }

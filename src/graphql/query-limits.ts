@@ -24,7 +24,14 @@ import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX } from '../feed/feed-reads.ts';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../kernel/paging.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
-export type QueryLimits = { maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number };
+export type QueryLimits = {
+  maxCost: number;
+  maxDepth: number;
+  maxAliases: number;
+  maxResponseBytes: number;
+  maxTokens: number;
+  maxDirectives: number;
+};
 
 // Lists without paging (a record's sessions, the schema's types in introspection) are priced at an
 // assumed size: enough to make nested introspection lists expensive, small against real pages.
@@ -43,7 +50,8 @@ export const tooComplex = (detail: string): GraphQLError =>
 export const FACET_COST = 3_000;
 export const SEARCH_COST = 2_000;
 const listQueryCost = (args: Record<string, unknown>): number =>
-  (Array.isArray(args.facets) ? new Set(args.facets).size * FACET_COST : 0) + (typeof args.search === 'string' ? SEARCH_COST : 0);
+  (Array.isArray(args.facets) ? new Set(args.facets).size * FACET_COST : 0) +
+  (typeof args.search === 'string' ? SEARCH_COST : 0);
 
 const takesLimit = (field: GraphQLField<unknown, unknown>) => field.args.some((a) => a.name === 'limit');
 
@@ -64,7 +72,10 @@ function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
   return ({ type, field, args, childComplexity }) => {
     if (takesLimit(field)) {
       // An out-of-range limit is priced at the maximum: the resolver refuses it as BAD_USER_INPUT.
-      const { max, fallback } = field.name === 'events' ? { max: FEED_LIMIT_MAX, fallback: FEED_LIMIT_DEFAULT } : { max: PAGE_LIMIT_MAX, fallback: PAGE_LIMIT_DEFAULT };
+      const { max, fallback } =
+        field.name === 'events'
+          ? { max: FEED_LIMIT_MAX, fallback: FEED_LIMIT_DEFAULT }
+          : { max: PAGE_LIMIT_MAX, fallback: PAGE_LIMIT_DEFAULT };
       const limit = typeof args.limit === 'number' ? Math.min(Math.max(0, args.limit), max) : fallback;
       return 1 + limit * childComplexity + listQueryCost(args);
     }
@@ -75,7 +86,12 @@ function pagedEstimator(schema: GraphQLSchema): ComplexityEstimator {
 
 export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloServerPlugin<GraphQLContext> {
   // armor's rules throw by default; reported instead, they come back from validate() like any rule's.
-  const report = { propagateOnRejection: false, onReject: [(ctx: { reportError: (e: GraphQLError) => void } | null, error: GraphQLError) => ctx?.reportError(error)] };
+  const report = {
+    propagateOnRejection: false,
+    onReject: [
+      (ctx: { reportError: (e: GraphQLError) => void } | null, error: GraphQLError) => ctx?.reportError(error),
+    ],
+  };
   const shapeRules: ValidationRule[] = [
     maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...report }),
     // Every alias counts, also of __typename (armor lets those through by default).
@@ -90,19 +106,31 @@ export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloS
           // graphql-js validates a subscription against a schema without one and only fails in
           // execution, with an error Apollo labels INTERNAL_SERVER_ERROR; it cannot be priced either.
           if (operation && !schema.getRootType(operation.operation)) {
-            throw new GraphQLError(`This API has no ${operation.operation} operations`, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } });
+            throw new GraphQLError(`This API has no ${operation.operation} operations`, {
+              extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
+            });
           }
           const [shapeError] = validate(schema, document, shapeRules);
           if (shapeError) throw tooComplex(shapeError.message.replace(/^Syntax Error: /, ''));
           let cost: number;
           try {
-            cost = getComplexity({ schema, query: document, variables: request.variables ?? {}, operationName: operationName ?? undefined, estimators, maxQueryNodes: MAX_QUERY_NODES });
+            cost = getComplexity({
+              schema,
+              query: document,
+              variables: request.variables ?? {},
+              operationName: operationName ?? undefined,
+              estimators,
+              maxQueryNodes: MAX_QUERY_NODES,
+            });
           } catch (error) {
-            if (error instanceof GraphQLError && /maximum allowed number of nodes/.test(error.message)) throw tooComplex(`The query has more than ${MAX_QUERY_NODES} fields once its fragments are expanded`);
+            if (error instanceof GraphQLError && /maximum allowed number of nodes/.test(error.message))
+              throw tooComplex(`The query has more than ${MAX_QUERY_NODES} fields once its fragments are expanded`);
             return; // invalid variables: execution reports them as BAD_USER_INPUT
           }
           if (cost > limits.maxCost) {
-            throw tooComplex(`The query costs ${cost}, more than the limit of ${limits.maxCost}: ask for fewer records (limit), fields or aliases per request`);
+            throw tooComplex(
+              `The query costs ${cost}, more than the limit of ${limits.maxCost}: ask for fewer records (limit), fields or aliases per request`,
+            );
           }
         },
       };
@@ -116,7 +144,12 @@ export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloS
  */
 export function stringifyWithin(maxBytes: number): (value: FormattedExecutionResult) => string {
   const refusal = JSON.stringify({
-    errors: [{ message: `The response would be larger than ${maxBytes} bytes: ask for fewer records or fields per request`, extensions: { code: 'QUERY_TOO_COMPLEX' } }],
+    errors: [
+      {
+        message: `The response would be larger than ${maxBytes} bytes: ask for fewer records or fields per request`,
+        extensions: { code: 'QUERY_TOO_COMPLEX' },
+      },
+    ],
     data: null,
   });
   return (value) => {

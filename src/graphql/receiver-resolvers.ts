@@ -3,17 +3,36 @@
 // service generated for a STANDARD_WEBHOOKS receiver, in the result of the call that generated it.
 import { requireScope } from '../auth/bearer.ts';
 import { parseId } from '../kernel/ids.ts';
-import { addReceiver, disableReceiver, enableReceiver, getReceiver, listReceivers, type ReceiverDeps, type ReceiverInfo, removeReceiver, rotateReceiverSecret, updateReceiver } from '../webhooks/receivers/receivers.ts';
+import {
+  addReceiver,
+  disableReceiver,
+  enableReceiver,
+  getReceiver,
+  listReceivers,
+  type ReceiverDeps,
+  type ReceiverInfo,
+  removeReceiver,
+  rotateReceiverSecret,
+  updateReceiver,
+} from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 type Args = Record<string, unknown>;
-type Input = { url?: string | null; secret?: string | null; types?: string[] | null; signatureScheme?: string | null; deliveryMode?: string | null };
+type Input = {
+  url?: string | null;
+  secret?: string | null;
+  types?: string[] | null;
+  signatureScheme?: string | null;
+  deliveryMode?: string | null;
+};
 
 export function receiverResolvers(deps: ReceiverDeps) {
-  const manage = <T>(run: (args: Args) => Promise<T>) => async (_: unknown, args: Args, ctx: GraphQLContext) => {
-    requireScope(ctx.principal, 'receivers:manage');
-    return await run(args);
-  };
+  const manage =
+    <T>(run: (args: Args) => Promise<T>) =>
+    async (_: unknown, args: Args, ctx: GraphQLContext) => {
+      requireScope(ctx.principal, 'receivers:manage');
+      return await run(args);
+    };
   const input = (args: Args) => args.input as Input;
   return {
     Query: {
@@ -21,15 +40,35 @@ export function receiverResolvers(deps: ReceiverDeps) {
       webhookReceiver: manage((args) => getReceiver(deps, parseId(args.id))),
     },
     Mutation: {
-      createWebhookReceiver: manage((args) => addReceiver(deps, { url: input(args).url!, secret: input(args).secret, types: input(args).types ?? [], scheme: input(args).signatureScheme, mode: input(args).deliveryMode })),
-      updateWebhookReceiver: manage((args) => updateReceiver(deps, parseId(args.id), { url: input(args).url, types: input(args).types, scheme: input(args).signatureScheme, mode: input(args).deliveryMode })),
+      createWebhookReceiver: manage((args) =>
+        addReceiver(deps, {
+          url: input(args).url!,
+          secret: input(args).secret,
+          types: input(args).types ?? [],
+          scheme: input(args).signatureScheme,
+          mode: input(args).deliveryMode,
+        }),
+      ),
+      updateWebhookReceiver: manage((args) =>
+        updateReceiver(deps, parseId(args.id), {
+          url: input(args).url,
+          types: input(args).types,
+          scheme: input(args).signatureScheme,
+          mode: input(args).deliveryMode,
+        }),
+      ),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
       enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
       deleteWebhookReceiver: manage(async (args) => {
         const removed = await removeReceiver(deps, parseId(args.id));
         return { id: removed.id, removedDeliveries: removed.removedJobs };
       }),
-      rotateWebhookReceiverSecret: manage((args) => rotateReceiverSecret(deps, parseId(args.id), { secret: args.secret as string | null | undefined, graceHours: args.graceHours as number | null | undefined })),
+      rotateWebhookReceiverSecret: manage((args) =>
+        rotateReceiverSecret(deps, parseId(args.id), {
+          secret: args.secret as string | null | undefined,
+          graceHours: args.graceHours as number | null | undefined,
+        }),
+      ),
     },
     WebhookReceiver: {
       disabledReason: (receiver: ReceiverInfo) => receiver.disabledReason?.toUpperCase() ?? null,

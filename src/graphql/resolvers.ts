@@ -44,21 +44,33 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
         reader(ctx);
         const { limit, offset } = parsePagingArgs(args);
         const list = parseListArguments(args);
-        const page = isPlainList(list) ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null } : await deps.lists.getPage(list, limit, offset, 'internal', false);
+        const page = isPlainList(list)
+          ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null }
+          : await deps.lists.getPage(list, limit, offset, 'internal', false);
         const text = `[${page.results}]`;
         let results: unknown;
         if (ctx.storedPages && selectsStoredRecords(info)) {
           ctx.storedPages.set(String(info.path.key), text);
           results = [];
         } else results = JSON.parse(text);
-        return { results, pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset }, facets: page.facets };
+        return {
+          results,
+          pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset },
+          facets: page.facets,
+        };
       },
     },
     Mutation: {
       upsertLearningOpportunity: write((args) => deps.writes.upsert(parseLearningOpportunityInput(args.input))),
       publishLearningOpportunity: write((args) => deps.writes.publish(parseId(args.id))),
-      upsertLearningOpportunities: writeMany((args) => deps.writes.upsertMany(parseBatch(args.inputs, 'inputs', (input, name) => parseLearningOpportunityInput(input, name)))),
-      publishLearningOpportunities: writeMany((args) => deps.writes.publishMany(parseBatch(args.ids, 'ids', (id, name) => parseId(id, name)))),
+      upsertLearningOpportunities: writeMany((args) =>
+        deps.writes.upsertMany(
+          parseBatch(args.inputs, 'inputs', (input, name) => parseLearningOpportunityInput(input, name)),
+        ),
+      ),
+      publishLearningOpportunities: writeMany((args) =>
+        deps.writes.publishMany(parseBatch(args.ids, 'ids', (id, name) => parseId(id, name))),
+      ),
       archiveLearningOpportunity: write((args) => deps.writes.archive(parseId(args.id))),
       deleteLearningOpportunity: write((args) => deps.writes.delete(parseId(args.id))),
     },

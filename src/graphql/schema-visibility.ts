@@ -22,9 +22,12 @@ export function schemaDetailsForGraphqlReadOnly(schema: GraphQLSchema): ApolloSe
         },
         async didResolveOperation({ document }) {
           if (validate(schema, document, [NoSchemaIntrospectionCustomRule]).length === 0) return;
-          throw new GraphQLError('This API key lacks the "graphql:read" scope, which introspection (__schema, __type) needs', {
-            extensions: { code: 'FORBIDDEN', http: { status: 403 } },
-          });
+          throw new GraphQLError(
+            'This API key lacks the "graphql:read" scope, which introspection (__schema, __type) needs',
+            {
+              extensions: { code: 'FORBIDDEN', http: { status: 403 } },
+            },
+          );
         },
       };
     },

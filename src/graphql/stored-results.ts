@@ -6,7 +6,16 @@
 // holds the page's text and answers `results: []`, compiled-execution.ts puts a token in its place,
 // and stringifyWithin (query-limits.ts) writes the text where the token is. Any other selection is
 // executed as before. Only for queries run by compiled-execution.ts (which sets `storedPages`).
-import { Kind, getNamedType, isObjectType, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import {
+  Kind,
+  getNamedType,
+  isObjectType,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+} from 'graphql';
 
 /** The texts of the held pages, by the response key of their learningOpportunities field. */
 export type StoredPages = Map<string, string>;
@@ -39,8 +48,11 @@ function plainSelection(set: SelectionSetNode, fragments: Record<string, Fragmen
     if (selection.directives?.length) return null;
     let part: string | null;
     if (selection.kind === Kind.FIELD) {
-      if ((selection.alias && selection.alias.value !== selection.name.value) || selection.name.value.startsWith('__')) return null;
-      part = selection.selectionSet ? `${selection.name.value}{${plainSelection(selection.selectionSet, fragments) ?? ''}}` : selection.name.value;
+      if ((selection.alias && selection.alias.value !== selection.name.value) || selection.name.value.startsWith('__'))
+        return null;
+      part = selection.selectionSet
+        ? `${selection.name.value}{${plainSelection(selection.selectionSet, fragments) ?? ''}}`
+        : selection.name.value;
       if (selection.selectionSet && part.endsWith('{}')) return null;
     } else {
       const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments[selection.name.value] : selection;

@@ -15,7 +15,8 @@ export function unavailableAs503(): ApolloServerPlugin {
           if (!response.body.singleResult.errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) return;
           const error = databaseUnavailable(null);
           response.http.status = error.status;
-          for (const [name, value] of Object.entries(error.headers)) response.http.headers.set(name.toLowerCase(), value);
+          for (const [name, value] of Object.entries(error.headers))
+            response.http.headers.set(name.toLowerCase(), value);
           response.body.singleResult = graphQLErrorBody(error);
         },
       };

@@ -13,14 +13,27 @@ import { REQUEST_ID_HEADER } from './request-context.ts';
 type ClientError = Error & { code?: string };
 
 const ANSWERS: Record<string, { code: ErrorCode; detail: string; invalidParams?: InvalidParam[] }> = {
-  HPE_HEADER_OVERFLOW: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', detail: 'The request headers are larger than this server accepts' },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', detail: 'The chunk extensions of the request body are larger than this server accepts' },
+  HPE_HEADER_OVERFLOW: {
+    code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+    detail: 'The request headers are larger than this server accepts',
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    code: 'PAYLOAD_TOO_LARGE',
+    detail: 'The chunk extensions of the request body are larger than this server accepts',
+  },
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', detail: 'The request was not received in time' },
 };
-const MALFORMED = { code: 'BAD_USER_INPUT', detail: 'The request is not valid HTTP/1.1', invalidParams: [{ name: 'request', reason: 'is not valid HTTP/1.1' }] } as const;
+const MALFORMED = {
+  code: 'BAD_USER_INPUT',
+  detail: 'The request is not valid HTTP/1.1',
+  invalidParams: [{ name: 'request', reason: 'is not valid HTTP/1.1' }],
+} as const;
 
 /** The raw HTTP/1.1 response for a parser error; `instance` names this occurrence (no path is known). */
-export function clientErrorResponse(errorCode: string | undefined, requestId: string): { status: number; bytes: string } {
+export function clientErrorResponse(
+  errorCode: string | undefined,
+  requestId: string,
+): { status: number; bytes: string } {
   const answer = (errorCode && ANSWERS[errorCode]) || MALFORMED;
   const { status, body } = problemBody(answer.code, answer.detail, `urn:uuid:${requestId}`, answer.invalidParams);
   const head = [

@@ -19,7 +19,18 @@ const CONSOLE_DIR = resolve(import.meta.dirname, '../console');
 const packageDir = (name: string) => dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
 
 /** The console's own files (src/console/), by URL name. */
-const ASSETS = new Set(['console.css', 'main.js', 'api.js', 'dom.js', 'chart.js', 'receivers.js', 'receiver.js', 'events.js', 'graphiql-page.js', 'graphiql-page.css']);
+const ASSETS = new Set([
+  'console.css',
+  'main.js',
+  'api.js',
+  'dom.js',
+  'chart.js',
+  'receivers.js',
+  'receiver.js',
+  'events.js',
+  'graphiql-page.js',
+  'graphiql-page.css',
+]);
 /** GraphiQL and its React peers, served from node_modules as they are published. */
 const VENDOR: Record<string, string> = {
   'react.production.min.js': join(packageDir('react'), 'umd/react.production.min.js'),
@@ -31,10 +42,18 @@ const VENDOR: Record<string, string> = {
 export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cross-Origin-Opener-Policy': 'same-origin', 'X-Frame-Options': 'DENY' };
+const HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'X-Frame-Options': 'DENY',
+};
 
 function sendPage(res: Response, file: string): void {
-  res.set({ ...HEADERS, 'Content-Security-Policy': CONSOLE_CSP, 'Cache-Control': 'no-cache' }).type('text/html; charset=utf-8').sendFile(join(CONSOLE_DIR, file));
+  res
+    .set({ ...HEADERS, 'Content-Security-Policy': CONSOLE_CSP, 'Cache-Control': 'no-cache' })
+    .type('text/html; charset=utf-8')
+    .sendFile(join(CONSOLE_DIR, file));
 }
 
 export function consoleRoutes(): Router {
@@ -54,7 +73,11 @@ export function consoleRoutes(): Router {
   const notGet = methodNotAllowed(['GET', 'HEAD']);
   router.all('/console', notGet);
   router.all('/console/graphql', notGet);
-  router.all('/console/assets/:file', (req, res, next) => (ASSETS.has(req.params.file) ? notGet(req, res, next) : next()));
-  router.all('/console/vendor/:file', (req, res, next) => (req.params.file in VENDOR ? notGet(req, res, next) : next()));
+  router.all('/console/assets/:file', (req, res, next) =>
+    ASSETS.has(req.params.file) ? notGet(req, res, next) : next(),
+  );
+  router.all('/console/vendor/:file', (req, res, next) =>
+    req.params.file in VENDOR ? notGet(req, res, next) : next(),
+  );
   return router;
 }

@@ -9,7 +9,11 @@ import type { Router } from 'express';
 import { methodNotAllowed } from './problem.ts';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-const ASSETS: Record<string, string> = { 'swagger-ui.css': 'swagger-ui.css', 'swagger-ui-bundle.js': 'swagger-ui-bundle.js', 'favicon.png': 'favicon-32x32.png' };
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'swagger-ui.css',
+  'swagger-ui-bundle.js': 'swagger-ui-bundle.js',
+  'favicon.png': 'favicon-32x32.png',
+};
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -30,12 +34,16 @@ const PAGE = `<!doctype html>
 const INIT = `SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#reference', validatorUrl: null, deepLinking: true, docExpansion: 'list' });\n`;
 
 // Swagger UI sets inline styles and shows images from data: URIs; scripts only from here.
-const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export function docsRoutes(): Router {
   const router = exactRouter();
   router.get('/docs', (_req, res) => {
-    res.set({ 'Cache-Control': 'public, max-age=300', 'Content-Security-Policy': CSP }).type('text/html; charset=utf-8').send(PAGE);
+    res
+      .set({ 'Cache-Control': 'public, max-age=300', 'Content-Security-Policy': CSP })
+      .type('text/html; charset=utf-8')
+      .send(PAGE);
   });
   router.get('/docs/assets/init.js', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(INIT);
@@ -47,6 +55,8 @@ export function docsRoutes(): Router {
   });
   const notAllowed = methodNotAllowed(['GET', 'HEAD']);
   router.all('/docs', notAllowed);
-  router.all('/docs/assets/:file', (req, res, next) => (req.params.file === 'init.js' || req.params.file in ASSETS ? notAllowed(req, res, next) : next()));
+  router.all('/docs/assets/:file', (req, res, next) =>
+    req.params.file === 'init.js' || req.params.file in ASSETS ? notAllowed(req, res, next) : next(),
+  );
   return router;
 }

@@ -19,7 +19,10 @@ function scopesFor(path: string): readonly Scope[] | null {
 }
 
 /** The 'checkContinue' listener: sends 100 when the key allows it, then hands the request to `handle`. */
-export function checkKeyBeforeContinue(keys: KeyCache, handle: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+export function checkKeyBeforeContinue(
+  keys: KeyCache,
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const url = originForm(req.url ?? '');
     const scopes = scopesFor(url.split('?', 1)[0]!);

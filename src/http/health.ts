@@ -16,7 +16,8 @@ type Readiness = { ready: true } | { ready: false; reason: string };
 export async function checkReadiness(pool: Pool, timeoutMs: number): Promise<Readiness> {
   const state = await queueSchemaState(pool, timeoutMs).catch(() => 'unreachable' as const);
   if (state === 'unreachable') return { ready: false, reason: 'the database is unreachable' };
-  if (state === 'absent') return { ready: false, reason: 'the job queue (pg-boss) is not installed in the database yet' };
+  if (state === 'absent')
+    return { ready: false, reason: 'the job queue (pg-boss) is not installed in the database yet' };
   if (state === 'installing') return { ready: false, reason: 'the job queue schema is being installed' };
   return { ready: true };
 }
@@ -34,7 +35,13 @@ export function healthRoutes(deps: { pool: Pool; readinessTimeoutMs: number }): 
     const readiness = await checkReadiness(deps.pool, deps.readinessTimeoutMs);
     if (readiness.ready) return void res.json({ status: 'ok', checks: { database: 'ok', queue: 'ok' } });
     req.log.warn({ reason: readiness.reason }, 'not ready');
-    sendProblem(req, res, new AppError('SERVICE_UNAVAILABLE', `Not ready: ${readiness.reason}`, { headers: { 'Retry-After': RETRY_AFTER_SECONDS } }));
+    sendProblem(
+      req,
+      res,
+      new AppError('SERVICE_UNAVAILABLE', `Not ready: ${readiness.reason}`, {
+        headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+      }),
+    );
   });
   router.all('/readyz', onlyGet);
 

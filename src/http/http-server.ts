@@ -5,7 +5,10 @@ import type { Config } from '../kernel/config.ts';
 import type { Logger } from '../kernel/logger.ts';
 import { answerClientError } from './client-errors.ts';
 
-export type HttpLimits = Pick<Config['http'], 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
+export type HttpLimits = Pick<
+  Config['http'],
+  'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'
+>;
 
 export function createHttpServer(limits: HttpLimits, logger: Logger): Server {
   const server = createServer({

@@ -3,7 +3,15 @@
 // parameters are ignored (forward compatibility), as everywhere in /v1.
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import { FORMATS } from '../catalog/record.ts';
-import { LIST_FACETS, LIST_SORTS, LIST_VALUES_MAX, type ListFilter, type ListQuery, RECORD_FIELDS, searchQuery } from '../catalog/list-query.ts';
+import {
+  LIST_FACETS,
+  LIST_SORTS,
+  LIST_VALUES_MAX,
+  type ListFilter,
+  type ListQuery,
+  RECORD_FIELDS,
+  searchQuery,
+} from '../catalog/list-query.ts';
 
 // RFC 3339 (the OpenAPI `date-time` format) with at most millisecond precision: the section 1 format
 // (`2026-03-01T09:00:00.000Z`) and also without a fraction or with an offset.
@@ -23,7 +31,14 @@ export function parseTimestamp(text: string): Date | null {
   if (Number.isNaN(date.getTime())) return null;
   // Date() rolls 2026-02-30 over into March; the fields as written must be a real time.
   const check = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
-  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo! - 1 || check.getUTCDate() !== d || check.getUTCHours() !== h || check.getUTCMinutes() !== mi) return null;
+  if (
+    check.getUTCFullYear() !== y ||
+    check.getUTCMonth() !== mo! - 1 ||
+    check.getUTCDate() !== d ||
+    check.getUTCHours() !== h ||
+    check.getUTCMinutes() !== mi
+  )
+    return null;
   return date;
 }
 
@@ -46,9 +61,12 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
     const value = one(name);
     if (value === undefined) return undefined;
     const items = value.split(',');
-    if (items.some((item) => item === '')) problems.push({ name, reason: 'must be a comma-separated list of non-empty values' });
-    else if (items.length > LIST_VALUES_MAX) problems.push({ name, reason: `must hold at most ${LIST_VALUES_MAX} values` });
-    else if (allowed && items.some((item) => !allowed.includes(item))) problems.push({ name, reason: `must be among ${allowed.join(', ')}` });
+    if (items.some((item) => item === ''))
+      problems.push({ name, reason: 'must be a comma-separated list of non-empty values' });
+    else if (items.length > LIST_VALUES_MAX)
+      problems.push({ name, reason: `must hold at most ${LIST_VALUES_MAX} values` });
+    else if (allowed && items.some((item) => !allowed.includes(item)))
+      problems.push({ name, reason: `must be among ${allowed.join(', ')}` });
     else return [...new Set(items)];
     return undefined;
   };
@@ -66,12 +84,23 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
     if (values) filter[name] = values;
   }
   const q = one('q') ?? null;
-  if (q !== null && (q.length > Q_MAX || searchQuery(q) === null)) problems.push({ name: 'q', reason: `must hold at least one word (letters or digits) and at most ${Q_MAX} characters` });
+  if (q !== null && (q.length > Q_MAX || searchQuery(q) === null))
+    problems.push({
+      name: 'q',
+      reason: `must hold at least one word (letters or digits) and at most ${Q_MAX} characters`,
+    });
   const sort = one('sort') ?? '-updatedAt';
-  if (!(LIST_SORTS as readonly string[]).includes(sort)) problems.push({ name: 'sort', reason: `must be one of ${LIST_SORTS.join(', ')}` });
+  if (!(LIST_SORTS as readonly string[]).includes(sort))
+    problems.push({ name: 'sort', reason: `must be one of ${LIST_SORTS.join(', ')}` });
   else if (sort === 'relevance' && q === null) problems.push({ name: 'sort', reason: 'relevance needs q' });
   const fields = list('fields', RECORD_FIELDS) ?? null;
   const facets = list('facets', LIST_FACETS) ?? [];
   if (problems.length) throw badInput(problems);
-  return { filter, q, sort: sort as ListQuery['sort'], fields: fields as ListQuery['fields'], facets: facets as ListQuery['facets'] };
+  return {
+    filter,
+    q,
+    sort: sort as ListQuery['sort'],
+    fields: fields as ListQuery['fields'],
+    facets: facets as ListQuery['facets'],
+  };
 }

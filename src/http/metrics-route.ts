@@ -16,7 +16,10 @@ export function metricsRoutes(deps: { pool: Pool; timeoutMs?: number }): Router 
   router.get('/metrics', async (req, res) => {
     const timeoutMs = deps.timeoutMs ?? QUEUE_GAUGES_TIMEOUT_MS;
     // Both reads at once: during an outage a scrape waits one timeout, not two.
-    const [open, horizonAge] = await Promise.allSettled([openJobCounts(deps.pool, timeoutMs), readHorizonAgeSeconds(deps.pool, timeoutMs)]);
+    const [open, horizonAge] = await Promise.allSettled([
+      openJobCounts(deps.pool, timeoutMs),
+      readHorizonAgeSeconds(deps.pool, timeoutMs),
+    ]);
     if (open.status === 'fulfilled') {
       queueDepth.set(open.value.deliveries);
       deadLetters.set(open.value.deadLetters);
@@ -28,7 +31,10 @@ export function metricsRoutes(deps: { pool: Pool; timeoutMs?: number }): Router 
       req.log.warn({ err: (open.reason as Error)?.message }, 'queue gauges unavailable');
     }
     feedHorizonAge.set(horizonAge.status === 'fulfilled' ? horizonAge.value : Number.NaN);
-    res.set('Cache-Control', 'no-store').type(registry.contentType).send(await registry.metrics());
+    res
+      .set('Cache-Control', 'no-store')
+      .type(registry.contentType)
+      .send(await registry.metrics());
   });
   router.all('/metrics', methodNotAllowed(['GET', 'HEAD']));
   return router;

@@ -8,7 +8,12 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
 
 /** The problem+json body of `code` (and its status): the one shape of every problem the service writes. */
-export function problemBody(code: ErrorCode, detail: string, instance: string, invalidParams?: readonly InvalidParam[]): { status: number; body: string } {
+export function problemBody(
+  code: ErrorCode,
+  detail: string,
+  instance: string,
+  invalidParams?: readonly InvalidParam[],
+): { status: number; body: string } {
   const { status, title } = ERROR_CODES[code];
   const problem: Record<string, unknown> = { type: problemType(code), title, status, detail, instance };
   if (invalidParams) problem.invalidParams = invalidParams;
@@ -39,11 +44,19 @@ export function sendProblem(req: Request, res: Response, error: AppError): void 
 }
 
 /** Answers whatever a handler threw: known errors as they are, anything else as a generic 500 (logged). */
-export function answerError(log: Logger, req: IncomingMessage, res: ServerResponse, err: unknown, instance: string): void {
+export function answerError(
+  log: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  instance: string,
+): void {
   const error = mapHttpError(err);
   const path = instance.split('?', 1)[0];
-  if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: err as Error, method: req.method, path }, 'unhandled error');
-  else if (error.code === 'SERVICE_UNAVAILABLE') log.warn({ err: (err as Error)?.message, path }, 'database unavailable');
+  if (error.code === 'INTERNAL_SERVER_ERROR')
+    log.error({ err: err as Error, method: req.method, path }, 'unhandled error');
+  else if (error.code === 'SERVICE_UNAVAILABLE')
+    log.warn({ err: (err as Error)?.message, path }, 'database unavailable');
   if (res.headersSent) return void res.end();
   writeProblem(res, instance, error);
 }
@@ -56,23 +69,40 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
 
 /** A path segment that is not valid percent-encoding (the path is at fault, not a body). */
 export const badPathEncoding = (): AppError =>
-  new AppError('BAD_USER_INPUT', 'The request path is not valid percent-encoding', { invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }] });
+  new AppError('BAD_USER_INPUT', 'The request path is not valid percent-encoding', {
+    invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }],
+  });
 
 /** Errors raised by express's own parsers carry a status; keep their meaning, not their text. */
 function mapHttpError(err: unknown): AppError {
   const status = (err as { status?: unknown; type?: unknown })?.status;
   const type = (err as { type?: unknown })?.type;
   if (!(err instanceof AppError) && typeof status === 'number') {
-    if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+    if (status === 413)
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
     // body-parser names what it could not read: a body in JSON but encoded or in a charset it lacks.
     const what = err as { encoding?: unknown; charset?: unknown };
-    if (status === 415 && type === 'encoding.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${String(what.encoding).slice(0, 64)} is not supported: send the body as is, or with gzip, deflate or br`);
-    if (status === 415 && type === 'charset.unsupported') return new AppError('UNSUPPORTED_MEDIA_TYPE', `Charset ${String(what.charset).slice(0, 64)} is not supported: send the body as UTF-8`);
+    if (status === 415 && type === 'encoding.unsupported')
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `Content-Encoding ${String(what.encoding).slice(0, 64)} is not supported: send the body as is, or with gzip, deflate or br`,
+      );
+    if (status === 415 && type === 'charset.unsupported')
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `Charset ${String(what.charset).slice(0, 64)} is not supported: send the body as UTF-8`,
+      );
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
-    if (status === 400 && type === 'entity.parse.failed') return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', { invalidParams: [{ name: 'body', reason: 'is not valid JSON' }] });
+    if (status === 400 && type === 'entity.parse.failed')
+      return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', {
+        invalidParams: [{ name: 'body', reason: 'is not valid JSON' }],
+      });
     // The router could not percent-decode a path segment: the path is at fault, not a body.
     if (status === 400 && err instanceof URIError) return badPathEncoding();
-    if (status === 400) return new AppError('BAD_USER_INPUT', 'The request could not be read', { invalidParams: [{ name: 'body', reason: 'could not be read' }] });
+    if (status === 400)
+      return new AppError('BAD_USER_INPUT', 'The request could not be read', {
+        invalidParams: [{ name: 'body', reason: 'could not be read' }],
+      });
   }
   return toAppError(err);
 }
@@ -87,4 +117,6 @@ export function methodNotAllowed(allowed: string[]): RequestHandler {
 }
 
 export const notAllowed = (method: string | undefined, allowed: string[]): AppError =>
-  new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allowed.join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
+  new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allowed.join(' or ')}`, {
+    headers: { Allow: allowed.join(', ') },
+  });

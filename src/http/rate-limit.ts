@@ -50,7 +50,13 @@ const leavesAt = (start: number, b: Bucket) => (b.total > b.shared ? start + BUC
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
-export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs: number; logger: Logger; now?: () => number }) {
+export function createRateLimiter(deps: {
+  pool: Pool;
+  perMinute: number;
+  syncMs: number;
+  logger: Logger;
+  now?: () => number;
+}) {
   const now = deps.now ?? Date.now;
   // By key id.
   const usage = new Map<string, Usage>();
@@ -84,7 +90,9 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
 
   /** Milliseconds from `at` until the count falls to `target` (or below); sorts, so only for refusals. */
   function untilCountIs(u: Usage, at: number, used: number, target: number): number {
-    const live = [...u.buckets].filter(([start, b]) => leavesAt(start, b) > at).map(([start, b]) => ({ leaves: leavesAt(start, b), count: countOf(b) }));
+    const live = [...u.buckets]
+      .filter(([start, b]) => leavesAt(start, b) > at)
+      .map(([start, b]) => ({ leaves: leavesAt(start, b), count: countOf(b) }));
     live.sort((a, b) => a.leaves - b.leaves);
     let left = used;
     for (const { leaves, count } of live) {
@@ -147,14 +155,20 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
       else u.buckets.set(start, { mine: 0, shared: 0, total: Number(row.used), lastMine: 0 });
     }
     if (at - prunedAt >= PRUNE_EVERY_MS) {
-      await deps.pool.query({ name: 'rate-limit-prune', text: 'delete from rate_limit_usage where window_start < to_timestamp($1::bigint / 1000.0)', values: [from] });
+      await deps.pool.query({
+        name: 'rate-limit-prune',
+        text: 'delete from rate_limit_usage where window_start < to_timestamp($1::bigint / 1000.0)',
+        values: [from],
+      });
       prunedAt = at;
     }
   }
 
   let syncing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    syncing = syncing.then(sync).catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'rate limit sync failed'));
+    syncing = syncing
+      .then(sync)
+      .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'rate limit sync failed'));
   }, deps.syncMs);
   timer.unref();
 
@@ -185,7 +199,11 @@ export function createRateLimiter(deps: { pool: Pool; perMinute: number; syncMs:
       res.setHeader('RateLimit-Policy', policyOf(limit));
       res.setHeader('RateLimit', `"default";r=${Math.max(0, limit - used)};t=${resetS}`);
       if (!admitted) {
-        throw new AppError('RATE_LIMITED', `This API key may make ${limit} requests per minute; try again in ${resetS} s`, { headers: { 'Retry-After': String(resetS) } });
+        throw new AppError(
+          'RATE_LIMITED',
+          `This API key may make ${limit} requests per minute; try again in ${resetS} s`,
+          { headers: { 'Retry-After': String(resetS) } },
+        );
       }
     },
 

@@ -27,7 +27,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 // the route pattern, never the path, and UNMATCHED_ROUTE for every unknown path.
 const LABELLED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 export const OTHER_METHOD = 'other';
-export const methodLabel = (method: string | undefined): string => (method !== undefined && LABELLED_METHODS.has(method) ? method : OTHER_METHOD);
+export const methodLabel = (method: string | undefined): string =>
+  method !== undefined && LABELLED_METHODS.has(method) ? method : OTHER_METHOD;
 
 export function acceptRequestId(incoming: string | undefined): string {
   return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -37,7 +38,11 @@ export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     const route = captureRoutePattern(req);
-    const tracked = trackRequest(logger, req, res, { started, route: () => route.pattern, path: () => req.originalUrl });
+    const tracked = trackRequest(logger, req, res, {
+      started,
+      route: () => route.pattern,
+      path: () => req.originalUrl,
+    });
     req.requestId = tracked.requestId;
     req.log = tracked.log();
     next();
@@ -69,10 +74,20 @@ export function trackRequest(
     const seconds = Number(process.hrtime.bigint() - at.started) / 1e9;
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
     const routeLabel = at.route() ?? UNMATCHED_ROUTE;
-    httpRequestDuration.observe({ method: methodLabel(req.method), route: routeLabel, status: String(status) }, seconds);
+    httpRequestDuration.observe(
+      { method: methodLabel(req.method), route: routeLabel, status: String(status) },
+      seconds,
+    );
     if (!logger.isLevelEnabled('info')) return; // a level above info writes neither line (debug is below info)
     const path = at.path().split('?', 1)[0]!; // the query string is the caller's; keep it out of logs
-    const line = { requestId, method: req.method, route: routeLabel, path, status, durationMs: Math.round(seconds * 1e6) / 1e3 };
+    const line = {
+      requestId,
+      method: req.method,
+      route: routeLabel,
+      path,
+      status,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+    };
     if (QUIET_PATHS.has(path)) logger.debug(line, 'request');
     else logger.info(line, 'request');
   });

@@ -67,8 +67,22 @@ const schema = z.object({
   // Browsers' cross-origin reads of /v1 (http/v1/cors.ts): exact origins, comma-separated; unset = off.
   CORS_ORIGINS: z
     .string()
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
-    .pipe(z.array(z.string().refine(isOrigin, 'must be exact origins such as https://app.example.com (scheme, host, optional port; no path, no *)')))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .refine(
+            isOrigin,
+            'must be exact origins such as https://app.example.com (scheme, host, optional port; no path, no *)',
+          ),
+      ),
+    )
     .optional(),
   GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
@@ -90,7 +104,12 @@ const schema = z.object({
   // ... and read replicas: /v1 reads and GraphQL's catalog and feed queries on streaming replicas when healthy.
   DATABASE_READ_URL: z
     .string()
-    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/ })))
     .optional(),
   READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
@@ -118,7 +137,8 @@ function secretKey(name: string, value: string | undefined, problems: string[]):
 }
 
 /** The one-line refusal when production runs without a key (also used by the key resolution). */
-export const MISSING_SECRET_KEY = 'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
+export const MISSING_SECRET_KEY =
+  'SECRET_ENCRYPTION_KEY is required with NODE_ENV=production: set it to the base64 of 32 random bytes (openssl rand -base64 32)';
 
 type LogLevel = NonNullable<z.infer<typeof schema>['LOG_LEVEL']>;
 
@@ -145,7 +165,14 @@ export type Config = Readonly<{
     /** Origins whose browsers may read /v1 (CORS); empty: CORS off. */
     corsOrigins: readonly string[];
   }>;
-  graphql: Readonly<{ maxCost: number; maxDepth: number; maxAliases: number; maxResponseBytes: number; maxTokens: number; maxDirectives: number }>;
+  graphql: Readonly<{
+    maxCost: number;
+    maxDepth: number;
+    maxAliases: number;
+    maxResponseBytes: number;
+    maxTokens: number;
+    maxDirectives: number;
+  }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
   shutdownQueueTimeoutMs: number;
   walk: Readonly<{ baseUrl: string | undefined; apiKey: string | undefined }>;
@@ -216,7 +243,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
   }
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError(['HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)']);
+    throw new ConfigError([
+      'HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    ]);
   }
   const keyProblems: string[] = [];
   const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, keyProblems);
@@ -232,7 +261,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
-    db: Object.freeze({ poolMax: e.DB_POOL_MAX, connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS, statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS, readTimeoutMs: e.DB_READ_TIMEOUT_MS }),
+    db: Object.freeze({
+      poolMax: e.DB_POOL_MAX,
+      connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+      readTimeoutMs: e.DB_READ_TIMEOUT_MS,
+    }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
@@ -277,10 +311,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
     keyCache: Object.freeze({ maxAgeMs: e.KEY_CACHE_MAX_AGE_MS, maxEntries: e.KEY_CACHE_MAX_ENTRIES }),
     etagCache: Object.freeze({ maxAgeMs: e.ETAG_CACHE_MAX_AGE_MS, maxEntries: e.ETAG_CACHE_MAX_ENTRIES }),
-    readReplicas: Object.freeze({ urls: Object.freeze(e.DATABASE_READ_URL ?? []), maxLagMs: e.READ_MAX_LAG_MS, checkMs: e.READ_CHECK_MS }),
+    readReplicas: Object.freeze({
+      urls: Object.freeze(e.DATABASE_READ_URL ?? []),
+      maxLagMs: e.READ_MAX_LAG_MS,
+      checkMs: e.READ_CHECK_MS,
+    }),
     // Change feed and retention.
-    feed: Object.freeze({ maxWaiters: e.FEED_MAX_WAITERS, maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(e.FEED_MAX_WAITERS) }),
-    retention: Object.freeze({ eventDays: e.EVENT_RETENTION_DAYS, deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS }),
+    feed: Object.freeze({
+      maxWaiters: e.FEED_MAX_WAITERS,
+      maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(e.FEED_MAX_WAITERS),
+    }),
+    retention: Object.freeze({
+      eventDays: e.EVENT_RETENTION_DAYS,
+      deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS,
+    }),
   });
 }
 

@@ -15,7 +15,11 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   QUERY_TOO_COMPLEX: { status: 400, slug: 'query-too-complex', title: 'GraphQL query too complex' },
-  REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, slug: 'request-header-fields-too-large', title: 'Request header fields too large' },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: {
+    status: 431,
+    slug: 'request-header-fields-too-large',
+    title: 'Request header fields too large',
+  },
   RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   INTERNAL_SERVER_ERROR: { status: 500, slug: 'internal', title: 'Internal server error' },
   SERVICE_UNAVAILABLE: { status: 503, slug: 'service-unavailable', title: 'Service temporarily unavailable' },
@@ -28,7 +32,11 @@ export class AppError extends Error {
   readonly invalidParams: InvalidParam[] | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, options: { invalidParams?: InvalidParam[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { invalidParams?: InvalidParam[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(detail, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
@@ -54,7 +62,15 @@ export const badInput = (invalidParams: InvalidParam[]): AppError =>
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} was not found`);
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
 
 /**
  * True for errors that mean "the database cannot be reached right now" (as opposed to a bug), also
@@ -69,13 +85,22 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
     // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
     if (/^08...$/.test(e.code) || /^57P0[1-3]$/.test(e.code) || e.code === '53300') return true;
   }
-  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Query read timeout/i.test(e.message)) return true;
+  if (
+    typeof e.message === 'string' &&
+    /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Query read timeout/i.test(
+      e.message,
+    )
+  )
+    return true;
   if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
   return e.cause !== error && isDatabaseUnavailable(e.cause, depth + 1);
 }
 
 export const databaseUnavailable = (cause: unknown): AppError =>
-  new AppError('SERVICE_UNAVAILABLE', 'The database is unreachable; try again shortly', { headers: { 'Retry-After': '5' }, cause });
+  new AppError('SERVICE_UNAVAILABLE', 'The database is unreachable; try again shortly', {
+    headers: { 'Retry-After': '5' },
+    cause,
+  });
 
 /** Turns anything thrown into an AppError; unknown errors become INTERNAL_SERVER_ERROR (detail is generic). */
 export function toAppError(error: unknown): AppError {

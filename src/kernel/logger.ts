@@ -14,10 +14,24 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
-export function createLogger(options: { level: string; pretty?: boolean; destination?: NodeJS.WritableStream }): Logger {
-  const base = { level: options.level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'lods' } };
+export function createLogger(options: {
+  level: string;
+  pretty?: boolean;
+  destination?: NodeJS.WritableStream;
+}): Logger {
+  const base = {
+    level: options.level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { service: 'lods' },
+  };
   if (options.pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+    return pino({
+      ...base,
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' },
+      },
+    });
   }
   return options.destination ? pino(base, options.destination as pino.DestinationStream) : pino(base);
 }

@@ -35,8 +35,16 @@ export const deliveryDuration = new Histogram({
 });
 
 /** Gauges whose values are read from the database when /metrics is scraped (set by collectors). */
-export const queueDepth = new Gauge({ name: 'lods_webhook_queue_depth', help: 'Webhook deliveries waiting or in flight', registers: [registry] });
-export const deadLetters = new Gauge({ name: 'lods_webhook_dead_letters', help: 'Dead-lettered webhook deliveries', registers: [registry] });
+export const queueDepth = new Gauge({
+  name: 'lods_webhook_queue_depth',
+  help: 'Webhook deliveries waiting or in flight',
+  registers: [registry],
+});
+export const deadLetters = new Gauge({
+  name: 'lods_webhook_dead_letters',
+  help: 'Dead-lettered webhook deliveries',
+  registers: [registry],
+});
 export const feedHorizonAge = new Gauge({
   name: 'lods_feed_horizon_age_seconds',
   help: 'How long the oldest running write transaction has been open: the change feed serves nothing past it until it ends',

@@ -6,7 +6,10 @@ export const PAGE_LIMIT_MAX = 100;
 /** The largest offset (the OpenAPI document's maximum): 15 digits, exact as a JavaScript number. */
 export const PAGE_OFFSET_MAX = 999_999_999_999_999;
 const DIGITS = /^\d{1,15}$/;
-const REASONS = { limit: `must be an integer from 1 to ${PAGE_LIMIT_MAX}`, offset: `must be an integer from 0 to ${PAGE_OFFSET_MAX}` };
+const REASONS = {
+  limit: `must be an integer from 1 to ${PAGE_LIMIT_MAX}`,
+  offset: `must be an integer from 0 to ${PAGE_OFFSET_MAX}`,
+};
 
 function check(name: 'limit' | 'offset', value: number, problems: InvalidParam[]): void {
   if (name === 'limit' && (value < 1 || value > PAGE_LIMIT_MAX)) problems.push({ name, reason: REASONS.limit });
@@ -38,7 +41,10 @@ export function parsePagingQuery(query: Record<string, unknown>): { limit: numbe
 }
 
 /** From GraphQL arguments (already typed Int by GraphQL). */
-export function parsePagingArgs(args: { limit?: number | null; offset?: number | null }): { limit: number; offset: number } {
+export function parsePagingArgs(args: { limit?: number | null; offset?: number | null }): {
+  limit: number;
+  offset: number;
+} {
   const problems: InvalidParam[] = [];
   const limit = args.limit ?? PAGE_LIMIT_DEFAULT;
   const offset = args.offset ?? 0;

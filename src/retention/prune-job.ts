@@ -22,11 +22,20 @@ export async function startRetentionJob(deps: {
   pollingIntervalSeconds?: number;
 }): Promise<RetentionJob> {
   const logger = deps.logger.child({ component: 'retention' });
-  await ensureQueue(deps.boss, PRUNE_QUEUE, { retryLimit: 2, retryDelay: 60, expireInSeconds: 3600, deleteAfterSeconds: 7 * 24 * 3600 }, { policy: 'exclusive' }, true);
+  await ensureQueue(
+    deps.boss,
+    PRUNE_QUEUE,
+    { retryLimit: 2, retryDelay: 60, expireInSeconds: 3600, deleteAfterSeconds: 7 * 24 * 3600 },
+    { policy: 'exclusive' },
+    true,
+  );
   await deps.boss.schedule(PRUNE_QUEUE, PRUNE_CRON);
   await deps.boss.work(PRUNE_QUEUE, { pollingIntervalSeconds: deps.pollingIntervalSeconds ?? 30 }, async () => {
     const started = Date.now();
-    const result = await pruneRetention(deps.pool, { eventDays: deps.retention.eventDays, deliveryAttemptDays: deps.retention.deliveryAttemptDays });
+    const result = await pruneRetention(deps.pool, {
+      eventDays: deps.retention.eventDays,
+      deliveryAttemptDays: deps.retention.deliveryAttemptDays,
+    });
     logger.info({ ...result, durationMs: Date.now() - started }, 'retention prune finished');
     return result;
   });

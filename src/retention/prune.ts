@@ -22,7 +22,12 @@ import { eraseExpiredPreviousSecrets } from '../webhooks/secrets/previous-secret
 
 export const PRUNE_BATCH_SIZE = 500;
 
-export type PruneOptions = { eventDays: number; deliveryAttemptDays: number; batchSize?: number; onProgress?: (progress: PruneResult) => void };
+export type PruneOptions = {
+  eventDays: number;
+  deliveryAttemptDays: number;
+  batchSize?: number;
+  onProgress?: (progress: PruneResult) => void;
+};
 export type PruneResult = {
   deliveryAttempts: number;
   events: number;
@@ -34,7 +39,10 @@ export type PruneResult = {
 
 type Db = Pick<Pool, 'query'> | Pick<PoolClient, 'query'>;
 /** Which of a batch's events (or deliveries) the queue still needs; nothing before pg-boss's first start. */
-type Holds = { events: (db: Db, ids: string[]) => Promise<Set<string>>; deadLetters: (db: Db, deliveries: { eventId: string; receiverId: string }[]) => Promise<Set<string>> };
+type Holds = {
+  events: (db: Db, ids: string[]) => Promise<Set<string>>;
+  deadLetters: (db: Db, deliveries: { eventId: string; receiverId: string }[]) => Promise<Set<string>>;
+};
 const NOTHING_HELD: Holds = { events: async () => new Set(), deadLetters: async () => new Set() };
 const QUEUE_HOLDS: Holds = { events: eventsHeldByJobs, deadLetters: deadLetterDeliveries };
 
@@ -50,11 +58,16 @@ const ATTEMPTS_HEAD_SQL = `select id::text as id, event_id as "eventId", receive
 
 /** One batch of attempts: the head from `last`, those before the window deleted unless a dead letter keeps them. */
 async function pruneAttemptBatch(pool: Pool, holds: Holds, last: string, batch: number, days: number) {
-  const { rows: head } = await pool.query<{ id: string; eventId: string; receiverId: string; inside: boolean }>(ATTEMPTS_HEAD_SQL, [last, batch, days]);
+  const { rows: head } = await pool.query<{ id: string; eventId: string; receiverId: string; inside: boolean }>(
+    ATTEMPTS_HEAD_SQL,
+    [last, batch, days],
+  );
   const doomed = beforeWindow(head);
   const kept = await holds.deadLetters(pool, doomed);
   const gone = doomed.filter((a) => !kept.has(deliveryKey(a))).map((a) => a.id);
-  const deleted = gone.length ? ((await pool.query('delete from delivery_attempt where id = any($1::bigint[])', [gone])).rowCount ?? 0) : 0;
+  const deleted = gone.length
+    ? ((await pool.query('delete from delivery_attempt where id = any($1::bigint[])', [gone])).rowCount ?? 0)
+    : 0;
   return { scanned: head.length, deleted, last: doomed.at(-1)?.id ?? null, stopped: doomed.length < head.length };
 }
 
@@ -74,10 +87,25 @@ const KEPT_PAGE_SQL = `select e.id, e.xid::text as xid, e.position::text as posi
   order by e.xid, e.position limit $3`;
 
 /** One page of kept events below the watermark: those no delivery needs any more are deleted. */
-async function releaseKeptPage(client: PoolClient, holds: Holds, after: FeedPosition | null, batch: number): Promise<{ deleted: number; next: FeedPosition | null }> {
-  const { rows: page } = await client.query<{ id: string; xid: string; position: string }>(KEPT_PAGE_SQL, [after?.xid ?? null, after?.position ?? null, batch]);
-  const held = await holds.events(client, page.map((e) => e.id));
-  const deleted = await deleteEvents(client, page.filter((e) => !held.has(e.id)).map((e) => e.id));
+async function releaseKeptPage(
+  client: PoolClient,
+  holds: Holds,
+  after: FeedPosition | null,
+  batch: number,
+): Promise<{ deleted: number; next: FeedPosition | null }> {
+  const { rows: page } = await client.query<{ id: string; xid: string; position: string }>(KEPT_PAGE_SQL, [
+    after?.xid ?? null,
+    after?.position ?? null,
+    batch,
+  ]);
+  const held = await holds.events(
+    client,
+    page.map((e) => e.id),
+  );
+  const deleted = await deleteEvents(
+    client,
+    page.filter((e) => !held.has(e.id)).map((e) => e.id),
+  );
   return { deleted, next: page.length < batch ? null : page.at(-1)! };
 }
 
@@ -91,9 +119,19 @@ async function pruneEventBatch(client: PoolClient, holds: Holds, batch: number, 
   const { rows: head } = await client.query<{ id: string; inside: boolean }>(EVENTS_HEAD_SQL, [batch, days]);
   const doomed = beforeWindow(head);
   const last = doomed.at(-1);
-  if (last) await client.query('update event_feed_pruned p set xid = e.xid, position = e.position from event e where e.id = $1', [last.id]);
-  const held = await holds.events(client, doomed.map((e) => e.id));
-  const deleted = await deleteEvents(client, doomed.filter((e) => !held.has(e.id)).map((e) => e.id));
+  if (last)
+    await client.query(
+      'update event_feed_pruned p set xid = e.xid, position = e.position from event e where e.id = $1',
+      [last.id],
+    );
+  const held = await holds.events(
+    client,
+    doomed.map((e) => e.id),
+  );
+  const deleted = await deleteEvents(
+    client,
+    doomed.filter((e) => !held.has(e.id)).map((e) => e.id),
+  );
   return { scanned: head.length, passed: doomed.length, deleted, stopped: doomed.length < head.length };
 }
 
@@ -104,19 +142,34 @@ const TEST_EVENTS_SQL = `select e.id from event e where e.xid is null and e.occu
 /** One batch of old test events: deleted unless a delivery still holds them; how many were looked at and deleted. */
 async function pruneTestEventBatch(client: PoolClient, holds: Holds, batch: number, days: number) {
   const { rows } = await client.query<{ id: string }>(TEST_EVENTS_SQL, [batch, days]);
-  const held = await holds.events(client, rows.map((e) => e.id));
-  return { scanned: rows.length, deleted: await deleteEvents(client, rows.filter((e) => !held.has(e.id)).map((e) => e.id)) };
+  const held = await holds.events(
+    client,
+    rows.map((e) => e.id),
+  );
+  return {
+    scanned: rows.length,
+    deleted: await deleteEvents(
+      client,
+      rows.filter((e) => !held.has(e.id)).map((e) => e.id),
+    ),
+  };
 }
 
 export async function pruneRetention(pool: Pool, options: PruneOptions): Promise<PruneResult> {
   const batch = options.batchSize ?? PRUNE_BATCH_SIZE;
-  const result: PruneResult = { deliveryAttempts: 0, events: 0, eventsKept: 0, batches: 0, previousSecretsErased: await eraseExpiredPreviousSecrets(pool) };
+  const result: PruneResult = {
+    deliveryAttempts: 0,
+    events: 0,
+    eventsKept: 0,
+    batches: 0,
+    previousSecretsErased: await eraseExpiredPreviousSecrets(pool),
+  };
   const report = () => options.onProgress?.({ ...result });
   // pg-boss creates its tables on its first start; before that, no delivery holds anything.
   const holds = (await bossInstalled(pool)) ? QUEUE_HOLDS : NOTHING_HELD;
 
   if (options.deliveryAttemptDays > 0) {
-    for (let last = '0'; ; ) {
+    for (let last = '0'; ;) {
       const row = await pruneAttemptBatch(pool, holds, last, batch, options.deliveryAttemptDays);
       result.deliveryAttempts += row.deleted;
       result.batches++;
@@ -137,7 +190,9 @@ export async function pruneRetention(pool: Pool, options: PruneOptions): Promise
     let after: FeedPosition | null = null;
     do {
       const from: FeedPosition | null = after;
-      const page: { deleted: number; next: FeedPosition | null } = await locked((client) => releaseKeptPage(client, holds, from, batch));
+      const page: { deleted: number; next: FeedPosition | null } = await locked((client) =>
+        releaseKeptPage(client, holds, from, batch),
+      );
       result.events += page.deleted;
       after = page.next;
     } while (after);

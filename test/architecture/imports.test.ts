@@ -14,8 +14,15 @@ async function importGraph(): Promise<Map<string, string[]>> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const code = (await readFile(file, 'utf8')).replace(/^\s*\/\/.*$/gm, '');
-    const specifiers = [...code.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)|(?:^|\n)\s*import\s+'([^']+)'/g)].map((m) => m[1] ?? m[2] ?? m[3]!);
-    graph.set(relative(SRC, file), specifiers.map((s) => (s.startsWith('.') ? relative(SRC, resolve(dirname(file), s)) : s)));
+    const specifiers = [
+      ...code.matchAll(
+        /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)|(?:^|\n)\s*import\s+'([^']+)'/g,
+      ),
+    ].map((m) => m[1] ?? m[2] ?? m[3]!);
+    graph.set(
+      relative(SRC, file),
+      specifiers.map((s) => (s.startsWith('.') ? relative(SRC, resolve(dirname(file), s)) : s)),
+    );
   }
   return graph;
 }
@@ -48,7 +55,9 @@ describe('the house as its imports draw it', () => {
     for (const [file, imports] of await importGraph()) {
       if (!file.startsWith('db/')) continue;
       // db/ may use db/ and the shared kernel (kernel/: config, errors, logger, metrics).
-      for (const target of imports) if (target.endsWith('.ts') && !target.startsWith('db/') && !target.startsWith('kernel/')) upward.push(`${file} -> ${target}`);
+      for (const target of imports)
+        if (target.endsWith('.ts') && !target.startsWith('db/') && !target.startsWith('kernel/'))
+          upward.push(`${file} -> ${target}`);
     }
     expect(upward).to.deep.equal([]);
   });
@@ -58,7 +67,8 @@ describe('the house as its imports draw it', () => {
     for (const file of await readdir(join(SRC, 'retention'))) {
       const code = await readFile(join(SRC, 'retention', file), 'utf8');
       for (const [, names] of code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*webhooks\/queue[^']*'/g)) {
-        for (const name of names!.split(',').map((n) => n.trim())) if (/(Sql|Condition|Cte|CTE)$/.test(name)) spliced.push(`retention/${file}: ${name}`);
+        for (const name of names!.split(',').map((n) => n.trim()))
+          if (/(Sql|Condition|Cte|CTE)$/.test(name)) spliced.push(`retention/${file}: ${name}`);
       }
     }
     expect(spliced).to.deep.equal([]);
@@ -66,10 +76,17 @@ describe('the house as its imports draw it', () => {
 
   it('reaches the workspace packages only by name, never by a path into them', async () => {
     const intoPackages: string[] = [];
-    for (const [file, imports] of await importGraph()) for (const target of imports) if (/(^|\/)packages\//.test(target) || /^@lods\/[^/]+\/./.test(target)) intoPackages.push(`${file} -> ${target}`);
+    for (const [file, imports] of await importGraph())
+      for (const target of imports)
+        if (/(^|\/)packages\//.test(target) || /^@lods\/[^/]+\/./.test(target))
+          intoPackages.push(`${file} -> ${target}`);
     expect(intoPackages).to.deep.equal([]);
-    expect(relative(resolve(SRC, '..'), new URL(import.meta.resolve('@lods/receiver-kit')).pathname)).to.equal('packages/receiver-kit/src/index.ts');
-    expect(relative(resolve(SRC, '..'), new URL(import.meta.resolve('@lods/client')).pathname)).to.equal('packages/client/src/index.ts');
+    expect(relative(resolve(SRC, '..'), new URL(import.meta.resolve('@lods/receiver-kit')).pathname)).to.equal(
+      'packages/receiver-kit/src/index.ts',
+    );
+    expect(relative(resolve(SRC, '..'), new URL(import.meta.resolve('@lods/client')).pathname)).to.equal(
+      'packages/client/src/index.ts',
+    );
     expect(() => import.meta.resolve('@lods/client/src/sync.ts')).to.throw(/is not defined by "exports"/);
   });
 });

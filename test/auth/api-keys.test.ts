@@ -27,7 +27,9 @@ describe('API keys', () => {
   after(() => api.close());
 
   it('are random, long enough (>= 128 bits) and all different', async () => {
-    const keys = await Promise.all([1, 2, 3, 4, 5].map((i) => createApiKey(em(), { name: `k${i}`, scopes: ['catalog:read'] })));
+    const keys = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => createApiKey(em(), { name: `k${i}`, scopes: ['catalog:read'] })),
+    );
     for (const { key } of keys) {
       const [, secret] = /^lods_([A-Za-z0-9_-]+)$/.exec(key) ?? [];
       expect(secret, key).to.be.a('string');
@@ -74,12 +76,21 @@ describe('API keys', () => {
   });
 
   it('reject unknown, missing scopes and a blank name; revoking an unknown id is NOT_FOUND', async () => {
-    expect((await rejects(() => parseScopes(['catalog:read', 'catalog:admin']))).invalidParams).to.deep.include.members([
-      { name: 'scope', reason: 'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write, receivers:manage' },
-    ]);
+    expect((await rejects(() => parseScopes(['catalog:read', 'catalog:admin']))).invalidParams).to.deep.include.members(
+      [
+        {
+          name: 'scope',
+          reason: 'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write, receivers:manage',
+        },
+      ],
+    );
     expect((await rejects(() => parseScopes([]))).code).to.equal('BAD_USER_INPUT');
     expect(parseScopes(['graphql:read', 'graphql:read'])).to.deep.equal(['graphql:read']);
-    expect((await rejects(() => createApiKey(em(), { name: '  ', scopes: ['catalog:read'] }))).code).to.equal('BAD_USER_INPUT');
-    expect((await rejects(() => revokeApiKey(em(), '00000000-0000-4000-8000-000000000000'))).code).to.equal('NOT_FOUND');
+    expect((await rejects(() => createApiKey(em(), { name: '  ', scopes: ['catalog:read'] }))).code).to.equal(
+      'BAD_USER_INPUT',
+    );
+    expect((await rejects(() => revokeApiKey(em(), '00000000-0000-4000-8000-000000000000'))).code).to.equal(
+      'NOT_FOUND',
+    );
   });
 });

@@ -62,10 +62,16 @@ describe('REST authentication and scopes', () => {
         socket.setEncoding('utf8').on('data', (c: string) => (text += c));
         socket.on('end', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text }));
         socket.on('error', reject);
-        socket.end(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n${authorizations.map((a) => `Authorization: ${a}\r\n`).join('')}Connection: close\r\n\r\n`);
+        socket.end(
+          `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n${authorizations.map((a) => `Authorization: ${a}\r\n`).join('')}Connection: close\r\n\r\n`,
+        );
       });
     for (const path of [...paths(), '/v1/events/head']) {
-      for (const pair of [[`Bearer ${key}`, `Bearer ${unknownKey}`], [`Bearer ${unknownKey}`, `Bearer ${key}`], [`Bearer ${key}`, `Bearer ${key}`]]) {
+      for (const pair of [
+        [`Bearer ${key}`, `Bearer ${unknownKey}`],
+        [`Bearer ${unknownKey}`, `Bearer ${key}`],
+        [`Bearer ${key}`, `Bearer ${key}`],
+      ]) {
         const res = await rawGet(path, pair);
         expect(res.status, path).to.equal(401);
         expect(res.text).to.match(/\r\nwww-authenticate: Bearer\b.*invalid_request/i);

@@ -15,7 +15,11 @@ describe('REST key checks before the input, from the key cache', () => {
   let api: Api;
   let reader: string;
   let recordPath: string;
-  const badInputs = ['/v1/learning-opportunities?limit=0', '/v1/learning-opportunities?offset=-1', '/v1/learning-opportunities/not-a-uuid'];
+  const badInputs = [
+    '/v1/learning-opportunities?limit=0',
+    '/v1/learning-opportunities?offset=-1',
+    '/v1/learning-opportunities/not-a-uuid',
+  ];
 
   before(async () => {
     api = await startTestApi();
@@ -26,16 +30,26 @@ describe('REST key checks before the input, from the key cache', () => {
 
   it('answers 403, never 400 or 404, to a live key without catalog:read', async () => {
     const other = await createTestKey(['graphql:read']);
-    for (const path of [...badInputs, `/v1/learning-opportunities/${randomUUID()}`, recordPath, '/v1/learning-opportunities']) {
+    for (const path of [
+      ...badInputs,
+      `/v1/learning-opportunities/${randomUUID()}`,
+      recordPath,
+      '/v1/learning-opportunities',
+    ]) {
       expect(expectProblem(await getJson(api, path, other), 403).type, path).to.equal('/problems/forbidden');
     }
   });
 
   it('answers 401, never 400 or 404, to a revoked key', async () => {
-    const created = await createApiKey(testDb().orm.em.fork(), { name: 'revoked before use', scopes: ['catalog:read'] });
+    const created = await createApiKey(testDb().orm.em.fork(), {
+      name: 'revoked before use',
+      scopes: ['catalog:read'],
+    });
     await revokeApiKey(testDb().orm.em.fork(), created.id);
     for (const path of [...badInputs, `/v1/learning-opportunities/${randomUUID()}`, recordPath]) {
-      expect(expectProblem(await getJson(api, path, created.key), 401).type, path).to.equal('/problems/unauthenticated');
+      expect(expectProblem(await getJson(api, path, created.key), 401).type, path).to.equal(
+        '/problems/unauthenticated',
+      );
     }
   });
 
@@ -47,7 +61,10 @@ describe('REST key checks before the input, from the key cache', () => {
 
   it('refuses a key from soon after its revocation on, under concurrent load, and never lets it back', async function () {
     this.timeout(90_000); // 480 requests: minutes on a loaded 2-core machine
-    const created = await createApiKey(testDb().orm.em.fork(), { name: 'revoked under load', scopes: ['catalog:read'] });
+    const created = await createApiKey(testDb().orm.em.fork(), {
+      name: 'revoked under load',
+      scopes: ['catalog:read'],
+    });
     let revokedAt = Infinity;
     const answers: { started: number; status: number }[] = [];
     // Eight clients hammer both endpoints; each request records when it started and what it got.
@@ -55,7 +72,10 @@ describe('REST key checks before the input, from the key cache', () => {
     const client = async () => {
       for (let i = 0; i < 60; i++) {
         const started = performance.now();
-        answers.push({ started, status: (await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities?limit=5', created.key)).status });
+        answers.push({
+          started,
+          status: (await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities?limit=5', created.key)).status,
+        });
       }
     };
     const load = Promise.all(Array.from({ length: 8 }, client));
@@ -69,6 +89,7 @@ describe('REST key checks before the input, from the key cache', () => {
     expect(answers.filter((a) => a.started > revokedAt).length, 'requests started after the revocation').to.be.above(0);
     // The notification's trip, under load on a shared machine: half the cache's 10 s age bound at most.
     expect(Math.max(...accepted.map((a) => a.started)) - revokedAt).to.be.below(5000);
-    for (let i = 0; i < 20; i++) expectProblem(await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities', created.key), 401);
+    for (let i = 0; i < 20; i++)
+      expectProblem(await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities', created.key), 401);
   });
 });

@@ -105,7 +105,9 @@ describe('API key cache', () => {
     expect(await connectionUp()).to.equal(1);
     const { id, hash } = await newKey('reconnect');
     await cache.principal(hash);
-    await testDb().pool.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lods-listen' and datname = current_database()");
+    await testDb().pool.query(
+      "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'lods-listen' and datname = current_database()",
+    );
     // Lost: look-ups go to the read pool until the connection is back.
     await until(async () => (await cache.principal(hash), fallback.lookUps() > 0));
     expect(await connectionUp()).to.equal(0);

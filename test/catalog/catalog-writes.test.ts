@@ -7,13 +7,24 @@ import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 
-type Doc = { id: string; title: string; status: string; updatedAt: string; publishedAt: string | null; sessions: unknown[] };
+type Doc = {
+  id: string;
+  title: string;
+  status: string;
+  updatedAt: string;
+  publishedAt: string | null;
+  sessions: unknown[];
+};
 const parse = (doc: string) => JSON.parse(doc) as Doc;
 
 describe('catalog writes', () => {
   it('moves updatedAt strictly forward on every change even within one millisecond (frozen clock)', async () => {
     const frozen = new Date('2031-05-05T05:05:05.005Z');
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null), clock: () => frozen });
+    const writes = createCatalogWrites({
+      orm: testDb().orm,
+      recordChange: createChangeRecorder(null),
+      clock: () => frozen,
+    });
     const input = buildLearningOpportunityInput();
     const created = parse(await writes.upsert(parseLearningOpportunityInput(input)));
     expect(created.updatedAt).to.equal('2031-05-05T05:05:05.005Z');
@@ -26,22 +37,37 @@ describe('catalog writes', () => {
     expect(archived.updatedAt).to.equal('2031-05-05T05:05:05.008Z');
     // nothing changes: nothing moves
     expect(parse(await writes.archive(input.id)).updatedAt).to.equal(archived.updatedAt);
-    expect(parse(await writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited' }))).updatedAt).to.equal(archived.updatedAt);
+    expect(parse(await writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited' }))).updatedAt).to.equal(
+      archived.updatedAt,
+    );
     await writes.delete(input.id); // dated 2031: it would lead every later internal list
   });
 
   it('serialises concurrent first upserts of one id: all succeed, one record, last content wins whole', async () => {
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     const base = buildLearningOpportunityInput();
-    const versions = [1, 2, 3, 4, 5].map((n) => parseLearningOpportunityInput({ ...base, title: `Version ${n}`, sessions: (base.sessions as unknown[]).slice(0, n % 2 ? 1 : 2) }));
+    const versions = [1, 2, 3, 4, 5].map((n) =>
+      parseLearningOpportunityInput({
+        ...base,
+        title: `Version ${n}`,
+        sessions: (base.sessions as unknown[]).slice(0, n % 2 ? 1 : 2),
+      }),
+    );
     const results = await Promise.allSettled(versions.map((v) => writes.upsert(v)));
-    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
-    const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [base.id]);
+    expect(
+      results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
+    ).to.deep.equal([]);
+    const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [
+      base.id,
+    ]);
     expect(rows).to.have.length(1);
     const stored = parse(rows[0]!.doc);
     const winner = versions.find((v) => v.title === stored.title)!;
     expect(stored.sessions).to.have.length(winner.sessions.length);
-    const sessions = await testDb().pool.query<{ n: number }>('select count(*)::int as n from lo_session where learning_opportunity_id = $1', [base.id]);
+    const sessions = await testDb().pool.query<{ n: number }>(
+      'select count(*)::int as n from lo_session where learning_opportunity_id = $1',
+      [base.id],
+    );
     expect(sessions.rows[0]!.n, 'nested rows match the stored record').to.equal(winner.sessions.length);
   });
 
@@ -49,8 +75,15 @@ describe('catalog writes', () => {
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     const input = buildLearningOpportunityInput();
     await writes.upsert(parseLearningOpportunityInput(input));
-    await Promise.all([writes.publish(input.id), writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Raced edit' })), writes.publish(input.id)]);
-    const { rows } = await testDb().pool.query<{ doc: string; status: string; title: string }>('select doc, status, title from learning_opportunity where id = $1', [input.id]);
+    await Promise.all([
+      writes.publish(input.id),
+      writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Raced edit' })),
+      writes.publish(input.id),
+    ]);
+    const { rows } = await testDb().pool.query<{ doc: string; status: string; title: string }>(
+      'select doc, status, title from learning_opportunity where id = $1',
+      [input.id],
+    );
     const stored = parse(rows[0]!.doc);
     expect(stored).to.include({ status: 'PUBLISHED', title: 'Raced edit' });
     expect(rows[0]).to.include({ status: 'PUBLISHED', title: 'Raced edit' });

@@ -48,7 +48,12 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
 
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     // New drafts count for nothing until published; then a bulk publish.
-    const inputs = Array.from({ length: 30 }, (_, i) => buildLearningOpportunityInput({ format: i % 2 ? 'ONLINE' : 'IN_PERSON', topics: ['facet-test', `t${i % 3}`, 'facet-test'] }));
+    const inputs = Array.from({ length: 30 }, (_, i) =>
+      buildLearningOpportunityInput({
+        format: i % 2 ? 'ONLINE' : 'IN_PERSON',
+        topics: ['facet-test', `t${i % 3}`, 'facet-test'],
+      }),
+    );
     await writes.upsertMany(inputs.map((input) => parseLearningOpportunityInput(input)));
     await expectCountsExact();
     await writes.publishMany(inputs.map((input) => input.id));
@@ -62,8 +67,14 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
         language: i % 2 ? 'fr' : null,
         topics: ['changed'],
         sessions: [
-          { ...(input.sessions as Record<string, unknown>[])[0]!, location: { name: 'Hall', address: '2 Rue', city: 'Lyon', country: 'FR' } },
-          { ...(input.sessions as Record<string, unknown>[])[1]!, location: { name: 'Hall', address: '3 Rue', city: 'Lyon', country: 'FR' } },
+          {
+            ...(input.sessions as Record<string, unknown>[])[0]!,
+            location: { name: 'Hall', address: '2 Rue', city: 'Lyon', country: 'FR' },
+          },
+          {
+            ...(input.sessions as Record<string, unknown>[])[1]!,
+            location: { name: 'Hall', address: '3 Rue', city: 'Lyon', country: 'FR' },
+          },
         ],
       }),
     );
@@ -75,9 +86,15 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
     for (const input of inputs.slice(20, 25)) await writes.delete(input.id);
     await expectCountsExact();
     // Raw statements of many rows: an update that moves them, a bulk archive and a bulk delete.
-    await pool.query(`update learning_opportunity set updated_at = updated_at + interval '1 second' where id in (select id from learning_opportunity order by id limit 400)`);
-    await pool.query(`update learning_opportunity set status = 'ARCHIVED' where id in (select id from learning_opportunity where status = 'PUBLISHED' order by id desc limit 200)`);
-    await pool.query(`delete from learning_opportunity where id in (select id from learning_opportunity order by updated_at limit 300)`);
+    await pool.query(
+      `update learning_opportunity set updated_at = updated_at + interval '1 second' where id in (select id from learning_opportunity order by id limit 400)`,
+    );
+    await pool.query(
+      `update learning_opportunity set status = 'ARCHIVED' where id in (select id from learning_opportunity where status = 'PUBLISHED' order by id desc limit 200)`,
+    );
+    await pool.query(
+      `delete from learning_opportunity where id in (select id from learning_opportunity order by updated_at limit 300)`,
+    );
     await expectCountsExact();
   });
 
@@ -86,11 +103,20 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
     const pool = testDb().pool;
     const reads = createListReads(pool);
     const exact = async (where: string, values: unknown[]) =>
-      Number((await pool.query<{ n: string }>(`select count(*) as n from learning_opportunity lo where lo.status = 'PUBLISHED' and ${where}`, values)).rows[0]!.n);
+      Number(
+        (
+          await pool.query<{ n: string }>(
+            `select count(*) as n from learning_opportunity lo where lo.status = 'PUBLISHED' and ${where}`,
+            values,
+          )
+        ).rows[0]!.n,
+      );
     const total = async (filter: ListFilter) => (await reads.getPage(list(filter), 1, 0, 'public')).totalCount;
 
     // Every value of every facet (topic, country and city one at a time; the single-valued ones also several at once).
-    const { rows } = await pool.query<Count>(`select facet, value, n from facet_count where n > 0 order by facet, value`);
+    const { rows } = await pool.query<Count>(
+      `select facet, value, n from facet_count where n > 0 order by facet, value`,
+    );
     const column: Record<string, string> = {
       format: 'lo.format = any($1)',
       language: 'lo.language = any($1)',
@@ -100,29 +126,56 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
       city: 'exists (select from lo_session s where s.learning_opportunity_id = lo.id and s.city = any($1))',
     };
     for (const r of rows.filter((_, i) => i % 3 === 0)) {
-      expect(await total({ [r.facet]: [r.value] }), `${r.facet}=${r.value}`).to.equal(await exact(column[r.facet]!, [[r.value]]));
+      expect(await total({ [r.facet]: [r.value] }), `${r.facet}=${r.value}`).to.equal(
+        await exact(column[r.facet]!, [[r.value]]),
+      );
     }
     for (const facet of ['format', 'language', 'provider']) {
-      const values = [...rows.filter((r) => r.facet === facet).slice(0, 3).map((r) => r.value), 'nothing-such'];
+      const values = [
+        ...rows
+          .filter((r) => r.facet === facet)
+          .slice(0, 3)
+          .map((r) => r.value),
+        'nothing-such',
+      ];
       expect(await total({ [facet]: [...values, values[0]!] }), facet).to.equal(await exact(column[facet]!, [values]));
     }
     // Several values of a facet a record holds more than one of: counted, not summed.
-    const topics = rows.filter((r) => r.facet === 'topic').slice(0, 4).map((r) => r.value);
+    const topics = rows
+      .filter((r) => r.facet === 'topic')
+      .slice(0, 4)
+      .map((r) => r.value);
     expect(await total({ topic: topics })).to.equal(await exact(column.topic!, [topics]));
 
     // updatedSince and updatedBefore at each range bound, a millisecond either side, and both at once.
-    const bounds = (await pool.query<{ at: string }>(`select to_json(lo_updated_at) #>> '{}' as at from list_bucket where lo_updated_at > '-infinity' order by 1`)).rows.map((r) => Date.parse(r.at));
+    const bounds = (
+      await pool.query<{ at: string }>(
+        `select to_json(lo_updated_at) #>> '{}' as at from list_bucket where lo_updated_at > '-infinity' order by 1`,
+      )
+    ).rows.map((r) => Date.parse(r.at));
     expect(bounds.length).to.be.at.least(1);
-    const { rows: span } = await pool.query<{ lo: string; hi: string }>(`select to_json(min(updated_at)) #>> '{}' as lo, to_json(max(updated_at)) #>> '{}' as hi from learning_opportunity where status = 'PUBLISHED'`);
+    const { rows: span } = await pool.query<{ lo: string; hi: string }>(
+      `select to_json(min(updated_at)) #>> '{}' as lo, to_json(max(updated_at)) #>> '{}' as hi from learning_opportunity where status = 'PUBLISHED'`,
+    );
     const instants = [...bounds, Date.parse(span[0]!.lo), Date.parse(span[0]!.hi)].flatMap((t) => [t - 1, t, t + 1]);
     for (const t of instants) {
       const at = new Date(t);
-      expect(await total({ updatedSince: at }), `updatedSince ${at.toISOString()}`).to.equal(await exact('lo.updated_at >= $1', [at]));
-      expect(await total({ updatedBefore: at }), `updatedBefore ${at.toISOString()}`).to.equal(await exact('lo.updated_at < $1', [at]));
+      expect(await total({ updatedSince: at }), `updatedSince ${at.toISOString()}`).to.equal(
+        await exact('lo.updated_at >= $1', [at]),
+      );
+      expect(await total({ updatedBefore: at }), `updatedBefore ${at.toISOString()}`).to.equal(
+        await exact('lo.updated_at < $1', [at]),
+      );
     }
-    for (const [a, b] of [[instants[0]!, instants.at(-1)!], [instants.at(-1)!, instants[0]!], [instants[1]!, instants[4]!]] as [number, number][]) {
+    for (const [a, b] of [
+      [instants[0]!, instants.at(-1)!],
+      [instants.at(-1)!, instants[0]!],
+      [instants[1]!, instants[4]!],
+    ] as [number, number][]) {
       const [since, before] = [new Date(a), new Date(b)];
-      expect(await total({ updatedSince: since, updatedBefore: before })).to.equal(await exact('lo.updated_at >= $1 and lo.updated_at < $2', [since, before]));
+      expect(await total({ updatedSince: since, updatedBefore: before })).to.equal(
+        await exact('lo.updated_at >= $1 and lo.updated_at < $2', [since, before]),
+      );
     }
   });
 });

@@ -22,7 +22,9 @@ async function insertPublished(count: number, spreadSeconds: number): Promise<vo
 }
 
 async function expectedIds(): Promise<string[]> {
-  const { rows } = await testDb().pool.query<{ id: string }>(`select id from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`);
+  const { rows } = await testDb().pool.query<{ id: string }>(
+    `select id from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`,
+  );
   return rows.map((r) => r.id);
 }
 
@@ -79,7 +81,9 @@ describe('public list paging over range counts (list_bucket)', () => {
       through += Number(b.n);
       for (const offset of [through - 1, through, through + 1]) {
         const page = await reads.getPage(1, offset, 'public');
-        expect(page.results ? (JSON.parse(page.results) as { id: string }).id : undefined, `offset ${offset}`).to.equal(expected[offset]);
+        expect(page.results ? (JSON.parse(page.results) as { id: string }).id : undefined, `offset ${offset}`).to.equal(
+          expected[offset],
+        );
       }
     }
   });
@@ -94,7 +98,9 @@ describe('public list paging over range counts (list_bucket)', () => {
     // The 1000 oldest leave the public list: their ranges drain and merge.
     await pool.query(`update learning_opportunity set status = 'ARCHIVED'
                        where id in (select id from learning_opportunity where status = 'PUBLISHED' order by updated_at, id limit 1000)`);
-    await pool.query(`delete from learning_opportunity where id in (select id from learning_opportunity where status = 'PUBLISHED' order by random() limit 300)`);
+    await pool.query(
+      `delete from learning_opportunity where id in (select id from learning_opportunity where status = 'PUBLISHED' order by random() limit 300)`,
+    );
     const ranges = await buckets();
     expect(ranges.filter((b) => b.lo_id !== LOWEST && Number(b.n) < 128)).to.deep.equal([]);
     await expectExactCounts();
@@ -111,7 +117,9 @@ describe('public list paging over range counts (list_bucket)', () => {
         writers.map(async (client, w) => {
           for (let i = w; i < ids.length; i += writers.length) {
             await client.query('begin');
-            await client.query(`update learning_opportunity set updated_at = clock_timestamp() where id = $1`, [ids[i]]);
+            await client.query(`update learning_opportunity set updated_at = clock_timestamp() where id = $1`, [
+              ids[i],
+            ]);
             // hold the range locks a moment, as a real write does while it records its event
             await client.query('select pg_sleep(0.001)');
             await client.query('commit');

@@ -16,26 +16,45 @@ const NESTED = ['lo_session', 'lo_deadline', 'lo_faq', 'lo_external_review', 'lo
 /** Every column of the records and of their nested rows (but `pk`, an identity), as text. */
 async function snapshot(pool: Pool, ids: string[]): Promise<Record<string, string[]>> {
   const rows = async (sql: string) => (await pool.query<{ r: string }>(sql, [ids])).rows.map((row) => row.r);
-  const result: Record<string, string[]> = { learning_opportunity: await rows(`select to_jsonb(l)::text as r from learning_opportunity l where id = any($1::uuid[]) order by id`) };
+  const result: Record<string, string[]> = {
+    learning_opportunity: await rows(
+      `select to_jsonb(l)::text as r from learning_opportunity l where id = any($1::uuid[]) order by id`,
+    ),
+  };
   for (const table of NESTED) {
-    result[table] = await rows(`select (to_jsonb(t) - 'pk')::text as r from ${table} t where learning_opportunity_id = any($1::uuid[]) order by learning_opportunity_id, position`);
+    result[table] = await rows(
+      `select (to_jsonb(t) - 'pk')::text as r from ${table} t where learning_opportunity_id = any($1::uuid[]) order by learning_opportunity_id, position`,
+    );
   }
   return result;
 }
 
-const deleteRecords = (pool: Pool, ids: string[]) => pool.query('delete from learning_opportunity where id = any($1::uuid[])', [ids]);
+const deleteRecords = (pool: Pool, ids: string[]) =>
+  pool.query('delete from learning_opportunity where id = any($1::uuid[])', [ids]);
 
 describe('one write path for the mutations and seed', () => {
   it('stores the same rows, docs and nested rows for the same records through the mutations and through seed', async () => {
     const pool = testDb().pool;
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
-    const inputs = [buildLearningOpportunityInput(), buildLearningOpportunityInput({ summary: null, price: null, topics: ['NULL', ' padded '] }), buildLearningOpportunityInput({ sessions: [], faqs: null })];
+    const inputs = [
+      buildLearningOpportunityInput(),
+      buildLearningOpportunityInput({ summary: null, price: null, topics: ['NULL', ' padded '] }),
+      buildLearningOpportunityInput({ sessions: [], faqs: null }),
+    ];
     const ids = inputs.map((i) => i.id);
     await writes.upsertMany(inputs.map((i) => parseLearningOpportunityInput(i)));
     await writes.publishMany(ids.slice(0, 2));
     // a replaced content: other nested rows, fewer of them
-    const edited = { ...inputs[0]!, title: 'Edited', sessions: (inputs[0]!.sessions as unknown[]).slice(1), accolades: [] };
-    const docs = await writes.upsertMany([parseLearningOpportunityInput(edited), ...inputs.slice(1).map((i) => parseLearningOpportunityInput(i))]);
+    const edited = {
+      ...inputs[0]!,
+      title: 'Edited',
+      sessions: (inputs[0]!.sessions as unknown[]).slice(1),
+      accolades: [],
+    };
+    const docs = await writes.upsertMany([
+      parseLearningOpportunityInput(edited),
+      ...inputs.slice(1).map((i) => parseLearningOpportunityInput(i)),
+    ]);
     const byMutations = await snapshot(pool, ids);
     expect(byMutations.lo_session).to.have.length(3); // 1 + 2 + 0
     expect(JSON.parse(byMutations.learning_opportunity![0]!)).to.have.property('doc');
@@ -44,7 +63,9 @@ describe('one write path for the mutations and seed', () => {
     const client = await pool.connect();
     try {
       // What seed does with a batch of rendered records.
-      expect(await writeDocs(async (text, params) => (await client.query(text, [...params])).rows, docs, 'skip')).to.equal(3);
+      expect(
+        await writeDocs(async (text, params) => (await client.query(text, [...params])).rows, docs, 'skip'),
+      ).to.equal(3);
     } finally {
       client.release();
     }
@@ -55,12 +76,21 @@ describe('one write path for the mutations and seed', () => {
   it('stores seeded records exactly as the mutations would: saving their content again changes nothing', async () => {
     const pool = testDb().pool;
     await resetCatalog(); // this file's own database: every record is then a seeded one
-    expect(await seedCatalog(pool, { count: 20, seed: 20261123, batchSize: 8 })).to.deep.equal({ inserted: 20, skipped: 0 });
-    const seeded = (await pool.query<{ id: string; doc: string }>('select id, doc from learning_opportunity order by id')).rows;
+    expect(await seedCatalog(pool, { count: 20, seed: 20261123, batchSize: 8 })).to.deep.equal({
+      inserted: 20,
+      skipped: 0,
+    });
+    const seeded = (
+      await pool.query<{ id: string; doc: string }>('select id, doc from learning_opportunity order by id')
+    ).rows;
     expect(seeded).to.have.length(20);
     const ids = seeded.map((r) => r.id);
     const before = await snapshot(pool, ids);
-    const events = async () => Number((await pool.query<{ n: string }>('select count(*) as n from event where resource_id = any($1::uuid[])', [ids])).rows[0]!.n);
+    const events = async () =>
+      Number(
+        (await pool.query<{ n: string }>('select count(*) as n from event where resource_id = any($1::uuid[])', [ids]))
+          .rows[0]!.n,
+      );
 
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     const contents = seeded.map(({ doc }) => {

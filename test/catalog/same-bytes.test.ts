@@ -36,7 +36,10 @@ describe('the same record bytes everywhere', () => {
   }
 
   it('after publish: GET one = list item = the mutation answer = the internal query', async () => {
-    const input = buildLearningOpportunityInput({ title: 'Zürich — “quotes”, emoji 🎓 and \\ backslash', description: 'line\nbreak\ttab </script>' });
+    const input = buildLearningOpportunityInput({
+      title: 'Zürich — “quotes”, emoji 🎓 and \\ backslash',
+      description: 'line\nbreak\ttab </script>',
+    });
     await mutate(api, key, 'upsert', input);
     const published = await mutate(api, key, 'publish', input.id);
 
@@ -47,7 +50,9 @@ describe('the same record bytes everywhere', () => {
 
     const internal = await graphql<{ learningOpportunity: RecordJson }>(api, key, GET_ONE, { id: input.id });
     expect(internal.body.data?.learningOpportunity).to.deep.equal(published);
-    const page = await graphql<{ learningOpportunities: { results: RecordJson[] } }>(api, key, GET_PAGE, { limit: 100 });
+    const page = await graphql<{ learningOpportunities: { results: RecordJson[] } }>(api, key, GET_PAGE, {
+      limit: 100,
+    });
     expect(page.body.data?.learningOpportunities.results.find((r) => r.id === input.id)).to.deep.equal(published);
   });
 
@@ -55,7 +60,11 @@ describe('the same record bytes everywhere', () => {
     const input = buildLearningOpportunityInput();
     await mutate(api, key, 'upsert', input);
     await mutate(api, key, 'publish', input.id);
-    const updated = await mutate(api, key, 'upsert', { ...input, title: 'Updated', sessions: (input.sessions as unknown[]).slice(1) });
+    const updated = await mutate(api, key, 'upsert', {
+      ...input,
+      title: 'Updated',
+      sessions: (input.sessions as unknown[]).slice(1),
+    });
     const one = await getJson(api, `/v1/learning-opportunities/${input.id}`, key);
     await expectListed(input.id, one.text);
     expect(JSON.parse(one.text)).to.deep.equal(updated);
@@ -63,18 +72,59 @@ describe('the same record bytes everywhere', () => {
 
   it('renders every field, absent optionals as null and empty collections as []', async () => {
     const input = buildLearningOpportunityInput({
-      summary: null, description: null, url: null, provider: null, language: null, topics: null, price: null,
-      sessions: null, deadlines: [], faqs: null, externalReviews: null, accolades: null,
+      summary: null,
+      description: null,
+      url: null,
+      provider: null,
+      language: null,
+      topics: null,
+      price: null,
+      sessions: null,
+      deadlines: [],
+      faqs: null,
+      externalReviews: null,
+      accolades: null,
     });
     await mutate(api, key, 'upsert', input);
     await mutate(api, key, 'publish', input.id);
     const one = await getJson(api, `/v1/learning-opportunities/${input.id}`, key);
     const body = one.body as Record<string, unknown>;
     expect(Object.keys(body)).to.deep.equal([
-      'id', 'title', 'summary', 'description', 'url', 'provider', 'format', 'language', 'topics', 'price', 'status',
-      'publishedAt', 'createdAt', 'updatedAt', 'sessions', 'deadlines', 'faqs', 'externalReviews', 'accolades',
+      'id',
+      'title',
+      'summary',
+      'description',
+      'url',
+      'provider',
+      'format',
+      'language',
+      'topics',
+      'price',
+      'status',
+      'publishedAt',
+      'createdAt',
+      'updatedAt',
+      'sessions',
+      'deadlines',
+      'faqs',
+      'externalReviews',
+      'accolades',
     ]);
-    expect(body).to.deep.include({ summary: null, description: null, url: null, provider: null, language: null, price: null, topics: [], sessions: [], deadlines: [], faqs: [], externalReviews: [], accolades: [] });
-    for (const field of ['publishedAt', 'createdAt', 'updatedAt']) expect(body[field], field).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(body).to.deep.include({
+      summary: null,
+      description: null,
+      url: null,
+      provider: null,
+      language: null,
+      price: null,
+      topics: [],
+      sessions: [],
+      deadlines: [],
+      faqs: [],
+      externalReviews: [],
+      accolades: [],
+    });
+    for (const field of ['publishedAt', 'createdAt', 'updatedAt'])
+      expect(body[field], field).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 });

@@ -22,8 +22,15 @@ describe('a seeded catalog', () => {
   before(async function () {
     this.timeout(60_000);
     await resetCatalog();
-    expect(await seedCatalog(testDb().pool, { count: COUNT, seed: 20261128, batchSize: 600 })).to.deep.equal({ inserted: COUNT, skipped: 0 });
-    stored = (await testDb().pool.query<{ id: string; doc: string }>(`select id, doc from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`)).rows;
+    expect(await seedCatalog(testDb().pool, { count: COUNT, seed: 20261128, batchSize: 600 })).to.deep.equal({
+      inserted: COUNT,
+      skipped: 0,
+    });
+    stored = (
+      await testDb().pool.query<{ id: string; doc: string }>(
+        `select id, doc from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`,
+      )
+    ).rows;
     api = await startTestApi();
     key = await createTestKey(['catalog:read']);
   });
@@ -37,14 +44,19 @@ describe('a seeded catalog', () => {
       select c.status, c.n as counted, (select count(*) from learning_opportunity lo where lo.status = c.status) as actual from catalog_count c order by c.status`);
     expect(rows.map((r) => [r.status, r.counted])).to.deep.equal(rows.map((r) => [r.status, r.actual]));
     expect(rows.find((r) => r.status === 'PUBLISHED')!.actual).to.equal(String(COUNT));
-    const buckets = await testDb().pool.query<{ total: string; ranges: number }>('select sum(n) as total, count(*)::int as ranges from list_bucket');
+    const buckets = await testDb().pool.query<{ total: string; ranges: number }>(
+      'select sum(n) as total, count(*)::int as ranges from list_bucket',
+    );
     expect(buckets.rows[0]).to.deep.include({ total: String(COUNT) });
     expect(buckets.rows[0]!.ranges).to.be.greaterThan(1);
   });
 
   it('stores rows and nested items that re-render to exactly the stored doc', async function () {
     this.timeout(30_000);
-    const loaded = await loadRecords(testDb().orm.em.fork(), stored.map((r) => r.id));
+    const loaded = await loadRecords(
+      testDb().orm.em.fork(),
+      stored.map((r) => r.id),
+    );
     expect(loaded.size).to.equal(COUNT);
     const differing = stored.filter(({ id, doc }) => renderRecord(loaded.get(id)!.record) !== doc).map((r) => r.id);
     expect(differing).to.deep.equal([]);

@@ -31,9 +31,16 @@ describe('events list and catalog rerender commands', function () {
     expect(events.length).to.be.at.most(50);
     expect(events[0]).to.have.keys(['id', 'type', 'resourceId', 'occurredAt']);
     // (Other test files' events share the database: only the order is checked here.)
-    expect(events.map((e) => e.occurredAt)).to.deep.equal(events.map((e) => e.occurredAt).toSorted().reverse());
+    expect(events.map((e) => e.occurredAt)).to.deep.equal(
+      events
+        .map((e) => e.occurredAt)
+        .toSorted()
+        .reverse(),
+    );
 
-    const published = json<EventRow[]>((await cli('events', 'list', '--resource', first, '--type', 'LEARNING_OPPORTUNITY_PUBLISHED', '--json')).stdout);
+    const published = json<EventRow[]>(
+      (await cli('events', 'list', '--resource', first, '--type', 'LEARNING_OPPORTUNITY_PUBLISHED', '--json')).stdout,
+    );
     expect(published.map((e) => [e.type, e.resourceId])).to.deep.equal([['LEARNING_OPPORTUNITY_PUBLISHED', first]]);
     // Text output, the newest of the record's two events only.
     const text = await cli('events', 'list', '--resource', first, '--limit', '1');
@@ -59,11 +66,18 @@ describe('events list and catalog rerender commands', function () {
 
   it('re-renders a stale doc with no event and the same updatedAt, and is a no-op the second time', async () => {
     const pool = testDb().pool;
-    const before = (await pool.query<{ doc: string; updated_at: string }>('select doc, updated_at from learning_opportunity where id = $1', [second])).rows[0]!;
+    const before = (
+      await pool.query<{ doc: string; updated_at: string }>(
+        'select doc, updated_at from learning_opportunity where id = $1',
+        [second],
+      )
+    ).rows[0]!;
     const events = async () => Number((await pool.query('select count(*) from event')).rows[0].count);
     const eventCount = await events();
     // What an older renderer would have stored: the same record without its last field.
-    const stale = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(before.doc) as Record<string, unknown>).slice(0, -1)));
+    const stale = JSON.stringify(
+      Object.fromEntries(Object.entries(JSON.parse(before.doc) as Record<string, unknown>).slice(0, -1)),
+    );
     await pool.query('update learning_opportunity set doc = $2 where id = $1', [second, stale]);
 
     const run = await cli('catalog', 'rerender', '--batch-size', '2', '--json');
@@ -72,7 +86,12 @@ describe('events list and catalog rerender commands', function () {
     const total = Number((await pool.query('select count(*) from learning_opportunity')).rows[0].count);
     expect(result).to.deep.equal({ scanned: total, changed: 1 });
     expect(run.stderr).to.match(/rerender: 2 records scanned/);
-    const after = (await pool.query<{ doc: string; updated_at: string }>('select doc, updated_at from learning_opportunity where id = $1', [second])).rows[0]!;
+    const after = (
+      await pool.query<{ doc: string; updated_at: string }>(
+        'select doc, updated_at from learning_opportunity where id = $1',
+        [second],
+      )
+    ).rows[0]!;
     expect(after.doc).to.equal(before.doc);
     expect(after.updated_at).to.equal(before.updated_at);
     expect(await events()).to.equal(eventCount);

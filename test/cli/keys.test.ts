@@ -30,8 +30,13 @@ function spawnCli(args: string[]): Promise<Run> {
     execFile(
       process.execPath,
       [CLI, ...args],
-      { cwd: resolve(import.meta.dirname, '../..'), env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'warn' }, timeout: 60_000 },
-      (error, stdout, stderr) => done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      {
+        cwd: resolve(import.meta.dirname, '../..'),
+        env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'warn' },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -52,7 +57,15 @@ const BAD: [string, string[], RegExp][] = [
   ['an unknown command', ['keys', 'rotate'], /unknown command/i],
 ];
 
-type KeyJson = { id: string; name: string; scopes: string[]; key?: string; prefix: string; createdAt: string; revokedAt: string | null };
+type KeyJson = {
+  id: string;
+  name: string;
+  scopes: string[];
+  key?: string;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+};
 
 describe('CLI keys', function () {
   this.timeout(60_000);
@@ -67,7 +80,17 @@ describe('CLI keys', function () {
 
   before(async () => {
     api = await startTestApi();
-    const first = cli('keys', 'create', '--name', 'cli consumer', '--scope', 'catalog:read', '--scope', 'graphql:read', '--json');
+    const first = cli(
+      'keys',
+      'create',
+      '--name',
+      'cli consumer',
+      '--scope',
+      'catalog:read',
+      '--scope',
+      'graphql:read',
+      '--json',
+    );
     human = cli('keys', 'create', '--name', 'human', '--scope', 'catalog:read');
     victim = cli('keys', 'create', '--name', 'to revoke', '--scope', 'catalog:read', '--json');
     for (const [what, args] of BAD) bad.set(what, cli(...args, '--json'));
@@ -129,7 +152,9 @@ describe('CLI keys', function () {
   }
 
   it('writes no key for rejected arguments', async () => {
-    const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from api_key where name = 'x'`);
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      `select count(*)::int as n from api_key where name = 'x'`,
+    );
     expect(rows[0]!.n).to.equal(0);
   });
 });

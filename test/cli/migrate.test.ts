@@ -13,8 +13,11 @@ type Run = { code: number; stdout: string; stderr: string };
 
 function cli(databaseUrl: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['src/cli/main.ts', ...args], { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['src/cli/main.ts', ...args],
+      { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
 }
@@ -32,7 +35,8 @@ describe('cli: migrations and missing databases', function () {
     url.pathname = `/${name}`;
     return url.toString();
   };
-  const exists = async (name: string) => (await testDb().pool.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+  const exists = async (name: string) =>
+    (await testDb().pool.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
   const freshName = () => {
     const name = `lods_cli_${randomBytes(4).toString('hex')}`;
     created.push(name);
@@ -87,7 +91,9 @@ describe('cli: migrations and missing databases', function () {
     const client = new pg.default.Client({ connectionString: urlOf(name) });
     await client.connect();
     try {
-      const { rows } = await client.query("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+      const { rows } = await client.query(
+        "select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')",
+      );
       expect(rows[0].n).to.equal(0);
     } finally {
       await client.end();

@@ -23,7 +23,10 @@ const NOBODY = 65534;
 async function startCountingProxy(target: string): Promise<ScriptedServer> {
   return await startScriptedServer((_n, req, res) => {
     fetch(new URL(req.url ?? '/', target), { headers: { authorization: req.headers.authorization ?? '' } }).then(
-      async (answer) => res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer())),
+      async (answer) =>
+        res
+          .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
+          .end(Buffer.from(await answer.arrayBuffer())),
       () => res.destroy(),
     );
   });
@@ -38,7 +41,12 @@ async function exitedPid(): Promise<number> {
 
 /** The command run as another user (root may: it is how a test as root sees directory permissions). */
 async function runCliAs(uid: number, args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], uid, gid: uid });
+  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    uid,
+    gid: uid,
+  });
   let [stdout, stderr] = ['', ''];
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -56,7 +64,9 @@ describe('cli sync: refuses, before any request, local files it could only fail 
   /** Runs sync through the counting proxy: it must refuse with exit 2 and `message`, without a request. */
   async function expectRefusal(files: { out: string; state: string }, message: string): Promise<void> {
     const before = counting.requests.length;
-    const run = await runCli(['sync', '--base-url', counting.url, '--state', files.state, '--out', files.out], { LODS_API_KEY: key });
+    const run = await runCli(['sync', '--base-url', counting.url, '--state', files.state, '--out', files.out], {
+      LODS_API_KEY: key,
+    });
     expect(run.code, run.stderr).to.equal(2);
     expect(run.stderr).to.include(message);
     expect(counting.requests.length - before, 'requests sent').to.equal(0);
@@ -84,21 +94,33 @@ describe('cli sync: refuses, before any request, local files it could only fail 
     const same = join(dir, 'same.json');
     await expectRefusal({ out: same, state: same }, `--state and --out are the same file (${same})`);
     await mkdir(join(dir, 'sub'));
-    await expectRefusal({ out: join(dir, 'sub', '..', 'same.json'), state: same }, `--state and --out are the same file (${same})`);
+    await expectRefusal(
+      { out: join(dir, 'sub', '..', 'same.json'), state: same },
+      `--state and --out are the same file (${same})`,
+    );
     expect(existsSync(same)).to.equal(false);
 
     const copy = '{"id":"00000000-0000-4000-8000-000000000001","title":"kept"}\n';
     await writeFile(same, copy);
     await symlink(same, join(dir, 'link.jsonl'));
-    await expectRefusal({ out: join(dir, 'link.jsonl'), state: same }, `--state and --out are the same file (${same} and ${join(dir, 'link.jsonl')})`);
+    await expectRefusal(
+      { out: join(dir, 'link.jsonl'), state: same },
+      `--state and --out are the same file (${same} and ${join(dir, 'link.jsonl')})`,
+    );
     expect(await readFile(same, 'utf8')).to.equal(copy);
   });
 
   it('a directory that is missing, or a path under a regular file: names the option, the directory and why', async () => {
     const [missing, file] = [join(dir, 'missing'), join(dir, 'file')];
     await writeFile(file, '');
-    await expectRefusal({ out: join(missing, 'c.jsonl'), state: join(dir, 's.json') }, `--out ${join(missing, 'c.jsonl')}: cannot create a file in ${missing} (missing directory)`);
-    await expectRefusal({ out: join(dir, 'c.jsonl'), state: join(file, 's.json') }, `--state ${join(file, 's.json')}: cannot create a file in ${file} (not a directory)`);
+    await expectRefusal(
+      { out: join(missing, 'c.jsonl'), state: join(dir, 's.json') },
+      `--out ${join(missing, 'c.jsonl')}: cannot create a file in ${missing} (missing directory)`,
+    );
+    await expectRefusal(
+      { out: join(dir, 'c.jsonl'), state: join(file, 's.json') },
+      `--state ${join(file, 's.json')}: cannot create a file in ${file} (not a directory)`,
+    );
     expect(await readdir(dir)).to.deep.equal(['file']);
   });
 
@@ -114,16 +136,24 @@ describe('cli sync: refuses, before any request, local files it could only fail 
       return asRoot ? runCliAs(NOBODY, args, { LODS_API_KEY: key }) : runCli(args, { LODS_API_KEY: key });
     };
     const before = counting.requests.length;
-    const outDenied = await run(join(writable, 's.json'), join(readOnly, 'c.jsonl')).catch((error: NodeJS.ErrnoException) => error);
+    const outDenied = await run(join(writable, 's.json'), join(readOnly, 'c.jsonl')).catch(
+      (error: NodeJS.ErrnoException) => error,
+    );
     if (outDenied instanceof Error) {
-      console.warn(`      skipped: cannot run the command as uid ${NOBODY} to check directory permissions (${outDenied.code})`);
+      console.warn(
+        `      skipped: cannot run the command as uid ${NOBODY} to check directory permissions (${outDenied.code})`,
+      );
       this.skip();
     }
     expect(outDenied.code, outDenied.stderr).to.equal(2);
-    expect(outDenied.stderr).to.include(`--out ${join(readOnly, 'c.jsonl')}: cannot create a file in ${readOnly} (permission denied)`);
+    expect(outDenied.stderr).to.include(
+      `--out ${join(readOnly, 'c.jsonl')}: cannot create a file in ${readOnly} (permission denied)`,
+    );
     const stateDenied = await run(join(readOnly, 's.json'), join(writable, 'c.jsonl'));
     expect(stateDenied.code, stateDenied.stderr).to.equal(2);
-    expect(stateDenied.stderr).to.include(`--state ${join(readOnly, 's.json')}: cannot create a file in ${readOnly} (permission denied)`);
+    expect(stateDenied.stderr).to.include(
+      `--state ${join(readOnly, 's.json')}: cannot create a file in ${readOnly} (permission denied)`,
+    );
     expect(counting.requests.length - before, 'requests sent').to.equal(0);
   });
 
@@ -131,10 +161,16 @@ describe('cli sync: refuses, before any request, local files it could only fail 
     const [out, state] = [join(dir, 'c.jsonl'), join(dir, 's.json')];
     await writeFile(out, '{"id":"00000000-0000-4000-8000-000000000001","title":"kept"}\n');
     await writeFile(state, 'garbage{\n');
-    await expectRefusal({ out, state }, `--state ${state}: not JSON (Unexpected token 'g', "garbage{ " is not valid JSON); remove it to start over with a full walk`);
+    await expectRefusal(
+      { out, state },
+      `--state ${state}: not JSON (Unexpected token 'g', "garbage{ " is not valid JSON); remove it to start over with a full walk`,
+    );
     for (const shape of ['{"cursor": 5}', '[]']) {
       await writeFile(state, shape);
-      await expectRefusal({ out, state }, `--state ${state}: not a sync state (no "cursor" string); remove it to start over with a full walk`);
+      await expectRefusal(
+        { out, state },
+        `--state ${state}: not a sync state (no "cursor" string); remove it to start over with a full walk`,
+      );
     }
     await rm(out); // without its copy a state is not used, but a damaged one is still refused
     await expectRefusal({ out, state }, `--state ${state}: not a sync state`);
@@ -147,7 +183,10 @@ describe('cli sync: refuses, before any request, local files it could only fail 
       await expectRefusal({ out, state }, `--out ${out}: line 3 is not a JSON record with an "id"`);
     }
     await mkdir(join(dir, 'a-directory'));
-    await expectRefusal({ out: join(dir, 'a-directory'), state }, `--out ${join(dir, 'a-directory')}: is a directory, not a file`);
+    await expectRefusal(
+      { out: join(dir, 'a-directory'), state },
+      `--out ${join(dir, 'a-directory')}: is a directory, not a file`,
+    );
   });
 });
 
@@ -182,9 +221,14 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
       expect(await readdir(dir)).to.deep.equal(['.state.json.lock']);
       expect(await readFile(join(dir, '.state.json.lock'), 'utf8')).to.equal(`${first.child.pid}\n`);
 
-      const second = await runCli(['sync', '--base-url', api.url, '--out', join(dir, 'other.jsonl'), '--state', state], { LODS_API_KEY: key });
+      const second = await runCli(
+        ['sync', '--base-url', api.url, '--out', join(dir, 'other.jsonl'), '--state', state],
+        { LODS_API_KEY: key },
+      );
       expect(second.code, second.stderr).to.equal(2);
-      expect(second.stderr).to.include(`--state ${state} is in use by another sync (pid ${first.child.pid}, lock file ${join(dir, '.state.json.lock')}: wait for it to end)`);
+      expect(second.stderr).to.include(
+        `--state ${state} is in use by another sync (pid ${first.child.pid}, lock file ${join(dir, '.state.json.lock')}: wait for it to end)`,
+      );
       expect(existsSync(join(dir, 'other.jsonl'))).to.equal(false);
 
       first.child.kill('SIGINT');
@@ -193,7 +237,9 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
     } finally {
       await proxy.close();
     }
-    const third = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], { LODS_API_KEY: key });
+    const third = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], {
+      LODS_API_KEY: key,
+    });
     expect(third.code, third.stderr).to.equal(0);
     expect(JSON.parse(third.stdout)).to.deep.include({ mode: 'full', records: 1 });
   });
@@ -201,11 +247,15 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
   it('a lock left by a process that no longer runs is taken over; the lock is removed at the end and on a failure', async () => {
     const [out, state, lock] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json'), join(dir, '.state.json.lock')];
     await writeFile(lock, `${await exitedPid()}\n`);
-    const run = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], { LODS_API_KEY: key });
+    const run = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], {
+      LODS_API_KEY: key,
+    });
     expect(run.code, run.stderr).to.equal(0);
     expect(existsSync(lock), 'removed at the end').to.equal(false);
 
-    const failed = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state], { LODS_API_KEY: 'lods_unknown' });
+    const failed = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state], {
+      LODS_API_KEY: 'lods_unknown',
+    });
     expect(failed.code, failed.stderr).to.equal(1);
     expect(failed.stderr).to.include('the service answered 401');
     expect(existsSync(lock), 'removed after a failure').to.equal(false);

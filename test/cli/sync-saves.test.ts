@@ -43,13 +43,37 @@ describe('cli sync: saves every N changes, crash-safe', function () {
   let reference: { stdout: string; stderr: string; copy: string }; // an uninterrupted run from `base`
 
   /** A fresh directory holding the base copy and state; the command's arguments for it. */
-  async function fromBase(name: string, baseUrl = api.url, saveEvery = 20): Promise<{ out: string; state: string; args: string[] }> {
+  async function fromBase(
+    name: string,
+    baseUrl = api.url,
+    saveEvery = 20,
+  ): Promise<{ out: string; state: string; args: string[] }> {
     const at = join(dir, name);
     await cp(base, at, { recursive: true });
     const [out, state] = [join(at, 'catalog.jsonl'), join(at, 'state.json')];
-    return { out, state, args: ['sync', '--base-url', baseUrl, '--out', out, '--state', state, '--limit', '1', '--save-every', String(saveEvery), '--save-interval', '3600', '--json'] };
+    return {
+      out,
+      state,
+      args: [
+        'sync',
+        '--base-url',
+        baseUrl,
+        '--out',
+        out,
+        '--state',
+        state,
+        '--limit',
+        '1',
+        '--save-every',
+        String(saveEvery),
+        '--save-interval',
+        '3600',
+        '--json',
+      ],
+    };
   }
-  const withBaseUrl = (args: string[], baseUrl: string) => args.map((a, i) => (args[i - 1] === '--base-url' ? baseUrl : a));
+  const withBaseUrl = (args: string[], baseUrl: string) =>
+    args.map((a, i) => (args[i - 1] === '--base-url' ? baseUrl : a));
 
   before(async () => {
     await resetCatalog();
@@ -63,12 +87,28 @@ describe('cli sync: saves every N changes, crash-safe', function () {
     const records = [];
     for (let i = 0; i < 8; i++) records.push(await createRecord(api.writes, { title: `Saved ${i}` }));
     await collect(api, key, created, 8);
-    const first = await runCli(['sync', '--base-url', api.url, '--out', join(base, 'catalog.jsonl'), '--state', join(base, 'state.json'), '--json'], { LODS_API_KEY: key });
+    const first = await runCli(
+      [
+        'sync',
+        '--base-url',
+        api.url,
+        '--out',
+        join(base, 'catalog.jsonl'),
+        '--state',
+        join(base, 'state.json'),
+        '--json',
+      ],
+      { LODS_API_KEY: key },
+    );
     expect(first.code, first.stderr).to.equal(0);
 
     const changed = await head(api, key);
     for (let round = 0; round < 10; round++) {
-      await api.writes.upsertMany(records.map((r, i) => parseLearningOpportunityInput(buildLearningOpportunityInput({ id: r.id, title: `Round ${round} of ${i}` }))));
+      await api.writes.upsertMany(
+        records.map((r, i) =>
+          parseLearningOpportunityInput(buildLearningOpportunityInput({ id: r.id, title: `Round ${round} of ${i}` })),
+        ),
+      );
     }
     await api.writes.archive(records[0]!.id);
     await api.writes.delete(records[1]!.id);
@@ -90,9 +130,14 @@ describe('cli sync: saves every N changes, crash-safe', function () {
     expect(count(reference.stderr, /changes applied/), 'progress, one line per page').to.equal(EVENTS);
     expect(count(reference.stderr, SAVED), 'progress, one line per save').to.equal(5);
     // The copy is the public catalog.
-    const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     const published = ((await res.json()) as { results: { id: string }[] }).results;
-    const copy = reference.copy.trimEnd().split('\n').map((line) => JSON.parse(line) as { id: string });
+    const copy = reference.copy
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string });
     expect(new Map(copy.map((r) => [r.id, r]))).to.deep.equal(new Map(published.map((r) => [r.id, r])));
   });
 
@@ -109,7 +154,10 @@ describe('cli sync: saves every N changes, crash-safe', function () {
       expect(await readFile(state, 'utf8')).not.to.equal(await readFile(join(base, 'state.json'), 'utf8'));
 
       // A kill in the middle of a save leaves its temporary file; one of a process still running is its own.
-      const [killedMidSave, liveRun] = [join(dirname(out), `.catalog.jsonl.${await exitedPid()}.tmp`), join(dirname(out), `.state.json.${process.pid}.tmp`)];
+      const [killedMidSave, liveRun] = [
+        join(dirname(out), `.catalog.jsonl.${await exitedPid()}.tmp`),
+        join(dirname(out), `.state.json.${process.pid}.tmp`),
+      ];
       await writeFile(killedMidSave, '{"id":"half a line');
       await writeFile(liveRun, '{}');
 
@@ -118,13 +166,19 @@ describe('cli sync: saves every N changes, crash-safe', function () {
       // From the cursor saved after 40 changes: the 10 applied after it were lost with the process.
       expect(JSON.parse(restarted.stdout)).to.deep.include({ mode: 'incremental', events: EVENTS - 40, records: 7 });
       expect(await readFile(out, 'utf8')).to.equal(reference.copy);
-      expect([existsSync(killedMidSave), existsSync(liveRun)], 'leftover of a dead process removed, a live one kept').to.deep.equal([false, true]);
+      expect(
+        [existsSync(killedMidSave), existsSync(liveRun)],
+        'leftover of a dead process removed, a live one kept',
+      ).to.deep.equal([false, true]);
     } finally {
       await proxy.close();
     }
   });
 
-  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, exitCode] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${signal}${signal === 'SIGINT' ? ' (Ctrl-C)' : ''} saves what was applied, then exits ${exitCode}; the next run continues from there`, async () => {
       const proxy = await startStallingProxy(api.url, (path) => path === '/v1/events', 51);
       try {
@@ -138,7 +192,9 @@ describe('cli sync: saves every N changes, crash-safe', function () {
         expect(Date.now() - signalled, 'the held request is abandoned, not waited for').to.be.below(5000);
         expect(stopped.code, stopped.stderr).to.equal(exitCode);
         expect(stopped.stdout).to.equal('');
-        expect(stopped.stderr).to.include(`sync interrupted by ${signal}; ${out} holds 8 records, saved with their cursor: the next run continues from there`);
+        expect(stopped.stderr).to.include(
+          `sync interrupted by ${signal}; ${out} holds 8 records, saved with their cursor: the next run continues from there`,
+        );
         expect(count(stopped.stderr, SAVED)).to.equal(1);
 
         const next = await runCli(withBaseUrl(args, api.url), { LODS_API_KEY: key });
@@ -158,12 +214,16 @@ describe('cli sync: saves every N changes, crash-safe', function () {
       const at = join(dir, 'first-run');
       const [out, state] = [join(at, 'catalog.jsonl'), join(at, 'state.json')];
       await mkdir(at);
-      const running = startCli(['sync', '--base-url', proxy.url, '--out', out, '--state', state], { LODS_API_KEY: key });
+      const running = startCli(['sync', '--base-url', proxy.url, '--out', out, '--state', state], {
+        LODS_API_KEY: key,
+      });
       await until(() => proxy.stalled(), 60_000);
       running.child.kill('SIGINT');
       const stopped = await running.done;
       expect(stopped.code, stopped.stderr).to.equal(130);
-      expect(stopped.stderr).to.include('sync interrupted by SIGINT; stopped before the walk ended, nothing saved: the next run walks again');
+      expect(stopped.stderr).to.include(
+        'sync interrupted by SIGINT; stopped before the walk ended, nothing saved: the next run walks again',
+      );
       expect(await readdir(at)).to.deep.equal([]);
     } finally {
       await proxy.close();
@@ -185,8 +245,17 @@ describe('sync copy: the save interval', () => {
     const dir = await mkdtemp(join(tmpdir(), 'lods-sync-interval-'));
     try {
       const files = { out: join(dir, 'catalog.jsonl'), state: join(dir, 'state.json') };
-      const copy = new SyncCopy({ records: new Map(), files, policy: { everyChanges: 1000, intervalMs: 300 }, onSave: () => {} });
-      const upsert = (id: string): SyncBatch['changes'][number] => ({ op: 'upsert', id, record: fakeRecord(id, '2026-05-01T10:00:00.000Z') });
+      const copy = new SyncCopy({
+        records: new Map(),
+        files,
+        policy: { everyChanges: 1000, intervalMs: 300 },
+        onSave: () => {},
+      });
+      const upsert = (id: string): SyncBatch['changes'][number] => ({
+        op: 'upsert',
+        id,
+        record: fakeRecord(id, '2026-05-01T10:00:00.000Z'),
+      });
       const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
       await copy.apply({ reset: true, changes: [upsert(a)], cursor: 'after-a' });
       await copy.apply({ reset: false, changes: [upsert(b)], cursor: 'after-b' });
@@ -194,7 +263,12 @@ describe('sync copy: the save interval', () => {
       await setTimeout(400);
       await copy.apply({ reset: false, changes: [upsert(c)], cursor: 'after-c' });
       expect(JSON.parse(await readFile(files.state, 'utf8'))).to.include({ cursor: 'after-b', records: 2 });
-      expect((await readFile(files.out, 'utf8')).trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).to.deep.equal([a, b]);
+      expect(
+        (await readFile(files.out, 'utf8'))
+          .trimEnd()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { id: string }).id),
+      ).to.deep.equal([a, b]);
       expect(copy.saves).to.equal(1);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -7,7 +7,10 @@ export type Run = { code: number | null; stdout: string; stderr: string };
 export type RunningCli = { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<Run> };
 
 export function startCli(args: string[], env: Record<string, string> = {}): RunningCli {
-  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));

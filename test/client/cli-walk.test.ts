@@ -38,11 +38,16 @@ describe('cli walk', () => {
   it('writes every published record once as JSON lines and prints one JSON summary (key from LODS_API_KEY)', async function () {
     this.timeout(30_000);
     const out = join(dir, 'catalog.jsonl');
-    const run = await cli(['walk', '--base-url', api.url, '--out', out, '--limit', '2', '--json'], { LODS_API_KEY: key });
+    const run = await cli(['walk', '--base-url', api.url, '--out', out, '--limit', '2', '--json'], {
+      LODS_API_KEY: key,
+    });
     expect(run.code, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout)).to.deep.equal({
       count: 5,
-      highestUpdatedAt: published.map((r) => r.updatedAt).sort().at(-1),
+      highestUpdatedAt: published
+        .map((r) => r.updatedAt)
+        .sort()
+        .at(-1),
       pages: 3,
       out,
       received: 5,
@@ -68,11 +73,22 @@ describe('cli walk', () => {
     const fake = await startFakeCatalog((n) => (n === 0 ? fresh : lagging));
     try {
       const out = join(dir, 'shifted.jsonl');
-      const run = await cli(['walk', '--base-url', fake.url, '--out', out, '--limit', '2', '--json'], { LODS_API_KEY: 'any' });
+      const run = await cli(['walk', '--base-url', fake.url, '--out', out, '--limit', '2', '--json'], {
+        LODS_API_KEY: 'any',
+      });
       expect(run.code, run.stderr).to.equal(0);
       // page 1 (fresh): B new, A; page 2 (lagging): B old, D; page 3 (lagging): E. C is missed (best effort).
-      expect(JSON.parse(run.stdout)).to.include({ count: 4, received: 5, duplicates: 1, pages: 3, highestUpdatedAt: at(9) });
-      const records = (await readFile(out, 'utf8')).trimEnd().split('\n').map((line) => JSON.parse(line) as { id: string; title: string });
+      expect(JSON.parse(run.stdout)).to.include({
+        count: 4,
+        received: 5,
+        duplicates: 1,
+        pages: 3,
+        highestUpdatedAt: at(9),
+      });
+      const records = (await readFile(out, 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: string; title: string });
       expect(records).to.have.length(4);
       expect(new Set(records.map((r) => r.id)).size).to.equal(4);
       expect(records.find((r) => r.id === b!.id)?.title).to.equal('B new');
@@ -93,7 +109,9 @@ describe('cli walk', () => {
     expect(noScope.stderr).to.contain('answered 403').and.to.contain('lacks the "catalog:read" scope');
     const run = unknown;
     expect(run.code).to.equal(1);
-    expect(run.stderr).to.contain('answered 401 after 1 attempt').and.to.contain('The API key is unknown or has been revoked');
+    expect(run.stderr)
+      .to.contain('answered 401 after 1 attempt')
+      .and.to.contain('The API key is unknown or has been revoked');
     expect(run.stdout).to.equal('');
     expect(existsSync(out)).to.equal(false);
   });
@@ -118,7 +136,9 @@ describe('cli walk', () => {
       [{ ...ok, limit: '1.5' }, '--limit must be a positive integer (at most 100)'],
     ];
     for (const [opts, message] of failures) {
-      expect(() => parseWalkArguments(opts), message).to.throw(CliError, message).with.property('exitCode', 2);
+      expect(() => parseWalkArguments(opts), message)
+        .to.throw(CliError, message)
+        .with.property('exitCode', 2);
     }
     expect(parseWalkArguments({ ...ok, limit: '1' })).to.include({ limit: 1, out });
   });
@@ -127,7 +147,10 @@ describe('cli walk', () => {
     this.timeout(30_000);
     const underAFile = join(dir, 'refused.txt');
     await writeFile(underAFile, 'a file, not a directory');
-    for (const [out, why] of [[join(dir, 'missing', 'c.jsonl'), 'missing directory'], [join(underAFile, 'c.jsonl'), 'not a directory']] as const) {
+    for (const [out, why] of [
+      [join(dir, 'missing', 'c.jsonl'), 'missing directory'],
+      [join(underAFile, 'c.jsonl'), 'not a directory'],
+    ] as const) {
       // A port nothing listens on: a request would fail with exit 1, not 2.
       const run = await cli(['walk', '--base-url', 'http://127.0.0.1:9', '--out', out], { LODS_API_KEY: key });
       expect(run.code, run.stderr).to.equal(2);

@@ -14,7 +14,9 @@ export type ScriptedServer = {
 };
 
 /** `respond(n, req, res)` answers the n-th request (0-based). */
-export async function startScriptedServer(respond: (n: number, req: IncomingMessage, res: ServerResponse) => void): Promise<ScriptedServer> {
+export async function startScriptedServer(
+  respond: (n: number, req: IncomingMessage, res: ServerResponse) => void,
+): Promise<ScriptedServer> {
   const requests: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const n = requests.length;
@@ -34,12 +36,29 @@ export async function startScriptedServer(respond: (n: number, req: IncomingMess
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-export function sendProblem(res: ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}): void {
-  const body = { type: `/problems/${title.toLowerCase().replaceAll(' ', '-')}`, title, status, detail, instance: '/v1/learning-opportunities' };
+export function sendProblem(
+  res: ServerResponse,
+  status: number,
+  title: string,
+  detail: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = {
+    type: `/problems/${title.toLowerCase().replaceAll(' ', '-')}`,
+    title,
+    status,
+    detail,
+    instance: '/v1/learning-opportunities',
+  };
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers }).end(JSON.stringify(body));
 }
 
@@ -59,7 +78,8 @@ export async function startFakeCatalog(
 ): Promise<ScriptedServer> {
   return await startScriptedServer((n, req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    if (url.pathname !== '/v1/learning-opportunities') return sendProblem(res, 404, 'Not found', `No resource at ${url.pathname}`);
+    if (url.pathname !== '/v1/learning-opportunities')
+      return sendProblem(res, 404, 'Not found', `No resource at ${url.pathname}`);
     const limit = Number(url.searchParams.get('limit') ?? 20);
     const offset = Number(url.searchParams.get('offset') ?? 0);
     const list = listFor(n);
@@ -95,5 +115,7 @@ export function fakeRecord(id: string, updatedAt: string, title = `Record ${id.s
 
 /** The v1 list order: updatedAt descending, then id descending. */
 export function inListOrder(records: LearningOpportunity[]): LearningOpportunity[] {
-  return [...records].sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1));
+  return [...records].sort((a, b) =>
+    a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1,
+  );
 }

@@ -25,7 +25,13 @@ describe('client against the rate limiter', () => {
     if (left < 5000) await new Promise((resolve) => setTimeout(resolve, left + 50));
     const key = await createTestKey(['catalog:read'], undefined, 1);
     const retries: RetryInfo[] = [];
-    const client = createCatalogClient({ baseUrl: api.url, apiKey: key, minRetryDelayMs: 5, maxRetryDelayMs: 2000, onRetry: (info) => retries.push(info) });
+    const client = createCatalogClient({
+      baseUrl: api.url,
+      apiKey: key,
+      minRetryDelayMs: 5,
+      maxRetryDelayMs: 2000,
+      onRetry: (info) => retries.push(info),
+    });
     await client.getLearningOpportunity(id);
 
     const started = performance.now();

@@ -5,7 +5,14 @@ import { expect } from 'chai';
 import { createCatalogClient, type CatalogClientOptions } from '../../packages/client/src/catalog-client.ts';
 import { CatalogHttpError, CatalogNetworkError, CatalogResponseError } from '../../packages/client/src/errors.ts';
 import { parseRetryAfter, type RetryInfo } from '../../packages/client/src/request.ts';
-import { fakeRecord, resetConnection, type ScriptedServer, sendJson, sendProblem, startScriptedServer } from './fake-servers.ts';
+import {
+  fakeRecord,
+  resetConnection,
+  type ScriptedServer,
+  sendJson,
+  sendProblem,
+  startScriptedServer,
+} from './fake-servers.ts';
 
 const ID = '0b6f3f0e-4c2a-4d4e-9a57-3f1a2b3c4d5e';
 const record = fakeRecord(ID, '2026-05-01T10:00:00.000Z');
@@ -31,10 +38,16 @@ describe('client retries', () => {
   });
 
   /** Fails the first requests as `failures` says, then answers with the record. */
-  const flaky = async (failures: ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void)[]) =>
-    (server = await startScriptedServer((n, req, res) => (n < failures.length ? failures[n]!(req, res) : sendJson(res, 200, record))));
-  const unavailable = (_req: unknown, res: import('node:http').ServerResponse) => sendProblem(res, 503, 'Service temporarily unavailable', 'The database is unreachable');
-  const internal = (_req: unknown, res: import('node:http').ServerResponse) => sendProblem(res, 500, 'Internal server error', 'An unexpected error occurred');
+  const flaky = async (
+    failures: ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void)[],
+  ) =>
+    (server = await startScriptedServer((n, req, res) =>
+      n < failures.length ? failures[n]!(req, res) : sendJson(res, 200, record),
+    ));
+  const unavailable = (_req: unknown, res: import('node:http').ServerResponse) =>
+    sendProblem(res, 503, 'Service temporarily unavailable', 'The database is unreachable');
+  const internal = (_req: unknown, res: import('node:http').ServerResponse) =>
+    sendProblem(res, 500, 'Internal server error', 'An unexpected error occurred');
 
   it('retries 503 and 500 until the service answers, then returns the record', async () => {
     const s = await flaky([unavailable, internal, unavailable]);
@@ -53,7 +66,9 @@ describe('client retries', () => {
   });
 
   it('waits for Retry-After on 429 before trying again', async () => {
-    const s = await flaky([(_req, res) => sendProblem(res, 429, 'Too many requests', 'Slow down', { 'retry-after': '1' })]);
+    const s = await flaky([
+      (_req, res) => sendProblem(res, 429, 'Too many requests', 'Slow down', { 'retry-after': '1' }),
+    ]);
     const retries: RetryInfo[] = [];
     const started = performance.now();
     await fast(s, { maxRetryDelayMs: 5000, onRetry: (info) => retries.push(info) }).getLearningOpportunity(ID);
@@ -64,9 +79,13 @@ describe('client retries', () => {
   });
 
   it('does not retry before a Retry-After longer than maxRetryDelayMs: gives up at once with that answer', async () => {
-    const s = await flaky([(_req, res) => sendProblem(res, 503, 'Service temporarily unavailable', 'maintenance', { 'retry-after': '3600' })]);
+    const s = await flaky([
+      (_req, res) => sendProblem(res, 503, 'Service temporarily unavailable', 'maintenance', { 'retry-after': '3600' }),
+    ]);
     const retries: RetryInfo[] = [];
-    const error = await rejectionOf(fast(s, { maxRetryDelayMs: 100, onRetry: (info) => retries.push(info) }).getLearningOpportunity(ID));
+    const error = await rejectionOf(
+      fast(s, { maxRetryDelayMs: 100, onRetry: (info) => retries.push(info) }).getLearningOpportunity(ID),
+    );
     expect(error).to.be.instanceOf(CatalogHttpError).and.include({ status: 503, attempts: 1, retryAfterMs: 3_600_000 });
     expect((error as CatalogHttpError).problem?.detail).to.equal('maintenance');
     expect(retries).to.deep.equal([]);
@@ -74,7 +93,9 @@ describe('client retries', () => {
   });
 
   it('by default waits out a Retry-After of 60 s (the longest the service sends: its limits count per minute), and can be cancelled while waiting', async () => {
-    const s = await flaky([(_req, res) => sendProblem(res, 429, 'Too many requests', 'Slow down', { 'retry-after': '60' })]);
+    const s = await flaky([
+      (_req, res) => sendProblem(res, 429, 'Too many requests', 'Slow down', { 'retry-after': '60' }),
+    ]);
     const controller = new AbortController();
     const retries: RetryInfo[] = [];
     const client = createCatalogClient({ baseUrl: s.url, apiKey: 'k', onRetry: (info) => retries.push(info) });
@@ -105,7 +126,11 @@ describe('client retries', () => {
     [404, 'Not found'],
   ] as const) {
     it(`never retries a ${status}: one request, a typed error carrying the problem`, async () => {
-      const s = await flaky(Array(5).fill((_req: unknown, res: import('node:http').ServerResponse) => sendProblem(res, status, title, `detail for ${status}`)));
+      const s = await flaky(
+        Array(5).fill((_req: unknown, res: import('node:http').ServerResponse) =>
+          sendProblem(res, status, title, `detail for ${status}`),
+        ),
+      );
       const error = await rejectionOf(fast(s).getLearningOpportunity(ID));
       expect(s.requests).to.have.length(1);
       expect(error).to.be.instanceOf(CatalogHttpError);
@@ -140,28 +165,43 @@ describe('client retries', () => {
     const url = s.url;
     await s.close();
     server = null;
-    const error = await rejectionOf(createCatalogClient({ baseUrl: url, apiKey: 'k', retries: 1, minRetryDelayMs: 5 }).getLearningOpportunity(ID));
+    const error = await rejectionOf(
+      createCatalogClient({ baseUrl: url, apiKey: 'k', retries: 1, minRetryDelayMs: 5 }).getLearningOpportunity(ID),
+    );
     expect(error).to.be.instanceOf(CatalogNetworkError);
     expect(error.message).to.contain('ECONNREFUSED');
     expect((error as CatalogNetworkError).attempts).to.equal(2);
   });
 
   it('does not retry a 2xx that is not the service (not JSON, or not a record)', async () => {
-    const s = (server = await startScriptedServer((n, _req, res) => (n === 0 ? res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>') : sendJson(res, 200, { hello: 'world' }))));
+    const s = (server = await startScriptedServer((n, _req, res) =>
+      n === 0
+        ? res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>')
+        : sendJson(res, 200, { hello: 'world' }),
+    ));
     const client = fast(s);
     expect(await rejectionOf(client.getLearningOpportunity(ID))).to.be.instanceOf(CatalogResponseError);
-    expect(await rejectionOf(client.listLearningOpportunities())).to.be.instanceOf(CatalogResponseError).and.have.property('message').that.contains('not a page');
+    expect(await rejectionOf(client.listLearningOpportunities()))
+      .to.be.instanceOf(CatalogResponseError)
+      .and.have.property('message')
+      .that.contains('not a page');
     expect(s.requests).to.have.length(2);
   });
 
   it('sends the key as a bearer credential, keeps a base path prefix and reports redirects instead of following them', async () => {
     const s = (server = await startScriptedServer((n, _req, res) =>
-      n === 0 ? sendJson(res, 200, { results: [record], pagination: { totalCount: 1, limit: 5, offset: 0 } }) : res.writeHead(301, { location: 'https://elsewhere.example.org/' }).end(),
+      n === 0
+        ? sendJson(res, 200, { results: [record], pagination: { totalCount: 1, limit: 5, offset: 0 } })
+        : res.writeHead(301, { location: 'https://elsewhere.example.org/' }).end(),
     ));
     const client = createCatalogClient({ baseUrl: `${s.url}/lods`, apiKey: 'secret-key', minRetryDelayMs: 5 });
     const page = await client.listLearningOpportunities({ limit: 5, offset: 0 });
     expect(page.results.map((r) => r.id)).to.deep.equal([ID]);
-    expect(s.requests[0]).to.deep.equal({ method: 'GET', url: '/lods/v1/learning-opportunities?limit=5&offset=0', authorization: 'Bearer secret-key' });
+    expect(s.requests[0]).to.deep.equal({
+      method: 'GET',
+      url: '/lods/v1/learning-opportunities?limit=5&offset=0',
+      authorization: 'Bearer secret-key',
+    });
 
     const error = await rejectionOf(client.getLearningOpportunity(randomUUID()));
     expect(error).to.be.instanceOf(CatalogHttpError).and.have.property('status', 301);
@@ -172,7 +212,13 @@ describe('client retries', () => {
   it('stops retrying when the caller aborts', async () => {
     const s = await flaky(Array(50).fill(unavailable));
     const controller = new AbortController();
-    const client = createCatalogClient({ baseUrl: s.url, apiKey: 'k', retries: 50, minRetryDelayMs: 50, maxRetryDelayMs: 50 });
+    const client = createCatalogClient({
+      baseUrl: s.url,
+      apiKey: 'k',
+      retries: 50,
+      minRetryDelayMs: 50,
+      maxRetryDelayMs: 50,
+    });
     setTimeout(() => controller.abort(new Error('cancelled by the caller')), 120);
     const error = await rejectionOf(client.getLearningOpportunity(ID, { signal: controller.signal }));
     expect(error.message).to.equal('cancelled by the caller');

@@ -17,7 +17,9 @@ import { runCli as cli } from './cli-process.ts';
 
 /** The public catalog as the API serves it now: id -> record JSON. */
 async function publicCatalog(api: Api, key: string): Promise<Map<string, unknown>> {
-  const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+  const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   const page = (await res.json()) as { results: { id: string }[]; pagination: { totalCount: number } };
   expect(page.pagination.totalCount, 'small enough for one page').to.be.at.most(100);
   return new Map(page.results.map((r) => [r.id, r]));
@@ -32,7 +34,9 @@ async function fileCopy(path: string): Promise<Map<string, unknown>> {
 async function changeCatalog(api: Api, key: string, existing: { id: string }[]): Promise<void> {
   const start = await head(api, key);
   await createRecord(api.writes, { title: 'Arrived later' });
-  await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: existing[0]!.id, title: 'Changed later' })));
+  await api.writes.upsert(
+    parseLearningOpportunityInput(buildLearningOpportunityInput({ id: existing[0]!.id, title: 'Changed later' })),
+  );
   await api.writes.archive(existing[1]!.id);
   await api.writes.delete(existing[2]!.id);
   await collect(api, key, start, 4);
@@ -70,7 +74,13 @@ describe('sync over the change feed', function () {
     await changeCatalog(api, key, records);
     const second = await cli(args, { LODS_API_KEY: key });
     expect(second.code, second.stderr).to.equal(0);
-    expect(JSON.parse(second.stdout)).to.deep.include({ mode: 'incremental', events: 4, upserts: 2, removals: 2, records: 3 });
+    expect(JSON.parse(second.stdout)).to.deep.include({
+      mode: 'incremental',
+      events: 4,
+      upserts: 2,
+      removals: 2,
+      records: 3,
+    });
     expect(second.stderr).to.match(/changes applied/); // progress
     const copy = await fileCopy(out);
     expect(copy).to.deep.equal(await publicCatalog(api, key));
@@ -85,7 +95,9 @@ describe('sync over the change feed', function () {
     const beforeDelete = await head(api, key);
     await api.writes.delete(records[3]!.id);
     await collect(api, key, beforeDelete, 1);
-    await testDb().pool.query(`update event_feed_pruned set (xid, position) = (select xid, position from event order by xid desc, position desc limit 1)`);
+    await testDb().pool.query(
+      `update event_feed_pruned set (xid, position) = (select xid, position from event order by xid desc, position desc limit 1)`,
+    );
     const fourth = await cli(args, { LODS_API_KEY: key });
     expect(fourth.code, fourth.stderr).to.equal(0);
     expect(JSON.parse(fourth.stdout)).to.deep.include({ mode: 'full', restarted: true, walked: 2, records: 2 });

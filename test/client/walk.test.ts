@@ -11,8 +11,10 @@ import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../su
 import { fakeRecord, inListOrder, type ScriptedServer, startFakeCatalog } from './fake-servers.ts';
 
 const at = (minute: number) => `2026-05-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
-const pagesRequested = (server: ScriptedServer) => server.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'));
-const clientFor = (url: string, apiKey = 'test-key'): CatalogClient => createCatalogClient({ baseUrl: url, apiKey, minRetryDelayMs: 5 });
+const pagesRequested = (server: ScriptedServer) =>
+  server.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'));
+const clientFor = (url: string, apiKey = 'test-key'): CatalogClient =>
+  createCatalogClient({ baseUrl: url, apiKey, minRetryDelayMs: 5 });
 
 describe('walk over a fake /v1', () => {
   let server: ScriptedServer | null = null;
@@ -25,7 +27,11 @@ describe('walk over a fake /v1', () => {
     const records = inListOrder(Array.from({ length: 7 }, (_, i) => fakeRecord(randomUUID(), at(i))));
     server = await startFakeCatalog(() => records);
     const progress: number[] = [];
-    const result = await walk({ client: clientFor(server.url), limit: 3, onProgress: (p) => progress.push(p.received) });
+    const result = await walk({
+      client: clientFor(server.url),
+      limit: 3,
+      onProgress: (p) => progress.push(p.received),
+    });
     expect(pagesRequested(server)).to.deep.equal(['0', '3', '6']);
     expect(result).to.include({ count: 7, pages: 3, received: 7, duplicates: 0, highestUpdatedAt: at(6) });
     expect([...result.records.keys()]).to.have.members(records.map((r) => r.id));
@@ -37,7 +43,8 @@ describe('walk over a fake /v1', () => {
     const [a, b, c, d, e] = [5, 4, 3, 2, 1].map((m) => fakeRecord(randomUUID(), at(m)));
     let list = [a!, b!, c!, d!, e!];
     server = await startFakeCatalog((n) => {
-      if (n === 1) list = inListOrder([...list.filter((r) => r.id !== c!.id), { ...c!, title: 'C updated', updatedAt: at(9) }]);
+      if (n === 1)
+        list = inListOrder([...list.filter((r) => r.id !== c!.id), { ...c!, title: 'C updated', updatedAt: at(9) }]);
       return list;
     });
     const result = await walk({ client: clientFor(server.url), limit: 2 });
@@ -90,7 +97,12 @@ describe('walk over a fake /v1', () => {
     const records = inListOrder(Array.from({ length: 5 }, (_, i) => fakeRecord(randomUUID(), at(i))));
     server = await startFakeCatalog(() => records);
     const seen: [string, number][] = [];
-    const result = await walk({ client: clientFor(server.url), limit: 2, keepRecords: false, onPage: (page, first) => page.forEach((r, i) => seen.push([r.id, first + i])) });
+    const result = await walk({
+      client: clientFor(server.url),
+      limit: 2,
+      keepRecords: false,
+      onPage: (page, first) => page.forEach((r, i) => seen.push([r.id, first + i])),
+    });
     expect(result.records.size).to.equal(0);
     expect(seen).to.deep.equal(records.map((r, i) => [r.id, i]));
     expect([...result.index.entries()].map(([id, e]) => [id, e.seq])).to.have.deep.members(seen);
@@ -119,7 +131,12 @@ describe('walk against the real service', () => {
     expect(result).to.include({ count: 7, pages: 3, received: 7, duplicates: 0 });
     expect([...result.records.keys()]).to.have.members(published.map((r) => r.id));
     for (const record of published) expect(result.records.get(record.id)).to.deep.equal(record);
-    expect(result.highestUpdatedAt).to.equal(published.map((r) => r.updatedAt).sort().at(-1));
+    expect(result.highestUpdatedAt).to.equal(
+      published
+        .map((r) => r.updatedAt)
+        .sort()
+        .at(-1),
+    );
   });
 
   it('survives an update during the walk: no id twice, and the next walk has the new copy', async () => {
@@ -128,7 +145,10 @@ describe('walk against the real service', () => {
     // Updates the oldest record right after the first page has been answered.
     const fetchThenUpdate: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
-      if (++pages === 1) await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: oldest.id, title: 'Updated mid-walk' })));
+      if (++pages === 1)
+        await api.writes.upsert(
+          parseLearningOpportunityInput(buildLearningOpportunityInput({ id: oldest.id, title: 'Updated mid-walk' })),
+        );
       return response;
     };
     const client = createCatalogClient({ baseUrl: api.url, apiKey: key, fetch: fetchThenUpdate });

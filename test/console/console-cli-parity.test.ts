@@ -33,7 +33,13 @@ describe('console actions = CLI commands', function () {
   const errors: string[] = [];
 
   /** What an operator sees of a receiver, without what differs by identity or time. */
-  const state = (r: ReceiverInfo) => ({ enabled: r.enabled, disabledReason: r.disabledReason, hasSecret: r.hasSecret, waitingDeliveries: r.waitingDeliveries, deadDeliveries: r.deadDeliveries });
+  const state = (r: ReceiverInfo) => ({
+    enabled: r.enabled,
+    disabledReason: r.disabledReason,
+    hasSecret: r.hasSecret,
+    waitingDeliveries: r.waitingDeliveries,
+    deadDeliveries: r.deadDeliveries,
+  });
   async function states(): Promise<[unknown, unknown]> {
     const all = await listReceivers({ pool: testDb().pool });
     return [state(all.find((r) => r.id === viaConsole.id)!), state(all.find((r) => r.id === viaCli.id)!)];
@@ -53,9 +59,15 @@ describe('console actions = CLI commands', function () {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    const eventId = (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+    const eventId = (
+      await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])
+    ).rows[0]!.id;
     for (const { id } of [viaConsole, viaCli]) {
-      await eventually(async () => (await listDeadLetters(testDb().pool, { receiverId: id })).some((l) => l.eventId === eventId), 10_000, 'dead letter');
+      await eventually(
+        async () => (await listDeadLetters(testDb().pool, { receiverId: id })).some((l) => l.eventId === eventId),
+        10_000,
+        'dead letter',
+      );
     }
     viaConsole.receiver.reply({ status: 200 });
     viaCli.receiver.reply({ status: 200 });
@@ -130,7 +142,11 @@ describe('console actions = CLI commands', function () {
     await viaConsole.receiver.waitFor(before[0]! + 1);
     await viaCli.receiver.waitFor(before[1]! + 1);
     expect([lastBody(viaConsole.receiver).id, lastBody(viaCli.receiver).id]).to.deep.equal([first, first]);
-    await eventually(async () => JSON.stringify((await states())[0]) === JSON.stringify((await states())[1]), 5000, 'same state');
+    await eventually(
+      async () => JSON.stringify((await states())[0]) === JSON.stringify((await states())[1]),
+      5000,
+      'same state',
+    );
     expect((await states())[0]).to.include({ deadDeliveries: 1 });
 
     await page.getByRole('button', { name: 'Replay all' }).click();
@@ -139,7 +155,11 @@ describe('console actions = CLI commands', function () {
     await viaConsole.receiver.waitFor(before[0]! + 2);
     await viaCli.receiver.waitFor(before[1]! + 2);
     expect([lastBody(viaConsole.receiver).id, lastBody(viaCli.receiver).id]).to.deep.equal([second, second]);
-    await eventually(async () => JSON.stringify((await states())[0]) === JSON.stringify((await states())[1]), 5000, 'same state');
+    await eventually(
+      async () => JSON.stringify((await states())[0]) === JSON.stringify((await states())[1]),
+      5000,
+      'same state',
+    );
     expect((await states())[0]).to.include({ deadDeliveries: 0 });
   });
 
@@ -148,11 +168,22 @@ describe('console actions = CLI commands', function () {
     await receiversPage();
     await row().getByRole('button', { name: 'Send test event' }).click();
     await command('receivers', 'test', viaCli.id);
-    const [a, b] = [(await viaConsole.receiver.waitFor(before[0]! + 1)).at(-1)!, (await viaCli.receiver.waitFor(before[1]! + 1)).at(-1)!];
-    const shape = (body: Record<string, unknown>, id: string) => ({ ...body, id: 'x', occurredAt: 'x', resource: { ...(body.resource as object), id: (body.resource as { id: string }).id === id } });
-    expect(shape(lastBody(viaConsole.receiver), viaConsole.id)).to.deep.equal(shape(lastBody(viaCli.receiver), viaCli.id));
+    const [a, b] = [
+      (await viaConsole.receiver.waitFor(before[0]! + 1)).at(-1)!,
+      (await viaCli.receiver.waitFor(before[1]! + 1)).at(-1)!,
+    ];
+    const shape = (body: Record<string, unknown>, id: string) => ({
+      ...body,
+      id: 'x',
+      occurredAt: 'x',
+      resource: { ...(body.resource as object), id: (body.resource as { id: string }).id === id },
+    });
+    expect(shape(lastBody(viaConsole.receiver), viaConsole.id)).to.deep.equal(
+      shape(lastBody(viaCli.receiver), viaCli.id),
+    );
     expect(Object.keys(a.headers).sort()).to.deep.equal(Object.keys(b.headers).sort());
-    for (const d of [a, b]) expect(verifyDelivery({ rawBody: d.body, headers: d.headers, secret: SECRET })).to.include({ ok: true });
+    for (const d of [a, b])
+      expect(verifyDelivery({ rawBody: d.body, headers: d.headers, secret: SECRET })).to.include({ ok: true });
 
     await row().getByRole('button', { name: 'Rotate secret' }).click();
     const consoleSecret = await page.locator('#notice code.secret').innerText();
@@ -164,9 +195,13 @@ describe('console actions = CLI commands', function () {
     await expectSameState();
     await command('receivers', 'test', viaConsole.id);
     await command('receivers', 'test', viaCli.id);
-    const [c, d] = [(await viaConsole.receiver.waitFor(before[0]! + 2)).at(-1)!, (await viaCli.receiver.waitFor(before[1]! + 2)).at(-1)!];
+    const [c, d] = [
+      (await viaConsole.receiver.waitFor(before[0]! + 2)).at(-1)!,
+      (await viaCli.receiver.waitFor(before[1]! + 2)).at(-1)!,
+    ];
     expect(verifyDelivery({ rawBody: c.body, headers: c.headers, secret: consoleSecret })).to.include({ ok: true });
     expect(verifyDelivery({ rawBody: d.body, headers: d.headers, secret: cliSecret })).to.include({ ok: true });
-    for (const x of [c, d]) expect(verifyDelivery({ rawBody: x.body, headers: x.headers, secret: SECRET })).to.include({ ok: false });
+    for (const x of [c, d])
+      expect(verifyDelivery({ rawBody: x.body, headers: x.headers, secret: SECRET })).to.include({ ok: false });
   });
 });

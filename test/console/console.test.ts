@@ -40,7 +40,8 @@ describe('operator console in a browser', function () {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+    return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id]))
+      .rows[0]!.id;
   }
   async function openPage(): Promise<Page> {
     const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
@@ -65,7 +66,11 @@ describe('operator console in a browser', function () {
     await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
   }
   const rowOf = (page: Page, text: string) => page.locator('tr', { hasText: text });
-  const cell = async (page: Page, row: ReturnType<typeof rowOf>, column: string) => row.locator('td').nth((await page.locator('thead th').allInnerTexts()).indexOf(column)).innerText();
+  const cell = async (page: Page, row: ReturnType<typeof rowOf>, column: string) =>
+    row
+      .locator('td')
+      .nth((await page.locator('thead th').allInnerTexts()).indexOf(column))
+      .innerText();
 
   before(async function () {
     this.timeout(600_000);
@@ -89,7 +94,11 @@ describe('operator console in a browser', function () {
     const receiver = await stack.addReceiver(failing.url, { secret: SECRET });
     const eventId = await publishOne();
     await failing.waitFor(1);
-    await eventually(async () => (await listDeadLetters(testDb().pool, { receiverId: receiver.id })).length === 1, 10_000, 'dead letter');
+    await eventually(
+      async () => (await listDeadLetters(testDb().pool, { receiverId: receiver.id })).length === 1,
+      10_000,
+      'dead letter',
+    );
 
     const page = await openPage();
     await page.goto(`${stack.api.url}/console`);
@@ -115,11 +124,17 @@ describe('operator console in a browser', function () {
     await page.getByText('Replayed 1 dead letter').waitFor();
     const [, replayed] = await failing.waitFor(2);
     expect(JSON.parse(replayed!.body.toString()).id).to.equal(eventId);
-    expect(verifyDelivery({ rawBody: replayed!.body, headers: replayed!.headers, secret: SECRET })).to.include({ ok: true });
-    await eventually(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return (await page.locator('section.attempts tbody tr').first().innerText()).includes('SUCCESS');
-    }, 10_000, 'the replayed attempt on the page');
+    expect(verifyDelivery({ rawBody: replayed!.body, headers: replayed!.headers, secret: SECRET })).to.include({
+      ok: true,
+    });
+    await eventually(
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return (await page.locator('section.attempts tbody tr').first().innerText()).includes('SUCCESS');
+      },
+      10_000,
+      'the replayed attempt on the page',
+    );
     await page.getByText('No dead letters.').waitFor();
     await page.close();
   });
@@ -143,13 +158,19 @@ describe('operator console in a browser', function () {
     await rowOf(page, target.url).getByRole('button', { name: 'Send test event' }).click();
     const [, after] = await target.waitFor(2);
     expect(verifyDelivery({ rawBody: after!.body, headers: after!.headers, secret })).to.include({ ok: true });
-    expect(verifyDelivery({ rawBody: after!.body, headers: after!.headers, secret: SECRET })).to.include({ ok: false, reason: 'SIGNATURE_MISMATCH' });
+    expect(verifyDelivery({ rawBody: after!.body, headers: after!.headers, secret: SECRET })).to.include({
+      ok: false,
+      reason: 'SIGNATURE_MISMATCH',
+    });
     await page.close();
   });
 
   it('"Rotate secret" of a Standard Webhooks receiver, for a receivers:manage key: a generated whsec_ secret shown once, both signatures during the grace', async () => {
     const target = await newReceiver();
-    const added = await stack.addReceiver(target.url, { scheme: 'standard-webhooks', types: ['LEARNING_OPPORTUNITY_DELETED'] });
+    const added = await stack.addReceiver(target.url, {
+      scheme: 'standard-webhooks',
+      types: ['LEARNING_OPPORTUNITY_DELETED'],
+    });
     const oldSecret = added.secret!;
     const page = await signIn(await createTestKey(['receivers:manage']));
     const row = rowOf(page, target.url);
@@ -162,11 +183,12 @@ describe('operator console in a browser', function () {
     const [delivery] = await target.waitFor(1);
     const headers = delivery!.headers as Record<string, string>;
     expect(headers['webhook-signature']!.split(' ')).to.have.length(2);
-    for (const key of [secret, oldSecret]) expect(() => new StandardWebhook(key).verify(delivery!.body.toString(), headers)).to.not.throw();
+    for (const key of [secret, oldSecret])
+      expect(() => new StandardWebhook(key).verify(delivery!.body.toString(), headers)).to.not.throw();
     await page.close();
   });
 
-  it('shows what the key\'s scopes allow: no receiver actions without receivers:manage, and which scope is missing', async () => {
+  it("shows what the key's scopes allow: no receiver actions without receivers:manage, and which scope is missing", async () => {
     const target = await newReceiver();
     const receiver = await stack.addReceiver(target.url);
     const reader = await createTestKey(['graphql:read']);
@@ -176,7 +198,8 @@ describe('operator console in a browser', function () {
     await page.getByText('the API key needs the "receivers:manage" scope').waitFor();
     await page.goto(`${stack.api.url}/console#/receivers/${receiver.id}`);
     await page.getByText('see and replay dead letters, the API key needs the "receivers:manage" scope').waitFor();
-    for (const name of ['Disable', 'Enable', 'Rotate secret', 'Send test event', 'Replay', 'Replay all']) expect(await page.getByRole('button', { name, exact: true }).count(), name).to.equal(0);
+    for (const name of ['Disable', 'Enable', 'Rotate secret', 'Send test event', 'Replay', 'Replay all'])
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).to.equal(0);
     await page.close();
 
     const catalogOnly = await createTestKey(['catalog:read']);
@@ -191,13 +214,23 @@ describe('operator console in a browser', function () {
     // A key revoked while signed in: the next call is refused, the console signs out and says why.
     const revoked = await signIn(await createTestKey(['graphql:read']));
     await revoked.getByRole('heading', { name: 'Events' }).waitFor();
-    await testDb().pool.query(`update api_key set revoked_at = now() where key_hash = encode(sha256(convert_to($1, 'utf8')), 'hex')`, [await revoked.evaluate(() => sessionStorage.getItem('lods.console.apiKey'))]);
+    await testDb().pool.query(
+      `update api_key set revoked_at = now() where key_hash = encode(sha256(convert_to($1, 'utf8')), 'hex')`,
+      [await revoked.evaluate(() => sessionStorage.getItem('lods.console.apiKey'))],
+    );
     const notAccepted = revoked.getByRole('alert').filter({ hasText: 'The API key was not accepted' });
-    await eventually(async () => {
-      if ((await notAccepted.count()) === 1) return true;
-      await revoked.getByRole('button', { name: 'Apply' }).click({ timeout: 1000 }).catch(() => {}); // gone once signed out
-      return false;
-    }, 10_000, 'signed out after the revocation');
+    await eventually(
+      async () => {
+        if ((await notAccepted.count()) === 1) return true;
+        await revoked
+          .getByRole('button', { name: 'Apply' })
+          .click({ timeout: 1000 })
+          .catch(() => {}); // gone once signed out
+        return false;
+      },
+      10_000,
+      'signed out after the revocation',
+    );
     await revoked.getByLabel('API key').waitFor();
     expect(await revoked.evaluate(() => sessionStorage.length)).to.equal(0);
     await revoked.close();
@@ -205,7 +238,7 @@ describe('operator console in a browser', function () {
     problems.splice(0, problems.length, ...problems.filter((p) => !/status of 40[13]/.test(p)));
   });
 
-  it('lists events with filters, shows an event\'s body and its attempts per receiver, and signs out', async () => {
+  it("lists events with filters, shows an event's body and its attempts per receiver, and signs out", async () => {
     const target = await newReceiver();
     await stack.addReceiver(target.url, { secret: SECRET });
     const eventId = await publishOne();
@@ -225,7 +258,10 @@ describe('operator console in a browser', function () {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: eventId }).click();
     await page.locator('pre.body').waitFor();
-    expect(JSON.parse(await page.locator('pre.body').innerText())).to.include({ id: eventId, type: 'LEARNING_OPPORTUNITY_PUBLISHED' });
+    expect(JSON.parse(await page.locator('pre.body').innerText())).to.include({
+      id: eventId,
+      type: 'LEARNING_OPPORTUNITY_PUBLISHED',
+    });
     await page.getByText('SUCCESS').first().waitFor();
     await screenshot(page, 'event');
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -265,13 +301,21 @@ describe('operator console in a browser', function () {
     const page = await get('/console');
     expect(page.status).to.equal(200);
     const csp = page.headers.get('content-security-policy')!;
-    expect(csp).to.include("default-src 'none'").and.include("script-src 'self'").and.include("style-src 'self'").and.include("form-action 'none'");
+    expect(csp)
+      .to.include("default-src 'none'")
+      .and.include("script-src 'self'")
+      .and.include("style-src 'self'")
+      .and.include("form-action 'none'");
     expect(csp).to.not.include('unsafe');
     const html = await page.text();
     expect(html).to.not.match(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
     expect(html).to.not.match(/<style|style=/);
     expect((await get('/console/graphql')).headers.get('content-security-policy')).to.equal(csp);
-    for (const asset of ['/console/assets/main.js', '/console/vendor/graphiql.min.js', '/console/vendor/react.production.min.js']) {
+    for (const asset of [
+      '/console/assets/main.js',
+      '/console/vendor/graphiql.min.js',
+      '/console/vendor/react.production.min.js',
+    ]) {
       const res = await get(asset);
       expect(res.status, asset).to.equal(200);
       expect(res.headers.get('content-type'), asset).to.match(/^(text|application)\/javascript/);
@@ -279,6 +323,9 @@ describe('operator console in a browser', function () {
     expect((await get('/console/assets/index.html')).status).to.equal(404);
     expect((await get('/console/vendor/package.json')).status).to.equal(404);
     const post = await get('/console', { method: 'POST' });
-    expect([post.status, post.headers.get('content-type')]).to.deep.equal([405, 'application/problem+json; charset=utf-8']);
+    expect([post.status, post.headers.get('content-type')]).to.deep.equal([
+      405,
+      'application/problem+json; charset=utf-8',
+    ]);
   });
 });

@@ -17,19 +17,27 @@ const run = promisify(execFile);
 
 /** The commands listed under "Commands:" in a --help text (without `help`). */
 const commandsIn = (help: string): string[] =>
-  [...(help.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+  [...(help.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)]
+    .map((m) => m[1]!)
+    .filter((c) => c !== 'help');
 
 describe('docs/operations.md', () => {
   it('documents every setting src/kernel/config.ts reads', () => {
     const config = readFileSync(join(ROOT, 'src/kernel/config.ts'), 'utf8');
     const settings = [...config.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     expect(settings).to.include('DATABASE_URL').and.include('FEED_MAX_WAITERS');
-    expect(settings.filter((name) => !OPERATIONS.includes(`\`${name}\``)), 'settings missing from docs/operations.md').to.deep.equal([]);
+    expect(
+      settings.filter((name) => !OPERATIONS.includes(`\`${name}\``)),
+      'settings missing from docs/operations.md',
+    ).to.deep.equal([]);
   });
 
   it('has an `npm run cli -- ...` line for every command and subcommand of the CLI', async function () {
     this.timeout(60_000);
-    const cli = (...args: string[]) => run(process.execPath, [join(ROOT, 'src/cli/main.ts'), ...args, '--help'], { env: { ...process.env, LOG_LEVEL: 'silent' } });
+    const cli = (...args: string[]) =>
+      run(process.execPath, [join(ROOT, 'src/cli/main.ts'), ...args, '--help'], {
+        env: { ...process.env, LOG_LEVEL: 'silent' },
+      });
     const missing: string[] = [];
     const commands = commandsIn((await cli()).stdout);
     const helps = await Promise.all(commands.map((command) => cli(command)));
@@ -38,7 +46,11 @@ describe('docs/operations.md', () => {
       for (const full of subcommands.length ? subcommands.map((s) => `${command} ${s}`) : [command]) {
         const [group, sub] = full.split(' ');
         // `npm run cli -- group sub`, or a line listing the subcommands: `npm run cli -- group a | sub | b`.
-        const line = OPERATIONS.split('\n').find((l) => l.includes(`npm run cli -- ${group}${sub ? ' ' : ''}`) && (!sub || new RegExp(`(-- ${group}|\\|) ${sub}\\b`).test(l)));
+        const line = OPERATIONS.split('\n').find(
+          (l) =>
+            l.includes(`npm run cli -- ${group}${sub ? ' ' : ''}`) &&
+            (!sub || new RegExp(`(-- ${group}|\\|) ${sub}\\b`).test(l)),
+        );
         if (!line) missing.push(full);
       }
     }
@@ -49,7 +61,10 @@ describe('docs/operations.md', () => {
     expect(OPERATIONS).to.match(/\| `DATA_DIR` \|[^\n]*also with `DATABASE_URL`[^\n]*`secret-key`/);
     const dataDir = await mkdtemp(join(tmpdir(), 'lods-datadir-'));
     try {
-      await resolveSecretKeyring({ secretKeys: { key: undefined, previous: undefined }, dataDir, databaseUrl: 'postgresql://somewhere/lods' }, silentLogger);
+      await resolveSecretKeyring(
+        { secretKeys: { key: undefined, previous: undefined }, dataDir, databaseUrl: 'postgresql://somewhere/lods' },
+        silentLogger,
+      );
       expect(await readdir(dataDir)).to.deep.equal(['secret-key']);
     } finally {
       await rm(dataDir, { recursive: true, force: true });

@@ -9,11 +9,15 @@ import { startTestApi } from '../support/api.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const sourceFiles = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 
 /** The slugs of every problem type: each error code (problems are written only through one) and every /problems/<slug> named in src, the OpenAPI document and the README. */
 function slugsInUse(): string[] {
-  const texts = [...sourceFiles(join(ROOT, 'src')), join(ROOT, 'schema/openapi.json'), join(ROOT, 'README.md')].map((f) => readFileSync(f, 'utf8'));
+  const texts = [...sourceFiles(join(ROOT, 'src')), join(ROOT, 'schema/openapi.json'), join(ROOT, 'README.md')].map(
+    (f) => readFileSync(f, 'utf8'),
+  );
   const named = texts.flatMap((t) => [...t.matchAll(/\/problems\/([a-z][a-z-]*[a-z])/g)].map((m) => m[1]!));
   return [...new Set([...Object.values(ERROR_CODES).map((c) => c.slug), ...named])].sort();
 }
@@ -33,7 +37,9 @@ describe('problem type pages (/problems/<slug>)', () => {
       expect(code, `/problems/${slug} is named somewhere but is no error code`).to.be.a('string');
       const { title, status } = ERROR_CODES[code!];
 
-      const html = await fetch(`${api.url}/problems/${slug}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      const html = await fetch(`${api.url}/problems/${slug}`, {
+        headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      });
       expect(html.status, slug).to.equal(200);
       expect(html.headers.get('content-type'), slug).to.match(/^text\/html/);
       const text = await html.text();
@@ -50,7 +56,9 @@ describe('problem type pages (/problems/<slug>)', () => {
   });
 
   it('says over GraphQL an invalid state transition is HTTP 200, not a 409 problem', async () => {
-    const body = (await (await fetch(`${api.url}/problems/invalid-state-transition`)).json()) as { description: string };
+    const body = (await (await fetch(`${api.url}/problems/invalid-state-transition`)).json()) as {
+      description: string;
+    };
     expect(body.description).to.match(/HTTP 200/);
   });
 });

@@ -30,10 +30,19 @@ describe('API reference page (/docs)', () => {
 
     const paths = page.locator('.opblock-summary-path');
     await paths.first().waitFor();
-    expect((await paths.allTextContents()).map((t) => t.replace(/\u200b/g, ''))).to.include.members(['/v1/learning-opportunities', '/v1/learning-opportunities/{id}']);
+    expect((await paths.allTextContents()).map((t) => t.replace(/\u200b/g, ''))).to.include.members([
+      '/v1/learning-opportunities',
+      '/v1/learning-opportunities/{id}',
+    ]);
     expect(await page.locator('.opblock-summary-method').first().textContent()).to.equal('GET');
     const text = await page.locator('body').innerText();
-    for (const type of ['/problems/invalid-parameters', '/problems/unauthenticated', '/problems/forbidden', '/problems/not-found']) expect(text).to.contain(type);
+    for (const type of [
+      '/problems/invalid-parameters',
+      '/problems/unauthenticated',
+      '/problems/forbidden',
+      '/problems/not-found',
+    ])
+      expect(text).to.contain(type);
 
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     const dialog = page.locator('.modal-ux');

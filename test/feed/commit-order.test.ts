@@ -84,7 +84,10 @@ describe('change feed commit order', function () {
     const polled = seen.filter((id) => expected.has(id));
     expect(new Set(full.filter((id) => expected.has(id))).size, 'full read has every event').to.equal(written.length);
     expect(polled.length - new Set(polled).size, 'seen twice').to.equal(0);
-    expect(written.filter((id) => !polled.includes(id)), 'missed').to.deep.equal([]);
+    expect(
+      written.filter((id) => !polled.includes(id)),
+      'missed',
+    ).to.deep.equal([]);
     // Same order as the full read.
     expect(polled).to.deep.equal(full.filter((id) => expected.has(id)));
   });

@@ -39,7 +39,9 @@ describe('GET /v1/events caching', () => {
     expect((await get(path, held(`W/${etag}, "other"`))).status, 'weak comparison, one of several').to.equal(304);
     expect((await get(path, held('*'))).status).to.equal(304);
     expect((await get(path, held(etag), 'lods_not_a_key')).status, 'the key comes first').to.equal(401);
-    expect((await get(`/v1/events?after=${start}&limit=3`, held(etag))).status, 'another limit, other bytes').to.equal(200);
+    expect((await get(`/v1/events?after=${start}&limit=3`, held(etag))).status, 'another limit, other bytes').to.equal(
+      200,
+    );
 
     // The end of the feed: an empty page with its own tag, which holds until an event arrives.
     const endPath = `/v1/events?after=${next}`;
@@ -70,6 +72,8 @@ describe('GET /v1/events caching', () => {
     await collect(api, key, (first.body as { cursor: string }).cursor, 1);
     const moved = await get('/v1/events/head', held(etag));
     expect(moved.status).to.equal(200);
-    expect(moved.headers.get('etag')).to.match(/^"[0-9a-f]{32}"$/).and.not.to.equal(etag);
+    expect(moved.headers.get('etag'))
+      .to.match(/^"[0-9a-f]{32}"$/)
+      .and.not.to.equal(etag);
   });
 });

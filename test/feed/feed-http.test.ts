@@ -20,7 +20,9 @@ describe('GET /v1/events', () => {
   it('serves every change after the head, deletions included, as the stored webhook bodies, in order', async () => {
     const start = await head(api, key);
     const record = await createRecord(api.writes);
-    await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: record.id, title: 'Renamed' })));
+    await api.writes.upsert(
+      parseLearningOpportunityInput(buildLearningOpportunityInput({ id: record.id, title: 'Renamed' })),
+    );
     await api.writes.archive(record.id);
     await api.writes.delete(record.id);
 
@@ -35,7 +37,10 @@ describe('GET /v1/events', () => {
     expect(page.results[1]!.data!.title).to.equal('Renamed');
     expect(page.results[3]!.data).to.equal(null);
     // Byte for byte the stored body that the webhook worker signs and sends.
-    const { rows } = await testDb().pool.query<{ body: string }>('select body from event where resource_id = $1 order by xid, position', [record.id]);
+    const { rows } = await testDb().pool.query<{ body: string }>(
+      'select body from event where resource_id = $1 order by xid, position',
+      [record.id],
+    );
     expect(page.text).to.contain(`"results":[${rows.map((r) => r.body).join(',')}]`);
     expect(page.pagination).to.deep.include({ limit: 100, after: start, hasMore: false });
 
@@ -63,7 +68,8 @@ describe('GET /v1/events', () => {
   });
 
   it('HEAD works; other methods are 405 with Allow; paths match exactly', async () => {
-    for (const path of ['/v1/Events', '/v1/events/', '/v1/events/HEAD', '/v1/events/head/']) expectProblem(await getJson(api, path, key), 404);
+    for (const path of ['/v1/Events', '/v1/events/', '/v1/events/HEAD', '/v1/events/head/'])
+      expectProblem(await getJson(api, path, key), 404);
     expect((await getJson(api, '/v1/events', key, { method: 'HEAD' })).status).to.equal(200);
     expect((await getJson(api, '/v1/events/head', key, { method: 'HEAD' })).status).to.equal(200);
     for (const path of ['/v1/events', '/v1/events/head']) {

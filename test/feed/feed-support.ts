@@ -3,8 +3,17 @@ import { testDb } from '../hooks.ts';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 
-export type FeedEvent = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: Record<string, unknown> | null };
-export type FeedResponse = { results: FeedEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+export type FeedEvent = {
+  id: string;
+  type: string;
+  occurredAt: string;
+  resource: { type: string; id: string };
+  data: Record<string, unknown> | null;
+};
+export type FeedResponse = {
+  results: FeedEvent[];
+  pagination: { limit: number; after: string | null; next: string; hasMore: boolean };
+};
 
 /**
  * An API for a feed test file and a key with catalog:read (the scope of /v1/events). The key's own
@@ -23,7 +32,11 @@ export async function head(api: Api, key: string): Promise<string> {
   return (res.body as { cursor: string }).cursor;
 }
 
-export async function feed(api: Api, key: string, query: Record<string, string | number>): Promise<FeedResponse & { text: string }> {
+export async function feed(
+  api: Api,
+  key: string,
+  query: Record<string, string | number>,
+): Promise<FeedResponse & { text: string }> {
   const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
   const res = await getJson(api, `/v1/events?${params}`, key);
   if (res.status !== 200) throw new Error(`feed: ${res.status} ${res.text}`);
@@ -36,7 +49,13 @@ export async function feed(api: Api, key: string, query: Record<string, string |
  * test files running in parallel on one server, another file's open transaction can hold events of
  * this one back for a moment (as any long transaction does in production, see README).
  */
-export async function collect(api: Api, key: string, after: string, count: number, timeoutMs = 15_000): Promise<{ events: FeedEvent[]; next: string }> {
+export async function collect(
+  api: Api,
+  key: string,
+  after: string,
+  count: number,
+  timeoutMs = 15_000,
+): Promise<{ events: FeedEvent[]; next: string }> {
   const deadline = Date.now() + timeoutMs;
   const events: FeedEvent[] = [];
   while (events.length < count) {
@@ -49,7 +68,12 @@ export async function collect(api: Api, key: string, after: string, count: numbe
 }
 
 /** Follows `next` from `after` until hasMore is false; every event readable now, in order. */
-export async function follow(api: Api, key: string, after: string, limit = 1000): Promise<{ events: FeedEvent[]; next: string }> {
+export async function follow(
+  api: Api,
+  key: string,
+  after: string,
+  limit = 1000,
+): Promise<{ events: FeedEvent[]; next: string }> {
   const events: FeedEvent[] = [];
   for (;;) {
     const page = await feed(api, key, { after, limit });

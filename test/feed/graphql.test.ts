@@ -9,7 +9,12 @@ import { collect, feed, head } from './feed-support.ts';
 const EVENTS = `query ($after: String, $limit: Int) {
   events(after: $after, limit: $limit) { results { id type occurredAt resourceId body } pagination { limit after next hasMore } }
 }`;
-type EventsData = { events: { results: { id: string; type: string; occurredAt: string; resourceId: string; body: string }[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } } };
+type EventsData = {
+  events: {
+    results: { id: string; type: string; occurredAt: string; resourceId: string; body: string }[];
+    pagination: { limit: number; after: string | null; next: string; hasMore: boolean };
+  };
+};
 
 describe('GraphQL events(after, limit)', () => {
   let api: Api;
@@ -32,7 +37,11 @@ describe('GraphQL events(after, limit)', () => {
     expect(page.pagination).to.deep.equal(rest.pagination);
     expect(page.results.map((e) => e.resourceId)).to.deep.equal([a.id]);
     expect(rest.text).to.contain(`"results":[${page.results[0]!.body}]`);
-    expect(page.results[0]).to.deep.include({ id: rest.results[0]!.id, type: 'LEARNING_OPPORTUNITY_PUBLISHED', occurredAt: rest.results[0]!.occurredAt });
+    expect(page.results[0]).to.deep.include({
+      id: rest.results[0]!.id,
+      type: 'LEARNING_OPPORTUNITY_PUBLISHED',
+      occurredAt: rest.results[0]!.occurredAt,
+    });
     const next = await graphql<EventsData>(api, key, EVENTS, { after: page.pagination.next });
     expect(next.body.data!.events.results.map((e) => e.resourceId)).to.deep.equal([b.id]);
     expect(next.body.data!.events.pagination.hasMore).to.equal(false);

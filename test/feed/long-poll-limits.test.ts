@@ -37,7 +37,14 @@ describe('change feed long poll limits', function () {
       await holder.connect();
       await stats.connect();
       // pg_stat_database is flushed by each backend about once a second: measured over seconds.
-      const commits = async () => Number((await stats.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [database])).rows[0]!.n);
+      const commits = async () =>
+        Number(
+          (
+            await stats.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [
+              database,
+            ])
+          ).rows[0]!.n,
+        );
       const rateOver = async (ms: number) => {
         const before = await commits();
         const began = performance.now();
@@ -58,10 +65,14 @@ describe('change feed long poll limits', function () {
         await sleep(1500);
         const rate = await rateOver(3000);
         expect(api.feed.waiters.waiting(), 'still waiting').to.equal(WAITERS);
-        expect(rate - idle, `transactions per second on the service database: ${rate.toFixed(1)} with the waiters, ${idle.toFixed(1)} without`).to.be.below(20);
+        expect(
+          rate - idle,
+          `transactions per second on the service database: ${rate.toFixed(1)} with the waiters, ${idle.toFixed(1)} without`,
+        ).to.be.below(20);
         await holder.query('commit');
         const endedAt = Date.now();
-        for (const page of await Promise.all(waiting)) expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
+        for (const page of await Promise.all(waiting))
+          expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
         expect(Date.now() - endedAt).to.be.below(5000);
       } finally {
         await holder.end();
@@ -81,7 +92,9 @@ describe('change feed long poll limits', function () {
       expect(api.feed.waiters.waiting()).to.equal(0);
       const start = await head(api, key);
       const gone = new AbortController();
-      const own = [1, 2].map(() => getJson(api, `/v1/events?after=${start}&wait=20`, key, { signal: gone.signal }).catch(() => null));
+      const own = [1, 2].map(() =>
+        getJson(api, `/v1/events?after=${start}&wait=20`, key, { signal: gone.signal }).catch(() => null),
+      );
       await until(() => api.feed.waiters.waiting() === 2);
       const refused = await getJson(api, `/v1/events?after=${start}&wait=20`, key);
       const problem = expectProblem(refused, 429);
@@ -99,7 +112,8 @@ describe('change feed long poll limits', function () {
       const again = getJson(api, `/v1/events?after=${start}&wait=20`, key);
       await until(() => api.feed.waiters.waiting() === 2);
       const record = await createRecord(api.writes);
-      for (const page of [await theirs, (await again).body as Awaited<typeof theirs>]) expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
+      for (const page of [await theirs, (await again).body as Awaited<typeof theirs>])
+        expect(page.results.map((e) => e.resource.id)).to.deep.equal([record.id]);
     });
   });
 });

@@ -8,7 +8,20 @@ import { renderEventBody } from '../../src/events/event-body.ts';
 export async function insertRawEvent(client: PoolClient, resourceId: string = randomUUID()): Promise<string> {
   const id = randomUUID();
   const occurredAt = new Date();
-  const body = renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt, resourceId, version: 1, doc: null });
-  await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [id, 'LEARNING_OPPORTUNITY_DELETED', resourceId, occurredAt, body]);
+  const body = renderEventBody({
+    id,
+    type: 'LEARNING_OPPORTUNITY_DELETED',
+    occurredAt,
+    resourceId,
+    version: 1,
+    doc: null,
+  });
+  await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
+    id,
+    'LEARNING_OPPORTUNITY_DELETED',
+    resourceId,
+    occurredAt,
+    body,
+  ]);
   return id;
 }

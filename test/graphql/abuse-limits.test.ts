@@ -59,7 +59,10 @@ describe('GraphQL abuse limits', function () {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ __typename }' }),
     });
-    const problem = expectProblem({ status: refused.status, headers: refused.headers, text: await refused.text() }, 429);
+    const problem = expectProblem(
+      { status: refused.status, headers: refused.headers, text: await refused.text() },
+      429,
+    );
     expect(problem.type).to.equal('/problems/rate-limited');
     expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
     expect(refused.headers.get('ratelimit')).to.match(/^"default";r=0;t=\d+$/);
@@ -72,11 +75,17 @@ describe('GraphQL abuse limits', function () {
     expect(tokens.status).to.equal(400);
     expect(tokens.body.errors?.[0]?.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
     expect(tokens.body.errors?.[0]?.message).to.match(/more than 5000 tokens/);
-    const directives = await graphql(api, key, `query { ${'... on Query @include(if: true) { __typename } '.repeat(60)}}`);
+    const directives = await graphql(
+      api,
+      key,
+      `query { ${'... on Query @include(if: true) { __typename } '.repeat(60)}}`,
+    );
     expect(directives.status).to.equal(400);
     expect(directives.body.errors?.[0]?.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
     // Under both limits: served.
-    expect((await graphql(api, key, `query { ${'... on Query @include(if: true) { __typename } '.repeat(50)}}`)).body).to.deep.equal({ data: { __typename: 'Query' } });
+    expect(
+      (await graphql(api, key, `query { ${'... on Query @include(if: true) { __typename } '.repeat(50)}}`)).body,
+    ).to.deep.equal({ data: { __typename: 'Query' } });
   });
 
   it("keeps another key's /v1 p99 within about 2x while a catalog:write key sends 1 MiB documents on two connections", async () => {
@@ -100,9 +109,14 @@ describe('GraphQL abuse limits', function () {
 
     // Another process (as an abuser would be) sends them, so this one only serves. Named
     // operations, each small: validation is linear, parsing is the cost (~220,000 tokens).
-    const abuser = spawn(process.execPath, ['--input-type=module', '-e', ABUSER], { env: { ...process.env, URL: `${api.url}/graphql`, KEY: writer, }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const abuser = spawn(process.execPath, ['--input-type=module', '-e', ABUSER], {
+      env: { ...process.env, URL: `${api.url}/graphql`, KEY: writer },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
-    const going = new Promise<void>((resolve) => abuser.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()).startsWith('go\n') && resolve()));
+    const going = new Promise<void>((resolve) =>
+      abuser.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()).startsWith('go\n') && resolve()),
+    );
     const exited = once(abuser, 'exit');
     let loaded: number;
     try {
@@ -117,7 +131,10 @@ describe('GraphQL abuse limits', function () {
     // 2x, and 500 ms for a shared machine's swings: at a load average of 17-21 on 2 cores, 198-411 ms
     // loaded against 16-44 ms unloaded were seen. Without the token limit, 1,960 ms against 5.5 ms
     // (two documents held the main thread for 4.2 s).
-    expect(loaded, `p99 ${loaded.toFixed(1)} ms loaded, ${unloaded.toFixed(1)} ms unloaded, ${sent} documents`).to.be.at.most(2 * unloaded + 500);
+    expect(
+      loaded,
+      `p99 ${loaded.toFixed(1)} ms loaded, ${unloaded.toFixed(1)} ms unloaded, ${sent} documents`,
+    ).to.be.at.most(2 * unloaded + 500);
     // And the documents kept coming (refused at once; whole, each took seconds).
     expect(sent).to.be.above(10);
   });
@@ -131,10 +148,17 @@ describe('GraphQL abuse limits', function () {
       if (JSON.stringify(next).length > JSON.stringify(largest).length) largest = next;
     }
     const inputs = Array.from({ length: 500 }, () => ({ ...largest, id: randomUuid(rnd) }));
-    const body = JSON.stringify({ query: 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }', variables: { inputs } });
+    const body = JSON.stringify({
+      query: 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }',
+      variables: { inputs },
+    });
     expect(Buffer.byteLength(body)).to.be.within(1024 * 1024, DEFAULT_CONFIG.http.graphqlMaxBodyBytes);
     const key = await createTestKey(['catalog:write']);
-    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    const res = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body,
+    });
     const answer = (await res.json()) as { data?: { upsertLearningOpportunities: unknown[] }; errors?: unknown };
     expect(answer.errors).to.equal(undefined);
     expect(answer.data?.upsertLearningOpportunities).to.have.length(500);

@@ -12,7 +12,10 @@ const LIMIT = 1024 * 1024;
 
 /** An upsert request padded (with an unused variable) to exactly `bytes` bytes. */
 function upsertBody(id: string, bytes: number): string {
-  const base = JSON.stringify({ query: UPSERT, variables: { input: buildLearningOpportunityInput({ id }), padding: '' } });
+  const base = JSON.stringify({
+    query: UPSERT,
+    variables: { input: buildLearningOpportunityInput({ id }), padding: '' },
+  });
   const body = base.replace('"padding":""', `"padding":"${'x'.repeat(bytes - Buffer.byteLength(base))}"`);
   expect(Buffer.byteLength(body)).to.equal(bytes);
   return body;
@@ -27,7 +30,11 @@ describe('POST /graphql body limit', () => {
   let api: Api;
   let key: string;
   const post = async (body: string, contentType = 'application/json') => {
-    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${key}` }, body });
+    const res = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, authorization: `Bearer ${key}` },
+      body,
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
 

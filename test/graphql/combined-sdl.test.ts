@@ -15,10 +15,15 @@ describe('the combined GraphQL SDL file', () => {
     expect(printSchema(buildSchema(sdl))).to.equal(served);
     expect(printSchema(makeExecutableSchema({ typeDefs: [sdl] }))).to.equal(served);
     // The receivers team's types are all there (the fragment alone lacks EventType).
-    expect(sdl).to.match(/enum EventType \{/).and.to.match(/type WebhookReceiver \{/);
+    expect(sdl)
+      .to.match(/enum EventType \{/)
+      .and.to.match(/type WebhookReceiver \{/);
   });
 
   it('is what `npm run generate` writes from schema/*.graphql', () => {
-    expect(readFileSync(COMBINED_SDL_PATH, 'utf8') === generateCombinedSdl(), `${COMBINED_SDL_PATH} is stale: run \`npm run generate\` and commit it`).to.equal(true);
+    expect(
+      readFileSync(COMBINED_SDL_PATH, 'utf8') === generateCombinedSdl(),
+      `${COMBINED_SDL_PATH} is stale: run \`npm run generate\` and commit it`,
+    ).to.equal(true);
   });
 });

@@ -35,7 +35,10 @@ describe('GraphQL unexpected errors', () => {
 
     const read = await graphql<{ learningOpportunity: unknown }>(api, key, GET_ONE, { id: input.id });
     expect(read.body.data?.learningOpportunity, 'still the draft').to.deep.equal(draft);
-    const { rows } = await testDb().pool.query<{ n: number }>('select count(*)::int as n from event where resource_id = $1', [input.id]);
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      'select count(*)::int as n from event where resource_id = $1',
+      [input.id],
+    );
     expect(rows[0]!.n, 'no event stored').to.equal(0);
   });
 });

@@ -9,7 +9,12 @@ import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 
-type Answer = { status: number; headers: Headers; text: string; body: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+type Answer = {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] };
+};
 
 describe('/graphql edges', () => {
   let api: Api;
@@ -18,7 +23,11 @@ describe('/graphql edges', () => {
   let catalogReadOnly: string;
   let receiversOnly: string;
 
-  const post = async (key: string | null, body: string, contentType: string | null = 'application/json'): Promise<Answer> => {
+  const post = async (
+    key: string | null,
+    body: string,
+    contentType: string | null = 'application/json',
+  ): Promise<Answer> => {
     const headers: Record<string, string> = {};
     if (contentType) headers['content-type'] = contentType;
     if (key) headers.authorization = `Bearer ${key}`;
@@ -49,7 +58,12 @@ describe('/graphql edges', () => {
   });
 
   it('answers a body that is not JSON with a 415 problem, whatever its type', async () => {
-    for (const [contentType, body] of [['text/plain', '{"query":"{__typename}"}'], ['application/x-www-form-urlencoded', 'query=x'], ['multipart/form-data; boundary=x', '--x--'], [null, '{"query":"{__typename}"}']] as const) {
+    for (const [contentType, body] of [
+      ['text/plain', '{"query":"{__typename}"}'],
+      ['application/x-www-form-urlencoded', 'query=x'],
+      ['multipart/form-data; boundary=x', '--x--'],
+      [null, '{"query":"{__typename}"}'],
+    ] as const) {
       const problem = expectProblem(await post(reader, body, contentType), 415);
       expect(problem.type, String(contentType)).to.equal('/problems/unsupported-media-type');
     }
@@ -57,17 +71,28 @@ describe('/graphql edges', () => {
 
   it('names the Content-Encoding or charset it cannot read in its 415, instead of asking for the JSON it was sent', async () => {
     const send = async (headers: Record<string, string>) => {
-      const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json', ...headers }, body: '{"query":"{__typename}"}' });
+      const res = await fetch(`${api.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json', ...headers },
+        body: '{"query":"{__typename}"}',
+      });
       return { status: res.status, headers: res.headers, text: await res.text() };
     };
     const encoding = expectProblem(await send({ 'content-encoding': 'x-foo' }), 415);
-    expect(encoding.detail).to.equal('Content-Encoding x-foo is not supported: send the body as is, or with gzip, deflate or br');
+    expect(encoding.detail).to.equal(
+      'Content-Encoding x-foo is not supported: send the body as is, or with gzip, deflate or br',
+    );
     const charset = expectProblem(await send({ 'content-type': 'application/json; charset=latin1' }), 415);
     expect(charset.detail).to.equal('Charset latin1 is not supported: send the body as UTF-8');
   });
 
   it('answers an unauthenticated request with 401 UNAUTHENTICATED whatever its body', async () => {
-    for (const [body, contentType] of [['{"query": ', 'application/json'], ['not json at all', 'text/plain'], ['', null], ['x'.repeat(2 * 1024 * 1024), 'application/json']] as const) {
+    for (const [body, contentType] of [
+      ['{"query": ', 'application/json'],
+      ['not json at all', 'text/plain'],
+      ['', null],
+      ['x'.repeat(2 * 1024 * 1024), 'application/json'],
+    ] as const) {
       const answer = await post(null, body, contentType);
       expect(answer.status, body.slice(0, 20)).to.equal(401);
       expect(answer.headers.get('www-authenticate')).to.match(/^Bearer\b/);
@@ -95,7 +120,9 @@ describe('/graphql edges', () => {
     const query = JSON.stringify({ query: '{ learningOpportunitie { id } }' });
     const withoutRead = await post(writerOnly, query);
     expect(code(withoutRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
-    expect(withoutRead.body.errors?.[0]?.message).to.equal('Cannot query field "learningOpportunitie" on type "Query".');
+    expect(withoutRead.body.errors?.[0]?.message).to.equal(
+      'Cannot query field "learningOpportunitie" on type "Query".',
+    );
     const withRead = await post(reader, query);
     expect(code(withRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
     expect(withRead.body.errors?.[0]?.message).to.match(/Did you mean "learningOpportunit/);

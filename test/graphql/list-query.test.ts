@@ -9,7 +9,11 @@ import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts
 import { createRecord } from '../support/factories.ts';
 import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';
 
-type Page = { results: { id: string; status: string; title: string }[]; pagination: { totalCount: number }; facets: Record<string, { value: string; count: number }[] | null> | null };
+type Page = {
+  results: { id: string; status: string; title: string }[];
+  pagination: { totalCount: number };
+  facets: Record<string, { value: string; count: number }[] | null> | null;
+};
 const LIST = `query($filter: LearningOpportunityFilter, $search: String, $sort: LearningOpportunitySort, $facets: [Facet!], $limit: Int, $offset: Int) {
   learningOpportunities(filter: $filter, search: $search, sort: $sort, facets: $facets, limit: $limit, offset: $offset) {
     results { id status title } pagination { totalCount } facets { format { value count } topic { value count } country { value count } }
@@ -30,15 +34,36 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
     api = await startTestApi();
     key = await createTestKey(['graphql:read']);
     restKey = await createTestKey(['catalog:read']);
-    for (let i = 0; i < 6; i++) await createRecord(api.writes, { title: `Graph filter ${i} welding`, format: i % 2 ? 'ONLINE' : 'HYBRID', topics: [`gq-topic-${i % 3}`] });
-    await createRecord(api.writes, { title: 'Graph filter draft welding', format: 'ONLINE', topics: ['gq-topic-0'] }, { publish: false });
+    for (let i = 0; i < 6; i++)
+      await createRecord(api.writes, {
+        title: `Graph filter ${i} welding`,
+        format: i % 2 ? 'ONLINE' : 'HYBRID',
+        topics: [`gq-topic-${i % 3}`],
+      });
+    await createRecord(
+      api.writes,
+      { title: 'Graph filter draft welding', format: 'ONLINE', topics: ['gq-topic-0'] },
+      { publish: false },
+    );
   });
   after(() => api?.close());
 
   it('answers as the REST list does for the same filter, search and sort (published records)', async () => {
     const filter = { format: ['ONLINE', 'HYBRID'], topic: ['gq-topic-0', 'gq-topic-1'], status: ['PUBLISHED'] };
-    const page = await list({ filter, search: 'graph filter weld', sort: 'RELEVANCE', facets: ['FORMAT', 'TOPIC'], limit: 100 });
-    const rest = (await getJson(api, '/v1/learning-opportunities?format=ONLINE,HYBRID&topic=gq-topic-0,gq-topic-1&q=graph%20filter%20weld&sort=relevance&facets=format,topic&limit=100', restKey)).body as Page;
+    const page = await list({
+      filter,
+      search: 'graph filter weld',
+      sort: 'RELEVANCE',
+      facets: ['FORMAT', 'TOPIC'],
+      limit: 100,
+    });
+    const rest = (
+      await getJson(
+        api,
+        '/v1/learning-opportunities?format=ONLINE,HYBRID&topic=gq-topic-0,gq-topic-1&q=graph%20filter%20weld&sort=relevance&facets=format,topic&limit=100',
+        restKey,
+      )
+    ).body as Page;
     expect(page.results.map((r) => r.id)).to.deep.equal(rest.results.map((r) => r.id));
     expect(page.pagination.totalCount).to.equal(rest.pagination.totalCount).and.to.equal(4);
     expect(page.facets).to.deep.equal({ format: rest.facets!.format, topic: rest.facets!.topic, country: null });

@@ -13,7 +13,10 @@ const MUTATIONS = { publish: PUBLISH, archive: ARCHIVE, delete: DELETE } as cons
 
 async function rowCount(table: string, id: string): Promise<number> {
   const column = table === 'learning_opportunity' ? 'id' : 'learning_opportunity_id';
-  const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from ${table} where ${column} = $1`, [id]);
+  const { rows } = await testDb().pool.query<{ n: number }>(
+    `select count(*)::int as n from ${table} where ${column} = $1`,
+    [id],
+  );
   return rows[0]!.n;
 }
 
@@ -55,16 +58,36 @@ describe('GraphQL mutations and the lifecycle', () => {
       price: null,
       topics: [],
       // reversed, one kept, one new
-      sessions: [{ ...sessions[1]!, capacity: 12 }, { id: randomUUID(), startsAt: '2027-05-01T08:00:00.000Z', endsAt: null, timezone: 'UTC', format: null, location: null, capacity: 0 }, sessions[0]],
+      sessions: [
+        { ...sessions[1]!, capacity: 12 },
+        {
+          id: randomUUID(),
+          startsAt: '2027-05-01T08:00:00.000Z',
+          endsAt: null,
+          timezone: 'UTC',
+          format: null,
+          location: null,
+          capacity: 0,
+        },
+        sessions[0],
+      ],
       deadlines: [],
       faqs: null,
     });
     const replaced = await mutate(api, writer, 'upsert', replacement);
-    expect(replaced).to.include({ title: 'Replaced title', summary: null, provider: null, price: null, status: 'DRAFT' });
+    expect(replaced).to.include({
+      title: 'Replaced title',
+      summary: null,
+      provider: null,
+      price: null,
+      status: 'DRAFT',
+    });
     expect(replaced.topics).to.deep.equal([]);
     expect(replaced.deadlines).to.deep.equal([]);
     expect(replaced.faqs).to.deep.equal([]);
-    expect((replaced.sessions as { id: string }[]).map((s) => s.id)).to.deep.equal((replacement.sessions as { id: string }[]).map((s) => s.id));
+    expect((replaced.sessions as { id: string }[]).map((s) => s.id)).to.deep.equal(
+      (replacement.sessions as { id: string }[]).map((s) => s.id),
+    );
     expect(replaced.sessions).to.deep.equal(replacement.sessions);
     expect(await rowCount('lo_session', input.id)).to.equal(3);
     expect(await rowCount('lo_deadline', input.id)).to.equal(0);
@@ -134,14 +157,23 @@ describe('GraphQL mutations and the lifecycle', () => {
       if (start === 'ARCHIVED') await mutate(api, writer, 'archive', input.id);
       const last = await mutate(api, writer, 'delete', input.id);
       expect(last).to.include({ id: input.id, status: start });
-      for (const table of ['learning_opportunity', 'lo_session', 'lo_deadline', 'lo_faq', 'lo_external_review', 'lo_accolade']) {
+      for (const table of [
+        'learning_opportunity',
+        'lo_session',
+        'lo_deadline',
+        'lo_faq',
+        'lo_external_review',
+        'lo_accolade',
+      ]) {
         expect(await rowCount(table, input.id), table).to.equal(0);
       }
       const read = await graphql(api, reader, GET_ONE, { id: input.id });
       expect(read.body).to.deep.equal({ data: { learningOpportunity: null } });
       expect((await getJson(api, `/v1/learning-opportunities/${input.id}`, reader)).status).to.equal(404);
       for (const document of Object.values(MUTATIONS)) {
-        expect(onlyError(await graphql(api, writer, document, { id: input.id })).extensions?.code).to.equal('NOT_FOUND');
+        expect(onlyError(await graphql(api, writer, document, { id: input.id })).extensions?.code).to.equal(
+          'NOT_FOUND',
+        );
       }
     });
   }
@@ -174,7 +206,9 @@ describe('GraphQL mutations and the lifecycle', () => {
     expect(await rowCount('learning_opportunity', input.id)).to.equal(0);
     await mutate(api, writer, 'upsert', input);
     for (const document of Object.values(MUTATIONS)) {
-      expect(onlyError(await graphql(api, readOnly, document, { id: input.id })).extensions?.code).to.equal('FORBIDDEN');
+      expect(onlyError(await graphql(api, readOnly, document, { id: input.id })).extensions?.code).to.equal(
+        'FORBIDDEN',
+      );
     }
     expect(await rowCount('learning_opportunity', input.id)).to.equal(1);
     const anonymous = await graphql(api, null, UPSERT, { input: buildLearningOpportunityInput() });

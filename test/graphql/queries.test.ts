@@ -8,7 +8,9 @@ import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { GET_ONE, GET_PAGE, onlyError, type RecordJson } from '../support/graphql-documents.ts';
 
-type PageData = { learningOpportunities: { results: RecordJson[]; pagination: { totalCount: number; limit: number; offset: number } } };
+type PageData = {
+  learningOpportunities: { results: RecordJson[]; pagination: { totalCount: number; limit: number; offset: number } };
+};
 
 async function recordsInDatabase(): Promise<number> {
   const { rows } = await testDb().pool.query<{ n: number }>('select count(*)::int as n from learning_opportunity');
@@ -32,7 +34,11 @@ describe('GraphQL queries', () => {
     const published = await createRecord(api.writes);
     const archived = await createRecord(api.writes);
     await api.writes.archive(archived.id);
-    for (const [record, status] of [[draft, 'DRAFT'], [published, 'PUBLISHED'], [archived, 'ARCHIVED']] as const) {
+    for (const [record, status] of [
+      [draft, 'DRAFT'],
+      [published, 'PUBLISHED'],
+      [archived, 'ARCHIVED'],
+    ] as const) {
       const res = await graphql<{ learningOpportunity: RecordJson }>(api, reader, GET_ONE, { id: record.id });
       expect(res.status).to.equal(200);
       expect(res.body.errors).to.equal(undefined);
@@ -59,18 +65,25 @@ describe('GraphQL queries', () => {
     expect(data.results).to.have.length(Math.min(20, total));
     // newest first: the draft just written leads the list
     expect(data.results[0]!.id).to.equal(draft.id);
-    const statuses = new Set((await page({ limit: 100 })).body.data!.learningOpportunities.results.map((r) => r.status));
+    const statuses = new Set(
+      (await page({ limit: 100 })).body.data!.learningOpportunities.results.map((r) => r.status),
+    );
     expect([...statuses]).to.include.members(['DRAFT', 'PUBLISHED', 'ARCHIVED']);
   });
 
   it('pages in updatedAt desc, id desc order and answers an offset past the end with an empty page', async () => {
     const all = (await page({ limit: 100 })).body.data!.learningOpportunities;
-    const sorted = [...all.results].sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1));
+    const sorted = [...all.results].sort((a, b) =>
+      a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1,
+    );
     expect(all.results.map((r) => r.id)).to.deep.equal(sorted.map((r) => r.id));
     const window = (await page({ limit: 2, offset: 1 })).body.data!.learningOpportunities;
     expect(window.results.map((r) => r.id)).to.deep.equal(all.results.slice(1, 3).map((r) => r.id));
     const past = (await page({ limit: 5, offset: all.pagination.totalCount + 1 })).body.data!.learningOpportunities;
-    expect(past).to.deep.equal({ results: [], pagination: { totalCount: all.pagination.totalCount, limit: 5, offset: all.pagination.totalCount + 1 } });
+    expect(past).to.deep.equal({
+      results: [],
+      pagination: { totalCount: all.pagination.totalCount, limit: 5, offset: all.pagination.totalCount + 1 },
+    });
   });
 
   const badPaging: [Record<string, unknown>, string[]][] = [
@@ -114,7 +127,10 @@ describe('GraphQL queries', () => {
 
   it('is FORBIDDEN for a key without graphql:read, even with catalog:read and catalog:write', async () => {
     const key = await createTestKey(['catalog:read', 'catalog:write']);
-    for (const [document, variables] of [[GET_PAGE, {}], [GET_ONE, { id: randomUUID() }]] as const) {
+    for (const [document, variables] of [
+      [GET_PAGE, {}],
+      [GET_ONE, { id: randomUUID() }],
+    ] as const) {
       const res = await graphql(api, key, document, variables);
       const error = onlyError(res);
       expect(error.extensions?.code).to.equal('FORBIDDEN');

@@ -63,18 +63,30 @@ describe('GraphQL cost limits', () => {
   });
 
   it('refuses more than 15 aliases, even cheap ones', async () => {
-    await expectTooComplex(`{ ${Array.from({ length: 16 }, (_, i) => `a${i}: __typename`).join(' ')} }`, /Aliases limit of 15 exceeded, found 16/);
+    await expectTooComplex(
+      `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: __typename`).join(' ')} }`,
+      /Aliases limit of 15 exceeded, found 16/,
+    );
   });
 
   it('refuses a selection deeper than 8 fields', async () => {
-    await expectTooComplex('{ __type(name: "Query") { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } }', /depth limit of 8 exceeded, found 9/);
+    await expectTooComplex(
+      '{ __type(name: "Query") { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } }',
+      /depth limit of 8 exceeded, found 9/,
+    );
   });
 
   it('refuses fragments that expand to more fields than it will price', async () => {
     const levels = 16; // each fragment spreads the next twice: 2^16 expansions of the last one
-    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ');
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    ).join(' ');
     const started = performance.now();
-    await expectTooComplex(`{ ...F0 } ${fragments} fragment F${levels} on Query { __typename }`, /more than 10000 fields/);
+    await expectTooComplex(
+      `{ ...F0 } ${fragments} fragment F${levels} on Query { __typename }`,
+      /more than 10000 fields/,
+    );
     expect(performance.now() - started).to.be.below(2000);
   });
 });

@@ -10,14 +10,23 @@ import { createTestKey, graphql, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { onlyError, UPSERT } from '../support/graphql-documents.ts';
 
-const UPSERT_MANY = 'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
+const UPSERT_MANY =
+  'mutation ($inputs: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $inputs) { id } }';
 
 /** An input with `count` FAQs whose answers are `length` repetitions of `char` (the limit per answer is 50,000 characters). */
 const withFaqs = (count: number, length: number, char = 'a') =>
-  buildLearningOpportunityInput({ faqs: Array.from({ length: count }, (_, n) => ({ id: randomUUID(), question: `Q${n}?`, answer: char.repeat(length) })) });
+  buildLearningOpportunityInput({
+    faqs: Array.from({ length: count }, (_, n) => ({
+      id: randomUUID(),
+      question: `Q${n}?`,
+      answer: char.repeat(length),
+    })),
+  });
 
 async function stored(id: string): Promise<string | null> {
-  const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [id]);
+  const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [
+    id,
+  ]);
   return rows[0]?.doc ?? null;
 }
 

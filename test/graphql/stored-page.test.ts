@@ -26,14 +26,20 @@ describe('GraphQL page of every stored field', () => {
   let db: Database;
   let drop: () => Promise<void>;
   const post = async (query: string, variables: Record<string, unknown> = {}) => {
-    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${api.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
     const text = await res.text();
     return { status: res.status, text };
   };
 
   before(async function () {
     this.timeout(120_000);
-    const clone = await cloneTestDatabase(JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string });
+    const clone = await cloneTestDatabase(
+      JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string },
+    );
     drop = clone.drop;
     db = await connectDatabase(clone.url, { poolMax: 10, connectTimeoutMs: 3000, migrate: false });
     api = await startTestApi({ db });
@@ -49,29 +55,44 @@ describe('GraphQL page of every stored field', () => {
   });
 
   it('answers with the same bytes as field-by-field execution, for every page, filter and facets', async () => {
-    for (const variables of [{ limit: 100 }, { limit: 100, offset: 200 }, { limit: 7, offset: 3, filter: { format: ['ONLINE'] }, facets: ['FORMAT'] }, { limit: 5, offset: 1000 }]) {
+    for (const variables of [
+      { limit: 100 },
+      { limit: 100, offset: 200 },
+      { limit: 7, offset: 3, filter: { format: ['ONLINE'] }, facets: ['FORMAT'] },
+      { limit: 5, offset: 1000 },
+    ]) {
       const [stored, executed] = [await post(STORED, variables), await post(FIELD_BY_FIELD, variables)];
       expect(stored.status).to.equal(200);
       expect(stored.text).to.not.include('"errors"');
       expect(stored.text, JSON.stringify(variables)).to.equal(executed.text);
     }
     // Inline, without a fragment, and the REST page's records are the same bytes.
-    const inline = await post(page(RECORD_FIELDS.replace(/^\s*fragment Record on LearningOpportunity \{|\}\s*$/g, ''), ''), { limit: 100 });
+    const inline = await post(
+      page(RECORD_FIELDS.replace(/^\s*fragment Record on LearningOpportunity \{|\}\s*$/g, ''), ''),
+      { limit: 100 },
+    );
     expect(inline.text).to.equal((await post(STORED, { limit: 100 })).text);
     const rest = await getJson(api, '/v1/learning-opportunities?limit=100', restKey);
-    const results = (JSON.parse(inline.text) as { data: { learningOpportunities: { results: unknown } } }).data.learningOpportunities.results;
+    const results = (JSON.parse(inline.text) as { data: { learningOpportunities: { results: unknown } } }).data
+      .learningOpportunities.results;
     expect(JSON.stringify(results)).to.equal(JSON.stringify((rest.body as { results: unknown }).results));
   });
 
   it('executes any other selection field by field: aliases, __typename, another order, a field fewer', async () => {
     const answer = async (results: string) => {
       const res = await post(page(results, results.includes('...Record') ? RECORD_FIELDS : ''), { limit: 3 });
-      return (JSON.parse(res.text) as { data: { learningOpportunities: { results: Record<string, unknown>[] } } }).data.learningOpportunities.results;
+      return (JSON.parse(res.text) as { data: { learningOpportunities: { results: Record<string, unknown>[] } } }).data
+        .learningOpportunities.results;
     };
     expect(Object.keys((await answer('__typename ...Record'))[0]!)[0]).to.equal('__typename');
     expect((await answer('...Record name: title'))[0]!.name).to.be.a('string');
     expect(Object.keys((await answer('updatedAt ...Record'))[0]!)[0]).to.equal('updatedAt');
-    const fewer = await answer(RECORD_FIELDS.replace(/^\s*fragment Record on LearningOpportunity \{|\}\s*$/g, '').replace('accolades { id title issuer awardedAt url }', 'accolades { id title }'));
+    const fewer = await answer(
+      RECORD_FIELDS.replace(/^\s*fragment Record on LearningOpportunity \{|\}\s*$/g, '').replace(
+        'accolades { id title issuer awardedAt url }',
+        'accolades { id title }',
+      ),
+    );
     expect(Object.keys((fewer[0]!.accolades as object[])[0] ?? { id: 1, title: 2 })).to.deep.equal(['id', 'title']);
   });
 
@@ -90,7 +111,9 @@ describe('GraphQL page of every stored field', () => {
     for (let i = 0; i < 30; i++) {
       const offset = (i % 2) * 100;
       const g = await cpuMs(async () => (await post(STORED, { limit: 100, offset })).status);
-      const r = await cpuMs(async () => (await getJson(api, `/v1/learning-opportunities?limit=100&offset=${offset}`, restKey)).status);
+      const r = await cpuMs(
+        async () => (await getJson(api, `/v1/learning-opportunities?limit=100&offset=${offset}`, restKey)).status,
+      );
       if (i < 5) continue; // warm-up
       graphqlMs.push(g);
       restMs.push(r);

@@ -10,7 +10,9 @@ import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { mutate } from '../support/graphql-documents.ts';
 
 async function storedDoc(id: string): Promise<string> {
-  const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [id]);
+  const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [
+    id,
+  ]);
   return rows[0]!.doc;
 }
 
@@ -47,7 +49,12 @@ describe('updatedAt and idempotent upserts', () => {
   });
 
   it('an equivalently spelled upsert (case, offsets, decimal padding, omitted optionals) changes nothing', async () => {
-    const input = buildLearningOpportunityInput({ summary: null, topics: [], language: 'pt-BR', price: { amount: '12.50', currency: 'EUR' } });
+    const input = buildLearningOpportunityInput({
+      summary: null,
+      topics: [],
+      language: 'pt-BR',
+      price: { amount: '12.50', currency: 'EUR' },
+    });
     await mutate(api, writer, 'upsert', input);
     const published = await mutate(api, writer, 'publish', input.id);
     const sessions = input.sessions as Record<string, unknown>[];
@@ -58,7 +65,10 @@ describe('updatedAt and idempotent upserts', () => {
       topics: undefined,
       language: 'PT-br',
       price: { amount: '12.5', currency: 'EUR' },
-      sessions: [{ ...sessions[0], id: String(sessions[0]!.id).toUpperCase(), startsAt: '2027-03-01T10:00:00+01:00' }, sessions[1]],
+      sessions: [
+        { ...sessions[0], id: String(sessions[0]!.id).toUpperCase(), startsAt: '2027-03-01T10:00:00+01:00' },
+        sessions[1],
+      ],
     };
     const again = await mutate(api, writer, 'upsert', respelled);
     expect(again).to.deep.equal(published);
@@ -70,7 +80,11 @@ describe('updatedAt and idempotent upserts', () => {
     const published = await mutate(api, writer, 'publish', input.id);
     const changed = await mutate(api, writer, 'upsert', { ...input, description: 'A new description' });
     expect(changed.updatedAt > published.updatedAt, `${changed.updatedAt} > ${published.updatedAt}`).to.equal(true);
-    expect(changed).to.include({ createdAt: published.createdAt, publishedAt: published.publishedAt, status: 'PUBLISHED' });
+    expect(changed).to.include({
+      createdAt: published.createdAt,
+      publishedAt: published.publishedAt,
+      status: 'PUBLISHED',
+    });
     const rest = await getJson(api, `/v1/learning-opportunities/${input.id}`, reader);
     expect(rest.body).to.deep.equal(changed);
   });
@@ -90,7 +104,10 @@ describe('updatedAt and idempotent upserts', () => {
     await mutate(api, writer, 'upsert', input);
     const published = await mutate(api, writer, 'publish', input.id);
     const faqs = input.faqs as Record<string, unknown>[];
-    const changed = await mutate(api, writer, 'upsert', { ...input, faqs: [{ ...faqs[0], answer: 'Yes, a signed one.' }] });
+    const changed = await mutate(api, writer, 'upsert', {
+      ...input,
+      faqs: [{ ...faqs[0], answer: 'Yes, a signed one.' }],
+    });
     expect(changed.updatedAt > published.updatedAt).to.equal(true);
     expect((changed.faqs as { answer: string }[])[0]!.answer).to.equal('Yes, a signed one.');
   });
@@ -123,8 +140,29 @@ describe('updatedAt and idempotent upserts', () => {
     const input = buildLearningOpportunityInput({
       language: 'zh-Hant-TW',
       price: { amount: '0', currency: 'USD' },
-      externalReviews: [{ id: randomUUID(), source: 'S', url: null, rating: 0, maxRating: 0.5, reviewCount: 0, excerpt: null, reviewedAt: null }],
-      sessions: [{ id: randomUUID(), startsAt: '2027-01-01T00:00:00.123456Z', endsAt: null, timezone: null, format: null, location: { name: null, address: null, city: 'Oslo', country: null }, capacity: 0 }],
+      externalReviews: [
+        {
+          id: randomUUID(),
+          source: 'S',
+          url: null,
+          rating: 0,
+          maxRating: 0.5,
+          reviewCount: 0,
+          excerpt: null,
+          reviewedAt: null,
+        },
+      ],
+      sessions: [
+        {
+          id: randomUUID(),
+          startsAt: '2027-01-01T00:00:00.123456Z',
+          endsAt: null,
+          timezone: null,
+          format: null,
+          location: { name: null, address: null, city: 'Oslo', country: null },
+          capacity: 0,
+        },
+      ],
     });
     await mutate(api, writer, 'upsert', input);
     const published = await mutate(api, writer, 'publish', input.id);

@@ -10,7 +10,14 @@ import { createRecord } from '../support/factories.ts';
 
 const APP = 'https://app.example.com';
 const preflight = (api: Api, path: string, origin: string) =>
-  fetch(`${api.url}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, if-none-match' } });
+  fetch(`${api.url}${path}`, {
+    method: 'OPTIONS',
+    headers: {
+      origin,
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization, if-none-match',
+    },
+  });
 
 describe('CORS on /v1', () => {
   let key: string;
@@ -47,7 +54,10 @@ describe('CORS on /v1', () => {
       expect(pre.status, path).to.equal(204);
       expect(pre.headers.get('access-control-allow-origin')).to.equal(APP);
       expect(pre.headers.get('access-control-allow-methods')).to.match(/\bGET\b/);
-      const allowed = pre.headers.get('access-control-allow-headers')!.toLowerCase().split(/\s*,\s*/);
+      const allowed = pre.headers
+        .get('access-control-allow-headers')!
+        .toLowerCase()
+        .split(/\s*,\s*/);
       expect(allowed).to.include.members(['authorization', 'if-none-match']);
       expect(pre.headers.get('access-control-allow-credentials')).to.equal(null);
       expect(pre.headers.get('vary')).to.match(/Origin/);
@@ -56,7 +66,10 @@ describe('CORS on /v1', () => {
     expect(get.status).to.equal(200);
     expect(get.headers.get('access-control-allow-origin')).to.equal(APP);
     expect(get.headers.get('access-control-allow-credentials')).to.equal(null);
-    const exposed = get.headers.get('access-control-expose-headers')!.toLowerCase().split(/\s*,\s*/);
+    const exposed = get.headers
+      .get('access-control-expose-headers')!
+      .toLowerCase()
+      .split(/\s*,\s*/);
     expect(exposed).to.include.members(['etag', 'ratelimit', 'ratelimit-policy', 'retry-after']);
     expect(get.headers.get('vary')).to.match(/Origin/);
     // A refusal is readable by the page too (its 401 says what is wrong).
@@ -67,7 +80,12 @@ describe('CORS on /v1', () => {
 
   it('gives an origin not listed no CORS header (its browser refuses the answer)', async () => {
     const api = await start([APP]);
-    for (const origin of ['https://evil.example.com', 'https://app.example.com.evil.com', 'http://app.example.com', 'null']) {
+    for (const origin of [
+      'https://evil.example.com',
+      'https://app.example.com.evil.com',
+      'http://app.example.com',
+      'null',
+    ]) {
       const pre = await preflight(api, '/v1/learning-opportunities', origin);
       expect(pre.status, origin).to.equal(405);
       expect(pre.headers.get('access-control-allow-origin'), origin).to.equal(null);
@@ -77,9 +95,17 @@ describe('CORS on /v1', () => {
   });
 
   it('takes exact origins only in CORS_ORIGINS', () => {
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).http.corsOrigins).to.deep.equal(['https://a.example.com', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).http.corsOrigins).to.deep.equal(
+      ['https://a.example.com', 'http://localhost:5173'],
+    );
     expect(loadConfig({}).http.corsOrigins).to.deep.equal([]);
-    for (const bad of ['*', 'https://a.example.com/', 'https://a.example.com/app', 'a.example.com', 'ftp://a.example.com']) {
+    for (const bad of [
+      '*',
+      'https://a.example.com/',
+      'https://a.example.com/app',
+      'a.example.com',
+      'ftp://a.example.com',
+    ]) {
       expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw(/CORS_ORIGINS/);
     }
   });

@@ -18,10 +18,20 @@ describe('exact paths', () => {
   });
   after(() => api.close());
 
-  const graphqlBody = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ learningOpportunities(limit: 1) { pagination { totalCount } } }' }) };
+  const graphqlBody = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ learningOpportunities(limit: 1) { pagination { totalCount } } }' }),
+  };
 
   it('serves the exact paths', async () => {
-    for (const path of ['/metrics', '/healthz', '/v1/openapi.json', '/v1/learning-opportunities', `/v1/learning-opportunities/${id}`]) {
+    for (const path of [
+      '/metrics',
+      '/healthz',
+      '/v1/openapi.json',
+      '/v1/learning-opportunities',
+      `/v1/learning-opportunities/${id}`,
+    ]) {
       expect((await getJson(api, path, key)).status, path).to.equal(200);
     }
     // Not ready in the suite (no job queue schema): 503, but the route answered.

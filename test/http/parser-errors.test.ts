@@ -24,7 +24,10 @@ describe('HTTP parser errors', () => {
     expect(answer.headers.connection).to.equal('close');
     expect(Number(answer.headers['content-length'])).to.equal(Buffer.byteLength(answer.body));
     expect(answer.headers['x-request-id']).to.match(/^[0-9a-f-]{36}$/);
-    const problem = expectProblem({ status: answer.status!, headers: new Headers(answer.headers), text: answer.body }, status);
+    const problem = expectProblem(
+      { status: answer.status!, headers: new Headers(answer.headers), text: answer.body },
+      status,
+    );
     expect(problem.instance).to.equal(`urn:uuid:${answer.headers['x-request-id']}`);
     return problem;
   };
@@ -38,7 +41,11 @@ describe('HTTP parser errors', () => {
   }
 
   it('answers a malformed request with a 400 problem naming the request', async () => {
-    for (const request of ['GARBAGE\r\n\r\n', 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n']) {
+    for (const request of [
+      'GARBAGE\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
+    ]) {
       const problem = expectRawProblem(await send(request), 400);
       expect(problem.invalidParams).to.deep.equal([{ name: 'request', reason: 'is not valid HTTP/1.1' }]);
     }
@@ -47,7 +54,9 @@ describe('HTTP parser errors', () => {
   it('answers a malformed request that follows a served one on the same connection', async () => {
     const socket = await openSocket(api.url);
     const answer = readUntilClosed(socket);
-    const served = new Promise<void>((resolve) => socket.on('data', (chunk: Buffer) => chunk.toString().includes('"status":"ok"') && resolve()));
+    const served = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => chunk.toString().includes('"status":"ok"') && resolve()),
+    );
     socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     await served;
     socket.write('GARBAGE\r\n\r\n');

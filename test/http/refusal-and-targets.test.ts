@@ -20,7 +20,12 @@ async function pushBody(socket: Socket, forMs: number): Promise<{ written: numbe
   while (socket.writable && performance.now() < deadline) {
     const more = socket.write(chunk, () => {});
     written += chunk.length;
-    if (!more) await Promise.race([once(socket, 'drain').catch(() => {}), closing, sleep(Math.max(1, deadline - performance.now()))]);
+    if (!more)
+      await Promise.race([
+        once(socket, 'drain').catch(() => {}),
+        closing,
+        sleep(Math.max(1, deadline - performance.now())),
+      ]);
   }
   await Promise.race([closing, sleep(Math.max(1, deadline - performance.now()))]);
   const closed = socket.destroyed;
@@ -55,15 +60,32 @@ describe('refusals and request targets on raw connections', function () {
 
   const refusals = [
     { what: 'POST /graphql without a key (401)', line: 'POST /graphql', auth: () => '', status: 401 },
-    { what: 'POST /graphql with a catalog:read key (403)', line: 'POST /graphql', auth: () => `Authorization: Bearer ${readKey}\r\n`, status: 403 },
-    { what: 'GET /v1/learning-opportunities with a body and a graphql:read key (403)', line: 'GET /v1/learning-opportunities', auth: () => `Authorization: Bearer ${graphqlKey}\r\n`, status: 403 },
-    { what: 'GET /v1/events with a body and an unknown key (401)', line: 'GET /v1/events', auth: () => `Authorization: Bearer lods_${'x'.repeat(43)}\r\n`, status: 401 },
+    {
+      what: 'POST /graphql with a catalog:read key (403)',
+      line: 'POST /graphql',
+      auth: () => `Authorization: Bearer ${readKey}\r\n`,
+      status: 403,
+    },
+    {
+      what: 'GET /v1/learning-opportunities with a body and a graphql:read key (403)',
+      line: 'GET /v1/learning-opportunities',
+      auth: () => `Authorization: Bearer ${graphqlKey}\r\n`,
+      status: 403,
+    },
+    {
+      what: 'GET /v1/events with a body and an unknown key (401)',
+      line: 'GET /v1/events',
+      auth: () => `Authorization: Bearer lods_${'x'.repeat(43)}\r\n`,
+      status: 401,
+    },
   ];
   for (const { what, line, auth, status } of refusals) {
     it(`answers ${what} with Connection: close and stops reading the body`, async () => {
       const socket = await openSocket(api.url);
       const answer = readUntilClosed(socket);
-      socket.write(`${line} HTTP/1.1\r\nHost: ${host}\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${2 ** 30}\r\n\r\n`);
+      socket.write(
+        `${line} HTTP/1.1\r\nHost: ${host}\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${2 ** 30}\r\n\r\n`,
+      );
       const pushed = await pushBody(socket, 5000);
       const { status: answered, headers } = await answer;
       expect(answered).to.equal(status);
@@ -76,14 +98,18 @@ describe('refusals and request targets on raw connections', function () {
 
   it('checks the key before sending 100 Continue: a bad key gets its 401 and no 100', async () => {
     const socket = await openSocket(api.url);
-    socket.write(`POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer lods_${'y'.repeat(43)}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n`);
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer lods_${'y'.repeat(43)}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n`,
+    );
     const first = await firstAnswer(socket);
     expect(first).to.match(/^HTTP\/1\.1 401 /);
     expect(first.toLowerCase()).to.contain('connection: close');
     socket.destroy();
 
     const forbidden = await openSocket(api.url);
-    forbidden.write(`GET /v1/learning-opportunities HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n`);
+    forbidden.write(
+      `GET /v1/learning-opportunities HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n`,
+    );
     expect(await firstAnswer(forbidden)).to.match(/^HTTP\/1\.1 403 /);
     forbidden.destroy();
   });
@@ -91,14 +117,16 @@ describe('refusals and request targets on raw connections', function () {
   it('sends 100 Continue to a live key holding the scope, then serves the request', async () => {
     const socket = await openSocket(api.url);
     const body = JSON.stringify({ query: '{ learningOpportunities(limit: 1) { results { id } } }' });
-    socket.write(`POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+    );
     let text = '';
     socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
     await new Promise<void>((resolve) => socket.on('data', () => text.includes('\r\n\r\n') && resolve()));
     expect(text).to.match(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
     socket.write(body);
     await once(socket, 'close');
-    expect(text.slice(text.indexOf("\r\n\r\n") + 4)).to.match(/^HTTP\/1\.1 200 /);
+    expect(text.slice(text.indexOf('\r\n\r\n') + 4)).to.match(/^HTTP\/1\.1 200 /);
     expect(text).to.contain('"results"');
   });
 
@@ -110,7 +138,9 @@ describe('refusals and request targets on raw connections', function () {
     ] as const) {
       const socket = await openSocket(api.url);
       const answer = readUntilClosed(socket);
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${readKey}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${readKey}\r\nConnection: close\r\n\r\n`,
+      );
       const { status, body } = await answer;
       expect(status, target).to.equal(200);
       expect(body, target).to.contain(expected);

@@ -29,7 +29,9 @@ describe('slow clients and connection limits', () => {
   let api: Api;
   let key: string;
   before(async () => {
-    api = await startTestApi({ http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, maxConnections: 3 } });
+    api = await startTestApi({
+      http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, maxConnections: 3 },
+    });
     key = await createTestKey(['graphql:read']);
   });
   after(() => api.close());
@@ -39,16 +41,23 @@ describe('slow clients and connection limits', () => {
     const answer = readUntilClosed(socket);
     dribble(socket, `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-Slow: 1\r\n'.repeat(1000)}\r\n`, 20);
     const { status, headers, body, closedAfterMs } = await answer;
-    expect(closedAfterMs).to.be.within(HEADERS_TIMEOUT_MS - 50, Math.min(HEADERS_TIMEOUT_MS + SLACK_MS, REQUEST_TIMEOUT_MS - 50));
+    expect(closedAfterMs).to.be.within(
+      HEADERS_TIMEOUT_MS - 50,
+      Math.min(HEADERS_TIMEOUT_MS + SLACK_MS, REQUEST_TIMEOUT_MS - 50),
+    );
     expect(headers.connection).to.equal('close');
-    expect(expectProblem({ status: status!, headers: new Headers(headers), text: body }, 408).type).to.equal('/problems/request-timeout');
+    expect(expectProblem({ status: status!, headers: new Headers(headers), text: body }, 408).type).to.equal(
+      '/problems/request-timeout',
+    );
   });
 
   it('cuts a client dribbling its body after the request timeout, not the headers timeout', async () => {
     const socket = await openSocket(api.url);
     const answer = readUntilClosed(socket);
     const body = JSON.stringify({ query: '{ __typename }' }).padEnd(200, ' ');
-    socket.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     dribble(socket, body, 20);
     const { status, closedAfterMs } = await answer;
     expect(status).to.equal(408);
@@ -62,7 +71,10 @@ describe('slow clients and connection limits', () => {
     expect(refused.text).to.equal('');
     expect(refused.closedAfterMs, 'closed at once (no 408: it was never a request)').to.be.below(2000);
     held.pop()!.destroy();
-    const connections = () => new Promise<number>((resolve, reject) => api.server.getConnections((error, n) => (error ? reject(error) : resolve(n))));
+    const connections = () =>
+      new Promise<number>((resolve, reject) =>
+        api.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+      );
     while ((await connections()) >= 3) await new Promise(setImmediate); // until the server has seen the close
     const res = await fetch(`${api.url}/healthz`);
     expect(res.status).to.equal(200);

@@ -48,7 +48,9 @@ describe('the /v1 room', () => {
       const { port } = server.address() as AddressInfo;
       const key = await createTestKey(['catalog:read']);
       for (const route of Object.keys(V1_ROUTES)) {
-        const res = await fetch(`http://127.0.0.1:${port}${pathOf(route)}`, { headers: { authorization: `Bearer ${key}` } });
+        const res = await fetch(`http://127.0.0.1:${port}${pathOf(route)}`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
         expectProblem({ status: res.status, headers: res.headers, text: await res.text() }, 404);
       }
     } finally {
@@ -75,10 +77,14 @@ describe('the /v1 room', () => {
     for (const file of (await readdir(SRC, { recursive: true })).filter((f) => f.endsWith('.ts'))) {
       const code = await readFile(join(SRC, file), 'utf8');
       const inRoom = file.startsWith(join('http', 'v1'));
-      for (const [, target] of code.matchAll(/from '([^']*\/v1\/[^']+)'/g)) if (!inRoom) entries.push(`${file} -> ${relative(SRC, resolve(join(SRC, file), '..', target!))}`);
+      for (const [, target] of code.matchAll(/from '([^']*\/v1\/[^']+)'/g))
+        if (!inRoom) entries.push(`${file} -> ${relative(SRC, resolve(join(SRC, file), '..', target!))}`);
       if (/(?<!function )\badmit\(\s*deps\b/.test(code)) admitting.push(file);
     }
-    expect(entries.sort()).to.deep.equal(['http/expect-continue.ts -> http/v1/routes.ts', 'service.ts -> http/v1/dispatcher.ts']);
+    expect(entries.sort()).to.deep.equal([
+      'http/expect-continue.ts -> http/v1/routes.ts',
+      'service.ts -> http/v1/dispatcher.ts',
+    ]);
     expect(admitting).to.deep.equal([join('http', 'v1', 'dispatcher.ts')]);
   });
 });

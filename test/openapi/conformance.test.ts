@@ -25,7 +25,8 @@ async function conformance(validator: OpenApiValidator, baseUrl: string, calls: 
   const problems: string[] = [];
   for (const c of calls) {
     const res = await call(baseUrl, c);
-    if (res.status !== c.status) problems.push(`${res.method} ${c.path}: expected ${c.status}, got ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status !== c.status)
+      problems.push(`${res.method} ${c.path}: expected ${c.status}, got ${res.status} ${res.text.slice(0, 200)}`);
     problems.push(...validator.check(res));
   }
   expect(problems, problems.join('\n')).to.deep.equal([]);
@@ -39,10 +40,31 @@ const NULLS = {
   language: null,
   topics: [],
   price: null,
-  sessions: [{ id: randomUUID(), startsAt: '2027-01-01T00:00:00Z', endsAt: null, timezone: null, format: null, location: { name: null, address: null, city: null, country: null }, capacity: null }],
+  sessions: [
+    {
+      id: randomUUID(),
+      startsAt: '2027-01-01T00:00:00Z',
+      endsAt: null,
+      timezone: null,
+      format: null,
+      location: { name: null, address: null, city: null, country: null },
+      capacity: null,
+    },
+  ],
   deadlines: [{ id: randomUUID(), type: 'OTHER', dueAt: '2027-01-01T00:00:00.5Z', description: null }],
   faqs: [],
-  externalReviews: [{ id: randomUUID(), source: 'Somewhere', url: null, rating: null, maxRating: null, reviewCount: null, excerpt: null, reviewedAt: null }],
+  externalReviews: [
+    {
+      id: randomUUID(),
+      source: 'Somewhere',
+      url: null,
+      rating: null,
+      maxRating: null,
+      reviewCount: null,
+      excerpt: null,
+      reviewedAt: null,
+    },
+  ],
   accolades: [{ id: randomUUID(), title: 'Noted', issuer: null, awardedAt: null, url: null }],
 };
 
@@ -67,8 +89,12 @@ describe('OpenAPI conformance of real responses', () => {
       await api.writes.delete((await createRecord(api.writes)).id); // a DELETED event (data null) in the feed
       // A watermark below every real event (transaction ids start at 3): nothing is hidden, but the
       // cursor (0, 0) is now older than the retained window.
-      await testDb().pool.query(`update event_feed_pruned set xid = '0', position = 1 where (xid, position) < ('0'::xid8, 1)`);
-      headCursor = (JSON.parse((await call(api.url, { path: '/v1/events/head', key, status: 200 })).text) as { cursor: string }).cursor;
+      await testDb().pool.query(
+        `update event_feed_pruned set xid = '0', position = 1 where (xid, position) < ('0'::xid8, 1)`,
+      );
+      headCursor = (
+        JSON.parse((await call(api.url, { path: '/v1/events/head', key, status: 200 })).text) as { cursor: string }
+      ).cursor;
     });
     after(() => api.close());
 
@@ -96,11 +122,18 @@ describe('OpenAPI conformance of real responses', () => {
 
     it('304 for a held ETag and 429 over the rate limit, with their headers', async () => {
       const limited = await createTestKey(['catalog:read'], undefined, 3);
-      const etag = async (path: string) => (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${limited}` } })).headers.get('etag')!;
+      const etag = async (path: string) =>
+        (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${limited}` } })).headers.get('etag')!;
       const one = `/v1/learning-opportunities/${full.id}`;
       await conformance(validator, api.url, [
         { path: one, key: limited, headers: { 'if-none-match': await etag(one) }, status: 304 },
-        { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, headers: { 'if-none-match': '*' }, status: 304 },
+        {
+          method: 'HEAD',
+          path: '/v1/learning-opportunities',
+          key: limited,
+          headers: { 'if-none-match': '*' },
+          status: 304,
+        },
         { path: one, key: limited, status: 429 },
         { method: 'HEAD', path: '/v1/learning-opportunities', key: limited, status: 429 },
         { path: '/v1/events', key: limited, status: 429 },
@@ -118,7 +151,11 @@ describe('OpenAPI conformance of real responses', () => {
         { method: 'HEAD', path: '/v1/learning-opportunities?limit=101', key, status: 400 },
         { path: '/v1/learning-opportunities', status: 401 },
         { path: '/v1/learning-opportunities', headers: { authorization: 'Basic abc' }, status: 401 },
-        { path: `/v1/learning-opportunities/${full.id}`, key: `lods_${randomBytes(32).toString('base64url')}`, status: 401 },
+        {
+          path: `/v1/learning-opportunities/${full.id}`,
+          key: `lods_${randomBytes(32).toString('base64url')}`,
+          status: 401,
+        },
         { method: 'HEAD', path: '/v1/learning-opportunities', status: 401 },
         { path: '/v1/learning-opportunities', key: unscoped, status: 403 },
         { path: `/v1/learning-opportunities/${full.id}`, key: unscoped, status: 403 },
@@ -160,12 +197,18 @@ describe('OpenAPI conformance of real responses', () => {
       const unauthorized = await call(api.url, { path: '/v1/learning-opportunities', status: 401 });
       const noChallenge = new Headers(unauthorized.headers);
       noChallenge.delete('www-authenticate');
-      expect(validator.check({ ...unauthorized, headers: noChallenge }).join()).to.match(/missing header WWW-Authenticate/);
+      expect(validator.check({ ...unauthorized, headers: noChallenge }).join()).to.match(
+        /missing header WWW-Authenticate/,
+      );
       expect(validator.check({ ...unauthorized, status: 418 }).join()).to.match(/status not documented/);
 
       const badRequest = await call(api.url, { path: '/v1/learning-opportunities?limit=0', key, status: 400 });
       const problem = JSON.parse(badRequest.text) as Record<string, unknown>;
-      for (const variant of [{ ...problem, invalidParams: undefined }, { ...problem, type: '/problems/not-found' }, { ...problem, stack: 'at x' }]) {
+      for (const variant of [
+        { ...problem, invalidParams: undefined },
+        { ...problem, type: '/problems/not-found' },
+        { ...problem, stack: 'at x' },
+      ]) {
         expect(validator.check({ ...badRequest, text: JSON.stringify(variant) })).to.have.length.greaterThan(0);
       }
     });

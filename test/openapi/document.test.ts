@@ -12,17 +12,30 @@ import { V1_ROUTES } from '../../src/http/v1/routes.ts';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import { atPointer, deref, HTTP_METHODS, type Json, loadOpenApiDocument, OpenApiValidator } from './openapi-validator.ts';
+import {
+  atPointer,
+  deref,
+  HTTP_METHODS,
+  type Json,
+  loadOpenApiDocument,
+  OpenApiValidator,
+} from './openapi-validator.ts';
 
 const doc = loadOpenApiDocument();
 const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-  HTTP_METHODS.filter((m) => m in item).map((method) => ({ path, method, op: item[method] as Json & { responses: Json } })),
+  HTTP_METHODS.filter((m) => m in item).map((method) => ({
+    path,
+    method,
+    op: item[method] as Json & { responses: Json },
+  })),
 );
 
 /** Every `$ref` value in the document, with where it sits. */
 function refs(node: unknown, at = '#'): { at: string; ref: string }[] {
   if (node === null || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([k, v]) => (k === '$ref' && typeof v === 'string' ? [{ at, ref: v }] : refs(v, `${at}/${k}`)));
+  return Object.entries(node).flatMap(([k, v]) =>
+    k === '$ref' && typeof v === 'string' ? [{ at, ref: v }] : refs(v, `${at}/${k}`),
+  );
 }
 
 /** The object schema behind a property schema: through $ref, allOf and the non-null branch of anyOf. */
@@ -46,8 +59,10 @@ function keyDrift(value: unknown, schema: Json, at: string): string[] {
   const declared = Object.keys(object.properties as Json).sort();
   const rendered = Object.keys(value).sort();
   const drift: string[] = [];
-  if (declared.join() !== rendered.join()) drift.push(`${at}: rendered [${rendered.join(', ')}], documented [${declared.join(', ')}]`);
-  if ([...((object.required as string[]) ?? [])].sort().join() !== declared.join()) drift.push(`${at}: not every documented property is required`);
+  if (declared.join() !== rendered.join())
+    drift.push(`${at}: rendered [${rendered.join(', ')}], documented [${declared.join(', ')}]`);
+  if ([...((object.required as string[]) ?? [])].sort().join() !== declared.join())
+    drift.push(`${at}: not every documented property is required`);
   if (object.additionalProperties !== false) drift.push(`${at}: additionalProperties is not false`);
   for (const key of rendered) {
     const propertySchema = (object.properties as Record<string, Json>)[key];
@@ -72,11 +87,40 @@ const fullRecord = (): LearningOpportunityRecord => ({
   publishedAt: date('2026-01-01T00:00:00Z'),
   createdAt: date('2026-01-01T00:00:00Z'),
   updatedAt: date('2026-01-02T00:00:00.123Z'),
-  sessions: [{ id: randomUUID(), startsAt: date('2027-01-01T09:00:00Z'), endsAt: date('2027-01-01T17:00:00Z'), timezone: 'UTC', format: 'IN_PERSON', location: { name: 'n', address: 'a', city: 'c', country: 'DE' }, capacity: 3 }],
+  sessions: [
+    {
+      id: randomUUID(),
+      startsAt: date('2027-01-01T09:00:00Z'),
+      endsAt: date('2027-01-01T17:00:00Z'),
+      timezone: 'UTC',
+      format: 'IN_PERSON',
+      location: { name: 'n', address: 'a', city: 'c', country: 'DE' },
+      capacity: 3,
+    },
+  ],
   deadlines: [{ id: randomUUID(), type: 'PAYMENT', dueAt: date('2026-12-01T00:00:00Z'), description: 'd' }],
   faqs: [{ id: randomUUID(), question: 'q', answer: 'a' }],
-  externalReviews: [{ id: randomUUID(), source: 's', url: 'https://example.org/r', rating: 4, maxRating: 5, reviewCount: 9, excerpt: 'e', reviewedAt: date('2026-02-01T00:00:00Z') }],
-  accolades: [{ id: randomUUID(), title: 't', issuer: 'i', awardedAt: date('2026-03-01T00:00:00Z'), url: 'https://example.org/a' }],
+  externalReviews: [
+    {
+      id: randomUUID(),
+      source: 's',
+      url: 'https://example.org/r',
+      rating: 4,
+      maxRating: 5,
+      reviewCount: 9,
+      excerpt: 'e',
+      reviewedAt: date('2026-02-01T00:00:00Z'),
+    },
+  ],
+  accolades: [
+    {
+      id: randomUUID(),
+      title: 't',
+      issuer: 'i',
+      awardedAt: date('2026-03-01T00:00:00Z'),
+      url: 'https://example.org/a',
+    },
+  ],
 });
 
 describe('the OpenAPI document', () => {
@@ -84,15 +128,25 @@ describe('the OpenAPI document', () => {
     expect(doc.openapi).to.equal('3.1.0');
     for (const { at, ref } of refs(doc)) expect(() => atPointer(doc, ref), `${at} -> ${ref}`).not.to.throw();
     const validator = new OpenApiValidator(doc);
-    for (const name of Object.keys(doc.components.schemas!)) expect(() => validator.schemaAt(`#/components/schemas/${name}`), name).not.to.throw();
+    for (const name of Object.keys(doc.components.schemas!))
+      expect(() => validator.schemaAt(`#/components/schemas/${name}`), name).not.to.throw();
     const ids = operations.map((o) => o.op.operationId);
     expect(new Set(ids).size, 'unique operationIds').to.equal(ids.length);
-    expect(doc.components.securitySchemes).to.deep.equal({ bearerAuth: { type: 'http', scheme: 'bearer', description: (doc.components.securitySchemes!.bearerAuth as Json).description } });
+    expect(doc.components.securitySchemes).to.deep.equal({
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description: (doc.components.securitySchemes!.bearerAuth as Json).description,
+      },
+    });
   });
 
   it('lists exactly the routes /v1 serves, GET with HEAD', () => {
     // The dispatcher's one table of routes (src/http/v1/routes.ts).
-    const served = Object.entries(V1_ROUTES).map(([path, r]) => ({ path: path.slice('/v1'.length), methods: r.methods }));
+    const served = Object.entries(V1_ROUTES).map(([path, r]) => ({
+      path: path.slice('/v1'.length),
+      methods: r.methods,
+    }));
     const documented = operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     const expected = served.flatMap((r) => r.methods.map((m) => `${m} /v1${r.path.replace(/:(\w+)/g, '{$1}')}`)).sort();
     expect(documented).to.deep.equal(expected);
@@ -134,7 +188,8 @@ describe('the OpenAPI document', () => {
     const members = Object.keys(schemas.LearningOpportunity!.properties as Json);
     const projected = schemas.LearningOpportunityProjection!.properties as Record<string, Json>;
     expect(Object.keys(projected)).to.deep.equal(members);
-    for (const name of members) expect(projected[name]).to.deep.equal({ $ref: `#/components/schemas/LearningOpportunity/properties/${name}` });
+    for (const name of members)
+      expect(projected[name]).to.deep.equal({ $ref: `#/components/schemas/LearningOpportunity/properties/${name}` });
   });
 
   it('states the paging limits of the code', () => {
@@ -157,7 +212,9 @@ describe('the OpenAPI document', () => {
       const schema = (response.content as Record<string, Json>)['application/problem+json']!.schema as Json;
       const narrowed = (schema.allOf as Json[])[1]!.properties as Record<string, { const: unknown }>;
       const status = narrowed.status!.const as number;
-      const code = (Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[]).find((c) => ERROR_CODES[c].status === status);
+      const code = (Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[]).find(
+        (c) => ERROR_CODES[c].status === status,
+      );
       expect(code, `${name}: status ${status} has an error code`).to.be.a('string');
       expect(narrowed.type!.const, name).to.equal(problemType(code!));
       statuses.push(status);

@@ -68,7 +68,12 @@ export async function wrong(): Promise<void> {
 }
 `;
 
-type Doc = { components: { parameters: Record<string, { schema: { enum?: string[]; items?: { enum?: string[]; $ref?: string } } }>; schemas: Record<string, { enum?: string[] }> } };
+type Doc = {
+  components: {
+    parameters: Record<string, { schema: { enum?: string[]; items?: { enum?: string[]; $ref?: string } } }>;
+    schemas: Record<string, { enum?: string[] }>;
+  };
+};
 
 describe('a client generated from the OpenAPI document', () => {
   it('states the enums of the code: formats, sorts, fields and facets', () => {
@@ -99,7 +104,9 @@ describe('a client generated from the OpenAPI document', () => {
         skipLibCheck: true,
         types: [],
       });
-      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
       expect(diagnostics).to.deep.equal([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -112,18 +119,46 @@ describe('a client generated from the OpenAPI document', () => {
     before(async () => {
       api = await startTestApi();
       key = await createTestKey(['catalog:read']);
-      await createRecord(api.writes, { title: 'Generated client Hybrid Rust', format: 'HYBRID', topics: ['rust client'] });
-      await createRecord(api.writes, { title: 'Generated client Online Rust', format: 'ONLINE', topics: ['rust client'] });
+      await createRecord(api.writes, {
+        title: 'Generated client Hybrid Rust',
+        format: 'HYBRID',
+        topics: ['rust client'],
+      });
+      await createRecord(api.writes, {
+        title: 'Generated client Online Rust',
+        format: 'ONLINE',
+        topics: ['rust client'],
+      });
     });
     after(() => api?.close());
 
     it('sends comma lists (style form, explode false) that the service filters by', async () => {
-      const client = createClient({ baseUrl: api.url, headers: { authorization: `Bearer ${key}` }, querySerializer: { array: { style: 'form', explode: false } } });
-      const { data, response } = await client.GET('/v1/learning-opportunities' as never, {
-        params: { query: { topic: ['rust client'], format: ['HYBRID', 'IN_PERSON'], fields: ['title'], facets: ['format'], q: 'generated client', sort: 'relevance' } },
-      } as never);
+      const client = createClient({
+        baseUrl: api.url,
+        headers: { authorization: `Bearer ${key}` },
+        querySerializer: { array: { style: 'form', explode: false } },
+      });
+      const { data, response } = await client.GET(
+        '/v1/learning-opportunities' as never,
+        {
+          params: {
+            query: {
+              topic: ['rust client'],
+              format: ['HYBRID', 'IN_PERSON'],
+              fields: ['title'],
+              facets: ['format'],
+              q: 'generated client',
+              sort: 'relevance',
+            },
+          },
+        } as never,
+      );
       expect(response.status).to.equal(200);
-      const body = data as unknown as { results: { title: string }[]; pagination: { totalCount: number }; facets: { format: { value: string; count: number }[] } };
+      const body = data as unknown as {
+        results: { title: string }[];
+        pagination: { totalCount: number };
+        facets: { format: { value: string; count: number }[] };
+      };
       expect(body.results.map((r) => r.title)).to.deep.equal(['Generated client Hybrid Rust']);
       expect(body.facets.format).to.deep.equal([{ value: 'HYBRID', count: 1 }]);
     });

@@ -10,7 +10,15 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { loadOpenApiDocument, type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
-import { collectLinks, invalidValues, type LinkedValues, type Operation, operations, target, validValues } from './request-generator.ts';
+import {
+  collectLinks,
+  invalidValues,
+  type LinkedValues,
+  type Operation,
+  operations,
+  target,
+  validValues,
+} from './request-generator.ts';
 
 const doc = loadOpenApiDocument();
 const validator = new OpenApiValidator(doc);
@@ -26,7 +34,8 @@ describe('OpenAPI conformance of generated requests (every operation, every para
 
   async function send(s: Sent): Promise<ObservedResponse & { body: unknown }> {
     const headers = new Headers(s.headers);
-    for (const p of s.op.parameters) if (p.in === 'header' && s.values[p.name] !== undefined) headers.set(p.name, s.values[p.name]!);
+    for (const p of s.op.parameters)
+      if (p.in === 'header' && s.values[p.name] !== undefined) headers.set(p.name, s.values[p.name]!);
     const path = target(s.op, s.values);
     const method = s.method ?? s.op.method;
     const res = await fetch(`${api.url}${path}`, { method, headers });
@@ -43,7 +52,8 @@ describe('OpenAPI conformance of generated requests (every operation, every para
   /** Values for the required parameters, so that the one under test is the only thing that varies. */
   function requiredValues(op: Operation): Record<string, string> {
     const values: Record<string, string> = {};
-    for (const p of op.parameters.filter((q) => q.required)) values[p.name] = validValues(p, linked, op.template)?.[0] ?? '';
+    for (const p of op.parameters.filter((q) => q.required))
+      values[p.name] = validValues(p, linked, op.template)?.[0] ?? '';
     return values;
   }
 
@@ -64,25 +74,34 @@ describe('OpenAPI conformance of generated requests (every operation, every para
     it(`${op.method} ${op.template}`, async () => {
       const problems: string[] = [];
       const auth = { authorization: `Bearer ${key}` };
-      const check = (res: ObservedResponse, why: string) => problems.push(...validator.check(res).map((p) => `${p} (${why})`));
+      const check = (res: ObservedResponse, why: string) =>
+        problems.push(...validator.check(res).map((p) => `${p} (${why})`));
 
       check(await send({ op, values: requiredValues(op), headers: auth }), 'required parameters only');
 
       for (const p of op.parameters) {
         const valid = validValues(p, linked, op.template);
         if (valid === null || valid.length === 0) {
-          problems.push(`${op.method} ${op.template}: cannot make a valid ${p.name} from its schema or from a link of the document`);
+          problems.push(
+            `${op.method} ${op.template}: cannot make a valid ${p.name} from its schema or from a link of the document`,
+          );
           continue;
         }
         for (const value of valid) {
           const res = await send({ op, values: { ...requiredValues(op), [p.name]: value }, headers: auth });
           check(res, `valid ${p.name}=${JSON.stringify(value.slice(0, 40))}`);
-          if (res.status === 400) problems.push(`${res.method} ${res.path}: ${p.name}=${JSON.stringify(value.slice(0, 40))} conforms to the document but was refused: ${res.text.slice(0, 200)}`);
+          if (res.status === 400)
+            problems.push(
+              `${res.method} ${res.path}: ${p.name}=${JSON.stringify(value.slice(0, 40))} conforms to the document but was refused: ${res.text.slice(0, 200)}`,
+            );
         }
         for (const value of invalidValues(p)) {
           const res = await send({ op, values: { ...requiredValues(op), [p.name]: value }, headers: auth });
           check(res, `invalid ${p.name}=${JSON.stringify(value.slice(0, 40))}`);
-          if (res.status < 400 || res.status > 499) problems.push(`${res.method} ${res.path}: ${p.name}=${JSON.stringify(value.slice(0, 40))} violates the document but was accepted (${res.status})`);
+          if (res.status < 400 || res.status > 499)
+            problems.push(
+              `${res.method} ${res.path}: ${p.name}=${JSON.stringify(value.slice(0, 40))} violates the document but was accepted (${res.status})`,
+            );
         }
       }
 
@@ -98,7 +117,8 @@ describe('OpenAPI conformance of generated requests (every operation, every para
         // Twice: the second request of the rate-limited key is over its limit even across a window's end.
         for (let i = 0; i < 2; i++) check(await send({ op, values: requiredValues(op), headers }), why);
       }
-      for (const method of UNDOCUMENTED_METHODS) check(await send({ op, values: requiredValues(op), headers: auth, method }), `method ${method}`);
+      for (const method of UNDOCUMENTED_METHODS)
+        check(await send({ op, values: requiredValues(op), headers: auth, method }), `method ${method}`);
 
       expect([...new Set(problems)], [...new Set(problems)].join('\n')).to.deep.equal([]);
     });

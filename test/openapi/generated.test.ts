@@ -7,7 +7,12 @@ import { expect } from 'chai';
 import { Kind, parse, print, type EnumTypeDefinitionNode, type ObjectTypeDefinitionNode } from 'graphql';
 import { z } from 'zod';
 import { RecordSchema } from '../../src/catalog/record-schema.ts';
-import { CLIENT_TYPES_PATH, generateClientTypes, generateOpenApi, OPENAPI_PATH } from '../../tools/generated-sources.ts';
+import {
+  CLIENT_TYPES_PATH,
+  generateClientTypes,
+  generateOpenApi,
+  OPENAPI_PATH,
+} from '../../tools/generated-sources.ts';
 
 const STALE = 'is stale: run `npm run generate` and commit the result';
 
@@ -18,13 +23,17 @@ describe('generated from the record schema', () => {
   });
 
   it('the client types are exactly the generated ones', () => {
-    expect(readFileSync(CLIENT_TYPES_PATH, 'utf8') === generateClientTypes(), `${CLIENT_TYPES_PATH} ${STALE}`).to.equal(true);
+    expect(readFileSync(CLIENT_TYPES_PATH, 'utf8') === generateClientTypes(), `${CLIENT_TYPES_PATH} ${STALE}`).to.equal(
+      true,
+    );
   });
 
   it('a field added to the schema shows up in the generated document and types', () => {
     // What the staleness tests above rely on: the output follows the schema.
     const committed = readFileSync(OPENAPI_PATH, 'utf8');
-    const doc = JSON.parse(generateOpenApi(committed)) as { components: { schemas: { LearningOpportunity: { properties: object; required: string[] } } } };
+    const doc = JSON.parse(generateOpenApi(committed)) as {
+      components: { schemas: { LearningOpportunity: { properties: object; required: string[] } } };
+    };
     const record = doc.components.schemas.LearningOpportunity;
     expect(Object.keys(record.properties)).to.deep.equal(Object.keys(RecordSchema.shape));
     expect(record.required).to.deep.equal(Object.keys(RecordSchema.shape));
@@ -35,7 +44,11 @@ type Json = { [keyword: string]: unknown };
 
 describe('the GraphQL SDL against the record schema', () => {
   const sdl = parse(readFileSync(resolve(import.meta.dirname, '../../schema/catalog.graphql'), 'utf8'));
-  const objects = new Map(sdl.definitions.filter((d): d is ObjectTypeDefinitionNode => d.kind === Kind.OBJECT_TYPE_DEFINITION).map((d) => [d.name.value, d]));
+  const objects = new Map(
+    sdl.definitions
+      .filter((d): d is ObjectTypeDefinitionNode => d.kind === Kind.OBJECT_TYPE_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  );
   const enums = sdl.definitions.filter((d): d is EnumTypeDefinitionNode => d.kind === Kind.ENUM_TYPE_DEFINITION);
   const json = z.toJSONSchema(RecordSchema, { io: 'input' }) as Json & { $defs: Record<string, Json> };
   // Nested objects declared inline in the zod schema are named types in GraphQL.
@@ -58,7 +71,9 @@ describe('the GraphQL SDL against the record schema', () => {
     if (types.includes('null')) [nullable, types] = [true, types.filter((t) => t !== 'null')];
     const bare = ((): string => {
       if (Array.isArray(node.enum)) {
-        const match = enums.find((e) => JSON.stringify(e.values?.map((v) => v.name.value)) === JSON.stringify(node.enum));
+        const match = enums.find(
+          (e) => JSON.stringify(e.values?.map((v) => v.name.value)) === JSON.stringify(node.enum),
+        );
         if (!match) throw new Error(`${field}: no GraphQL enum with the values ${JSON.stringify(node.enum)}`);
         return match.name.value;
       }
@@ -90,12 +105,16 @@ describe('the GraphQL SDL against the record schema', () => {
     expect(type, `GraphQL type ${typeName}`).to.not.equal(undefined);
     const properties = node.properties as Record<string, Json>;
     const declared = (type!.fields ?? []).map((f) => [f.name.value, print(f.type)]);
-    const expected = Object.entries(properties).map(([key, property]) => [key, expectedType(property, `${typeName}.${key}`)]);
+    const expected = Object.entries(properties).map(([key, property]) => [
+      key,
+      expectedType(property, `${typeName}.${key}`),
+    ]);
     expect(declared, `fields of GraphQL type ${typeName}`).to.deep.equal(expected);
   }
 
   it('declares every field of the record and of its nested items, in order, with the same type and nullability', () => {
     expectFields('LearningOpportunity', json);
-    for (const name of ['Session', 'Location', 'Deadline', 'Faq', 'ExternalReview', 'Accolade', 'Provider', 'Price']) expect(objects.has(name), name).to.equal(true);
+    for (const name of ['Session', 'Location', 'Deadline', 'Faq', 'ExternalReview', 'Accolade', 'Provider', 'Price'])
+      expect(objects.has(name), name).to.equal(true);
   });
 });

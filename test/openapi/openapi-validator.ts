@@ -27,7 +27,8 @@ export function atPointer(doc: unknown, pointer: string): unknown {
   let node: unknown = doc;
   for (const raw of pointer.slice(1).split('/').slice(1)) {
     const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (node === null || typeof node !== 'object' || !(key in node)) throw new Error(`unresolvable reference ${pointer}`);
+    if (node === null || typeof node !== 'object' || !(key in node))
+      throw new Error(`unresolvable reference ${pointer}`);
     node = (node as Json)[key];
   }
   return node;
@@ -47,7 +48,10 @@ export function deref(doc: OpenApiDoc, pointer: string): { node: Json; pointer: 
 /** The document template (e.g. /v1/learning-opportunities/{id}) matching a concrete path. */
 export function matchPathTemplate(doc: OpenApiDoc, path: string): string | undefined {
   return Object.keys(doc.paths).find((template) => {
-    const pattern = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+');
+    const pattern = template
+      .split(/\{[^}]+\}/)
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^/]+');
     return new RegExp(`^${pattern}$`).test(path);
   });
 }
@@ -66,7 +70,17 @@ export class OpenApiValidator {
     // The document's own format: a cursor the service made (it decodes to a feed position).
     this.ajv.addFormat('feed-cursor', (value: string) => decodeCursor(value) !== null);
     // The document's top-level members are OpenAPI, not JSON Schema: tell strict mode so.
-    this.ajv.addVocabulary(['openapi', 'info', 'servers', 'security', 'tags', 'paths', 'components', 'webhooks', 'jsonSchemaDialect']);
+    this.ajv.addVocabulary([
+      'openapi',
+      'info',
+      'servers',
+      'security',
+      'tags',
+      'paths',
+      'components',
+      'webhooks',
+      'jsonSchemaDialect',
+    ]);
     this.ajv.addSchema(doc, DOC_ID);
   }
 
@@ -113,7 +127,8 @@ export class OpenApiValidator {
       return problems;
     }
     const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
-    if (!(mediaType in content)) return [...problems, `${where}: content type ${mediaType} not documented (${Object.keys(content).join(', ')})`];
+    if (!(mediaType in content))
+      return [...problems, `${where}: content type ${mediaType} not documented (${Object.keys(content).join(', ')})`];
     let body: unknown;
     try {
       body = JSON.parse(res.text);

@@ -6,7 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { deref, HTTP_METHODS, type Json, type OpenApiDoc } from './openapi-validator.ts';
 
 export type Parameter = { name: string; in: 'query' | 'path' | 'header'; required: boolean; schema: Json };
-export type Operation = { template: string; method: string; operationId: string; parameters: Parameter[]; secured: boolean; responses: Json };
+export type Operation = {
+  template: string;
+  method: string;
+  operationId: string;
+  parameters: Parameter[];
+  secured: boolean;
+  responses: Json;
+};
 /** Valid values of a parameter that only the service can make, gathered from links: "template name" -> values. */
 export type LinkedValues = Map<string, string[]>;
 
@@ -41,10 +48,22 @@ export function operations(doc: OpenApiDoc): Operation[] {
       const raw = [...((item.parameters as Json[]) ?? []), ...((op.parameters as Json[]) ?? [])];
       const parameters = raw.map((p) => {
         const node = typeof p.$ref === 'string' ? deref(doc, p.$ref).node : p;
-        return { name: node.name, in: node.in, required: node.required === true, schema: resolveSchema(doc, node.schema as Json) } as Parameter;
+        return {
+          name: node.name,
+          in: node.in,
+          required: node.required === true,
+          schema: resolveSchema(doc, node.schema as Json),
+        } as Parameter;
       });
       const security = (op.security as unknown[] | undefined) ?? globalSecurity;
-      return { template, method: method.toUpperCase(), operationId: String(op.operationId), parameters, secured: security.length > 0, responses: op.responses as Json };
+      return {
+        template,
+        method: method.toUpperCase(),
+        operationId: String(op.operationId),
+        parameters,
+        secured: security.length > 0,
+        responses: op.responses as Json,
+      };
     }),
   );
 }
@@ -57,7 +76,8 @@ function fromCharClassPattern(pattern: string, length: number): string | null {
   for (let i = 0; i < match[1]!.length; i++) {
     const c = match[1]![i]!;
     if (match[1]![i + 1] === '-' && i + 2 < match[1]!.length) {
-      for (let code = c.charCodeAt(0); code <= match[1]!.charCodeAt(i + 2); code++) chars.push(String.fromCharCode(code));
+      for (let code = c.charCodeAt(0); code <= match[1]!.charCodeAt(i + 2); code++)
+        chars.push(String.fromCharCode(code));
       i += 2;
     } else if (c !== '\\') chars.push(c);
   }
@@ -72,7 +92,8 @@ export function validValues(p: Parameter, linked: LinkedValues, template: string
   // The document's own examples are valid values (a generator's first source, as Schemathesis's).
   if (Array.isArray(s.examples) && s.examples.length) return (s.examples as unknown[]).map(String);
   if (s.format === 'date-time') return ['2026-03-01T09:00:00.000Z', '2026-03-01T09:00:00Z'];
-  if (Array.isArray(s.enum)) return (s.enum as unknown[]).map(String).filter((v) => !NEEDS_ANOTHER_PARAMETER.has(`${p.name}=${v}`));
+  if (Array.isArray(s.enum))
+    return (s.enum as unknown[]).map(String).filter((v) => !NEEDS_ANOTHER_PARAMETER.has(`${p.name}=${v}`));
   if (s.type === 'array') {
     const items = itemsOf(null, s) ?? {};
     const pool = Array.isArray(items.enum) ? (items.enum as unknown[]).map(String) : ['x', 'Berlin'];
@@ -131,17 +152,27 @@ export function target(op: Operation, values: Record<string, string>): string {
 }
 
 /** Follows `$response.body#/a/b` link expressions of a response over its JSON body, filling `linked`. */
-export function collectLinks(doc: OpenApiDoc, op: Operation, status: number, body: unknown, linked: LinkedValues): void {
+export function collectLinks(
+  doc: OpenApiDoc,
+  op: Operation,
+  status: number,
+  body: unknown,
+  linked: LinkedValues,
+): void {
   const response = op.responses[String(status)] as Json | undefined;
   if (!response) return;
-  const links = ((typeof response.$ref === 'string' ? deref(doc, response.$ref).node : response).links ?? {}) as Record<string, Json>;
+  const links = ((typeof response.$ref === 'string' ? deref(doc, response.$ref).node : response).links ?? {}) as Record<
+    string,
+    Json
+  >;
   for (const link of Object.values(links)) {
     const targetOp = operations(doc).filter((o) => o.operationId === link.operationId);
     for (const [name, expression] of Object.entries((link.parameters ?? {}) as Record<string, string>)) {
       const pointer = /^\$response\.body#(\/.*)$/.exec(expression)?.[1];
       if (!pointer) continue;
       let value: unknown = body;
-      for (const key of pointer.slice(1).split('/')) value = value === null || typeof value !== 'object' ? undefined : (value as Json)[key];
+      for (const key of pointer.slice(1).split('/'))
+        value = value === null || typeof value !== 'object' ? undefined : (value as Json)[key];
       if (typeof value !== 'string') continue;
       for (const o of targetOp) {
         const key = `${o.template} ${name}`;

@@ -11,7 +11,9 @@ import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from
 import { testDb } from '../hooks.ts';
 import { type Json, loadOpenApiDocument, OpenApiValidator } from './openapi-validator.ts';
 
-const doc = loadOpenApiDocument() as ReturnType<typeof loadOpenApiDocument> & { webhooks: Record<string, { post: Json & { parameters: Json[] } }> };
+const doc = loadOpenApiDocument() as ReturnType<typeof loadOpenApiDocument> & {
+  webhooks: Record<string, { post: Json & { parameters: Json[] } }>;
+};
 const validator = new OpenApiValidator(doc);
 /** Added by node's HTTP client for any request; not the service's own. */
 const TRANSPORT = ['host', 'connection', 'content-length'];
@@ -33,9 +35,11 @@ function problems(webhook: string, request: ReceivedRequest): string[] {
     if (!validate(value)) found.push(`${name}: ${JSON.stringify(value)} ${JSON.stringify(validate.errors)}`);
   }
   const names = new Set(documented.map((p) => String(p.name)));
-  for (const name of request.headerNames) if (!TRANSPORT.includes(name) && !names.has(name)) found.push(`undocumented header ${name}`);
+  for (const name of request.headerNames)
+    if (!TRANSPORT.includes(name) && !names.has(name)) found.push(`undocumented header ${name}`);
   const validateBody = validator.schemaAt(`#/webhooks/${webhook}/post/requestBody/content/application~1json/schema`);
-  if (!validateBody(JSON.parse(request.body.toString('utf8')))) found.push(`body: ${JSON.stringify(validateBody.errors)}`);
+  if (!validateBody(JSON.parse(request.body.toString('utf8'))))
+    found.push(`body: ${JSON.stringify(validateBody.errors)}`);
   return found;
 }
 
@@ -60,7 +64,10 @@ describe('the OpenAPI document: webhooks', function () {
   });
 
   it('describes both header sets and the body of the deliveries the service sends', async () => {
-    expect(Object.keys(doc.webhooks)).to.deep.equal(['learningOpportunityEvent', 'learningOpportunityEventStandardWebhooks']);
+    expect(Object.keys(doc.webhooks)).to.deep.equal([
+      'learningOpportunityEvent',
+      'learningOpportunityEventStandardWebhooks',
+    ]);
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);

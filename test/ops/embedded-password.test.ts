@@ -52,7 +52,10 @@ describe('embedded PostgreSQL credentials and listening', function () {
   it('gives each cluster its own random password, kept only in a 0600 file beside it, and listens on 127.0.0.1 only', async () => {
     const clusters = [];
     try {
-      for (const name of ['a', 'b']) clusters.push(await startEmbeddedPostgres({ dir: join(parent, name, 'pg'), database: 'lods', persistent: false }));
+      for (const name of ['a', 'b'])
+        clusters.push(
+          await startEmbeddedPostgres({ dir: join(parent, name, 'pg'), database: 'lods', persistent: false }),
+        );
       const passwords = clusters.map((c) => decodeURIComponent(new URL(c.url).password));
       for (const [i, cluster] of clusters.entries()) {
         const file = passwordFile(cluster.dir);
@@ -61,14 +64,20 @@ describe('embedded PostgreSQL credentials and listening', function () {
         expect((await readFile(file, 'utf8')).trim()).to.equal(passwords[i]);
         expect(passwords[i]).to.have.length.of.at.least(32);
         expect(await loginError(cluster.url, OLD_PASSWORD)).to.equal('28P01');
-        const [settings] = await query(cluster.url, `select current_setting('listen_addresses') as listen, current_setting('unix_socket_directories') as sockets`);
+        const [settings] = await query(
+          cluster.url,
+          `select current_setting('listen_addresses') as listen, current_setting('unix_socket_directories') as sockets`,
+        );
         expect(settings).to.deep.equal({ listen: '127.0.0.1', sockets: '' });
       }
       expect(passwords[0]).to.not.equal(passwords[1]);
     } finally {
       for (const cluster of clusters) await cluster.stop();
     }
-    for (const cluster of clusters) expect(existsSync(passwordFile(cluster.dir)), 'a throw-away cluster takes its password file with it').to.equal(false);
+    for (const cluster of clusters)
+      expect(existsSync(passwordFile(cluster.dir)), 'a throw-away cluster takes its password file with it').to.equal(
+        false,
+      );
   });
 
   it('still starts a cluster made with the old shared password, and gives it its own', async () => {
@@ -80,14 +89,21 @@ describe('embedded PostgreSQL credentials and listening', function () {
     await rm(passwordFile(dir));
 
     const warnings: string[] = [];
-    const again = await startEmbeddedPostgres({ dir, database: 'lods', persistent: false, onWarning: (m) => warnings.push(m) });
+    const again = await startEmbeddedPostgres({
+      dir,
+      database: 'lods',
+      persistent: false,
+      onWarning: (m) => warnings.push(m),
+    });
     try {
       const password = decodeURIComponent(new URL(again.url).password);
       expect(password).to.not.equal(OLD_PASSWORD);
       expect((await readFile(passwordFile(dir), 'utf8')).trim()).to.equal(password);
       expect(await loginError(again.url, password)).to.equal(null);
       expect(await loginError(again.url, OLD_PASSWORD)).to.equal('28P01');
-      expect(warnings).to.deep.equal([`the embedded PostgreSQL in ${dir} had the old shared password; it now has its own, kept in ${dir}.password`]);
+      expect(warnings).to.deep.equal([
+        `the embedded PostgreSQL in ${dir} had the old shared password; it now has its own, kept in ${dir}.password`,
+      ]);
     } finally {
       await again.stop();
     }

@@ -17,7 +17,8 @@ async function dataDir(): Promise<string> {
   return dir;
 }
 
-const clusterDir = (service: ServiceProcess) => String(service.logs().find((l) => l.msg === 'embedded PostgreSQL running')!.dir);
+const clusterDir = (service: ServiceProcess) =>
+  String(service.logs().find((l) => l.msg === 'embedded PostgreSQL running')!.dir);
 const postmasterPid = (dir: string) => Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 /** Running (a zombie waiting for its new parent to reap it has exited). */
@@ -32,8 +33,11 @@ function running(pid: number): boolean {
 
 function clean(cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('npm', ['run', '--silent', 'clean'], { cwd, env: { ...process.env, DATABASE_URL: '', ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    execFile(
+      'npm',
+      ['run', '--silent', 'clean'],
+      { cwd, env: { ...process.env, DATABASE_URL: '', ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
 }
@@ -66,7 +70,9 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
     services.push(second);
     expect(running(orphan), 'the left-behind PostgreSQL was stopped').to.equal(false);
     const warning = second.logs().find((l) => String(l.msg).startsWith('stopped the embedded PostgreSQL'));
-    expect(warning?.msg, second.output()).to.equal(`stopped the embedded PostgreSQL (pid ${orphan}) in ${dir}: the process that started it had ended without stopping it`);
+    expect(warning?.msg, second.output()).to.equal(
+      `stopped the embedded PostgreSQL (pid ${orphan}) in ${dir}: the process that started it had ended without stopping it`,
+    );
     expect(warning?.level).to.equal(40);
     // Its own cluster (not the left-behind one used through embedded-url), stopped when it stops.
     expect(second.logs().some((l) => l.msg === 'embedded PostgreSQL running')).to.equal(true);
@@ -87,7 +93,9 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
 
     const refused = await clean(REPO, { DATA_DIR: data });
     expect(refused.code, refused.stdout + refused.stderr).to.equal(1);
-    expect(refused.stdout).to.include(`the embedded PostgreSQL in ${dir} is in use by process ${service.child.pid}: stop the service (Ctrl-C) first; nothing was removed`);
+    expect(refused.stdout).to.include(
+      `the embedded PostgreSQL in ${dir} is in use by process ${service.child.pid}: stop the service (Ctrl-C) first; nothing was removed`,
+    );
     expect(existsSync(join(dir, 'PG_VERSION'))).to.equal(true);
 
     const orphan = postmasterPid(dir);
@@ -96,7 +104,14 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
     expect(cleaned.code, cleaned.stdout + cleaned.stderr).to.equal(0);
     expect(running(orphan)).to.equal(false);
     expect(cleaned.stdout).to.include(`stopped the embedded PostgreSQL (pid ${orphan}) in ${dir}`);
-    for (const path of [dir, `${dir}.password`, `${dir}.owner`, join(data, 'embedded-url'), join(data, 'demo-key'), join(data, 'secret-key')]) {
+    for (const path of [
+      dir,
+      `${dir}.password`,
+      `${dir}.owner`,
+      join(data, 'embedded-url'),
+      join(data, 'demo-key'),
+      join(data, 'secret-key'),
+    ]) {
       expect(existsSync(path), path).to.equal(false);
     }
     expect(existsSync(data), 'the emptied DATA_DIR goes too').to.equal(false);
@@ -120,7 +135,9 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
 
     const cleaned = await clean(cwd, {});
     expect(cleaned.code, cleaned.stdout + cleaned.stderr).to.equal(0);
-    expect(cleaned.stdout).to.include(`removed ${dirname(dir)}`).and.include(`removed ${binaries}`);
+    expect(cleaned.stdout)
+      .to.include(`removed ${dirname(dir)}`)
+      .and.include(`removed ${binaries}`);
     for (const path of [dirname(dir), binaries, join(cwd, '.data')]) expect(existsSync(path), path).to.equal(false);
     // Another checkout's (or a running test's) entries stay.
     if (existsSync(runtime)) for (const name of others) expect(existsSync(join(runtime, name)), name).to.equal(true);

@@ -69,7 +69,8 @@ describe('metric series under fuzzed requests', () => {
     expect(afterSecond).to.deep.equal(afterFirst);
     const methods = new Set(afterSecond.map((s) => (JSON.parse(s) as string[])[0]));
     expect([...methods].sort()).to.include.members(['GET', 'POST', 'other']);
-    for (const method of methods) expect(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other']).to.include(method);
+    for (const method of methods)
+      expect(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'other']).to.include(method);
     for (const s of afterSecond) expect(s, 'no raw path in a label').not.to.match(/[0-9a-f]{12}|metrics\/|graphqlx/i);
   });
 });

@@ -27,7 +27,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? '').split(/,(?=\w+=")/).filter(Boolean).sort().join(',');
+    const have = (m[2] ?? '')
+      .split(/,(?=\w+=")/)
+      .filter(Boolean)
+      .sort()
+      .join(',');
     if (have === wanted) return Number(m[3]);
   }
   return undefined;
@@ -56,7 +60,8 @@ describe('GET /metrics', () => {
       expect((await getJson(api, `/no/such/path/${randomUUID()}`, key)).status).to.equal(404);
 
       const after = await scrape(api.url);
-      const delta = (labels: Record<string, string>) => (sample(after, HTTP_COUNT, labels) ?? 0) - (sample(before, HTTP_COUNT, labels) ?? 0);
+      const delta = (labels: Record<string, string>) =>
+        (sample(after, HTTP_COUNT, labels) ?? 0) - (sample(before, HTTP_COUNT, labels) ?? 0);
       expect(delta({ ...one, status: '200' })).to.equal(2);
       expect(delta({ ...one, status: '404' })).to.equal(1);
       expect(delta({ ...one, status: '401' })).to.equal(1);
@@ -102,7 +107,11 @@ describe('GET /metrics', () => {
       // Jobs as the worker leaves them: a delivery waiting for its next attempt, and a dead letter.
       const receiverId = randomUUID();
       for (let attempt = 1; attempt <= 2; attempt++) {
-        const id = await boss.send(DELIVERY_QUEUE, { eventId: randomUUID(), receiverId, attempt }, { startAfter: 3600 });
+        const id = await boss.send(
+          DELIVERY_QUEUE,
+          { eventId: randomUUID(), receiverId, attempt },
+          { startAfter: 3600 },
+        );
         jobs.push({ queue: DELIVERY_QUEUE, id: id! });
       }
       const deadId = await boss.send(DEAD_LETTER_QUEUE, { eventId: randomUUID(), receiverId, attempts: 8 });

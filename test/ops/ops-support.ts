@@ -46,7 +46,21 @@ export function captureLogger(level = 'debug'): LogCapture {
 
 /** The real API with the given logger. */
 export async function startApiWithLogger(logger: Logger, db: Database = testDb()): Promise<Api> {
-  return await startApi({ port: 0, host: '127.0.0.1', http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000 }, graphql: DEFAULT_CONFIG.graphql, rateLimit: DEFAULT_CONFIG.rateLimit, keyCache: DEFAULT_CONFIG.keyCache, etagCache: DEFAULT_CONFIG.etagCache, feed: DEFAULT_CONFIG.feed, db: DEFAULT_CONFIG.db }, db, logger);
+  return await startApi(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      http: { ...DEFAULT_CONFIG.http, requestTimeoutMs: 10_000 },
+      graphql: DEFAULT_CONFIG.graphql,
+      rateLimit: DEFAULT_CONFIG.rateLimit,
+      keyCache: DEFAULT_CONFIG.keyCache,
+      etagCache: DEFAULT_CONFIG.etagCache,
+      feed: DEFAULT_CONFIG.feed,
+      db: DEFAULT_CONFIG.db,
+    },
+    db,
+    logger,
+  );
 }
 
 /**

@@ -31,11 +31,19 @@ describe('request ids and access logs', () => {
 
   it('echoes a sane incoming X-Request-Id and writes one access line with it', async () => {
     const record = await createRecord(api.writes);
-    const res = await getJson(api, `/v1/learning-opportunities/${record.id}?fields=x`, key, { headers: { 'X-Request-Id': 'client-42.a:b' } });
+    const res = await getJson(api, `/v1/learning-opportunities/${record.id}?fields=x`, key, {
+      headers: { 'X-Request-Id': 'client-42.a:b' },
+    });
     expect(res.status).to.equal(200);
     expect(res.headers.get('x-request-id')).to.equal('client-42.a:b');
     const line = await accessLine(capture, 'client-42.a:b');
-    expect(line).to.include({ level: 30, method: 'GET', route: '/v1/learning-opportunities/:id', path: `/v1/learning-opportunities/${record.id}`, status: 200 });
+    expect(line).to.include({
+      level: 30,
+      method: 'GET',
+      route: '/v1/learning-opportunities/:id',
+      path: `/v1/learning-opportunities/${record.id}`,
+      status: 200,
+    });
     expect(line.durationMs).to.be.a('number').that.is.at.least(0);
     expect(capture.lines().filter((l) => l.requestId === 'client-42.a:b' && l.msg === 'request')).to.have.length(1);
   });
@@ -77,7 +85,9 @@ describe('request ids and access logs', () => {
       expect(res.status, call.path).to.equal(call.status);
       await accessLine(capture, res.headers.get('x-request-id')!);
     }
-    const malformed = await getJson(api, '/v1/learning-opportunities', null, { headers: { Authorization: `Token ${key}` } });
+    const malformed = await getJson(api, '/v1/learning-opportunities', null, {
+      headers: { Authorization: `Token ${key}` },
+    });
     expect(malformed.status).to.equal(401);
     await accessLine(capture, malformed.headers.get('x-request-id')!);
 
@@ -104,7 +114,9 @@ describe('logs of a failing request (500)', () => {
 
   it('logs the error under the request id, without the key, and answers a generic 500', async () => {
     const key = randomKey();
-    const res = await fetch(`${api.url}/v1/learning-opportunities`, { headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'boom-1' } });
+    const res = await fetch(`${api.url}/v1/learning-opportunities`, {
+      headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'boom-1' },
+    });
     const problem = expectProblem({ status: res.status, headers: res.headers, text: await res.text() }, 500);
     expect(problem.type).to.equal('/problems/internal');
     const line = await accessLine(capture, 'boom-1');

@@ -55,7 +55,9 @@ describe('starting and stopping the service', function () {
   it('creates no demo key with NODE_ENV=production, even on the embedded default', async () => {
     const data = await dataDir();
     cleanups.push(data);
-    const service = await startService({ env: { DATA_DIR: data, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') } });
+    const service = await startService({
+      env: { DATA_DIR: data, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') },
+    });
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).to.equal(0);
     expect(service.output()).not.to.include('lods_');
@@ -75,14 +77,20 @@ describe('starting and stopping the service', function () {
     expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
   });
 
-  it('a second `npm start` on the same DATA_DIR says it uses the first one\'s embedded PostgreSQL, and leaves it running when it stops', async () => {
+  it("a second `npm start` on the same DATA_DIR says it uses the first one's embedded PostgreSQL, and leaves it running when it stops", async () => {
     const data = await dataDir();
     cleanups.push(data);
     const first = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
     let second: ServiceProcess | null = null;
     try {
       second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
-      const warning = second.logs().find((l) => l.msg === 'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops');
+      const warning = second
+        .logs()
+        .find(
+          (l) =>
+            l.msg ===
+            'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops',
+        );
       expect(warning, second.output()).to.include({ level: 40, dataDir: data });
       second.child.kill('SIGTERM');
       expect(await second.exited, second.output()).to.equal(0);
@@ -103,12 +111,16 @@ describe('starting and stopping the service', function () {
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
     const { port } = taken.address() as AddressInfo;
     try {
-      const failure = await startService({ env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api', HOST: '127.0.0.1', PORT: String(port) } }).then(
+      const failure = await startService({
+        env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api', HOST: '127.0.0.1', PORT: String(port) },
+      }).then(
         () => expect.fail('the service started on a port in use'),
         (error: Error) => error.message,
       );
       expect(failure).to.include('exited with 1');
-      expect(failure).to.include(`fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`);
+      expect(failure).to.include(
+        `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
+      );
       expect(failure).not.to.match(/^\s+at /m);
     } finally {
       taken.close();

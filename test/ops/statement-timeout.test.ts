@@ -12,7 +12,12 @@ import { TEST_SECRET_KEY } from '../support/webhooks.ts';
 describe('statement timeout on the pool', () => {
   let db: Database;
   before(async () => {
-    db = await connectDatabase(testDb().url, { poolMax: 3, connectTimeoutMs: 3000, statementTimeoutMs: 300, migrate: true });
+    db = await connectDatabase(testDb().url, {
+      poolMax: 3,
+      connectTimeoutMs: 3000,
+      statementTimeoutMs: 300,
+      migrate: true,
+    });
   });
   after(() => db.close());
 
@@ -35,12 +40,25 @@ describe('statement timeout on the pool', () => {
       await holder.query('begin');
       await holder.query('lock table mikro_orm_migrations in access exclusive mode');
       const run = new Promise<{ code: number; stderr: string; stdout: string }>((resolve) => {
-        const env = { ...process.env, DATABASE_URL: testDb().url, DB_STATEMENT_TIMEOUT_MS: '300', LOG_LEVEL: 'silent', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY };
-        execFile(process.execPath, ['src/cli/main.ts', 'migrate', '--json'], { cwd: REPO, env }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
+        const env = {
+          ...process.env,
+          DATABASE_URL: testDb().url,
+          DB_STATEMENT_TIMEOUT_MS: '300',
+          LOG_LEVEL: 'silent',
+          SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
+        };
+        execFile(
+          process.execPath,
+          ['src/cli/main.ts', 'migrate', '--json'],
+          { cwd: REPO, env },
+          (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+        );
       });
       // Once the migrator waits for the lock, hold it for twice the limit.
       for (;;) {
-        const waiting = await holder.query("select 1 from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'mikro_orm_migrations' and not l.granted");
+        const waiting = await holder.query(
+          "select 1 from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'mikro_orm_migrations' and not l.granted",
+        );
         if (waiting.rowCount) break;
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -7,7 +7,8 @@ import { findChromium } from '../support/chromium.ts';
 
 const TEST_DIR = resolve(import.meta.dirname, '..');
 // A package manager run as a program (spawn/execFile argument or shell text), or a global npm install.
-const INSTALLS = /['"`](?:apt-get|apt|dpkg|yum|dnf|apk|snap)['"`]|\b(?:apt-get|apt|yum|dnf) (?:install -y|-y install)\b|\bnpm (?:install|i) (?:-g|--global)\b/;
+const INSTALLS =
+  /['"`](?:apt-get|apt|dpkg|yum|dnf|apk|snap)['"`]|\b(?:apt-get|apt|yum|dnf) (?:install -y|-y install)\b|\bnpm (?:install|i) (?:-g|--global)\b/;
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -26,7 +27,8 @@ describe('the suite leaves the machine alone', () => {
       if (file === import.meta.filename) continue;
       const lines = (await readFile(file, 'utf8')).split('\n');
       for (const [i, line] of lines.entries()) {
-        if (!line.trimStart().startsWith('//') && INSTALLS.test(line)) offenders.push(`${relative(TEST_DIR, file)}:${i + 1}: ${line.trim()}`);
+        if (!line.trimStart().startsWith('//') && INSTALLS.test(line))
+          offenders.push(`${relative(TEST_DIR, file)}:${i + 1}: ${line.trim()}`);
       }
     }
     expect(offenders).to.deep.equal([]);
@@ -35,6 +37,9 @@ describe('the suite leaves the machine alone', () => {
   it('the browser test takes CHROMIUM_PATH, and without a browser says in one line how to enable it', () => {
     expect(findChromium({ CHROMIUM_PATH: process.execPath })).to.deep.equal({ path: process.execPath });
     const missing = findChromium({ CHROMIUM_PATH: '/nonexistent/chromium' });
-    expect(missing).to.have.property('missing').that.matches(/CHROMIUM_PATH=\/nonexistent\/chromium does not exist/).and.not.include('\n');
+    expect(missing)
+      .to.have.property('missing')
+      .that.matches(/CHROMIUM_PATH=\/nonexistent\/chromium does not exist/)
+      .and.not.include('\n');
   });
 });

@@ -32,7 +32,9 @@ describe("the client README's sample id", () => {
     await resetCatalog();
     const key = await ensureDemo(testDb(), { dataDir, count: DEFAULT_CONFIG.demoSeedCount, logger: silentLogger });
     const res = await getJson(api, `/v1/learning-opportunities/${id}`, key);
-    const newest = ((await getJson(api, '/v1/learning-opportunities?limit=1', key)).body as { results: { id: string }[] }).results[0]?.id;
+    const newest = (
+      (await getJson(api, '/v1/learning-opportunities?limit=1', key)).body as { results: { id: string }[] }
+    ).results[0]?.id;
     expect(res.status, `GET ${id} on the demo catalog (its newest record is ${newest})`).to.equal(200);
   });
 });

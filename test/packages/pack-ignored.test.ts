@@ -13,7 +13,10 @@ describe('npm pack leftovers', () => {
   it('the tarball npm pack writes in each package folder is ignored by git', async function () {
     if (!existsSync(join(ROOT, '.git'))) return this.skip(); // not a git checkout
     for (const dir of ['packages/client', 'packages/receiver-kit']) {
-      const { name, version } = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; version: string };
+      const { name, version } = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+        name: string;
+        version: string;
+      };
       // npm's tarball name: the scope's @ dropped, / replaced by -.
       const tarball = `${dir}/${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
       const ignored = await run('git', ['check-ignore', '--no-index', tarball], { cwd: ROOT }).then(

@@ -59,17 +59,26 @@ describe('consumer packages, packed and installed', () => {
     dir = await mkdtemp(join(tmpdir(), 'lods-packed-'));
     const tarballs: string[] = [];
     for (const name of ['client', 'receiver-kit']) {
-      const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: join(PACKAGES, name) });
+      const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], {
+        cwd: join(PACKAGES, name),
+      });
       tarballs.push(join(dir, stdout.trim().split('\n').pop()!));
     }
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-consumer', private: true, type: 'module' }));
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'scratch-consumer', private: true, type: 'module' }),
+    );
     // npm's shebang finds `node` on PATH: the system Node first, so its engine check is that Node's.
     const installPath = existsSync(SYSTEM_NODE) ? `${dirname(SYSTEM_NODE)}:${process.env.PATH}` : process.env.PATH;
-    await run('npm', ['install', '--engine-strict', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', ...tarballs], {
-      cwd: dir,
-      env: { ...process.env, PATH: installPath },
-      timeout: 240_000,
-    });
+    await run(
+      'npm',
+      ['install', '--engine-strict', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', ...tarballs],
+      {
+        cwd: dir,
+        env: { ...process.env, PATH: installPath },
+        timeout: 240_000,
+      },
+    );
     await writeFile(join(dir, 'check.mjs'), ESM_SCRIPT);
     await writeFile(join(dir, 'check.cjs'), CJS_SCRIPT);
     const readme = await readFile(join(PACKAGES, 'client/README.md'), 'utf8');
@@ -88,7 +97,10 @@ describe('consumer packages, packed and installed', () => {
     }
     const [delivery] = await receiver.waitFor(1);
     eventId = String(delivery!.headers['x-service-event-id']);
-    await writeFile(join(dir, 'delivery.json'), JSON.stringify({ body: delivery!.body.toString('base64'), headers: delivery!.headers, secret: SECRET }));
+    await writeFile(
+      join(dir, 'delivery.json'),
+      JSON.stringify({ body: delivery!.body.toString('base64'), headers: delivery!.headers, secret: SECRET }),
+    );
   });
 
   after(async () => {
@@ -112,7 +124,13 @@ describe('consumer packages, packed and installed', () => {
       const exec = (script: string) =>
         run(runtime.node, [script], {
           cwd: dir,
-          env: { PATH: process.env.PATH, BASE_URL: stack.api.url, API_KEY: key, LODS_BASE_URL: stack.api.url, LODS_API_KEY: key },
+          env: {
+            PATH: process.env.PATH,
+            BASE_URL: stack.api.url,
+            API_KEY: key,
+            LODS_BASE_URL: stack.api.url,
+            LODS_API_KEY: key,
+          },
           timeout: 30_000,
         });
 
@@ -134,7 +152,9 @@ describe('consumer packages, packed and installed', () => {
         expect(readmeExamples).to.have.length.of.at.least(1);
         let output = '';
         for (const i of readmeExamples.keys()) output += (await exec(`readme-${i}.mjs`)).stdout;
-        expect(output).to.contain(`walked ${published.length} records`).and.contain(`sync: ${published.length} records`);
+        expect(output)
+          .to.contain(`walked ${published.length} records`)
+          .and.contain(`sync: ${published.length} records`);
       });
     });
   }

@@ -5,12 +5,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { type ExampleReceiver, startExampleReceiver, type StoreState } from '../../packages/receiver-kit/examples/receiver.ts';
+import {
+  type ExampleReceiver,
+  startExampleReceiver,
+  type StoreState,
+} from '../../packages/receiver-kit/examples/receiver.ts';
 
 const SECRET = 'example-receiver-secret';
 
 /** POSTs `event` signed by the algorithm of SPEC.md section 6 (computed here, not by the kit). */
-async function post(receiver: ExampleReceiver, event: Record<string, unknown> & { id: string; type: string }, secret = SECRET): Promise<number> {
+async function post(
+  receiver: ExampleReceiver,
+  event: Record<string, unknown> & { id: string; type: string },
+  secret = SECRET,
+): Promise<number> {
   const body = JSON.stringify(event);
   const timestamp = String(Date.now());
   const res = await fetch(`${receiver.url}/webhooks`, {
@@ -34,8 +42,21 @@ function snapshotEvent(type: string, resourceId: string, occurredAt: string, fie
     type,
     occurredAt,
     // The fixtures' versions follow their times, as the service's follow its commits.
-    resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId, version: Date.parse(occurredAt) - Date.UTC(2026, 0, 1) + 1 },
-    data: type === 'LEARNING_OPPORTUNITY_DELETED' ? null : { id: resourceId, title: 'Urban Planning', status: type === 'LEARNING_OPPORTUNITY_ARCHIVED' ? 'ARCHIVED' : 'PUBLISHED', updatedAt: occurredAt, ...fields },
+    resource: {
+      type: 'LEARNING_OPPORTUNITY',
+      id: resourceId,
+      version: Date.parse(occurredAt) - Date.UTC(2026, 0, 1) + 1,
+    },
+    data:
+      type === 'LEARNING_OPPORTUNITY_DELETED'
+        ? null
+        : {
+            id: resourceId,
+            title: 'Urban Planning',
+            status: type === 'LEARNING_OPPORTUNITY_ARCHIVED' ? 'ARCHIVED' : 'PUBLISHED',
+            updatedAt: occurredAt,
+            ...fields,
+          },
   };
 }
 
@@ -67,7 +88,9 @@ describe('example receiver (npm run example:receiver)', () => {
     const [a, b] = [randomUUID(), randomUUID()];
     expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', a, at(1)))).to.equal(202);
     expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', b, at(2)))).to.equal(202);
-    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', a, at(3), { title: 'Urban Planning II' }))).to.equal(202);
+    expect(
+      await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', a, at(3), { title: 'Urban Planning II' })),
+    ).to.equal(202);
     let state = await fileState();
     expect(Object.keys(state.records).sort()).to.deep.equal([a, b].sort());
     expect(state.records[a]).to.include({ title: 'Urban Planning II', updatedAt: at(3) });
@@ -97,7 +120,9 @@ describe('example receiver (npm run example:receiver)', () => {
 
   it('rejects a delivery signed with another secret and leaves the store unchanged', async () => {
     const id = randomUUID();
-    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)), 'not-the-secret')).to.equal(401);
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)), 'not-the-secret')).to.equal(
+      401,
+    );
     await receiver.idle();
     expect(receiver.store.state.records[id]).to.equal(undefined);
   });
@@ -106,7 +131,10 @@ describe('example receiver (npm run example:receiver)', () => {
     await receiver.close();
     const id = randomUUID();
     // What an acknowledged-but-unprocessed event looks like after a crash: a line in the inbox.
-    await writeFile(`${storePath}.inbox.jsonl`, `${JSON.stringify(snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)))}\n`);
+    await writeFile(
+      `${storePath}.inbox.jsonl`,
+      `${JSON.stringify(snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', id, at(1)))}\n`,
+    );
     receiver = await startExampleReceiver({ port: 0, secret: SECRET, storePath, log: (line) => void lines.push(line) });
     expect((await fileState()).records[id]).to.include({ id });
     expect(lines.some((l) => l.startsWith('replayed 1 event'))).to.equal(true);
@@ -130,7 +158,18 @@ describe('example receiver (npm run example:receiver)', () => {
     const res = await fetch(`${receiver.url}/webhooks`, { method: 'POST', headers, body });
     expect(res.status).to.equal(202);
     expect((await fileState()).records[id]).to.include({ id });
-    const forged = await fetch(`${receiver.url}/webhooks`, { method: 'POST', headers: { ...headers, 'webhook-signature': new StandardWebhook(`whsec_${Buffer.alloc(32, 5).toString('base64')}`).sign(event.id, sentAt, body) }, body });
+    const forged = await fetch(`${receiver.url}/webhooks`, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'webhook-signature': new StandardWebhook(`whsec_${Buffer.alloc(32, 5).toString('base64')}`).sign(
+          event.id,
+          sentAt,
+          body,
+        ),
+      },
+      body,
+    });
     expect(forged.status).to.equal(401);
   });
 });
@@ -139,7 +178,9 @@ describe('example receiver process: fails closed', function () {
   this.timeout(20_000);
   const run = (env: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['packages/receiver-kit/examples/receiver.ts'], { env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env } });
+      const child = spawn(process.execPath, ['packages/receiver-kit/examples/receiver.ts'], {
+        env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c: Buffer) => {
@@ -150,7 +191,7 @@ describe('example receiver process: fails closed', function () {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
 
-  it('refuses to start without WEBHOOK_SECRET, naming WEBHOOK_ALLOW_UNSIGNED; starts with it; prints the registration line of its secret\'s scheme', async () => {
+  it("refuses to start without WEBHOOK_SECRET, naming WEBHOOK_ALLOW_UNSIGNED; starts with it; prints the registration line of its secret's scheme", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lods-example-unsigned-'));
     try {
       const refused = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json') });
@@ -162,11 +203,21 @@ describe('example receiver process: fails closed', function () {
       expect(unsigned.stdout).to.match(/npm run cli -- receivers add --url \S+ --unsigned\n/);
       expect(unsigned.code).to.equal(0);
       // A whsec_ secret: registered as a standard-webhooks receiver; another one: either way.
-      const standard = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 4).toString('base64')}` });
-      expect(standard.stdout).to.match(/printenv WEBHOOK_SECRET \| npm run cli -- receivers add --url \S+ --scheme standard-webhooks --secret-stdin\n/);
-      const v1 = await run({ RECEIVER_STORE_PATH: join(dir, 'store.json'), WEBHOOK_SECRET: 'example-receiver-secret-0123456789' });
+      const standard = await run({
+        RECEIVER_STORE_PATH: join(dir, 'store.json'),
+        WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 4).toString('base64')}`,
+      });
+      expect(standard.stdout).to.match(
+        /printenv WEBHOOK_SECRET \| npm run cli -- receivers add --url \S+ --scheme standard-webhooks --secret-stdin\n/,
+      );
+      const v1 = await run({
+        RECEIVER_STORE_PATH: join(dir, 'store.json'),
+        WEBHOOK_SECRET: 'example-receiver-secret-0123456789',
+      });
       expect(v1.stdout).to.match(/printenv WEBHOOK_SECRET \| npm run cli -- receivers add --url \S+ --secret-stdin\n/);
-      expect(v1.stdout).to.match(/Or as a Standard Webhooks receiver: npm run cli -- receivers add --url \S+ --scheme standard-webhooks --json\n/);
+      expect(v1.stdout).to.match(
+        /Or as a Standard Webhooks receiver: npm run cli -- receivers add --url \S+ --scheme standard-webhooks --json\n/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,7 +1,12 @@
 // The receiver kit repairs gaps from the change feed: the feed's items are the very bytes a webhook
 // receiver got, and repairFromFeed hands over exactly the events after the last one processed.
 import { expect } from 'chai';
-import { FeedGapError, MemorySeenStore, repairFromFeed, type WebhookEvent } from '../../packages/receiver-kit/src/index.ts';
+import {
+  FeedGapError,
+  MemorySeenStore,
+  repairFromFeed,
+  type WebhookEvent,
+} from '../../packages/receiver-kit/src/index.ts';
 import { createTestKey } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -43,7 +48,13 @@ describe('receiver kit: repairFromFeed', function () {
     const handled: WebhookEvent[] = [];
     const dedupe = new MemorySeenStore();
     await dedupe.claim(events[2]!.id); // already taken by a delivery
-    const base = { baseUrl: stack.api.url, apiKey: key, handle: (e: WebhookEvent) => void handled.push(e), dedupe, limit: 2 };
+    const base = {
+      baseUrl: stack.api.url,
+      apiKey: key,
+      handle: (e: WebhookEvent) => void handled.push(e),
+      dedupe,
+      limit: 2,
+    };
 
     const repaired = await repairFromFeed({ ...base, lastEventId: events[0]!.id });
     expect(handled.map((e) => e.id)).to.deep.equal([events[1]!.id, events[3]!.id]);
@@ -58,7 +69,12 @@ describe('receiver kit: repairFromFeed', function () {
   });
 
   it('says when the starting point is no longer retained', async () => {
-    const error = await repairFromFeed({ baseUrl: stack.api.url, apiKey: key, lastEventId: '00000000-0000-4000-8000-000000000000', handle: () => {} }).catch((e: unknown) => e);
+    const error = await repairFromFeed({
+      baseUrl: stack.api.url,
+      apiKey: key,
+      lastEventId: '00000000-0000-4000-8000-000000000000',
+      handle: () => {},
+    }).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(FeedGapError);
     expect((error as Error).message).to.match(/full walk/);
   });

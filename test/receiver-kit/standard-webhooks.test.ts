@@ -9,7 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { deliveryHeaders, verifyDelivery, type WebhookEvent, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import {
+  deliveryHeaders,
+  verifyDelivery,
+  type WebhookEvent,
+  webhookReceiver,
+} from '../../packages/receiver-kit/src/index.ts';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const SECRET = newSecret();
@@ -26,7 +31,11 @@ function buildEvent(): WebhookEvent {
 }
 
 /** Headers signed by the reference library (not the kit), so that a mistake in the kit's signer cannot hide one in its verifier. */
-function referenceHeaders(event: WebhookEvent, body: string, options: { secret?: string; at?: Date; id?: string } = {}): Record<string, string> {
+function referenceHeaders(
+  event: WebhookEvent,
+  body: string,
+  options: { secret?: string; at?: Date; id?: string } = {},
+): Record<string, string> {
   const at = options.at ?? new Date();
   const id = options.id ?? event.id;
   return {
@@ -46,7 +55,11 @@ describe('receiver kit: Standard Webhooks deliveries', () => {
 
   async function start(secret: string | string[]): Promise<void> {
     processed = [];
-    handler = webhookReceiver({ secret, process: (event) => void processed.push(event), logger: { warn: () => {}, error: () => {} } });
+    handler = webhookReceiver({
+      secret,
+      process: (event) => void processed.push(event),
+      logger: { warn: () => {}, error: () => {} },
+    });
     server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -89,12 +102,16 @@ describe('receiver kit: Standard Webhooks deliveries', () => {
       const tampered = await post(referenceHeaders(event, body), body.replace('Forklift', 'Forklist'));
       expect(tampered).to.deep.include({ status: 401 });
       expect(tampered.body.reason).to.equal('SIGNATURE_MISMATCH');
-      expect((await post(referenceHeaders(event, body, { secret: newSecret() }), body)).body.reason).to.equal('SIGNATURE_MISMATCH');
+      expect((await post(referenceHeaders(event, body, { secret: newSecret() }), body)).body.reason).to.equal(
+        'SIGNATURE_MISMATCH',
+      );
       const unsigned = referenceHeaders(event, body);
       delete unsigned['webhook-signature'];
       expect(await post(unsigned, body)).to.deep.include({ status: 401 });
       expect((await post(unsigned, body)).body.reason).to.equal('MISSING_SIGNATURE');
-      expect((await post({ ...referenceHeaders(event, body), 'webhook-signature': 'v2,abc' }, body)).body.reason).to.equal('BAD_SIGNATURE_FORMAT');
+      expect(
+        (await post({ ...referenceHeaders(event, body), 'webhook-signature': 'v2,abc' }, body)).body.reason,
+      ).to.equal('BAD_SIGNATURE_FORMAT');
       await handler.idle();
       expect(processed.map((e) => e.id)).to.not.include(event.id);
     });
@@ -105,8 +122,12 @@ describe('receiver kit: Standard Webhooks deliveries', () => {
       const stale = await post(referenceHeaders(event, body, { at: new Date(Date.now() - 6 * 60_000) }), body);
       expect(stale.status).to.equal(401);
       expect(stale.body.reason).to.equal('TIMESTAMP_OUTSIDE_TOLERANCE');
-      expect((await post(referenceHeaders(event, body, { at: new Date(Date.now() + 6 * 60_000) }), body)).body.reason).to.equal('TIMESTAMP_OUTSIDE_TOLERANCE');
-      expect((await post(referenceHeaders(event, body, { at: new Date(Date.now() - 4 * 60_000) }), body)).status).to.equal(202);
+      expect(
+        (await post(referenceHeaders(event, body, { at: new Date(Date.now() + 6 * 60_000) }), body)).body.reason,
+      ).to.equal('TIMESTAMP_OUTSIDE_TOLERANCE');
+      expect(
+        (await post(referenceHeaders(event, body, { at: new Date(Date.now() - 4 * 60_000) }), body)).status,
+      ).to.equal(202);
       const ms = await post({ ...referenceHeaders(buildEvent(), body), 'webhook-timestamp': String(Date.now()) }, body);
       expect(ms).to.deep.include({ status: 400 });
       expect(ms.body.reason).to.equal('MALFORMED_TIMESTAMP');
@@ -128,10 +149,24 @@ describe('receiver kit: Standard Webhooks deliveries', () => {
     it('accepts a delivery carrying both signatures with either secret alone, and one signed by either secret with both configured', async () => {
       const event = buildEvent();
       const body = JSON.stringify(event);
-      const headers = deliveryHeaders({ scheme: 'standard-webhooks', eventId: event.id, eventType: event.type, body, secret: SECRET, previousSecret: previous });
+      const headers = deliveryHeaders({
+        scheme: 'standard-webhooks',
+        eventId: event.id,
+        eventType: event.type,
+        body,
+        secret: SECRET,
+        previousSecret: previous,
+      });
       expect(headers['webhook-signature']!.split(' ')).to.have.length(2);
-      for (const secret of [SECRET, previous]) expect(verifyDelivery({ rawBody: body, headers, secret })).to.deep.include({ ok: true, scheme: 'standard-webhooks' });
-      expect(verifyDelivery({ rawBody: body, headers, secret: newSecret() })).to.deep.include({ ok: false, reason: 'SIGNATURE_MISMATCH' });
+      for (const secret of [SECRET, previous])
+        expect(verifyDelivery({ rawBody: body, headers, secret })).to.deep.include({
+          ok: true,
+          scheme: 'standard-webhooks',
+        });
+      expect(verifyDelivery({ rawBody: body, headers, secret: newSecret() })).to.deep.include({
+        ok: false,
+        reason: 'SIGNATURE_MISMATCH',
+      });
       await start([SECRET, previous]);
       for (const secret of [SECRET, previous]) {
         const e = buildEvent();
@@ -149,14 +184,28 @@ describe('receiver kit: its Standard Webhooks signer, checked by the reference v
     const previous = newSecret();
     for (const headers of [
       deliveryHeaders({ scheme: 'standard-webhooks', eventId: event.id, eventType: event.type, body, secret: SECRET }),
-      deliveryHeaders({ scheme: 'standard-webhooks', eventId: event.id, eventType: event.type, body, secret: SECRET, previousSecret: previous }),
+      deliveryHeaders({
+        scheme: 'standard-webhooks',
+        eventId: event.id,
+        eventType: event.type,
+        body,
+        secret: SECRET,
+        previousSecret: previous,
+      }),
     ]) {
       expect(new StandardWebhook(SECRET).verify(body, headers)).to.deep.equal(event);
       expect(new SvixWebhook(SECRET).verify(body, headers)).to.deep.equal(event);
       expect(headers['webhook-timestamp']).to.match(/^\d{10}$/);
       expect(Object.keys(headers).filter((h) => h.startsWith('x-service-'))).to.deep.equal(['x-service-event-type']);
     }
-    const rotated = deliveryHeaders({ scheme: 'standard-webhooks', eventId: event.id, eventType: event.type, body, secret: SECRET, previousSecret: previous });
+    const rotated = deliveryHeaders({
+      scheme: 'standard-webhooks',
+      eventId: event.id,
+      eventType: event.type,
+      body,
+      secret: SECRET,
+      previousSecret: previous,
+    });
     expect(new StandardWebhook(previous).verify(body, rotated)).to.deep.equal(event);
     expect(new SvixWebhook(previous).verify(body, rotated)).to.deep.equal(event);
     expect(() => new StandardWebhook(newSecret()).verify(body, rotated)).to.throw('No matching signature found');

@@ -6,14 +6,30 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { applyEvent, FileVersionStore, MemoryVersionStore, shouldApply, type WebhookEvent } from '../../packages/receiver-kit/src/index.ts';
+import {
+  applyEvent,
+  FileVersionStore,
+  MemoryVersionStore,
+  shouldApply,
+  type WebhookEvent,
+} from '../../packages/receiver-kit/src/index.ts';
 
-function event(resourceId: string, version: number, type: WebhookEvent['type'] = 'LEARNING_OPPORTUNITY_UPDATED'): WebhookEvent {
+function event(
+  resourceId: string,
+  version: number,
+  type: WebhookEvent['type'] = 'LEARNING_OPPORTUNITY_UPDATED',
+): WebhookEvent {
   const occurredAt = new Date().toISOString();
   const resource = { type: 'LEARNING_OPPORTUNITY' as const, id: resourceId, version };
   return type === 'LEARNING_OPPORTUNITY_DELETED'
     ? { id: randomUUID(), type, occurredAt, resource, data: null }
-    : { id: randomUUID(), type, occurredAt, resource, data: { id: resourceId, updatedAt: occurredAt, title: `v${version}` } };
+    : {
+        id: randomUUID(),
+        type,
+        occurredAt,
+        resource,
+        data: { id: resourceId, updatedAt: occurredAt, title: `v${version}` },
+      };
 }
 
 describe('receiver kit: version store and applyEvent', () => {
@@ -24,8 +40,14 @@ describe('receiver kit: version store and applyEvent', () => {
     const apply = (e: WebhookEvent) => void applied.push(e.resource.version);
     for (const v of [1, 3, 2, 3]) await applyEvent(store, event(id, v), apply);
     expect(applied).to.deep.equal([1, 3]);
-    expect(await applyEvent(store, event(id, 4, 'LEARNING_OPPORTUNITY_DELETED'), apply)).to.deep.equal({ applied: true, result: undefined });
-    expect(await applyEvent(store, event(id, 2, 'LEARNING_OPPORTUNITY_PUBLISHED'), apply)).to.deep.equal({ applied: false, lastVersion: 4 });
+    expect(await applyEvent(store, event(id, 4, 'LEARNING_OPPORTUNITY_DELETED'), apply)).to.deep.equal({
+      applied: true,
+      result: undefined,
+    });
+    expect(await applyEvent(store, event(id, 2, 'LEARNING_OPPORTUNITY_PUBLISHED'), apply)).to.deep.equal({
+      applied: false,
+      lastVersion: 4,
+    });
     // A re-created record goes on from where it stopped.
     await applyEvent(store, event(id, 5, 'LEARNING_OPPORTUNITY_PUBLISHED'), apply);
     expect(applied).to.deep.equal([1, 3, 4, 5]);
@@ -80,7 +102,9 @@ describe('receiver kit: version store and applyEvent', () => {
       await Promise.all([first.record(a, 4), first.record(b, 9, { deleted: true }), first.record(a, 5)]);
       const second = await new FileVersionStore(path).open();
       expect([second.lastVersion(a), second.lastVersion(b)]).to.deep.equal([5, 9]);
-      expect((await applyEvent(second, event(b, 8, 'LEARNING_OPPORTUNITY_PUBLISHED'), () => 'resurrected')).applied).to.equal(false);
+      expect(
+        (await applyEvent(second, event(b, 8, 'LEARNING_OPPORTUNITY_PUBLISHED'), () => 'resurrected')).applied,
+      ).to.equal(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

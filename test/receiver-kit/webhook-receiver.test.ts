@@ -3,7 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import express from 'express';
-import { MemorySeenStore, NO_SECRET_MESSAGE, verifyDelivery, type WebhookEvent, type WebhookReceiverOptions, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import {
+  MemorySeenStore,
+  NO_SECRET_MESSAGE,
+  verifyDelivery,
+  type WebhookEvent,
+  type WebhookReceiverOptions,
+  webhookReceiver,
+} from '../../packages/receiver-kit/src/index.ts';
 
 // Signed here independently of the kit (the algorithm of SPEC.md section 6), so that a mistake in
 // the kit's own signer cannot hide a mistake in its verifier.
@@ -25,7 +32,11 @@ function buildEvent(overrides: Partial<WebhookEvent> = {}): WebhookEvent {
 
 type Delivery = { body?: string; secret?: string | null; timestamp?: number; headers?: Record<string, string | null> };
 
-async function deliver(url: string, event: WebhookEvent, options: Delivery = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function deliver(
+  url: string,
+  event: WebhookEvent,
+  options: Delivery = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const body = options.body ?? JSON.stringify(event);
   const timestamp = String(options.timestamp ?? Date.now());
   const headers: Record<string, string> = {
@@ -151,12 +162,21 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
       const timestamp = String(Date.now());
       const notJson = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-service-event-id': randomUUID(), 'x-service-event-type': 'LEARNING_OPPORTUNITY_PUBLISHED', 'x-service-timestamp': timestamp, 'x-service-signature': sign(SECRET, timestamp, '{"id":') },
+        headers: {
+          'content-type': 'application/json',
+          'x-service-event-id': randomUUID(),
+          'x-service-event-type': 'LEARNING_OPPORTUNITY_PUBLISHED',
+          'x-service-timestamp': timestamp,
+          'x-service-signature': sign(SECRET, timestamp, '{"id":'),
+        },
         body: '{"id":',
       });
       expect(notJson.status).to.equal(400);
       expect(((await notJson.json()) as { reason: string }).reason).to.equal('BODY_NOT_JSON');
-      const wrongShape = buildEvent({ type: 'LEARNING_OPPORTUNITY_UPDATED', data: null } as unknown as Partial<WebhookEvent>);
+      const wrongShape = buildEvent({
+        type: 'LEARNING_OPPORTUNITY_UPDATED',
+        data: null,
+      } as unknown as Partial<WebhookEvent>);
       const res = await deliver(url, wrongShape);
       expect([res.status, res.body.reason]).to.deep.equal([400, 'NOT_AN_EVENT']);
       const headerMismatch = await deliver(url, buildEvent(), { headers: { 'x-service-event-id': randomUUID() } });
@@ -277,22 +297,42 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
 describe('receiver kit: fails closed without a secret', () => {
   const unsigned = () => {
     const event = buildEvent();
-    return { rawBody: JSON.stringify(event), headers: { 'x-service-event-id': event.id, 'x-service-event-type': event.type, 'x-service-timestamp': String(Date.now()) } };
+    return {
+      rawBody: JSON.stringify(event),
+      headers: {
+        'x-service-event-id': event.id,
+        'x-service-event-type': event.type,
+        'x-service-timestamp': String(Date.now()),
+      },
+    };
   };
 
   it('webhookReceiver refuses to be built with no secret, an empty one or a list of empty ones', () => {
     for (const secret of [undefined, null, '', [''], []]) {
-      expect(() => webhookReceiver({ secret, process: () => {} }), JSON.stringify(secret)).to.throw(TypeError, NO_SECRET_MESSAGE);
+      expect(() => webhookReceiver({ secret, process: () => {} }), JSON.stringify(secret)).to.throw(
+        TypeError,
+        NO_SECRET_MESSAGE,
+      );
     }
     expect(() => webhookReceiver({ secret: '', allowUnsigned: true, process: () => {} })).to.not.throw();
   });
 
   it('verifyDelivery refuses a forged unsigned delivery when the secret is missing or empty, unless allowUnsigned', () => {
     for (const secret of [undefined, null, '', ['']]) {
-      expect(verifyDelivery({ ...unsigned(), secret }), JSON.stringify(secret)).to.deep.include({ ok: false, reason: 'NO_SECRET_CONFIGURED', status: 401 });
+      expect(verifyDelivery({ ...unsigned(), secret }), JSON.stringify(secret)).to.deep.include({
+        ok: false,
+        reason: 'NO_SECRET_CONFIGURED',
+        status: 401,
+      });
     }
-    expect(verifyDelivery({ ...unsigned(), secret: '', allowUnsigned: true })).to.deep.include({ ok: true, signed: false });
+    expect(verifyDelivery({ ...unsigned(), secret: '', allowUnsigned: true })).to.deep.include({
+      ok: true,
+      signed: false,
+    });
     // A configured secret always wins: allowUnsigned never lets an unsigned delivery past a secret.
-    expect(verifyDelivery({ ...unsigned(), secret: SECRET, allowUnsigned: true })).to.deep.include({ ok: false, reason: 'MISSING_SIGNATURE' });
+    expect(verifyDelivery({ ...unsigned(), secret: SECRET, allowUnsigned: true })).to.deep.include({
+      ok: false,
+      reason: 'MISSING_SIGNATURE',
+    });
   });
 });

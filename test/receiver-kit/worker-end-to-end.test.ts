@@ -22,7 +22,14 @@ import { testSecrets } from '../support/webhooks.ts';
 const SECRET = 'e2e-receiver-secret-7c1f0a9b';
 
 describe('receiver kit end to end: the real delivery worker to a kit receiver', () => {
-  const config = { ...loadConfig({}).webhooks, allowPrivateTargets: true, backoffBaseMs: 200, backoffMaxMs: 1000, timeoutMs: 2000, pollIntervalMs: 200 };
+  const config = {
+    ...loadConfig({}).webhooks,
+    allowPrivateTargets: true,
+    backoffBaseMs: 200,
+    backoffMaxMs: 1000,
+    timeoutMs: 2000,
+    pollIntervalMs: 200,
+  };
   let boss: PgBoss;
   let worker: DeliveryWorker;
   let api: Api;
@@ -55,7 +62,9 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
-    receiverId = (await addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: true }, { url, secret: SECRET })).id;
+    receiverId = (
+      await addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: true }, { url, secret: SECRET })
+    ).id;
   });
 
   after(async function () {
@@ -110,10 +119,18 @@ describe('receiver kit end to end: the real delivery worker to a kit receiver', 
       const mine = received.filter((r) => r.event.resource.id === input.id);
       return mine.length >= 3 ? mine.map((r) => r.event.type).sort() : undefined;
     });
-    expect(types).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_UPDATED']);
-    const updated = received.find((r) => r.event.resource.id === input.id && r.event.type === 'LEARNING_OPPORTUNITY_UPDATED')!;
+    expect(types).to.deep.equal([
+      'LEARNING_OPPORTUNITY_DELETED',
+      'LEARNING_OPPORTUNITY_PUBLISHED',
+      'LEARNING_OPPORTUNITY_UPDATED',
+    ]);
+    const updated = received.find(
+      (r) => r.event.resource.id === input.id && r.event.type === 'LEARNING_OPPORTUNITY_UPDATED',
+    )!;
     expect(updated.event.data).to.include({ title: 'Renamed after publication' });
-    const deleted = received.find((r) => r.event.resource.id === input.id && r.event.type === 'LEARNING_OPPORTUNITY_DELETED')!;
+    const deleted = received.find(
+      (r) => r.event.resource.id === input.id && r.event.type === 'LEARNING_OPPORTUNITY_DELETED',
+    )!;
     expect(deleted.event.data).to.equal(null);
   });
 });

@@ -12,28 +12,50 @@ import { testDb } from '../hooks.ts';
 import { getJson, createTestKey, silentLogger } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import { eventually, insertDeadLetter, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  eventually,
+  insertDeadLetter,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'warn' }, timeout: 60_000 }, (error, stdout, stderr) =>
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'warn' }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
 
 const pool = () => testDb().pool;
-const eventIdsOf = async (resourceId: string) => (await pool().query<{ id: string }>('select id from event where resource_id = $1', [resourceId])).rows.map((r) => r.id);
+const eventIdsOf = async (resourceId: string) =>
+  (await pool().query<{ id: string }>('select id from event where resource_id = $1', [resourceId])).rows.map(
+    (r) => r.id,
+  );
 const positionOf = async (eventId: string): Promise<FeedPosition> =>
-  (await pool().query<FeedPosition>('select xid::text as xid, position::text as position from event where id = $1', [eventId])).rows[0]!;
+  (
+    await pool().query<FeedPosition>('select xid::text as xid, position::text as position from event where id = $1', [
+      eventId,
+    ])
+  ).rows[0]!;
 
 /** Moves every event up to `upTo` (feed order) and every attempt up to `attemptId` 40 days into the past. */
 async function backdate(upTo: FeedPosition, attemptId = '0'): Promise<void> {
-  await pool().query(`update event set occurred_at = occurred_at - interval '40 days' where (xid, position) <= ($1::xid8, $2::bigint)`, [upTo.xid, upTo.position]);
-  await pool().query(`update delivery_attempt set started_at = started_at - interval '40 days' where id <= $1`, [attemptId]);
+  await pool().query(
+    `update event set occurred_at = occurred_at - interval '40 days' where (xid, position) <= ($1::xid8, $2::bigint)`,
+    [upTo.xid, upTo.position],
+  );
+  await pool().query(`update delivery_attempt set started_at = started_at - interval '40 days' where id <= $1`, [
+    attemptId,
+  ]);
 }
 
 async function insertAttempt(eventId: string, receiverId: string): Promise<string> {
@@ -58,7 +80,11 @@ describe('retention prune', function () {
   it('deletes old events and attempts in batches, keeps what a dead letter needs, and expires older cursors with 410', async () => {
     const { api } = stack;
     const before = await head(api, key);
-    const [gone, dead, last] = [await createRecord(api.writes), await createRecord(api.writes), await createRecord(api.writes)];
+    const [gone, dead, last] = [
+      await createRecord(api.writes),
+      await createRecord(api.writes),
+      await createRecord(api.writes),
+    ];
     const [goneEvent] = await eventIdsOf(gone.id);
     const [deadEvent] = await eventIdsOf(dead.id);
     const [lastEvent] = await eventIdsOf(last.id);
@@ -76,7 +102,12 @@ describe('retention prune', function () {
 
     const run = await cli('prune', '--json');
     expect(run.code, run.stderr).to.equal(0);
-    const result = JSON.parse(run.stdout) as { events: number; eventsKept: number; deliveryAttempts: number; eventRetentionDays: number };
+    const result = JSON.parse(run.stdout) as {
+      events: number;
+      eventsKept: number;
+      deliveryAttempts: number;
+      eventRetentionDays: number;
+    };
     expect(result.events).to.be.at.least(2);
     expect(result.eventsKept).to.be.at.least(1);
     expect(result.deliveryAttempts).to.be.at.least(1);
@@ -86,17 +117,29 @@ describe('retention prune', function () {
     expect(await eventIdsOf(last.id), 'old event').to.deep.equal([]);
     expect(await eventIdsOf(dead.id), 'kept for its dead letter').to.deep.equal([deadEvent]);
     expect(await eventIdsOf(fresh.id), 'inside the window').to.have.length(1);
-    const attempts = await pool().query<{ id: string }>('select id::text as id from delivery_attempt where id = any($1::bigint[])', [[goneAttempt, deadAttempt]]);
-    expect(attempts.rows.map((r) => r.id), 'the dead letter keeps its history').to.deep.equal([deadAttempt]);
+    const attempts = await pool().query<{ id: string }>(
+      'select id::text as id from delivery_attempt where id = any($1::bigint[])',
+      [[goneAttempt, deadAttempt]],
+    );
+    expect(
+      attempts.rows.map((r) => r.id),
+      'the dead letter keeps its history',
+    ).to.deep.equal([deadAttempt]);
 
     // A cursor from before the pruned range: 410, saying to start over from the head and a walk.
     const expired = await getJson(api, `/v1/events?after=${before}`, key);
     const problem = expectProblem(expired, 410);
     expect(problem.type).to.equal('/problems/cursor-expired');
-    expect(problem.detail).to.match(/head/).and.match(/full walk/);
+    expect(problem.detail)
+      .to.match(/head/)
+      .and.match(/full walk/);
     // The cursor at the edge of the pruned range still works, and so does no cursor at all.
-    const watermark = await pool().query<FeedPosition>('select xid::text as xid, position::text as position from event_feed_pruned');
-    expect(watermark.rows[0], 'the watermark is the last pruned event, which was the head then').to.deep.equal(decodeCursor(afterLast));
+    const watermark = await pool().query<FeedPosition>(
+      'select xid::text as xid, position::text as position from event_feed_pruned',
+    );
+    expect(watermark.rows[0], 'the watermark is the last pruned event, which was the head then').to.deep.equal(
+      decodeCursor(afterLast),
+    );
     const edge = await feed(api, key, { after: afterLast });
     expect(edge.results.map((e) => e.resource.id)).to.deep.equal([fresh.id]);
     const fromStart = await feed(api, key, { limit: 1000 });
@@ -104,14 +147,23 @@ describe('retention prune', function () {
     expect(fromStart.results.map((e) => e.id)).not.to.include(deadEvent);
 
     // Once the dead letter is gone (replayed and delivered, or removed), the next run deletes its event.
-    await pool().query(`delete from ${BOSS_SCHEMA}.job where name = $1 and data->>'eventId' = $2`, [DEAD_LETTER_QUEUE, deadEvent]);
+    await pool().query(`delete from ${BOSS_SCHEMA}.job where name = $1 and data->>'eventId' = $2`, [
+      DEAD_LETTER_QUEUE,
+      deadEvent,
+    ]);
     const again = await cli('prune', '--json');
     expect(again.code, again.stderr).to.equal(0);
     expect(await eventIdsOf(dead.id)).to.deep.equal([]);
   });
 
   it('runs hourly as a pg-boss job on worker processes', async () => {
-    const job = await startRetentionJob({ boss: stack.boss, pool: pool(), retention: { eventDays: 30, deliveryAttemptDays: 30 }, logger: silentLogger, pollingIntervalSeconds: 0.5 });
+    const job = await startRetentionJob({
+      boss: stack.boss,
+      pool: pool(),
+      retention: { eventDays: 30, deliveryAttemptDays: 30 },
+      logger: silentLogger,
+      pollingIntervalSeconds: 0.5,
+    });
     try {
       const schedules = await stack.boss.getSchedules();
       expect(schedules.map((s) => [s.name, s.cron])).to.deep.include([PRUNE_QUEUE, PRUNE_CRON]);
@@ -123,7 +175,11 @@ describe('retention prune', function () {
       await backdate(await positionOf(oldEvent!));
       const id = await stack.boss.send(PRUNE_QUEUE, {}); // what the cron does each hour
       expect(id).to.be.a('string');
-      await eventually(async () => (await eventIdsOf(old.id)).length === 0, 15_000, 'the job pruned the backdated event');
+      await eventually(
+        async () => (await eventIdsOf(old.id)).length === 0,
+        15_000,
+        'the job pruned the backdated event',
+      );
     } finally {
       await job.stop();
     }
@@ -138,7 +194,12 @@ describe('retention prune', function () {
     const eventIds = (await Promise.all(ids.map(eventIdsOf))).flat();
     await backdate(await positionOf(eventIds[4]!)); // the first five are old, the last two are not
     const progress: number[] = [];
-    const result = await pruneRetention(pool(), { eventDays: 30, deliveryAttemptDays: 30, batchSize: 2, onProgress: (p) => progress.push(p.events) });
+    const result = await pruneRetention(pool(), {
+      eventDays: 30,
+      deliveryAttemptDays: 30,
+      batchSize: 2,
+      onProgress: (p) => progress.push(p.events),
+    });
     expect(result.batches).to.be.at.least(3);
     expect(progress.length).to.equal(result.batches);
     for (const id of ids.slice(0, 5)) expect(await eventIdsOf(id)).to.deep.equal([]);

@@ -33,7 +33,13 @@ describe('rate limit window', () => {
   let clock = 0;
   const limiters: RateLimiter[] = [];
   const limiter = () => {
-    const made = createRateLimiter({ pool: testDb().pool, perMinute: 10, syncMs: 60_000, logger: silentLogger, now: () => clock });
+    const made = createRateLimiter({
+      pool: testDb().pool,
+      perMinute: 10,
+      syncMs: 60_000,
+      logger: silentLogger,
+      now: () => clock,
+    });
     limiters.push(made);
     return made;
   };

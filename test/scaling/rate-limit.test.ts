@@ -29,7 +29,9 @@ describe('rate limits of /v1', () => {
     const notModified = await getJson(api, path, key, { headers: { 'if-none-match': first.headers.get('etag')! } });
     expect(notModified.status).to.equal(304);
     expect(notModified.headers.get('ratelimit')).to.match(/^"default";r=2;/);
-    expect((await getJson(api, '/v1/learning-opportunities?limit=1', key)).headers.get('ratelimit')).to.match(/^"default";r=1;/);
+    expect((await getJson(api, '/v1/learning-opportunities?limit=1', key)).headers.get('ratelimit')).to.match(
+      /^"default";r=1;/,
+    );
     expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', key), 400);
 
     for (const p of [path, '/v1/learning-opportunities']) {
@@ -77,14 +79,19 @@ describe('rate limits of /v1', () => {
   });
 
   it('checks the key before the limit: a revoked key over its limit gets 401', async () => {
-    const created = await createApiKey(testDb().orm.em.fork(), { name: 'limited', scopes: ['catalog:read'], rateLimit: 1 });
+    const created = await createApiKey(testDb().orm.em.fork(), {
+      name: 'limited',
+      scopes: ['catalog:read'],
+      rateLimit: 1,
+    });
     expect((await getJson(api, path, created.key)).status).to.equal(200);
     expectProblem(await getJson(api, path, created.key), 429);
     await revokeApiKey(testDb().orm.em.fork(), created.id);
     // 429 until the revocation reaches the key cache (milliseconds), then 401.
     const started = performance.now();
     let status = 429;
-    while (status === 429 && performance.now() - started < 1000) status = (await getJson(api, path, created.key)).status;
+    while (status === 429 && performance.now() - started < 1000)
+      status = (await getJson(api, path, created.key)).status;
     expect(status).to.equal(401);
     expectProblem(await getJson(api, path, null), 401);
   });
@@ -116,7 +123,7 @@ describe('rate limits of /v1', () => {
     });
 
     it('admits about the limit in total (within 10%), not the limit per process, when requests are spread over both', async () => {
-        // What a process does not know of yet is what the other admitted since its last sync (50 ms
+      // What a process does not know of yet is what the other admitted since its last sync (50 ms
       // here): some tens of requests at this pace, whatever the limit. A limit of 1,000 keeps that
       // well inside 10% even when a loaded machine delays the syncs (at 200, 228 was seen in CI).
       const limit = 1000;

@@ -41,12 +41,23 @@ describe('read replicas', function () {
 
   /** An API whose reads go to the replica while it lags at most `maxLagMs`; with a key the replica has replayed. */
   async function open(maxLagMs: number) {
-    const db = await connectDatabase(cluster!.primaryUrl, { poolMax: 4, connectTimeoutMs: 2000, migrate: true, logger: silentLogger, readReplicas: { urls: [cluster!.replicaUrl], maxLagMs, checkMs: 100 } });
+    const db = await connectDatabase(cluster!.primaryUrl, {
+      poolMax: 4,
+      connectTimeoutMs: 2000,
+      migrate: true,
+      logger: silentLogger,
+      readReplicas: { urls: [cluster!.replicaUrl], maxLagMs, checkMs: 100 },
+    });
     const api = await startTestApi({ db });
     opened.push({ db, api });
     const key = await createTestKey(['catalog:read'], db);
     const reads = db.readPool as ReadPool;
-    await eventually(async () => reads.status()[0]!.healthy && (await getJson(api, '/v1/learning-opportunities?limit=1', key)).status === 200, 20_000, 'replica healthy with the key');
+    await eventually(
+      async () =>
+        reads.status()[0]!.healthy && (await getJson(api, '/v1/learning-opportunities?limit=1', key)).status === 200,
+      20_000,
+      'replica healthy with the key',
+    );
     return { db, api, key, reads };
   }
 
@@ -64,7 +75,10 @@ describe('read replicas', function () {
       expect((await feed(api, key, { after: start })).results, 'page from the paused replica').to.deep.equal([]);
       // A long poll reads the primary (woken by its NOTIFY): the event at once.
       const polled = await feed(api, key, { after: start, wait: 10 });
-      expect(polled.results.map((e) => e.resource.id), 'long poll on the primary').to.deep.equal([record.id]);
+      expect(
+        polled.results.map((e) => e.resource.id),
+        'long poll on the primary',
+      ).to.deep.equal([record.id]);
       // Its cursor is ahead of the paused replica: the primary serves it (an empty page, not a 400).
       const next = await feed(api, key, { after: polled.pagination.next });
       expect([next.results, next.pagination.next]).to.deep.equal([[], polled.pagination.next]);
@@ -89,7 +103,10 @@ describe('read replicas', function () {
     try {
       const record = await createRecord(api.writes);
       await eventually(async () => !reads.status()[0]!.healthy, 10_000, 'the replica judged lagging');
-      expect((await getJson(api, `/v1/learning-opportunities/${record.id}`, key)).status, 'read from the primary').to.equal(200);
+      expect(
+        (await getJson(api, `/v1/learning-opportunities/${record.id}`, key)).status,
+        'read from the primary',
+      ).to.equal(200);
     } finally {
       await replica.query('select pg_wal_replay_resume()');
     }

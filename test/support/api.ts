@@ -55,7 +55,11 @@ function feedConfig(options: TestApiOptions): Config['feed'] {
 }
 
 /** A fresh API key with the given scopes (all of them by default). */
-export async function createTestKey(scopes: readonly Scope[] = SCOPES, db: Database = testDb(), rateLimit: number | null = null): Promise<string> {
+export async function createTestKey(
+  scopes: readonly Scope[] = SCOPES,
+  db: Database = testDb(),
+  rateLimit: number | null = null,
+): Promise<string> {
   return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
 }
 
@@ -71,25 +75,44 @@ export async function refusedWithin(request: () => Promise<{ status: number }>, 
     const { status } = await request();
     const elapsed = performance.now() - started;
     if (status === 401) return elapsed;
-    if (status !== 200 && status !== 304) throw new Error(`expected 200 until the revocation arrived, then 401; got ${status}`);
-    if (elapsed > withinMs) throw new Error(`the revoked key still works ${Math.round(elapsed)} ms after its revocation`);
+    if (status !== 200 && status !== 304)
+      throw new Error(`expected 200 until the revocation arrived, then 401; got ${status}`);
+    if (elapsed > withinMs)
+      throw new Error(`the revoked key still works ${Math.round(elapsed)} ms after its revocation`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
 export type GraphQLResponse<T = Record<string, unknown>> = {
   status: number;
-  body: { data?: T | null; errors?: { message: string; extensions?: { code?: string; invalidParams?: { name: string; reason: string }[] } }[] };
+  body: {
+    data?: T | null;
+    errors?: { message: string; extensions?: { code?: string; invalidParams?: { name: string; reason: string }[] } }[];
+  };
 };
 
-export async function graphql<T = Record<string, unknown>>(api: Api, key: string | null, query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResponse<T>> {
+export async function graphql<T = Record<string, unknown>>(
+  api: Api,
+  key: string | null,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<GraphQLResponse<T>> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
-  const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${api.url}/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: res.status, body: (await res.json()) as GraphQLResponse<T>['body'] };
 }
 
-export async function getJson(api: Api, path: string, key: string | null, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
+export async function getJson(
+  api: Api,
+  path: string,
+  key: string | null,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
   const headers = new Headers(init.headers);
   if (key) headers.set('authorization', `Bearer ${key}`);
   const res = await fetch(`${api.url}${path}`, { ...init, headers });

@@ -8,14 +8,28 @@ import { type Browser, chromium } from 'playwright-core';
 const DEFAULT_PATH = '/usr/bin/chromium';
 
 // Without the networking flags Chromium keeps calling Google's hosts, refused on a closed network.
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-quic', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** The browser to use (`path`), or the one line saying why there is none and how to get one. */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: string } | { missing: string } {
   const chosen = env.CHROMIUM_PATH;
-  if (chosen) return existsSync(chosen) ? { path: chosen } : { missing: `CHROMIUM_PATH=${chosen} does not exist; point it at a Chromium binary` };
+  if (chosen)
+    return existsSync(chosen)
+      ? { path: chosen }
+      : { missing: `CHROMIUM_PATH=${chosen} does not exist; point it at a Chromium binary` };
   if (existsSync(DEFAULT_PATH)) return { path: DEFAULT_PATH };
-  return { missing: `no Chromium at ${DEFAULT_PATH}; to run this test: apt-get install chromium, or set CHROMIUM_PATH to a Chromium binary` };
+  return {
+    missing: `no Chromium at ${DEFAULT_PATH}; to run this test: apt-get install chromium, or set CHROMIUM_PATH to a Chromium binary`,
+  };
 }
 
 /** A headless Chromium, or the test (or hook) is skipped with the reason printed on one line. */

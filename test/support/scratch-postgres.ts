@@ -10,7 +10,10 @@ import { postgresIdentity, scratchParent } from '../../src/db/postgres-placement
 
 export type ScratchPostgres = { url: string; description: string; stop: () => Promise<void> };
 
-export async function startScratchPostgres(options: { serverUrl: string | undefined; prefix: string }): Promise<ScratchPostgres> {
+export async function startScratchPostgres(options: {
+  serverUrl: string | undefined;
+  prefix: string;
+}): Promise<ScratchPostgres> {
   if (options.serverUrl) return await createScratchDatabase(options.serverUrl, options.prefix);
   const dir = await mkdtemp(join(await scratchParent(await postgresIdentity()), `${options.prefix}-pg-`));
   // The directory goes on every way out: a failed start, a normal stop, and an exit without one.
@@ -22,7 +25,11 @@ export async function startScratchPostgres(options: { serverUrl: string | undefi
   };
   try {
     await chmod(dir, 0o755); // as root, PostgreSQL runs as the OS user postgres
-    const embedded = await startEmbeddedPostgres({ dir: join(dir, 'pg'), database: options.prefix.replace(/\W/g, '_'), persistent: false });
+    const embedded = await startEmbeddedPostgres({
+      dir: join(dir, 'pg'),
+      database: options.prefix.replace(/\W/g, '_'),
+      persistent: false,
+    });
     return {
       url: embedded.url,
       description: `embedded PostgreSQL in ${dir}`,
@@ -59,9 +66,16 @@ export function databaseUrl(url: string, name: string): string {
  * Creates database `name` as a copy of `template` (which nobody may be connected to) on the server
  * of `adminUrl` (a URL of another database there); returns its URL and how to drop it.
  */
-export async function cloneDatabase(adminUrl: string, template: string, name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function cloneDatabase(
+  adminUrl: string,
+  template: string,
+  name: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   await adminQuery(adminUrl, `create database ${name} template ${template}`);
-  return { url: databaseUrl(adminUrl, name), drop: () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`) };
+  return {
+    url: databaseUrl(adminUrl, name),
+    drop: () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`),
+  };
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {

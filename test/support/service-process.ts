@@ -17,13 +17,25 @@ export type ServiceProcess = {
   exited: Promise<number | null>;
 };
 
-export async function startService(options: { cwd?: string; env: Record<string, string>; viaNpm?: boolean }): Promise<ServiceProcess> {
+export async function startService(options: {
+  cwd?: string;
+  env: Record<string, string>;
+  viaNpm?: boolean;
+}): Promise<ServiceProcess> {
   const [command, args] = options.viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['src/app/main.ts']];
   const child = spawn(command, args, {
     cwd: options.cwd ?? REPO,
     detached: true,
     // The embedded default unless the test names a database (the suite's own DATABASE_URL is not one).
-    env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DEMO_SEED_COUNT: '0', ...options.env },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+      DEMO_SEED_COUNT: '0',
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -7,14 +7,21 @@ import type { AddressInfo } from 'node:net';
 export type StallingProxy = { url: string; stalled: () => boolean; close: () => Promise<void> };
 
 /** Forwards GET requests to `target`; request number `stallAt` (1-based) matching `counts` gets no answer. */
-export async function startStallingProxy(target: string, counts: (path: string) => boolean, stallAt: number): Promise<StallingProxy> {
+export async function startStallingProxy(
+  target: string,
+  counts: (path: string) => boolean,
+  stallAt: number,
+): Promise<StallingProxy> {
   let seen = 0;
   let held: ServerResponse | null = null;
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     if (counts(new URL(path, target).pathname) && ++seen === stallAt) return void (held = res);
     fetch(new URL(path, target), { headers: { authorization: req.headers.authorization ?? '' } }).then(
-      async (answer) => res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer())),
+      async (answer) =>
+        res
+          .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
+          .end(Buffer.from(await answer.arrayBuffer())),
       () => res.destroy(),
     );
   });

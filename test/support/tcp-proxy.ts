@@ -5,7 +5,14 @@
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
-export type TcpProxy = { port: number; cut: () => void; restore: () => void; freeze: () => void; thaw: () => void; close: () => Promise<void> };
+export type TcpProxy = {
+  port: number;
+  cut: () => void;
+  restore: () => void;
+  freeze: () => void;
+  thaw: () => void;
+  close: () => Promise<void>;
+};
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let open = true;

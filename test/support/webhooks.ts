@@ -6,7 +6,14 @@ import type { Database } from '../../src/app/database.ts';
 import type { Logger } from '../../src/kernel/logger.ts';
 import type { Api } from '../../src/app/service.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, type DeadLetterData, DELIVERY_QUEUE, startBoss, type WebhookConfig } from '../../src/webhooks/queue/boss.ts';
+import {
+  BOSS_SCHEMA,
+  DEAD_LETTER_QUEUE,
+  type DeadLetterData,
+  DELIVERY_QUEUE,
+  startBoss,
+  type WebhookConfig,
+} from '../../src/webhooks/queue/boss.ts';
 import { addReceiver, type ReceiverWithSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
@@ -39,7 +46,10 @@ export type WebhookStack = {
   worker: DeliveryWorker | null;
   config: WebhookConfig;
   db: Database;
-  addReceiver: (url: string, options?: { secret?: string; types?: string[]; scheme?: 'service-v1' | 'standard-webhooks' }) => Promise<ReceiverWithSecret>;
+  addReceiver: (
+    url: string,
+    options?: { secret?: string; types?: string[]; scheme?: 'service-v1' | 'standard-webhooks' },
+  ) => Promise<ReceiverWithSecret>;
   stop: () => Promise<void>;
 };
 
@@ -49,16 +59,32 @@ export async function startWebhookStack(
   const db = testDb();
   const config = testWebhookConfig(options.config);
   const logger = options.logger ?? silentLogger;
-  const boss = await startBoss({ url: db.url, config, logger, supervise: options.supervise ?? options.worker !== false });
-  const worker = options.worker === false ? null : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets });
-  const api = await startTestApi({ fanOut: createFanOut({ boss, orm: db.orm }), receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, logger });
+  const boss = await startBoss({
+    url: db.url,
+    config,
+    logger,
+    supervise: options.supervise ?? options.worker !== false,
+  });
+  const worker =
+    options.worker === false
+      ? null
+      : await startDeliveryWorker({ boss, pool: db.pool, config, logger, secrets: testSecrets });
+  const api = await startTestApi({
+    fanOut: createFanOut({ boss, orm: db.orm }),
+    receivers: { boss, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets },
+    logger,
+  });
   return {
     api,
     boss,
     worker,
     config,
     db,
-    addReceiver: (url, o = {}) => addReceiver({ pool: db.pool, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets }, { url, secret: o.secret, types: o.types, scheme: o.scheme }),
+    addReceiver: (url, o = {}) =>
+      addReceiver(
+        { pool: db.pool, secrets: testSecrets, allowPrivateTargets: config.allowPrivateTargets },
+        { url, secret: o.secret, types: o.types, scheme: o.scheme },
+      ),
     stop: async () => {
       await api.close();
       await worker?.stop({ timeoutMs: 2000 });
@@ -70,12 +96,20 @@ export async function startWebhookStack(
 /** Removes every receiver (and their attempts), delivery job and dead letter of this test file's database. */
 export async function resetWebhooks(db: Database = testDb()): Promise<void> {
   await db.pool.query('delete from receiver');
-  const queues = await db.pool.query(`select 1 from information_schema.tables where table_schema = $1 and table_name = 'job'`, [BOSS_SCHEMA]);
-  if (queues.rowCount) await db.pool.query(`delete from ${BOSS_SCHEMA}.job where name in ($1, $2)`, [DELIVERY_QUEUE, DEAD_LETTER_QUEUE]);
+  const queues = await db.pool.query(
+    `select 1 from information_schema.tables where table_schema = $1 and table_name = 'job'`,
+    [BOSS_SCHEMA],
+  );
+  if (queues.rowCount)
+    await db.pool.query(`delete from ${BOSS_SCHEMA}.job where name in ($1, $2)`, [DELIVERY_QUEUE, DEAD_LETTER_QUEUE]);
 }
 
 /** Jobs of a queue in the given states, for assertions on what is pending. */
-export async function jobs(queue: string, filter: { eventId?: string; receiverId?: string } = {}, db: Database = testDb()): Promise<{ state: string; data: Record<string, unknown> }[]> {
+export async function jobs(
+  queue: string,
+  filter: { eventId?: string; receiverId?: string } = {},
+  db: Database = testDb(),
+): Promise<{ state: string; data: Record<string, unknown> }[]> {
   const { rows } = await db.pool.query(
     `select state, data from ${BOSS_SCHEMA}.job where name = $1 and ($2::text is null or data->>'eventId' = $2) and ($3::text is null or data->>'receiverId' = $3) order by created_on`,
     [queue, filter.eventId ?? null, filter.receiverId ?? null],
@@ -94,7 +128,11 @@ export async function pendingDeliveries(receiverId: string, db: Database = testD
 }
 
 /** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -21,7 +21,8 @@ describe('HTTP caching of /v1', () => {
   });
   after(() => api.close());
 
-  const get = (path: string, headers: Record<string, string> = {}, k: string | null = key, method = 'GET') => getJson(api, path, k, { method, headers });
+  const get = (path: string, headers: Record<string, string> = {}, k: string | null = key, method = 'GET') =>
+    getJson(api, path, k, { method, headers });
 
   it('GET one carries a strong ETag and Cache-Control, and answers a matching If-None-Match with 304 and no body', async () => {
     const path = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
@@ -74,13 +75,18 @@ describe('HTTP caching of /v1', () => {
     expect(unchanged.text).to.equal('');
     expect(unchanged.headers.get('etag')).to.equal(etag);
     expect((await get('/v1/learning-opportunities?limit=3')).headers.get('etag'), 'another limit').not.to.equal(etag);
-    expect((await get('/v1/learning-opportunities?limit=2&offset=1')).headers.get('etag'), 'another offset').not.to.equal(etag);
+    expect(
+      (await get('/v1/learning-opportunities?limit=2&offset=1')).headers.get('etag'),
+      'another offset',
+    ).not.to.equal(etag);
 
     // A record below the page leaves the list: the same records on the page, another totalCount.
     await api.writes.archive(below.id);
     const counted = await get(path, { 'if-none-match': etag });
     expect(counted.status, 'totalCount moved').to.equal(200);
-    expect((counted.body as { results: unknown[] }).results).to.deep.equal((first.body as { results: unknown[] }).results);
+    expect((counted.body as { results: unknown[] }).results).to.deep.equal(
+      (first.body as { results: unknown[] }).results,
+    );
     expect(counted.headers.get('etag')).not.to.equal(etag);
 
     await api.writes.archive(onPage.id);

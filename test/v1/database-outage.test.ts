@@ -24,7 +24,12 @@ describe('REST while the database is unreachable', () => {
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
     // A 1 s statement timeout: the client-side one (for a server that stopped answering) follows 1 s later.
-    db = await connectDatabase(viaProxy.toString(), { poolMax: 2, connectTimeoutMs: 500, statementTimeoutMs: 1000, migrate: false });
+    db = await connectDatabase(viaProxy.toString(), {
+      poolMax: 2,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: 1000,
+      migrate: false,
+    });
     api = await startTestApi({ db });
     key = await createTestKey(['catalog:read', 'graphql:read']);
     // Written on the test database directly: a write on a busy shared server may outlast the 1 s.
@@ -78,7 +83,9 @@ describe('REST while the database is unreachable', () => {
     }
     expect(status, 'serves again after the database is back').to.equal(200);
     expect((await getJson(api, '/v1/learning-opportunities?limit=5', key)).status).to.equal(200);
-    expect((await graphql(api, key, '{ learningOpportunities(limit: 1) { pagination { totalCount } } }')).status).to.equal(200);
+    expect(
+      (await graphql(api, key, '{ learningOpportunities(limit: 1) { pagination { totalCount } } }')).status,
+    ).to.equal(200);
   });
 
   it('survives a cut in the middle of idle pooled connections', async function () {
@@ -111,7 +118,9 @@ describe('REST while the database is unreachable', () => {
         }),
       );
       for (const a of answers) {
-        expect(a, 'a 503 with Retry-After, within the timeouts (2 s per statement, 0.5 s per connect)').to.include({ status: 503 });
+        expect(a, 'a 503 with Retry-After, within the timeouts (2 s per statement, 0.5 s per connect)').to.include({
+          status: 503,
+        });
         expect(Number(a.retryAfter)).to.be.greaterThan(0);
         expect(a.ms).to.be.below(5_000);
       }

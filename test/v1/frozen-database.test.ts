@@ -17,10 +17,23 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 const READ_TIMEOUT_MS = 1000;
 const QUERY = '{ learningOpportunities(limit: 2) { results { id } pagination { totalCount } } }';
 
-async function postGraphql(api: Api, key: string, query: string): Promise<{ status: number; retryAfter: string | null; body: unknown; ms: number }> {
+async function postGraphql(
+  api: Api,
+  key: string,
+  query: string,
+): Promise<{ status: number; retryAfter: string | null; body: unknown; ms: number }> {
   const started = Date.now();
-  const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query }) });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), ms: Date.now() - started };
+  const res = await fetch(`${api.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query }),
+  });
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: await res.json(),
+    ms: Date.now() - started,
+  };
 }
 
 describe('reads while the database is frozen', function () {
@@ -37,7 +50,12 @@ describe('reads while the database is frozen', function () {
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
     // The service's default statement timeout: alone, it would let a read hang 35 s.
-    db = await connectDatabase(viaProxy.toString(), { poolMax: 3, connectTimeoutMs: 500, statementTimeoutMs: loadConfig({}).db.statementTimeoutMs, migrate: false });
+    db = await connectDatabase(viaProxy.toString(), {
+      poolMax: 3,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: loadConfig({}).db.statementTimeoutMs,
+      migrate: false,
+    });
     api = await startTestApi({ db, readTimeoutMs: READ_TIMEOUT_MS });
     const direct = await startTestApi();
     try {
@@ -62,7 +80,12 @@ describe('reads while the database is frozen', function () {
     const cached = await createTestKey(['catalog:read', 'graphql:read']);
     const uncached = await createTestKey(['catalog:read', 'graphql:read']);
     // Idle pooled connections and a cached key, then the server freezes.
-    const warm = await Promise.all([getJson(api, one, cached), getJson(api, '/v1/learning-opportunities?limit=2', cached), getJson(api, '/v1/events?limit=2', cached), postGraphql(api, cached, QUERY)]);
+    const warm = await Promise.all([
+      getJson(api, one, cached),
+      getJson(api, '/v1/learning-opportunities?limit=2', cached),
+      getJson(api, '/v1/events?limit=2', cached),
+      postGraphql(api, cached, QUERY),
+    ]);
     expect(warm.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
     proxy.freeze();
     try {
@@ -77,16 +100,28 @@ describe('reads while the database is frozen', function () {
         rest('/v1/events?limit=3'),
         postGraphql(api, cached, QUERY),
         postGraphql(api, uncached, QUERY),
-        postGraphql(api, cached, `{ a: learningOpportunities(limit: 1) { results { id } } b: learningOpportunity(id: "${one.split('/').pop()}") { id } }`),
+        postGraphql(
+          api,
+          cached,
+          `{ a: learningOpportunities(limit: 1) { results { id } } b: learningOpportunity(id: "${one.split('/').pop()}") { id } }`,
+        ),
       ]);
       for (const { res, ms } of [restOne!, restList!, restFeed!]) {
         expect(expectProblem(res, 503).type).to.equal('/problems/service-unavailable');
         expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
         expect(ms, 'a read fails within seconds, not after the statement timeout').to.be.below(10_000);
       }
-      const unavailable = { errors: [{ message: 'The database is unreachable; try again shortly', extensions: { code: 'SERVICE_UNAVAILABLE' } }] };
+      const unavailable = {
+        errors: [
+          { message: 'The database is unreachable; try again shortly', extensions: { code: 'SERVICE_UNAVAILABLE' } },
+        ],
+      };
       for (const [name, answer] of Object.entries({ gqlCached, gqlUncached, gqlTwoFields })) {
-        expect({ name, status: answer.status, body: answer.body }).to.deep.equal({ name, status: 503, body: unavailable });
+        expect({ name, status: answer.status, body: answer.body }).to.deep.equal({
+          name,
+          status: 503,
+          body: unavailable,
+        });
         expect(Number(answer.retryAfter), name).to.be.greaterThan(0);
         expect(answer.ms, name).to.be.below(10_000);
       }

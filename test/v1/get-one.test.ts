@@ -34,6 +34,8 @@ describe('GET /v1/learning-opportunities/{id}', () => {
     }
     const bad = await getJson(api, '/v1/learning-opportunities/not-a-uuid', key);
     expect(bad.status).to.equal(400);
-    expect((bad.body as { invalidParams: unknown[] }).invalidParams).to.deep.equal([{ name: 'id', reason: 'must be a UUID' }]);
+    expect((bad.body as { invalidParams: unknown[] }).invalidParams).to.deep.equal([
+      { name: 'id', reason: 'must be a UUID' },
+    ]);
   });
 });

@@ -19,14 +19,19 @@ describe('HTTP surface of /v1', () => {
   });
   after(() => api.close());
 
-  for (const path of ['/v1/learning-opportunities', '/v1/learning-opportunities?limit=2', '/v1/learning-opportunities/:id']) {
+  for (const path of [
+    '/v1/learning-opportunities',
+    '/v1/learning-opportunities?limit=2',
+    '/v1/learning-opportunities/:id',
+  ]) {
     it(`HEAD ${path} is 200 with GET's headers and no body`, async () => {
       const url = path.replace(':id', id);
       const get = await getJson(api, url, key);
       const head = await getJson(api, url, key, { method: 'HEAD' });
       expect(head.status).to.equal(200);
       expect(head.text).to.equal('');
-      for (const name of ['content-type', 'content-length']) expect(head.headers.get(name), name).to.equal(get.headers.get(name));
+      for (const name of ['content-type', 'content-length'])
+        expect(head.headers.get(name), name).to.equal(get.headers.get(name));
       expect(Number(get.headers.get('content-length'))).to.equal(Buffer.byteLength(get.text));
     });
   }
@@ -34,14 +39,20 @@ describe('HTTP surface of /v1', () => {
   it('HEAD answers errors with the status of GET (401, 400, 404)', async () => {
     expect((await getJson(api, '/v1/learning-opportunities', null, { method: 'HEAD' })).status).to.equal(401);
     expect((await getJson(api, '/v1/learning-opportunities?limit=0', key, { method: 'HEAD' })).status).to.equal(400);
-    expect((await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, key, { method: 'HEAD' })).status).to.equal(404);
+    expect((await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, key, { method: 'HEAD' })).status).to.equal(
+      404,
+    );
   });
 
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
     for (const path of ['/v1/learning-opportunities', '/v1/learning-opportunities/:id']) {
       it(`${method} ${path} is 405 with Allow: GET, HEAD and changes nothing`, async () => {
         const url = path.replace(':id', id);
-        const res = await getJson(api, url, key, { method, headers: { 'content-type': 'application/json' }, body: method === 'OPTIONS' ? undefined : '{}' });
+        const res = await getJson(api, url, key, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: method === 'OPTIONS' ? undefined : '{}',
+        });
         const problem = expectProblem(res, 405);
         expect(res.headers.get('allow')).to.equal('GET, HEAD');
         expect(problem.type).to.equal('/problems/method-not-allowed');
@@ -51,7 +62,15 @@ describe('HTTP surface of /v1', () => {
     }
   }
 
-  for (const path of ['/', '/v1', '/v1/', '/v2/learning-opportunities', '/v1/learning-opportunity', '/v1/learning-opportunities/:id/sessions', '/v1/learning-opportunities/:id/x/y']) {
+  for (const path of [
+    '/',
+    '/v1',
+    '/v1/',
+    '/v2/learning-opportunities',
+    '/v1/learning-opportunity',
+    '/v1/learning-opportunities/:id/sessions',
+    '/v1/learning-opportunities/:id/x/y',
+  ]) {
     it(`GET ${path} is 404 problem+json`, async () => {
       const url = path.replace(':id', id);
       const problem = expectProblem(await getJson(api, url, key), 404);

@@ -25,7 +25,11 @@ type Rec = {
   sessions: Session[];
 } & Record<string, unknown>;
 type Facet = { value: string; count: number };
-type ListBody = { results: Rec[]; pagination: { totalCount: number; limit: number; offset: number; next: number; hasMore: boolean }; facets?: Record<string, Facet[]> };
+type ListBody = {
+  results: Rec[];
+  pagination: { totalCount: number; limit: number; offset: number; next: number; hasMore: boolean };
+  facets?: Record<string, Facet[]>;
+};
 
 const NOW = new Date();
 const DAY = 86_400_000;
@@ -43,7 +47,11 @@ const nextStart = (r: Rec): number | null => {
   return future.length ? Math.min(...future) : null;
 };
 // The searchable words of a record, lower case (title, summary, description, provider, topics).
-const words = (r: Rec) => [r.title, r.summary, r.description, r.provider?.name, ...r.topics].join(' ').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const words = (r: Rec) =>
+  [r.title, r.summary, r.description, r.provider?.name, ...r.topics]
+    .join(' ')
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
 
 describe('GET /v1/learning-opportunities filters, search, fields and facets against a full walk', () => {
   let api: Api;
@@ -56,7 +64,9 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
 
   before(async function () {
     this.timeout(120_000);
-    const clone = await cloneTestDatabase(JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string });
+    const clone = await cloneTestDatabase(
+      JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string },
+    );
     drop = clone.drop;
     db = await connectDatabase(clone.url, { poolMax: 10, connectTimeoutMs: 3000, migrate: false });
     api = await startTestApi({ db });
@@ -98,11 +108,20 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       expect(res.status, `${c.query}: ${res.text}`).to.equal(200);
       const body = res.body as ListBody;
       const next = offset + body.results.length;
-      expect(body.pagination, c.query).to.deep.equal({ totalCount: expected.length, limit, offset, next, hasMore: next < expected.length });
+      expect(body.pagination, c.query).to.deep.equal({
+        totalCount: expected.length,
+        limit,
+        offset,
+        next,
+        hasMore: next < expected.length,
+      });
       first ??= body;
       got.push(...body.results);
     }
-    expect(got.map((r) => r.id), c.query).to.deep.equal(expected.map((r) => r.id));
+    expect(
+      got.map((r) => r.id),
+      c.query,
+    ).to.deep.equal(expected.map((r) => r.id));
     // Whole records are the walk's bytes.
     if (!c.query.includes('fields=')) expect(got, c.query).to.deep.equal(expected);
     return first!;
@@ -113,7 +132,9 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     const languages = common(walk.map((r) => r.language).filter((l) => l !== null) as string[]);
     const topics = common(walk.flatMap((r) => r.topics));
     const providers = common(walk.map((r) => r.provider?.name).filter(Boolean) as string[]);
-    const countries = common(walk.flatMap((r) => r.sessions.map((s) => s.location?.country)).filter(Boolean) as string[]);
+    const countries = common(
+      walk.flatMap((r) => r.sessions.map((s) => s.location?.country)).filter(Boolean) as string[],
+    );
     const cities = common(walk.flatMap((r) => r.sessions.map((s) => s.location?.city)).filter(Boolean) as string[]);
     const mid = Date.parse(walk[Math.floor(walk.length / 2)]!.updatedAt);
     const from = NOW.getTime() + 30 * DAY;
@@ -126,15 +147,30 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       { query: `language=${languages[0]}`, match: (r) => r.language === languages[0] },
       { query: `language=${languages.slice(1, 4).join(',')}`, match: (r) => anyOf(languages.slice(1, 4), r.language) },
       { query: `topic=${encodeURIComponent(topics[0]!)}`, match: (r) => r.topics.includes(topics[0]!) },
-      { query: `topic=${topics.slice(-3).map(encodeURIComponent).join(',')}`, match: (r) => r.topics.some((t) => topics.slice(-3).includes(t)) },
+      {
+        query: `topic=${topics.slice(-3).map(encodeURIComponent).join(',')}`,
+        match: (r) => r.topics.some((t) => topics.slice(-3).includes(t)),
+      },
       { query: `provider=${encodeURIComponent(providers[0]!)}`, match: (r) => r.provider?.name === providers[0] },
-      { query: `provider=${providers.slice(1, 5).map(encodeURIComponent).join(',')}`, match: (r) => anyOf(providers.slice(1, 5), r.provider?.name) },
+      {
+        query: `provider=${providers.slice(1, 5).map(encodeURIComponent).join(',')}`,
+        match: (r) => anyOf(providers.slice(1, 5), r.provider?.name),
+      },
       { query: `country=${countries[0]}`, match: (r) => sessionIn(r, (s) => s.location?.country === countries[0]) },
-      { query: `country=${countries.slice(2, 6).join(',')}`, match: (r) => sessionIn(r, (s) => anyOf(countries.slice(2, 6), s.location?.country)) },
-      { query: `city=${encodeURIComponent(cities[1]!)}`, match: (r) => sessionIn(r, (s) => s.location?.city === cities[1]) },
+      {
+        query: `country=${countries.slice(2, 6).join(',')}`,
+        match: (r) => sessionIn(r, (s) => anyOf(countries.slice(2, 6), s.location?.country)),
+      },
+      {
+        query: `city=${encodeURIComponent(cities[1]!)}`,
+        match: (r) => sessionIn(r, (s) => s.location?.city === cities[1]),
+      },
       { query: `startsFrom=${iso(from)}`, match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) >= from) },
       { query: `startsBefore=${iso(before)}`, match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) < before) },
-      { query: `startsFrom=${iso(from)}&startsBefore=${iso(before)}`, match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before) },
+      {
+        query: `startsFrom=${iso(from)}&startsBefore=${iso(before)}`,
+        match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
+      },
       { query: 'provider=Nobody%20At%20All', match: () => false },
     ];
     for (const c of cases) await expectMatches(c);
@@ -156,14 +192,22 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       { query: `format=ONLINE&language=${de}`, match: (r) => r.format === 'ONLINE' && r.language === de },
       {
         query: `format=IN_PERSON&startsFrom=${iso(from)}&startsBefore=${iso(before)}&sort=nextSessionStartsAt`,
-        match: (r) => r.format === 'IN_PERSON' && sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
+        match: (r) =>
+          r.format === 'IN_PERSON' &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
         sort: byNextStart,
       },
-      { query: `language=${de}&updatedSince=${iso(NOW.getTime() - 180 * DAY)}&sort=updatedAt`, match: (r) => r.language === de && Date.parse(r.updatedAt) >= NOW.getTime() - 180 * DAY, sort: ascending },
+      {
+        query: `language=${de}&updatedSince=${iso(NOW.getTime() - 180 * DAY)}&sort=updatedAt`,
+        match: (r) => r.language === de && Date.parse(r.updatedAt) >= NOW.getTime() - 180 * DAY,
+        sort: ascending,
+      },
       {
         // Separate conditions: some session in the city, some (maybe another) session in the window.
         query: `city=${encodeURIComponent(berlin)}&startsFrom=${iso(from)}&startsBefore=${iso(before)}`,
-        match: (r) => sessionIn(r, (s) => s.location?.city === berlin) && sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
+        match: (r) =>
+          sessionIn(r, (s) => s.location?.city === berlin) &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
       },
       { query: 'sort=updatedAt', match: () => true, sort: ascending },
       { query: 'sort=nextSessionStartsAt', match: () => true, sort: byNextStart },
@@ -176,10 +220,16 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     this.timeout(60_000);
     const has = (r: Rec, test: (w: string) => boolean) => words(r).some(test);
     const cases: Case[] = [
-      { query: 'q=machine%20learn', match: (r) => has(r, (w) => w === 'machine') && has(r, (w) => w.startsWith('learn')) },
+      {
+        query: 'q=machine%20learn',
+        match: (r) => has(r, (w) => w === 'machine') && has(r, (w) => w.startsWith('learn')),
+      },
       { query: 'q=Bioinformatics', match: (r) => has(r, (w) => w === 'bioinformatics') },
       { query: 'q=weld', match: (r) => has(r, (w) => w.startsWith('weld')) },
-      { query: 'q=robotics&format=ONLINE', match: (r) => r.format === 'ONLINE' && has(r, (w) => w.startsWith('robot')) },
+      {
+        query: 'q=robotics&format=ONLINE',
+        match: (r) => r.format === 'ONLINE' && has(r, (w) => w.startsWith('robot')),
+      },
     ];
     for (const c of cases) {
       const body = await expectMatches(c);
@@ -214,11 +264,25 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     expect(res.status).to.equal(200);
     const expected = walk.filter((r) => r.format === 'HYBRID');
     const body = res.body as ListBody;
-    expect(body.results.map((r) => Object.keys(r))).to.deep.equal(expected.map(() => ['id', 'title', 'format', 'topics', 'updatedAt']));
-    expect(body.results).to.deep.equal(expected.slice(0, 100).map((r) => ({ id: r.id, title: r.title, format: r.format, topics: r.topics, updatedAt: r.updatedAt })));
+    expect(body.results.map((r) => Object.keys(r))).to.deep.equal(
+      expected.map(() => ['id', 'title', 'format', 'topics', 'updatedAt']),
+    );
+    expect(body.results).to.deep.equal(
+      expected
+        .slice(0, 100)
+        .map((r) => ({ id: r.id, title: r.title, format: r.format, topics: r.topics, updatedAt: r.updatedAt })),
+    );
     // Same bytes as the whole record's members: each projected record is a cut of the stored doc.
     const one = body.results[0]!;
-    expect(JSON.stringify(one)).to.equal(JSON.stringify({ id: one.id, title: one.title, format: one.format, topics: one.topics, updatedAt: one.updatedAt }));
+    expect(JSON.stringify(one)).to.equal(
+      JSON.stringify({
+        id: one.id,
+        title: one.title,
+        format: one.format,
+        topics: one.topics,
+        updatedAt: one.updatedAt,
+      }),
+    );
   });
 
   it('counts facets over the whole filtered result, top 20, most frequent first', async () => {
@@ -233,8 +297,11 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       return Object.fromEntries(
         Object.entries(values).map(([name, of]) => {
           const counts = new Map<string, number>();
-          for (const r of records) for (const v of new Set(of(r))) if (v != null) counts.set(v, (counts.get(v) ?? 0) + 1);
-          const top = [...counts.entries()].map(([value, count]) => ({ value, count })).sort((a, b) => b.count - a.count || codepoints(a.value, b.value));
+          for (const r of records)
+            for (const v of new Set(of(r))) if (v != null) counts.set(v, (counts.get(v) ?? 0) + 1);
+          const top = [...counts.entries()]
+            .map(([value, count]) => ({ value, count }))
+            .sort((a, b) => b.count - a.count || codepoints(a.value, b.value));
           return [name, top.slice(0, 20)];
         }),
       );
@@ -268,12 +335,21 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     const etag = res.headers.get('etag')!;
     expect(etag).to.match(/^"[0-9a-f]{32}"$/);
     expect(res.headers.get('cache-control')).to.equal('private, no-cache');
-    const again = await getJson(api, '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5', key, { headers: { 'if-none-match': etag } });
+    const again = await getJson(api, '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5', key, {
+      headers: { 'if-none-match': etag },
+    });
     expect(again.status).to.equal(304);
     expect(again.text).to.equal('');
-    const other = await getJson(api, '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5&offset=1', key, { headers: { 'if-none-match': etag } });
+    const other = await getJson(api, '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5&offset=1', key, {
+      headers: { 'if-none-match': etag },
+    });
     expect(other.status).to.equal(200);
-    const projected = await getJson(api, '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5&fields=title', key, { headers: { 'if-none-match': etag } });
+    const projected = await getJson(
+      api,
+      '/v1/learning-opportunities?format=ONLINE&facets=topic&limit=5&fields=title',
+      key,
+      { headers: { 'if-none-match': etag } },
+    );
     expect(projected.status).to.equal(200);
   });
 
@@ -301,6 +377,8 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     expect(offset.status).to.equal(200);
     expect((offset.body as ListBody).results).to.deep.equal((utc.body as ListBody).results);
     // 50 values are fine; unknown parameters are ignored.
-    expect((await list(`?topic=${Array.from({ length: 50 }, (_, i) => `t${i}`).join(',')}&colour=red`)).status).to.equal(200);
+    expect(
+      (await list(`?topic=${Array.from({ length: 50 }, (_, i) => `t${i}`).join(',')}&colour=red`)).status,
+    ).to.equal(200);
   });
 });

@@ -17,7 +17,9 @@ describe('filtered list plans', () => {
 
   before(async function () {
     this.timeout(300_000);
-    const clone = await cloneTestDatabase(JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string });
+    const clone = await cloneTestDatabase(
+      JSON.parse(process.env.LODS_TEST_POSTGRES!) as { adminUrl: string; template: string },
+    );
     drop = clone.drop;
     db = await connectDatabase(clone.url, { poolMax: 3, connectTimeoutMs: 3000, migrate: false });
     await seedCatalog(db.pool, { count: 20_000, seed: 2207, now });

@@ -14,7 +14,8 @@ type Item = { id: string; updatedAt: string; status: string };
 type ListBody = { results: Item[]; pagination: { totalCount: number; limit: number; offset: number } };
 
 /** Server order: updatedAt desc, then id desc (uuid order is the order of its lowercase hex). */
-const listOrder = (a: Item, b: Item) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.updatedAt < b.updatedAt ? 1 : -1);
+const listOrder = (a: Item, b: Item) =>
+  a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.updatedAt < b.updatedAt ? 1 : -1;
 
 describe('GET /v1/learning-opportunities order and full walk', () => {
   let api: Api;
@@ -27,7 +28,11 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
     api = await startTestApi();
     key = await createTestKey(['catalog:read']);
     let now = new Date('2030-01-01T00:00:00.000Z');
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null), clock: () => now });
+    const writes = createCatalogWrites({
+      orm: testDb().orm,
+      recordChange: createChangeRecorder(null),
+      clock: () => now,
+    });
     // Groups of 1, 4, 2, 5 and 1 records with equal updatedAt, plus a draft and an archived one
     // inside a tie group that must be skipped.
     for (const size of [1, 4, 2, 5, 1]) {
@@ -43,7 +48,9 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
     await writes.upsert(archived);
     await writes.publish(archived.id);
     await writes.archive(archived.id);
-    const { rows } = await testDb().pool.query<{ doc: string }>(`select doc from learning_opportunity where status = 'PUBLISHED'`);
+    const { rows } = await testDb().pool.query<{ doc: string }>(
+      `select doc from learning_opportunity where status = 'PUBLISHED'`,
+    );
     expected = rows.map((r) => JSON.parse(r.doc) as Item).sort(listOrder);
   });
   after(async () => {
@@ -70,7 +77,13 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
         const res = await getJson(api, `/v1/learning-opportunities?limit=${limit}&offset=${offset}`, key);
         expect(res.status).to.equal(200);
         const body = res.body as ListBody;
-        expect(body.pagination).to.deep.equal({ totalCount: 13, limit, offset, next: Math.min(offset + limit, 13), hasMore: offset + limit < 13 });
+        expect(body.pagination).to.deep.equal({
+          totalCount: 13,
+          limit,
+          offset,
+          next: Math.min(offset + limit, 13),
+          hasMore: offset + limit < 13,
+        });
         expect(body.results.length).to.be.at.most(limit);
         seen.push(...body.results.map((r) => r.id));
         if (offset + limit >= body.pagination.totalCount) break;

@@ -13,7 +13,10 @@ import { collect, type FeedResponse, head, startFeedApi } from '../feed/feed-sup
 
 const PAGE_MAX_BYTES = 1024 * 1024; // the smallest the setting takes
 const BIG = 14;
-type ListBody = { results: { id: string }[]; pagination: { totalCount: number; limit: number; offset: number; next: number; hasMore: boolean } };
+type ListBody = {
+  results: { id: string }[];
+  pagination: { totalCount: number; limit: number; offset: number; next: number; hasMore: boolean };
+};
 
 describe('page byte bound (PAGE_MAX_BYTES)', function () {
   this.timeout(60_000);
@@ -40,7 +43,7 @@ describe('page byte bound (PAGE_MAX_BYTES)', function () {
     const sizes: number[] = [];
     let short = 0;
     let totalCount: number | undefined;
-    for (let offset = 0; ; ) {
+    for (let offset = 0; ;) {
       const res = await getJson(api, `/v1/learning-opportunities?limit=100&offset=${offset}`, key);
       expect(res.status).to.equal(200);
       const { results, pagination } = res.body as ListBody;
@@ -70,14 +73,17 @@ describe('page byte bound (PAGE_MAX_BYTES)', function () {
 
   it('a feed walk at limit=1000 returns every event exactly once, in pages under the bound that stop early with hasMore', async () => {
     // The events of the big records (their creation and publication).
-    const { rows } = await testDb().pool.query<{ id: string }>('select id from event where resource_id = any($1::uuid[])', [big]);
+    const { rows } = await testDb().pool.query<{ id: string }>(
+      'select id from event where resource_id = any($1::uuid[])',
+      [big],
+    );
     expect(rows.length).to.be.at.least(BIG);
     // Until all are readable (another test's open transaction on the same server can hold them back a moment).
     await collect(api, key, start, rows.length);
     const events: FeedResponse['results'] = [];
     const sizes: number[] = [];
     let short = 0;
-    for (let after = start; ; ) {
+    for (let after = start; ;) {
       const res = await getJson(api, `/v1/events?after=${after}&limit=1000`, key);
       expect(res.status).to.equal(200);
       const page = res.body as FeedResponse;

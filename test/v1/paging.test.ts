@@ -10,7 +10,9 @@ import { expectInvalidParams } from '../support/problem.ts';
 type ListBody = { results: { id: string }[]; pagination: { totalCount: number; limit: number; offset: number } };
 
 async function publishedInDatabase(): Promise<number> {
-  const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from learning_opportunity where status = 'PUBLISHED'`);
+  const { rows } = await testDb().pool.query<{ n: number }>(
+    `select count(*)::int as n from learning_opportunity where status = 'PUBLISHED'`,
+  );
   return rows[0]!.n;
 }
 
@@ -44,7 +46,13 @@ describe('GET /v1/learning-opportunities paging', () => {
     const res = await list('?limit=3&offset=2');
     expect(res.status).to.equal(200);
     const body = res.body as ListBody;
-    expect(body.pagination).to.deep.equal({ totalCount: whole.pagination.totalCount, limit: 3, offset: 2, next: 5, hasMore: whole.pagination.totalCount > 5 });
+    expect(body.pagination).to.deep.equal({
+      totalCount: whole.pagination.totalCount,
+      limit: 3,
+      offset: 2,
+      next: 5,
+      hasMore: whole.pagination.totalCount > 5,
+    });
     expect(body.results.map((r) => r.id)).to.deep.equal(whole.results.slice(2, 5).map((r) => r.id));
   });
 
@@ -59,7 +67,10 @@ describe('GET /v1/learning-opportunities paging', () => {
     const total = await publishedInDatabase();
     const res = await list(`?offset=${total + 5}&limit=10`);
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ results: [], pagination: { totalCount: total, limit: 10, offset: total + 5, next: total + 5, hasMore: false } });
+    expect(res.body).to.deep.equal({
+      results: [],
+      pagination: { totalCount: total, limit: 10, offset: total + 5, next: total + 5, hasMore: false },
+    });
   });
 
   it('ignores unknown query parameters', async () => {

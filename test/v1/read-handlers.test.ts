@@ -35,7 +35,11 @@ describe('the /v1 read handlers', () => {
 
   it('sends a Content-Length equal to the UTF-8 bytes of every body, for text outside ASCII too', async () => {
     const record = await createRecord(api.writes, { title: 'Zürich – 東京 🎓 course', summary: 'naïve café, ½ price' });
-    for (const path of [`/v1/learning-opportunities/${record.id}`, '/v1/learning-opportunities?limit=100', '/v1/learning-opportunities?offset=100000']) {
+    for (const path of [
+      `/v1/learning-opportunities/${record.id}`,
+      '/v1/learning-opportunities?limit=100',
+      '/v1/learning-opportunities?offset=100000',
+    ]) {
       const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
       const bytes = Buffer.from(await res.arrayBuffer());
       expect(res.status, path).to.equal(200);
@@ -48,7 +52,9 @@ describe('the /v1 read handlers', () => {
 
   it('keeps a sane incoming request id and ignores the query string', async () => {
     const record = await createRecord(api.writes);
-    const res = await getJson(api, `/v1/learning-opportunities/${record.id.toUpperCase()}?fields=all`, key, { headers: { 'x-request-id': 'abc-123' } });
+    const res = await getJson(api, `/v1/learning-opportunities/${record.id.toUpperCase()}?fields=all`, key, {
+      headers: { 'x-request-id': 'abc-123' },
+    });
     expect(res.status).to.equal(200);
     expect(res.headers.get('x-request-id')).to.equal('abc-123');
     expect((res.body as { id: string }).id).to.equal(record.id);

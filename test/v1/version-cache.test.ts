@@ -41,7 +41,8 @@ describe('record version cache (304 without a statement)', () => {
   });
 
   const path = (id: string) => `/v1/learning-opportunities/${id}`;
-  const get = (id: string, etag?: string) => getJson(api, path(id), key, etag ? { headers: { 'if-none-match': etag } } : {});
+  const get = (id: string, etag?: string) =>
+    getJson(api, path(id), key, etag ? { headers: { 'if-none-match': etag } } : {});
   /** The statements one conditional GET runs, and its answer. */
   async function conditional(id: string, etag: string) {
     reads.length = 0;
@@ -72,7 +73,11 @@ describe('record version cache (304 without a statement)', () => {
     const etag = await cached(record.id);
     const hit = await conditional(record.id, etag);
     expect(hit).to.deep.equal({ status: 304, statements: 0, etag });
-    expect(await conditional(record.id, '"0123456789abcdef0123456789abcdef"')).to.deep.include({ status: 200, statements: 1, etag });
+    expect(await conditional(record.id, '"0123456789abcdef0123456789abcdef"')).to.deep.include({
+      status: 200,
+      statements: 1,
+      etag,
+    });
     expect(await conditional(record.id, `"other", W/${etag}`)).to.deep.include({ status: 304, statements: 0 });
     // `*` holds any version: a record the cache knows exists, so no statement either.
     expect(await conditional(record.id, '*')).to.deep.equal({ status: 304, statements: 0, etag });
@@ -109,7 +114,11 @@ describe('record version cache (304 without a statement)', () => {
   });
 
   it('drops what SQL by hand changed, and everything after a statement that changed more than 100 records', async () => {
-    const [a, b, c] = [(await createRecord(api.writes)).id, (await createRecord(api.writes)).id, (await createRecord(api.writes)).id];
+    const [a, b, c] = [
+      (await createRecord(api.writes)).id,
+      (await createRecord(api.writes)).id,
+      (await createRecord(api.writes)).id,
+    ];
     const tags = [await cached(a), await cached(b), await cached(c)];
     // An unpublish by hand names one id: that record 404s, the others stay cached.
     await testDb().pool.query(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, [a]);
@@ -159,7 +168,9 @@ describe('record version cache, without a notification connection', () => {
   it('is off with read replicas: every conditional GET reads', async () => {
     const db = testDb();
     let reads = 0;
-    const readPool = { query: (config: QueryConfig) => ((reads += config.name?.startsWith('lo-one') ? 1 : 0), db.pool.query(config)) };
+    const readPool = {
+      query: (config: QueryConfig) => ((reads += config.name?.startsWith('lo-one') ? 1 : 0), db.pool.query(config)),
+    };
     const api = await startTestApi({ db: { ...db, readPool } });
     try {
       const key = await createTestKey(['catalog:read']);
@@ -167,7 +178,11 @@ describe('record version cache, without a notification connection', () => {
       const etag = (await getJson(api, `/v1/learning-opportunities/${record.id}`, key)).headers.get('etag')!;
       await new Promise((resolve) => setTimeout(resolve, 200)); // time to listen, were it to
       reads = 0;
-      for (let i = 0; i < 3; i++) expect((await getJson(api, `/v1/learning-opportunities/${record.id}`, key, { headers: { 'if-none-match': etag } })).status).to.equal(304);
+      for (let i = 0; i < 3; i++)
+        expect(
+          (await getJson(api, `/v1/learning-opportunities/${record.id}`, key, { headers: { 'if-none-match': etag } }))
+            .status,
+        ).to.equal(304);
       expect(reads).to.equal(3);
     } finally {
       await api.close();

@@ -14,7 +14,8 @@ describe('GET /v1 shows only PUBLISHED records', () => {
   let api: Api;
   let key: string;
   const getOne = (id: string) => getJson(api, `/v1/learning-opportunities/${id}`, key);
-  const totalCount = async () => ((await getJson(api, '/v1/learning-opportunities?limit=1', key)).body as ListBody).pagination.totalCount;
+  const totalCount = async () =>
+    ((await getJson(api, '/v1/learning-opportunities?limit=1', key)).body as ListBody).pagination.totalCount;
   const listedIds = async () => {
     const ids: string[] = [];
     for (let offset = 0; ; offset += 100) {
@@ -44,7 +45,14 @@ describe('GET /v1 shows only PUBLISHED records', () => {
   });
 
   const VALID = '6e868150-3e7a-4992-8ce9-c6b12b414759';
-  for (const id of ['not-a-uuid', '12345', `${VALID}x`, VALID.replaceAll('-', ''), `{${VALID}}`, `${VALID.slice(0, -1)}g`]) {
+  for (const id of [
+    'not-a-uuid',
+    '12345',
+    `${VALID}x`,
+    VALID.replaceAll('-', ''),
+    `{${VALID}}`,
+    `${VALID.slice(0, -1)}g`,
+  ]) {
     it(`is 400 naming id for the malformed id ${id}`, async () => {
       expectInvalidParams(await getOne(encodeURIComponent(id)), ['id']);
     });
@@ -99,7 +107,9 @@ describe('GET /v1 shows only PUBLISHED records', () => {
   it('keeps a published record visible while its content is edited', async () => {
     const record = await createRecord(api.writes, { title: 'Before' });
     const start = await totalCount();
-    await api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id: record.id, title: 'After' })));
+    await api.writes.upsert(
+      parseLearningOpportunityInput(buildLearningOpportunityInput({ id: record.id, title: 'After' })),
+    );
     expect(await totalCount()).to.equal(start);
     const res = await getOne(record.id);
     expect(res.body).to.include({ title: 'After', status: 'PUBLISHED' });

@@ -4,17 +4,36 @@
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { deliveryAttempts, receiversDisabled } from '../../src/kernel/metrics.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import {
+  DEAD_LETTER_QUEUE,
+  DELIVERY_QUEUE,
+  enqueueDeliveries,
+  fetchDeliveries,
+} from '../../src/webhooks/queue/boss.ts';
 import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
 import { enableReceiver, getReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  eventually,
+  insertBareEvent,
+  jobs,
+  removeBareEvent,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
-const disabledCount = async (reason: string) => (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
-const attemptsCounted = async (outcome: string) => (await deliveryAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
-const attempts = async (receiverId: string) => Number((await testDb().pool.query('select count(*) as n from delivery_attempt where receiver_id = $1', [receiverId])).rows[0].n);
+const disabledCount = async (reason: string) =>
+  (await receiversDisabled.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const attemptsCounted = async (outcome: string) =>
+  (await deliveryAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+const attempts = async (receiverId: string) =>
+  Number(
+    (await testDb().pool.query('select count(*) as n from delivery_attempt where receiver_id = $1', [receiverId]))
+      .rows[0].n,
+  );
 
 describe('automatic disabling of failing receivers', function () {
   this.timeout(20_000);
@@ -23,7 +42,9 @@ describe('automatic disabling of failing receivers', function () {
   beforeEach(async () => {
     await resetWebhooks();
     // A long backoff: a failed delivery waits for its retry, so that disabling has something to set aside.
-    stack = await startWebhookStack({ config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 120 } });
+    stack = await startWebhookStack({
+      config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 120 },
+    });
     receiver = await startReceiver();
   });
   afterEach(async () => {
@@ -36,7 +57,15 @@ describe('automatic disabling of failing receivers', function () {
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
   }
-  const disabled = (id: string) => eventually(async () => ((await getReceiver({ pool: testDb().pool }, id))?.enabled === false ? await getReceiver({ pool: testDb().pool }, id) : null), 5000, 'disabled');
+  const disabled = (id: string) =>
+    eventually(
+      async () =>
+        (await getReceiver({ pool: testDb().pool }, id))?.enabled === false
+          ? await getReceiver({ pool: testDb().pool }, id)
+          : null,
+      5000,
+      'disabled',
+    );
 
   it('disables at once on 410 Gone; its waiting retry becomes a dead letter; counted and listed', async () => {
     const before = await disabledCount('gone');
@@ -48,7 +77,10 @@ describe('automatic disabling of failing receivers', function () {
     expect(info).to.include({ enabled: false, disabledReason: 'gone', waitingDeliveries: 0, deadDeliveries: 1 });
     expect(info!.disabledAt).to.be.a('string');
     expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
-    expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id }))[0]!.data).to.include({ reason: 'receiver_disabled', attempts: 1 });
+    expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id }))[0]!.data).to.include({
+      reason: 'receiver_disabled',
+      attempts: 1,
+    });
     expect(await disabledCount('gone')).to.equal(before + 1);
     // The attempt is counted as the delivery's end (dead), not as a failure with a retry to come.
     await eventually(async () => (await attemptsCounted('dead')) === deadBefore + 1, 2000, 'counted dead');
@@ -61,12 +93,19 @@ describe('automatic disabling of failing receivers', function () {
     receiver.reply({ status: 503 });
     const [long, short] = [await stack.addReceiver(receiver.url), await stack.addReceiver(`${receiver.url}?short`)];
     // Failing (with no success since) for 121 and for 119 hours already.
-    await testDb().pool.query(`update receiver set failing_since = now() - (case when id = $1 then '121 hours' else '119 hours' end)::interval where id in ($1, $2)`, [long.id, short.id]);
+    await testDb().pool.query(
+      `update receiver set failing_since = now() - (case when id = $1 then '121 hours' else '119 hours' end)::interval where id in ($1, $2)`,
+      [long.id, short.id],
+    );
     const before = await disabledCount('failing');
     await publish();
     expect(await disabled(long.id)).to.include({ disabledReason: 'failing', deadDeliveries: 1 });
     await eventually(async () => (await attempts(short.id)) === 1, 5000, 'the other attempt');
-    expect(await getReceiver({ pool: testDb().pool }, short.id)).to.include({ enabled: true, disabledReason: null, waitingDeliveries: 1 });
+    expect(await getReceiver({ pool: testDb().pool }, short.id)).to.include({
+      enabled: true,
+      disabledReason: null,
+      waitingDeliveries: 1,
+    });
     expect(await disabledCount('failing')).to.equal(before + 1);
   });
 
@@ -80,19 +119,32 @@ describe('automatic disabling of failing receivers', function () {
     await publish();
     await eventually(async () => (await attempts(id)) === 2, 5000, 'the attempt after enable');
     // Health is written by the statement that records the attempt: visible with it.
-    const health = async () => (await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [id])).rows[0];
+    const health = async () =>
+      (
+        await testDb().pool.query('select enabled, failing_since is not null as failing from receiver where id = $1', [
+          id,
+        ])
+      ).rows[0];
     expect(await health()).to.deep.equal({ enabled: true, failing: true });
 
     receiver.reply({ status: 200 });
     await publish();
     await eventually(async () => (await attempts(id)) === 3, 5000, 'a successful attempt');
-    const healed = async () => (await testDb().pool.query('select failing_since, last_success_at is not null as ok from receiver where id = $1', [id])).rows[0];
+    const healed = async () =>
+      (
+        await testDb().pool.query(
+          'select failing_since, last_success_at is not null as ok from receiver where id = $1',
+          [id],
+        )
+      ).rows[0];
     expect(await healed()).to.deep.equal({ failing_since: null, ok: true });
   });
 
   it('never disables for failures with WEBHOOK_DISABLE_AFTER_HOURS=0', async () => {
     await stack.stop();
-    stack = await startWebhookStack({ config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 0 } });
+    stack = await startWebhookStack({
+      config: { maxAttempts: 5, backoffBaseMs: 60_000, backoffMaxMs: 60_000, disableAfterHours: 0 },
+    });
     receiver.reply({ status: 500 });
     const { id } = await stack.addReceiver(receiver.url);
     await testDb().pool.query(`update receiver set failing_since = now() - interval '10000 hours' where id = $1`, [id]);
@@ -115,33 +167,76 @@ describe('automatic disabling of failing receivers', function () {
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, s * 1000));
     // One settling statement for a group of claimed jobs, each with its attempt's start (seconds) and status.
     const settle = async (attempts: [number, number][]) => {
-      await enqueueDeliveries(stack.boss, stack.boss.getDb(), attempts.map(() => ({ eventId, receiverId: id, attempt: 1 })));
-      const claimed = await fetchDeliveries(stack.boss, { batchSize: attempts.length, groupConcurrency: 100, ignoreGroups: [] });
+      await enqueueDeliveries(
+        stack.boss,
+        stack.boss.getDb(),
+        attempts.map(() => ({ eventId, receiverId: id, attempt: 1 })),
+      );
+      const claimed = await fetchDeliveries(stack.boss, {
+        batchSize: attempts.length,
+        groupConcurrency: 100,
+        ignoreGroups: [],
+      });
       expect(claimed).to.have.length(attempts.length);
       return await settleJobs(
         testDb().pool,
         claimed.map((job, i) => {
           const [second, statusCode] = attempts[i]!;
           const outcome = statusCode < 300 ? 'success' : 'http_error';
-          return { job, data: job.data, attempt: { startedAt: at(second), durationMs: 1, statusCode, error: null, excerpt: null, outcome }, next: { kind: 'done' } };
+          return {
+            job,
+            data: job.data,
+            attempt: { startedAt: at(second), durationMs: 1, statusCode, error: null, excerpt: null, outcome },
+            next: { kind: 'done' },
+          };
         }),
         { disableAfterHours: 120 },
       );
     };
     const state = async () =>
       // Seconds after the origin of at().
-      (await testDb().pool.query(`select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::float8 as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`, [id])).rows[0];
+      (
+        await testDb().pool.query(
+          `select enabled, ${['failing_since', 'last_success_at', 'last_failure_at'].map((c, i) => `extract(epoch from ${c} - '2026-01-01Z')::float8 as "${['failingSince', 'lastSuccessAt', 'lastFailureAt'][i]}"`).join(', ')} from receiver where id = $1`,
+          [id],
+        )
+      ).rows[0];
 
     it('orders the attempts of one group: only failures after its last success count, a 410 before a success does not disable', async () => {
-      expect((await settle([[1, 500], [2, 200], [3, 503], [4, 500]])).disabled).to.deep.equal([]);
+      expect(
+        (
+          await settle([
+            [1, 500],
+            [2, 200],
+            [3, 503],
+            [4, 500],
+          ])
+        ).disabled,
+      ).to.deep.equal([]);
       expect(await state()).to.deep.equal({ enabled: true, failingSince: 3, lastSuccessAt: 2, lastFailureAt: 4 });
-      await settle([[5, 500], [6, 204]]);
+      await settle([
+        [5, 500],
+        [6, 204],
+      ]);
       expect(await state()).to.deep.include({ enabled: true, failingSince: null, lastSuccessAt: 6, lastFailureAt: 5 });
-      await settle([[7, 410], [8, 200]]);
+      await settle([
+        [7, 410],
+        [8, 200],
+      ]);
       expect(await state()).to.deep.include({ enabled: true, failingSince: null });
-      const { disabled } = await settle([[9, 200], [10, 410]]);
+      const { disabled } = await settle([
+        [9, 200],
+        [10, 410],
+      ]);
       expect(await state()).to.deep.include({ enabled: false, failingSince: 10 });
-      expect(disabled).to.deep.equal([{ id, reason: 'gone', failingSince: (await testDb().pool.query('select failing_since::text as t from receiver where id = $1', [id])).rows[0].t }]);
+      expect(disabled).to.deep.equal([
+        {
+          id,
+          reason: 'gone',
+          failingSince: (await testDb().pool.query('select failing_since::text as t from receiver where id = $1', [id]))
+            .rows[0].t,
+        },
+      ]);
     });
 
     it('disables, and moves the waiting deliveries of the receiver to the dead letters, in the statement that records the 410', async () => {
@@ -155,7 +250,9 @@ describe('automatic disabling of failing receivers', function () {
       expect(result).to.deep.include({ setAside: 1 });
       expect(result.disabled.map((d) => [d.id, d.reason])).to.deep.equal([[id, 'gone']]);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
-      expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id })).map((j) => j.data)).to.deep.equal([{ eventId, receiverId: id, attempts: 2, reason: 'receiver_disabled' }]);
+      expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id })).map((j) => j.data)).to.deep.equal([
+        { eventId, receiverId: id, attempts: 2, reason: 'receiver_disabled' },
+      ]);
       expect((await jobs(DELIVERY_QUEUE, { receiverId: other })).map((j) => j.state)).to.deep.equal(['created']);
     });
 

@@ -33,20 +33,32 @@ describe('pg-boss errors during a database outage', () => {
     url.port = String(proxy.port);
     const { logger, lines } = capturingLogger();
     // Expiry 3 s: supervision and monitoring pass every 2 s, as often as pg-boss allows here.
-    const boss = await startBoss({ url: url.toString(), config: testWebhookConfig({ timeoutMs: 100 }), logger, supervise: true });
+    const boss = await startBoss({
+      url: url.toString(),
+      config: testWebhookConfig({ timeoutMs: 100 }),
+      logger,
+      supervise: true,
+    });
     try {
       proxy.cut();
       await new Promise((resolve) => setTimeout(resolve, 5000));
       proxy.restore();
       const warnings = lines.filter((l) => l.level === WARN && l.msg.startsWith('pg-boss cannot reach the database'));
       expect(warnings, JSON.stringify(lines)).to.have.length(1);
-      expect(lines.filter((l) => l.level >= ERROR), JSON.stringify(lines)).to.deep.equal([]);
+      expect(
+        lines.filter((l) => l.level >= ERROR),
+        JSON.stringify(lines),
+      ).to.deep.equal([]);
     } finally {
       await boss.stop({ graceful: false, close: true });
       await proxy.close();
     }
-    const ended = await eventually(async () => lines.find((l) => l.msg.startsWith('pg-boss stopped while')), 5000, 'the outage reported as over');
-    expect((ended as unknown as { errors: number }).errors, "several errors, one line").to.be.at.least(2);
+    const ended = await eventually(
+      async () => lines.find((l) => l.msg.startsWith('pg-boss stopped while')),
+      5000,
+      'the outage reported as over',
+    );
+    expect((ended as unknown as { errors: number }).errors, 'several errors, one line').to.be.at.least(2);
   });
 
   it('counts what its LISTEN connection reports when the database goes (heartbeat timed out, connection ended) in the one outage warning, no error line', async function () {
@@ -58,15 +70,26 @@ describe('pg-boss errors during a database outage', () => {
     url.port = String(proxy.port);
     const { logger, lines } = capturingLogger();
     // A worker's pg-boss: supervising, and listening for new deliveries on its own connection.
-    const boss = await startBoss({ url: url.toString(), config: testWebhookConfig({ timeoutMs: 100 }), logger, supervise: true });
+    const boss = await startBoss({
+      url: url.toString(),
+      config: testWebhookConfig({ timeoutMs: 100 }),
+      logger,
+      supervise: true,
+    });
     const listener = await listenForDeliveries(boss, () => {});
     try {
       expect(listener, 'pg-boss LISTEN connection').to.not.equal(null);
       proxy.cut();
       await new Promise((resolve) => setTimeout(resolve, 5000));
       proxy.restore();
-      expect(lines.filter((l) => l.level >= ERROR), JSON.stringify(lines)).to.deep.equal([]);
-      expect(lines.filter((l) => l.level === WARN && l.msg.startsWith('pg-boss cannot reach the database')), JSON.stringify(lines)).to.have.length(1);
+      expect(
+        lines.filter((l) => l.level >= ERROR),
+        JSON.stringify(lines),
+      ).to.deep.equal([]);
+      expect(
+        lines.filter((l) => l.level === WARN && l.msg.startsWith('pg-boss cannot reach the database')),
+        JSON.stringify(lines),
+      ).to.have.length(1);
     } finally {
       await listener?.close();
       await boss.stop({ graceful: false, close: true });
@@ -88,7 +111,11 @@ describe('pg-boss errors during a database outage', () => {
     log.onError(new Error('Connection terminated unexpectedly'));
     log.onError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }));
     log.onError(Object.assign(new Error('relation "pgboss.job" does not exist'), { code: '42P01' }));
-    await eventually(async () => lines.some((l) => l.msg.startsWith('pg-boss errors stopped')), 2000, 'the outage ended');
+    await eventually(
+      async () => lines.some((l) => l.msg.startsWith('pg-boss errors stopped')),
+      2000,
+      'the outage ended',
+    );
     expect(lines.map((l) => [l.level, l.msg.split(/[:;]/)[0]])).to.deep.equal([
       [WARN, 'pg-boss cannot reach the database'],
       [ERROR, 'pg-boss error'],

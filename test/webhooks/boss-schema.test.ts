@@ -2,9 +2,23 @@
 // has no call (settling with the attempt row, handing claims back, the NOTIFY channel). These tests
 // fail when pg-boss's schema or behaviour moves away from what those statements assume.
 import { expect } from 'chai';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries, fetchDeliveries, handBackJobs, listenForDeliveries } from '../../src/webhooks/queue/boss.ts';
+import {
+  BOSS_SCHEMA,
+  DEAD_LETTER_QUEUE,
+  DELIVERY_QUEUE,
+  enqueueDeliveries,
+  fetchDeliveries,
+  handBackJobs,
+  listenForDeliveries,
+} from '../../src/webhooks/queue/boss.ts';
 import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
-import { insertBareEvent, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  insertBareEvent,
+  removeBareEvent,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 // Columns that differ between any two jobs, or that the settlement sets on purpose.
@@ -26,16 +40,36 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
   });
 
   const row = async (queue: string, attempt: number, key: 'attempt' | 'attempts') =>
-    (await testDb().pool.query(`select to_jsonb(j) as j from ${BOSS_SCHEMA}.job j where name = $1 and (data->>'${key}')::int = $2`, [queue, attempt])).rows.map((r) => r.j);
-  const strip = (job: Record<string, unknown>) => Object.fromEntries(Object.entries(job).filter(([k]) => !PER_JOB.includes(k)));
-  const claim = async () => (await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] }))[0]!;
+    (
+      await testDb().pool.query(
+        `select to_jsonb(j) as j from ${BOSS_SCHEMA}.job j where name = $1 and (data->>'${key}')::int = $2`,
+        [queue, attempt],
+      )
+    ).rows.map((r) => r.j);
+  const strip = (job: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(job).filter(([k]) => !PER_JOB.includes(k)));
+  const claim = async () =>
+    (await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] }))[0]!;
 
   it('writes a retry and a dead letter exactly as boss.insert() writes a job of that queue', async () => {
     const db = stack.boss.getDb();
     await enqueueDeliveries(stack.boss, db, [{ eventId, receiverId, attempt: 1 }]);
     const first = await claim();
-    const attempt = { startedAt: new Date(), durationMs: 5, statusCode: 500, error: null, excerpt: 'no', outcome: 'http_error' };
-    expect((await settleJobs(testDb().pool, [{ job: first, data: first.data, attempt, next: { kind: 'retry', delayMs: 60_000 } }])).outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
+    const attempt = {
+      startedAt: new Date(),
+      durationMs: 5,
+      statusCode: 500,
+      error: null,
+      excerpt: 'no',
+      outcome: 'http_error',
+    };
+    expect(
+      (
+        await settleJobs(testDb().pool, [
+          { job: first, data: first.data, attempt, next: { kind: 'retry', delayMs: 60_000 } },
+        ])
+      ).outcomes,
+    ).to.deep.equal([{ held: true, receiverExists: true }]);
     await enqueueDeliveries(stack.boss, db, [{ eventId, receiverId, attempt: 7, delayMs: 60_000 }]);
     const [ours] = await row(DELIVERY_QUEUE, 2, 'attempt');
     const [theirs] = await row(DELIVERY_QUEUE, 7, 'attempt');
@@ -44,7 +78,9 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
 
     await stack.boss.insert(DEAD_LETTER_QUEUE, [{ data: { eventId, receiverId, attempts: 9 } }], { db });
     await testDb().pool.query(`update ${BOSS_SCHEMA}.job set start_after = now() where name = $1`, [DELIVERY_QUEUE]);
-    const second = (await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] })).find((j) => j.data.attempt === 2)!;
+    const second = (await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] })).find(
+      (j) => j.data.attempt === 2,
+    )!;
     await settleJobs(testDb().pool, [{ job: second, data: second.data, attempt, next: { kind: 'dead' } }]);
     const [dead] = await row(DEAD_LETTER_QUEUE, 2, 'attempts');
     const [inserted] = await row(DEAD_LETTER_QUEUE, 9, 'attempts');
@@ -60,8 +96,14 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     const again = await claim();
     expect([again.id, again.retryCount]).to.deep.equal([job.id, 0]);
     const stale = { ...again, retryCount: 1 };
-    expect((await settleJobs(testDb().pool, [{ job: stale, data: again.data, attempt: null, next: { kind: 'done' } }])).outcomes).to.deep.equal([{ held: false, receiverExists: true }]);
-    expect((await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }])).outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
+    expect(
+      (await settleJobs(testDb().pool, [{ job: stale, data: again.data, attempt: null, next: { kind: 'done' } }]))
+        .outcomes,
+    ).to.deep.equal([{ held: false, receiverExists: true }]);
+    expect(
+      (await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }]))
+        .outcomes,
+    ).to.deep.equal([{ held: true, receiverExists: true }]);
   });
 
   it('hears pg-boss announce a new delivery job on the channel it derives', async () => {

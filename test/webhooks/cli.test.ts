@@ -11,7 +11,14 @@ import { testDb } from '../hooks.ts';
 
 const SECRET = 'cli-test-secret-do-not-print-0123';
 
-type Receiver = { id: string; url: string; hasSecret: boolean; eventTypes: string[]; enabled: boolean; createdAt: string };
+type Receiver = {
+  id: string;
+  url: string;
+  hasSecret: boolean;
+  eventTypes: string[];
+  enabled: boolean;
+  createdAt: string;
+};
 
 describe('webhook commands (receivers, events, deliveries)', function () {
   // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
@@ -29,7 +36,19 @@ describe('webhook commands (receivers, events, deliveries)', function () {
   });
 
   it('adds, lists, disables, enables and removes a receiver, never printing its secret', async () => {
-    const added = await cli('receivers', 'add', '--url', receiver.url, '--secret', SECRET, '--type', 'LEARNING_OPPORTUNITY_PUBLISHED', '--type', 'LEARNING_OPPORTUNITY_DELETED', '--json');
+    const added = await cli(
+      'receivers',
+      'add',
+      '--url',
+      receiver.url,
+      '--secret',
+      SECRET,
+      '--type',
+      'LEARNING_OPPORTUNITY_PUBLISHED',
+      '--type',
+      'LEARNING_OPPORTUNITY_DELETED',
+      '--json',
+    );
     expect(added.code, added.stderr).to.equal(0);
     expect(added.stdout).to.not.include(SECRET);
     const created = json<Receiver>(added.stdout);
@@ -64,16 +83,30 @@ describe('webhook commands (receivers, events, deliveries)', function () {
 
     const removed = await cli('receivers', 'remove', created.id, '--json');
     expect(json<Receiver & { removedJobs: number }>(removed.stdout)).to.include({ id: created.id, removedJobs: 0 });
-    expect(json<Receiver[]>((await cli('receivers', 'list', '--json')).stdout).map((r) => r.id)).to.not.include(created.id);
+    expect(json<Receiver[]>((await cli('receivers', 'list', '--json')).stdout).map((r) => r.id)).to.not.include(
+      created.id,
+    );
   });
 
   it('rejects bad arguments with exit 2 and unknown ids with exit 3, with a clear message', async () => {
     // (Every validation rule is covered in-process by target-policy.test.ts; here, the exit codes.)
     const cases: [string[], number, RegExp][] = [
-      [['receivers', 'add', '--url', 'ftp://example.org/x', '--unsigned', '--type', 'LEARNING_OPPORTUNITY_MOVED'], 2, /url: must be an http or https URL/],
+      [
+        ['receivers', 'add', '--url', 'ftp://example.org/x', '--unsigned', '--type', 'LEARNING_OPPORTUNITY_MOVED'],
+        2,
+        /url: must be an http or https URL/,
+      ],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
-      [['events', 'redeliver', '00000000-0000-4000-8000-000000000000'], 3, /Event 00000000-0000-4000-8000-000000000000 was not found/],
-      [['deliveries', 'replay-dead', '--receiver', '00000000-0000-4000-8000-000000000001'], 3, /Receiver 00000000-0000-4000-8000-000000000001 was not found/],
+      [
+        ['events', 'redeliver', '00000000-0000-4000-8000-000000000000'],
+        3,
+        /Event 00000000-0000-4000-8000-000000000000 was not found/,
+      ],
+      [
+        ['deliveries', 'replay-dead', '--receiver', '00000000-0000-4000-8000-000000000001'],
+        3,
+        /Receiver 00000000-0000-4000-8000-000000000001 was not found/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(...args);
@@ -99,11 +132,15 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    const eventId = (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+    const eventId = (
+      await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])
+    ).rows[0]!.id;
 
     // One attempt (WEBHOOK_MAX_ATTEMPTS = 1 here), then a dead letter.
     await eventually(async () => (await listDeadLetters(testDb().pool)).length > 0, 5000, 'a dead letter');
-    const dead = json<{ eventId: string; receiverId: string; attempts: number; lastError: string }[]>((await cli('deliveries', 'dead', '--json')).stdout);
+    const dead = json<{ eventId: string; receiverId: string; attempts: number; lastError: string }[]>(
+      (await cli('deliveries', 'dead', '--json')).stdout,
+    );
     expect(dead).to.have.length(1);
     expect(dead[0]).to.include({ eventId, receiverId: info.id, attempts: 1, lastError: 'HTTP 500' });
 
@@ -116,7 +153,12 @@ describe('webhook commands (receivers, events, deliveries)', function () {
 
     const redelivered = await cli('events', 'redeliver', eventId, '--json');
     expect(redelivered.code, redelivered.stderr).to.equal(0);
-    expect(json(redelivered.stdout)).to.deep.equal({ eventId, eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverIds: [info.id], superseded: 0 });
+    expect(json(redelivered.stdout)).to.deep.equal({
+      eventId,
+      eventType: 'LEARNING_OPPORTUNITY_PUBLISHED',
+      receiverIds: [info.id],
+      superseded: 0,
+    });
     const requests = await receiver.waitFor(3);
     expect(requests.map((r) => r.headers['x-service-event-id'])).to.deep.equal([eventId, eventId, eventId]);
     expect(new Set(requests.map((r) => r.headers['x-service-timestamp'])).size).to.equal(3);

@@ -8,14 +8,27 @@ import { readDeliveryHistory } from '../../src/webhooks/receivers/delivery-histo
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql } from '../support/api.ts';
-import { insertBareEvent, insertDeadLetter, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  insertBareEvent,
+  insertDeadLetter,
+  jobs,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 
 type Hour = { hour: string; attempts: number; successes: number };
 const HISTORY = `query($hours: Int) { webhookDeliveryHistory(hours: $hours) { receiverId hours { hour attempts successes } } }`;
 const DEAD = `query($id: ID) { webhookDeadLetters(receiverId: $id) { eventId eventType receiverId attempts lastStatusCode lastError } }`;
 const REPLAY = `mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }`;
 
-async function insertAttempt(eventId: string, receiverId: string, outcome: string, hoursAgo: number, statusCode: number | null = outcome === 'success' ? 200 : 500): Promise<void> {
+async function insertAttempt(
+  eventId: string,
+  receiverId: string,
+  outcome: string,
+  hoursAgo: number,
+  statusCode: number | null = outcome === 'success' ? 200 : 500,
+): Promise<void> {
   await testDb().pool.query(
     `insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
      values ($1, $2, 1, date_trunc('hour', now(), 'UTC') - $3 * interval '1 hour' + interval '1 minute', 5, $4, null, null, $5, false)`,
@@ -30,7 +43,11 @@ describe('GraphQL: console reads and actions', function () {
   let reader: string;
   const call = async <T>(query: string, variables: Record<string, unknown> = {}, key = manager) => {
     const res = await graphql<Record<string, T>>(stack.api, key, query, variables);
-    return { data: res.body.data ? Object.values(res.body.data)[0]! : null, codes: (res.body.errors ?? []).map((e) => e.extensions?.code), errors: res.body.errors ?? [] };
+    return {
+      data: res.body.data ? Object.values(res.body.data)[0]! : null,
+      codes: (res.body.errors ?? []).map((e) => e.extensions?.code),
+      errors: res.body.errors ?? [],
+    };
   };
 
   before(async () => {
@@ -44,7 +61,11 @@ describe('GraphQL: console reads and actions', function () {
   });
 
   it('gives every receiver its attempts and successes per hour, oldest first, in one statement', async () => {
-    const [a, b, idle] = [await stack.addReceiver('http://127.0.0.1:9/a'), await stack.addReceiver('http://127.0.0.1:9/b'), await stack.addReceiver('http://127.0.0.1:9/idle')];
+    const [a, b, idle] = [
+      await stack.addReceiver('http://127.0.0.1:9/a'),
+      await stack.addReceiver('http://127.0.0.1:9/b'),
+      await stack.addReceiver('http://127.0.0.1:9/idle'),
+    ];
     const event = await insertBareEvent();
     // In the order the worker records them: by time.
     await insertAttempt(event, a.id, 'success', 5); // long before a 3-hour window
@@ -57,10 +78,26 @@ describe('GraphQL: console reads and actions', function () {
     const { data, errors } = await call<{ receiverId: string; hours: Hour[] }[]>(HISTORY, { hours: 3 });
     expect(errors).to.deep.equal([]);
     const of = (id: string) => data!.find((r) => r.receiverId === id)!.hours.map((h) => [h.attempts, h.successes]);
-    expect(of(a.id)).to.deep.equal([[1, 1], [0, 0], [2, 1]]);
-    expect((await call<{ receiverId: string; hours: Hour[] }[]>(HISTORY, { hours: 6 })).data!.find((r) => r.receiverId === a.id)!.hours.map((h) => h.attempts)).to.deep.equal([1, 0, 1, 1, 0, 2]);
-    expect(of(b.id)).to.deep.equal([[0, 0], [1, 0], [0, 0]]);
-    expect(of(idle.id)).to.deep.equal([[0, 0], [0, 0], [0, 0]]);
+    expect(of(a.id)).to.deep.equal([
+      [1, 1],
+      [0, 0],
+      [2, 1],
+    ]);
+    expect(
+      (await call<{ receiverId: string; hours: Hour[] }[]>(HISTORY, { hours: 6 }))
+        .data!.find((r) => r.receiverId === a.id)!
+        .hours.map((h) => h.attempts),
+    ).to.deep.equal([1, 0, 1, 1, 0, 2]);
+    expect(of(b.id)).to.deep.equal([
+      [0, 0],
+      [1, 0],
+      [0, 0],
+    ]);
+    expect(of(idle.id)).to.deep.equal([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]);
     const hours = data![0]!.hours.map((h) => Date.parse(h.hour));
     expect(hours[1]! - hours[0]!).to.equal(3_600_000);
     expect(new Date(hours[2]!).toISOString().slice(14)).to.equal('00:00.000Z');
@@ -70,7 +107,13 @@ describe('GraphQL: console reads and actions', function () {
     const statements: string[] = [];
     const pool = testDb().pool;
     const recording = new Proxy(pool, {
-      get: (target, name) => (name === 'query' ? (...args: unknown[]) => (statements.push(String(args[0])), (pool.query as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, name)),
+      get: (target, name) =>
+        name === 'query'
+          ? (...args: unknown[]) => (
+              statements.push(String(args[0])),
+              (pool.query as (...a: unknown[]) => unknown)(...args)
+            )
+          : Reflect.get(target, name),
     }) as Pool;
     expect(await readDeliveryHistory(recording, 24)).to.have.length(3);
     expect(statements).to.have.length(1);
@@ -80,28 +123,37 @@ describe('GraphQL: console reads and actions', function () {
     expect((await call(HISTORY, {}, reader)).codes).to.deep.equal(['FORBIDDEN']);
   });
 
-  it('filters a receiver\'s attempts by outcome and names each attempt\'s event type', async () => {
+  it("filters a receiver's attempts by outcome and names each attempt's event type", async () => {
     const r = await stack.addReceiver('http://127.0.0.1:9/outcomes');
     const event = await insertBareEvent();
     await insertAttempt(event, r.id, 'success', 0);
     await insertAttempt(event, r.id, 'timeout', 0, null);
     const query = `query($id: ID!, $outcome: DeliveryOutcome) { deliveryAttempts(receiverId: $id, outcome: $outcome) { outcome eventType } }`;
-    expect((await call(query, { id: r.id }, reader)).data).to.deep.equal([{ outcome: 'TIMEOUT', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' }, { outcome: 'SUCCESS', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' }]);
-    expect((await call(query, { id: r.id, outcome: 'SUCCESS' }, reader)).data).to.deep.equal([{ outcome: 'SUCCESS', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' }]);
+    expect((await call(query, { id: r.id }, reader)).data).to.deep.equal([
+      { outcome: 'TIMEOUT', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' },
+      { outcome: 'SUCCESS', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' },
+    ]);
+    expect((await call(query, { id: r.id, outcome: 'SUCCESS' }, reader)).data).to.deep.equal([
+      { outcome: 'SUCCESS', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED' },
+    ]);
     expect((await call(query, { id: r.id, outcome: 'REDIRECT' }, reader)).data).to.deep.equal([]);
   });
 
   it('lists dead letters and replays one of them, then all, as `deliveries replay-dead` does', async () => {
     const r = await stack.addReceiver('http://127.0.0.1:9/dead');
     const [one, two, three] = [await insertBareEvent(), await insertBareEvent(), await insertBareEvent()];
-    for (const eventId of [one, two, three]) await insertDeadLetter(stack.boss, { eventId, receiverId: r.id, attempts: 4 });
+    for (const eventId of [one, two, three])
+      await insertDeadLetter(stack.boss, { eventId, receiverId: r.id, attempts: 4 });
     const listed = await call<{ eventId: string }[]>(DEAD, { id: r.id });
     expect(listed.data!.map((l) => l.eventId)).to.deep.equal([one, two, three]);
     expect(listed.data![0]).to.include({ eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverId: r.id, attempts: 4 });
 
     expect((await call(REPLAY, { id: r.id, eventId: two })).data).to.deep.equal({ replayed: 1, remaining: 2 });
     expect((await jobs(DELIVERY_QUEUE, { receiverId: r.id })).map((j) => j.data.eventId)).to.deep.equal([two]);
-    expect((await call<{ eventId: string }[]>(DEAD, { id: r.id })).data!.map((l) => l.eventId)).to.deep.equal([one, three]);
+    expect((await call<{ eventId: string }[]>(DEAD, { id: r.id })).data!.map((l) => l.eventId)).to.deep.equal([
+      one,
+      three,
+    ]);
     expect((await call(REPLAY, { id: r.id })).data).to.deep.equal({ replayed: 2, remaining: 0 });
     expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: r.id })).to.deep.equal([]);
 
@@ -112,15 +164,26 @@ describe('GraphQL: console reads and actions', function () {
 
   it('lists stored events by type and resource (test events only when asked for) and tells the caller its scopes', async () => {
     const r = await stack.addReceiver('http://127.0.0.1:9/events');
-    const test = (await call<{ eventId: string }>(`mutation($id: ID!) { sendTestWebhookEvent(receiverId: $id) { eventId } }`, { id: r.id })).data!.eventId;
+    const test = (
+      await call<{ eventId: string }>(`mutation($id: ID!) { sendTestWebhookEvent(receiverId: $id) { eventId } }`, {
+        id: r.id,
+      })
+    ).data!.eventId;
     const bare = await insertBareEvent();
-    const { rows } = await testDb().pool.query<{ resource_id: string }>('select resource_id from event where id = $1', [bare]);
+    const { rows } = await testDb().pool.query<{ resource_id: string }>('select resource_id from event where id = $1', [
+      bare,
+    ]);
     const list = `query($type: EventType, $resourceId: ID) { webhookEvents(type: $type, resourceId: $resourceId) { id type resourceId } }`;
-    const ids = async (variables: Record<string, unknown>) => (await call<{ id: string }[]>(list, variables, reader)).data!.map((e) => e.id);
-    expect(await ids({})).to.include(bare).and.not.include(test);
+    const ids = async (variables: Record<string, unknown>) =>
+      (await call<{ id: string }[]>(list, variables, reader)).data!.map((e) => e.id);
+    expect(await ids({}))
+      .to.include(bare)
+      .and.not.include(test);
     expect(await ids({ type: 'WEBHOOK_TEST' })).to.deep.equal([test]);
     expect(await ids({ resourceId: rows[0]!.resource_id })).to.deep.equal([bare]);
     expect((await call(list, {}, manager)).codes).to.deep.equal(['FORBIDDEN']);
-    expect((await call(`{ currentApiKey { scopes } }`, {}, manager)).data).to.deep.equal({ scopes: ['receivers:manage'] });
+    expect((await call(`{ currentApiKey { scopes } }`, {}, manager)).data).to.deep.equal({
+      scopes: ['receivers:manage'],
+    });
   });
 });

@@ -13,7 +13,12 @@ import type { AddressInfo } from 'node:net';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import type { Api } from '../../src/app/service.ts';
-import { applyEvent, MemoryVersionStore, type WebhookEvent, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import {
+  applyEvent,
+  MemoryVersionStore,
+  type WebhookEvent,
+  webhookReceiver,
+} from '../../packages/receiver-kit/src/index.ts';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import type { Database } from '../../src/app/database.ts';
@@ -90,11 +95,19 @@ export async function startNaiveReceiver(behaviour: Behaviour): Promise<CopyRece
       }, behaviour.random() * behaviour.jitterMs);
     });
   });
-  return { url: await listen(server), records, stats, bodies, down: (s) => (downStatus = s), close: () => closeServer(server) };
+  return {
+    url: await listen(server),
+    records,
+    stats,
+    bodies,
+    down: (s) => (downStatus = s),
+    close: () => closeServer(server),
+  };
 }
 
 function applyNaively(records: Map<string, string>, event: WebhookEvent): void {
-  if (event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED') records.set(event.resource.id, JSON.stringify(event.data));
+  if (event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED')
+    records.set(event.resource.id, JSON.stringify(event.data));
   else records.delete(event.resource.id);
 }
 
@@ -164,7 +177,11 @@ export type ChangeCounts = { writes: number; events: number; refused: number };
  * (a create when the record does not exist, which re-creates a deleted one), publish, archive,
  * delete. Refusals (archiving a draft, deleting a missing record) count as `refused`.
  */
-export async function churn(writes: CatalogWrites, ids: readonly string[], options: { total: number; writers: number; random: () => number }): Promise<ChangeCounts> {
+export async function churn(
+  writes: CatalogWrites,
+  ids: readonly string[],
+  options: { total: number; writers: number; random: () => number },
+): Promise<ChangeCounts> {
   const counts: ChangeCounts = { writes: 0, events: 0, refused: 0 };
   const { random } = options;
   let left = options.total;
@@ -175,7 +192,12 @@ export async function churn(writes: CatalogWrites, ids: readonly string[], optio
       const id = pick();
       const r = random();
       try {
-        if (r < 0.35) await writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: `Title ${randomUUID().slice(0, 8)}` })));
+        if (r < 0.35)
+          await writes.upsert(
+            parseLearningOpportunityInput(
+              buildLearningOpportunityInput({ id, title: `Title ${randomUUID().slice(0, 8)}` }),
+            ),
+          );
         else if (r < 0.65) await writes.publish(id);
         else if (r < 0.82) await writes.archive(id);
         else await writes.delete(id);
@@ -192,7 +214,12 @@ export async function churn(writes: CatalogWrites, ids: readonly string[], optio
 export type Drift = { stale: string[]; resurrected: string[]; missing: string[] };
 
 /** Compares a copy with GET /v1/learning-opportunities/{id} for every id. */
-export async function driftFromCatalog(api: Api, key: string, ids: readonly string[], records: Map<string, string>): Promise<Drift> {
+export async function driftFromCatalog(
+  api: Api,
+  key: string,
+  ids: readonly string[],
+  records: Map<string, string>,
+): Promise<Drift> {
   const drift: Drift = { stale: [], resurrected: [], missing: [] };
   for (const id of ids) {
     const got = await getJson(api, `/v1/learning-opportunities/${id}`, key);
@@ -212,7 +239,10 @@ export async function driftFromCatalog(api: Api, key: string, ids: readonly stri
 
 /** Deliveries still open (jobs waiting, retrying or in flight, and deliveries waiting behind them). */
 export async function openDeliveries(db: Database): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(`select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $1 and state in ('created', 'retry', 'active')`, [DELIVERY_QUEUE]);
+  const { rows } = await db.pool.query<{ n: number }>(
+    `select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $1 and state in ('created', 'retry', 'active')`,
+    [DELIVERY_QUEUE],
+  );
   return rows[0]!.n;
 }
 

@@ -16,9 +16,23 @@ import { BOSS_SCHEMA, DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts
 import { disableReceiver, enableReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createTestKey, silentLogger } from '../support/api.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
-import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import {
+  resetWebhooks,
+  startWebhookStack,
+  TEST_SECRET_KEY,
+  testSecrets,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
-import { churn, type CopyReceiver, drained, driftFromCatalog, seededRandom, startKitReceiver, startNaiveReceiver } from './convergence-support.ts';
+import {
+  churn,
+  type CopyReceiver,
+  drained,
+  driftFromCatalog,
+  seededRandom,
+  startKitReceiver,
+  startNaiveReceiver,
+} from './convergence-support.ts';
 
 const RECORDS = 30;
 const CHANGES = 300;
@@ -41,7 +55,13 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
   before(async () => {
     await resetWebhooks();
     stack = await startWebhookStack({ config: CONFIG });
-    second = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
+    second = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
     key = await createTestKey(['catalog:read']);
   });
   after(async () => {
@@ -51,12 +71,25 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
   });
 
   /** Registers `receiver` (in `mode`), runs `total` changes to fresh records, drains; returns the ids. */
-  async function scenario(receiver: CopyReceiver, options: { seed: number; mode?: string; total?: number; ids?: string[]; during?: () => Promise<void> }) {
+  async function scenario(
+    receiver: CopyReceiver,
+    options: { seed: number; mode?: string; total?: number; ids?: string[]; during?: () => Promise<void> },
+  ) {
     receivers.push(receiver);
     const registered = await stack.addReceiver(receiver.url);
-    if (options.mode) await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, registered.id, { mode: options.mode });
+    if (options.mode)
+      await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, registered.id, {
+        mode: options.mode,
+      });
     const ids = options.ids ?? Array.from({ length: RECORDS }, () => randomUUID());
-    const changes = await Promise.all([churn(stack.api.writes, ids, { total: options.total ?? CHANGES, writers: WRITERS, random: seededRandom(options.seed) }), options.during?.()]);
+    const changes = await Promise.all([
+      churn(stack.api.writes, ids, {
+        total: options.total ?? CHANGES,
+        writers: WRITERS,
+        random: seededRandom(options.seed),
+      }),
+      options.during?.(),
+    ]);
     await drained(testDb(), 60_000);
     expect(changes[0].writes, 'enough changes made').to.be.greaterThan((options.total ?? CHANGES) / 2);
     return { ids, receiverId: registered.id };
@@ -64,24 +97,41 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
   const forget = (receiverId: string) => testDb().pool.query('delete from receiver where id = $1', [receiverId]);
 
   it('ALL_EVENTS: a contract-following receiver without version checks ends exact', async () => {
-    const receiver = await startNaiveReceiver({ failRate: FAIL_RATE, jitterMs: JITTER_MS, random: seededRandom(SEED + 1) });
+    const receiver = await startNaiveReceiver({
+      failRate: FAIL_RATE,
+      jitterMs: JITTER_MS,
+      random: seededRandom(SEED + 1),
+    });
     const { ids, receiverId } = await scenario(receiver, { seed: SEED });
     await forget(receiverId);
-    expect(receiver.stats.requests - receiver.stats.acknowledged, 'about 40% failed').to.be.greaterThan(receiver.stats.requests * 0.25);
+    expect(receiver.stats.requests - receiver.stats.acknowledged, 'about 40% failed').to.be.greaterThan(
+      receiver.stats.requests * 0.25,
+    );
     expect(await driftFromCatalog(stack.api, key, ids, receiver.records)).to.deep.equal(NO_DRIFT);
   });
 
   it('LATEST_STATE: the same receiver ends exact, with fewer deliveries', async () => {
-    const receiver = await startNaiveReceiver({ failRate: FAIL_RATE, jitterMs: JITTER_MS, random: seededRandom(SEED + 2) });
+    const receiver = await startNaiveReceiver({
+      failRate: FAIL_RATE,
+      jitterMs: JITTER_MS,
+      random: seededRandom(SEED + 2),
+    });
     const { ids, receiverId } = await scenario(receiver, { seed: SEED + 3, mode: 'latest-state' });
-    const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from delivery_attempt where receiver_id = $1 and outcome = 'superseded'`, [receiverId]);
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      `select count(*)::int as n from delivery_attempt where receiver_id = $1 and outcome = 'superseded'`,
+      [receiverId],
+    );
     await forget(receiverId);
     expect(rows[0]!.n, 'deliveries superseded').to.be.greaterThan(0);
     expect(await driftFromCatalog(stack.api, key, ids, receiver.records)).to.deep.equal(NO_DRIFT);
   });
 
   it('ALL_EVENTS with a worker process killed with SIGKILL mid-flight: ends exact', async () => {
-    const receiver = await startNaiveReceiver({ failRate: FAIL_RATE, jitterMs: JITTER_MS, random: seededRandom(SEED + 4) });
+    const receiver = await startNaiveReceiver({
+      failRate: FAIL_RATE,
+      jitterMs: JITTER_MS,
+      random: seededRandom(SEED + 4),
+    });
     const child: RoleProcess = await startRoleProcess('worker', {
       SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -106,7 +156,11 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
   });
 
   it('after an outage: dead letters replayed once newer changes were delivered do not regress the copy', async () => {
-    const receiver = await startNaiveReceiver({ failRate: FAIL_RATE, jitterMs: JITTER_MS, random: seededRandom(SEED + 6) });
+    const receiver = await startNaiveReceiver({
+      failRate: FAIL_RATE,
+      jitterMs: JITTER_MS,
+      random: seededRandom(SEED + 6),
+    });
     const ids = Array.from({ length: RECORDS }, () => randomUUID());
     // The outage: every delivery fails; the operator gives up and disables the receiver, which
     // makes its open deliveries dead letters; enabled again, it gets the newer changes.
@@ -121,9 +175,15 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
     await churn(stack.api.writes, ids, { total: CHANGES / 2, writers: WRITERS, random: seededRandom(SEED + 8) });
     await drained(testDb(), 60_000);
     const outage = { receiverId };
-    const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $2 and data->>'receiverId' = $1`, [outage.receiverId, DEAD_LETTER_QUEUE]);
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      `select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $2 and data->>'receiverId' = $1`,
+      [outage.receiverId, DEAD_LETTER_QUEUE],
+    );
     expect(rows[0]!.n, 'dead letters from the outage').to.be.greaterThan(20);
-    const replay = await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: outage.receiverId });
+    const replay = await replayDeadLetters(
+      { pool: testDb().pool, boss: stack.boss },
+      { receiverId: outage.receiverId },
+    );
     await drained(testDb(), 60_000);
     await forget(outage.receiverId);
     expect(replay.superseded, 'letters skipped as superseded').to.be.greaterThan(0);
@@ -131,7 +191,12 @@ describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
   });
 
   it('a receiver built on the kit (LATEST_STATE, duplicates and late old events injected) ends exact', async () => {
-    const receiver = await startKitReceiver({ failRate: FAIL_RATE, jitterMs: JITTER_MS, duplicateRate: 0.3, random: seededRandom(SEED + 9) });
+    const receiver = await startKitReceiver({
+      failRate: FAIL_RATE,
+      jitterMs: JITTER_MS,
+      duplicateRate: 0.3,
+      random: seededRandom(SEED + 9),
+    });
     const { ids, receiverId } = await scenario(receiver, { seed: SEED + 10, mode: 'latest-state' });
     await receiver.close();
     await forget(receiverId);

@@ -37,7 +37,10 @@ function startWorkerProcess(): Promise<ChildProcess> {
     child.on('exit', (code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
   });
 }
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
+  );
 
 describe('webhook delivery across a worker crash', function () {
   this.timeout(90_000);
@@ -64,7 +67,8 @@ describe('webhook delivery across a worker crash', function () {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+    return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id]))
+      .rows[0]!.id;
   }
 
   it('delivers every event after the worker is killed with SIGKILL mid-delivery and started again', async () => {
@@ -79,9 +83,13 @@ describe('webhook delivery across a worker crash', function () {
     const answered = () => new Set(receiver.requests.slice(1).map((r) => String(r.headers['x-service-event-id'])));
     await eventually(async () => events.every((id) => answered().has(id)), 30_000, 'every event answered 2xx');
     // The interrupted delivery was sent again: at least once, with the same event id.
-    expect(receiver.requests.filter((r) => r.headers['x-service-event-id'] === held!.headers['x-service-event-id']).length).to.be.at.least(2);
+    expect(
+      receiver.requests.filter((r) => r.headers['x-service-event-id'] === held!.headers['x-service-event-id']).length,
+    ).to.be.at.least(2);
     // ... and the attempt cut short by the kill is in the attempt log.
-    const { rows } = await testDb().pool.query('select outcome from delivery_attempt where event_id = $1', [held!.headers['x-service-event-id']]);
+    const { rows } = await testDb().pool.query('select outcome from delivery_attempt where event_id = $1', [
+      held!.headers['x-service-event-id'],
+    ]);
     expect(rows.map((r) => r.outcome)).to.include('worker_lost');
 
     worker.kill('SIGTERM');

@@ -43,14 +43,34 @@ describe('receiver delivery modes', function () {
       { input: { url: 'https://hooks.example.org/b', deliveryMode: 'LATEST_STATE' } },
     );
     expect(created.body.data?.createWebhookReceiver.deliveryMode).to.equal('LATEST_STATE');
-    const refused = await graphql(stack.api, key, `mutation($input: CreateWebhookReceiverInput!) { createWebhookReceiver(input: $input) { id } }`, {
-      input: { url: 'https://hooks.example.org/c', deliveryMode: 'SOMETIMES' },
-    });
+    const refused = await graphql(
+      stack.api,
+      key,
+      `
+        mutation ($input: CreateWebhookReceiverInput!) {
+          createWebhookReceiver(input: $input) {
+            id
+          }
+        }
+      `,
+      {
+        input: { url: 'https://hooks.example.org/c', deliveryMode: 'SOMETIMES' },
+      },
+    );
     expect(refused.body.errors?.[0]?.extensions?.code).to.equal('BAD_USER_INPUT');
   });
 
   it('CLI: --mode latest-state on add and update, shown by receivers list; an unknown mode exits 2', async () => {
-    const added = await cli('receivers', 'add', '--url', 'https://hooks.example.org/cli', '--unsigned', '--mode', 'latest-state', '--json');
+    const added = await cli(
+      'receivers',
+      'add',
+      '--url',
+      'https://hooks.example.org/cli',
+      '--unsigned',
+      '--mode',
+      'latest-state',
+      '--json',
+    );
     expect(added.code, added.stderr).to.equal(0);
     const { id, deliveryMode } = json<{ id: string; deliveryMode: string }>(added.stdout);
     expect(deliveryMode).to.equal('LATEST_STATE');

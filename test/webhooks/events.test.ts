@@ -28,19 +28,31 @@ describe('webhook events (CONTRACT.md section 5)', () => {
   });
 
   const eventsOf = async (resourceId: string) =>
-    (await testDb().pool.query<{ id: string; type: string; version: string; body: string }>('select id, type, version, body from event where resource_id = $1 order by occurred_at, id', [resourceId])).rows;
-  const deliveriesOf = (resourceId: string) => receiver.requests.filter((r) => (JSON.parse(r.body.toString()) as Body).resource.id === resourceId);
+    (
+      await testDb().pool.query<{ id: string; type: string; version: string; body: string }>(
+        'select id, type, version, body from event where resource_id = $1 order by occurred_at, id',
+        [resourceId],
+      )
+    ).rows;
+  const deliveriesOf = (resourceId: string) =>
+    receiver.requests.filter((r) => (JSON.parse(r.body.toString()) as Body).resource.id === resourceId);
   /** Waits until the receiver has every stored event of the record, and returns their bodies in order. */
   async function delivered(resourceId: string): Promise<string[]> {
     const stored = await eventsOf(resourceId);
     const deadline = Date.now() + 5000;
-    while (deliveriesOf(resourceId).length < stored.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (deliveriesOf(resourceId).length < stored.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const bodies = deliveriesOf(resourceId).map((r) => r.body.toString('utf8'));
     expect(bodies.toSorted()).to.deep.equal(stored.map((e) => e.body).toSorted());
     return stored.map((e) => e.body);
   }
   // resource.version (CONTRACT.md section 11) is the stored event's; test/events/resource-version.test.ts checks its values.
-  const expectedBody = (event: { id: string; type: string; version: string }, resourceId: string, occurredAt: string, data: string) =>
+  const expectedBody = (
+    event: { id: string; type: string; version: string },
+    resourceId: string,
+    occurredAt: string,
+    data: string,
+  ) =>
     `{"id":"${event.id}","type":"${event.type}","occurredAt":"${occurredAt}","resource":{"type":"LEARNING_OPPORTUNITY","id":"${resourceId}","version":${event.version}},"data":${data}}`;
 
   it('draft -> PUBLISHED delivers LEARNING_OPPORTUNITY_PUBLISHED whose data is the GET bytes', async () => {
@@ -59,14 +71,22 @@ describe('webhook events (CONTRACT.md section 5)', () => {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Applied Data Engineering, 2nd edition' }));
-    await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Applied Data Engineering, 2nd edition' })); // identical
+    await stack.api.writes.upsert(
+      parseLearningOpportunityInput({ ...input, title: 'Applied Data Engineering, 2nd edition' }),
+    );
+    await stack.api.writes.upsert(
+      parseLearningOpportunityInput({ ...input, title: 'Applied Data Engineering, 2nd edition' }),
+    ); // identical
     const get = await getJson(stack.api, `/v1/learning-opportunities/${input.id}`, key);
     const events = await eventsOf(input.id);
     expect(events.map((e) => e.type)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_UPDATED']);
     const bodies = await delivered(input.id);
-    expect(bodies[1]).to.equal(expectedBody(events[1]!, input.id, (get.body as { updatedAt: string }).updatedAt, get.text));
-    expect((JSON.parse(bodies[1]!) as { data: { title: string } }).data.title).to.equal('Applied Data Engineering, 2nd edition');
+    expect(bodies[1]).to.equal(
+      expectedBody(events[1]!, input.id, (get.body as { updatedAt: string }).updatedAt, get.text),
+    );
+    expect((JSON.parse(bodies[1]!) as { data: { title: string } }).data.title).to.equal(
+      'Applied Data Engineering, 2nd edition',
+    );
   });
 
   it('PUBLISHED -> ARCHIVED delivers ARCHIVED with the archived snapshot; editing the archived record delivers nothing', async () => {
@@ -76,7 +96,10 @@ describe('webhook events (CONTRACT.md section 5)', () => {
     const archivedDoc = await stack.api.writes.archive(input.id);
     await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited while archived' }));
     const events = await eventsOf(input.id);
-    expect(events.map((e) => e.type)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_ARCHIVED']);
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'LEARNING_OPPORTUNITY_PUBLISHED',
+      'LEARNING_OPPORTUNITY_ARCHIVED',
+    ]);
     const bodies = await delivered(input.id);
     const archived = JSON.parse(archivedDoc) as { status: string; updatedAt: string };
     expect(archived.status).to.equal('ARCHIVED');
@@ -110,7 +133,11 @@ describe('webhook events (CONTRACT.md section 5)', () => {
       const deleted = JSON.parse(bodies.at(-1)!) as Body;
       expect(deleted.data).to.equal(null);
       expect(bodies.at(-1)).to.match(/,"data":null\}$/);
-      expect(deleted.resource).to.deep.equal({ type: 'LEARNING_OPPORTUNITY', id: input.id, version: archiveFirst ? 3 : 2 });
+      expect(deleted.resource).to.deep.equal({
+        type: 'LEARNING_OPPORTUNITY',
+        id: input.id,
+        version: archiveFirst ? 3 : 2,
+      });
     }
   });
 

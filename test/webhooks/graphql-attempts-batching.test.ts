@@ -42,7 +42,10 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
   const history = new Map<string, Attempt[]>();
   const expected = (eventId: string, page: Page = {}) => {
     const offset = page.offset ?? 0;
-    return history.get(eventId)!.filter((a) => !page.receiverId || a.receiverId === page.receiverId).slice(offset, offset + (page.limit ?? 20));
+    return history
+      .get(eventId)!
+      .filter((a) => !page.receiverId || a.receiverId === page.receiverId)
+      .slice(offset, offset + (page.limit ?? 20));
   };
 
   before(async () => {
@@ -59,7 +62,9 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
     expect(eventIds).to.have.length(EVENTS);
     // The feed shows an event once no older transaction of the cluster is open (feed/feed-reads.ts):
     // other test files share the cluster.
-    const feed = async () => (await graphql<{ events: { results: unknown[] } }>(api, key, '{ events(limit: 100) { results { id } } }')).body.data?.events.results.length;
+    const feed = async () =>
+      (await graphql<{ events: { results: unknown[] } }>(api, key, '{ events(limit: 100) { results { id } } }')).body
+        .data?.events.results.length;
     await eventually(async () => (await feed()) === EVENTS, 15_000, 'every event in the feed');
 
     // Round robin over the events, so that consecutive ids belong to different events and a limit
@@ -69,7 +74,11 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
     for (let round = 0; round < 4; round++) {
       eventIds.forEach((eventId, i) => {
         if (round >= attemptsOf(i)) return;
-        const attempt = { id: String(FIRST_ATTEMPT_ID + rows.length), receiverId: round % 2 ? receiverB : receiverA, attempt: round + 1 };
+        const attempt = {
+          id: String(FIRST_ATTEMPT_ID + rows.length),
+          receiverId: round % 2 ? receiverB : receiverA,
+          attempt: round + 1,
+        };
         rows.push({ ...attempt, eventId });
         history.get(eventId)!.push(attempt);
       });
@@ -87,7 +96,11 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
   });
 
   it('runs one attempts statement for 25 events, each event with its own attempts oldest first, [] for none', async () => {
-    const res = await graphql<{ events: { results: { id: string; attempts: Attempt[] }[] } }>(api, key, `{ events(limit: 100) { results { id attempts { ${ATTEMPT_FIELDS} } } } }`);
+    const res = await graphql<{ events: { results: { id: string; attempts: Attempt[] }[] } }>(
+      api,
+      key,
+      `{ events(limit: 100) { results { id attempts { ${ATTEMPT_FIELDS} } } } }`,
+    );
     expect(res.body.errors).to.equal(undefined);
     const results = res.body.data!.events.results;
     expect(results.map((e) => e.id).sort()).to.deep.equal(eventIds);
@@ -98,7 +111,18 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
   });
 
   it('batches by arguments: one statement per receiverId/limit/offset, each event filtered and paged on its own', async () => {
-    const res = await graphql<{ events: { results: { id: string; all: Attempt[]; paged: Attempt[]; ofB: Attempt[]; ofAPaged: Attempt[]; alsoAll: Attempt[] }[] } }>(
+    const res = await graphql<{
+      events: {
+        results: {
+          id: string;
+          all: Attempt[];
+          paged: Attempt[];
+          ofB: Attempt[];
+          ofAPaged: Attempt[];
+          alsoAll: Attempt[];
+        }[];
+      };
+    }>(
       api,
       key,
       `query($a: ID!, $b: ID!) { events(limit: 100) { results { id
@@ -118,7 +142,9 @@ describe('GraphQL: a page of events reads its attempts in one statement', () => 
       expect(event.alsoAll, event.id).to.deep.equal(expected(event.id));
       expect(event.paged, event.id).to.deep.equal(expected(event.id, { limit: 2, offset: 1 }));
       expect(event.ofB, event.id).to.deep.equal(expected(event.id, { receiverId: receiverB }));
-      expect(event.ofAPaged, event.id).to.deep.equal(expected(event.id, { receiverId: receiverA, limit: 1, offset: 1 }));
+      expect(event.ofAPaged, event.id).to.deep.equal(
+        expected(event.id, { receiverId: receiverA, limit: 1, offset: 1 }),
+      );
     }
     const four = eventIds.find((id) => history.get(id)!.length === 4)!;
     expect(expected(four, { limit: 2, offset: 1 }).map((a) => a.attempt)).to.deep.equal([2, 3]);

@@ -41,7 +41,11 @@ describe('deliveries in progress per receiver', () => {
       await blocker.query('commit');
       blocker.release();
     }
-    await eventually(async () => (await testDb().pool.query('select count(*)::int as n from delivery_attempt')).rows[0].n === 2, 5000, 'both attempts recorded');
+    await eventually(
+      async () => (await testDb().pool.query('select count(*)::int as n from delivery_attempt')).rows[0].n === 2,
+      5000,
+      'both attempts recorded',
+    );
     expect(receiver.requests).to.have.length(2);
   });
 });

@@ -37,7 +37,10 @@ describe('webhook receiver isolation', () => {
       committedAt.set(input.id, Date.now());
     }
     const delivered = await fast.waitFor(8, 12_000);
-    const latencies = delivered.map((r) => r.arrivedAt - committedAt.get((JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id)!);
+    const latencies = delivered.map(
+      (r) =>
+        r.arrivedAt - committedAt.get((JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id)!,
+    );
     // Each one before the slow receiver's first timeout (15 s) could have freed a slot (typically
     // within tens of ms; the bound is generous for a loaded 2-core machine).
     expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).to.be.below(10_000);

@@ -20,7 +20,7 @@ describe('webhook delivery latency', () => {
     await receiver.close();
   });
 
-  it('delivers each of several events on its commit\'s notification, long before the worker\'s 60 s poll', async () => {
+  it("delivers each of several events on its commit's notification, long before the worker's 60 s poll", async () => {
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
       const input = buildLearningOpportunityInput();

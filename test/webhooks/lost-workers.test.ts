@@ -39,11 +39,22 @@ describe('deliveries of a worker that died', function () {
   }
 
   const attempts = async (eventId: string) =>
-    (await testDb().pool.query<{ attempt: number; outcome: string; error: string | null }>('select attempt, outcome, error from delivery_attempt where event_id = $1 order by id', [eventId])).rows;
+    (
+      await testDb().pool.query<{ attempt: number; outcome: string; error: string | null }>(
+        'select attempt, outcome, error from delivery_attempt where event_id = $1 order by id',
+        [eventId],
+      )
+    ).rows;
 
   it('records the lost attempt as worker_lost when its expired job comes back, then delivers it', async () => {
     const { eventId } = await claimAndDie({ lostRetryLimit: 2 });
-    const worker = await startDeliveryWorker({ boss: stack!.boss, pool: stack!.db.pool, config: stack!.config, logger: silentLogger, secrets: testSecrets });
+    const worker = await startDeliveryWorker({
+      boss: stack!.boss,
+      pool: stack!.db.pool,
+      config: stack!.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
     try {
       const [request] = await receiver.waitFor(1, 20_000);
       expect(request!.headers['x-service-event-id']).to.equal(eventId);
@@ -59,11 +70,19 @@ describe('deliveries of a worker that died', function () {
 
   it('lists a delivery pg-boss dead-lettered after its lost-worker retries like any dead letter, and replays it', async () => {
     const { eventId, receiverId } = await claimAndDie({ lostRetryLimit: 0 });
-    const [dead] = await eventually(async () => {
-      const list = await listDeadLetters(testDb().pool);
-      return list.length > 0 && list;
-    }, 20_000, 'a dead letter');
+    const [dead] = await eventually(
+      async () => {
+        const list = await listDeadLetters(testDb().pool);
+        return list.length > 0 && list;
+      },
+      20_000,
+      'a dead letter',
+    );
     expect(dead).to.include({ eventId, receiverId, attempts: 1, lastError: 'worker_lost' });
-    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack!.boss })).to.deep.equal({ replayed: 1, superseded: 0, remaining: 0 });
+    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack!.boss })).to.deep.equal({
+      replayed: 1,
+      superseded: 0,
+      remaining: 0,
+    });
   });
 });

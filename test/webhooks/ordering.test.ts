@@ -17,12 +17,23 @@ import { updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, pendingDeliveries, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import {
+  eventually,
+  pendingDeliveries,
+  resetWebhooks,
+  startWebhookStack,
+  testSecrets,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Body = { id: string; type: string; resource: { id: string; version: number } };
 const bodyOf = (r: ReceivedRequest) => JSON.parse(r.body.toString()) as Body;
-const versionsOf = (requests: ReceivedRequest[], resourceId: string) => requests.map(bodyOf).filter((b) => b.resource.id === resourceId).map((b) => b.resource.version);
+const versionsOf = (requests: ReceivedRequest[], resourceId: string) =>
+  requests
+    .map(bodyOf)
+    .filter((b) => b.resource.id === resourceId)
+    .map((b) => b.resource.version);
 
 describe('per-record order of deliveries', function () {
   this.timeout(60_000);
@@ -43,23 +54,34 @@ describe('per-record order of deliveries', function () {
     const input = buildLearningOpportunityInput({ id: resourceId });
     await stack!.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack!.api.writes.publish(resourceId);
-    for (let i = 0; i < updates; i++) await stack!.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
+    for (let i = 0; i < updates; i++)
+      await stack!.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
   }
 
-  it('holds a record\'s later events while its first one is retried, and sends other records meanwhile', async () => {
+  it("holds a record's later events while its first one is retried, and sends other records meanwhile", async () => {
     stack = await startWebhookStack({ config: { backoffBaseMs: 300, backoffMaxMs: 300, maxAttempts: 6 } });
     await stack.addReceiver(receiver.url);
     const [slow, other] = [randomUUID(), randomUUID()];
     // The slow record's first delivery fails until released; everything else succeeds.
     let hold = true;
-    receiver.reply((r) => (hold && bodyOf(r).resource.id === slow && bodyOf(r).resource.version === 1 ? { status: 503 } : { status: 200 }));
+    receiver.reply((r) =>
+      hold && bodyOf(r).resource.id === slow && bodyOf(r).resource.version === 1 ? { status: 503 } : { status: 200 },
+    );
     await changes(slow, 3);
     await changes(other, 3);
-    await eventually(async () => versionsOf(receiver.requests, other).length === 4 && versionsOf(receiver.requests, slow).length >= 2, 10_000, "the other record's four deliveries, and a retry");
+    await eventually(
+      async () => versionsOf(receiver.requests, other).length === 4 && versionsOf(receiver.requests, slow).length >= 2,
+      10_000,
+      "the other record's four deliveries, and a retry",
+    );
     // While the slow record's first delivery fails and waits for its retries, none of its later events is sent.
     expect(versionsOf(receiver.requests, slow).every((v) => v === 1)).to.equal(true);
     hold = false;
-    await eventually(async () => versionsOf(receiver.requests, slow).at(-1) === 4, 10_000, "the slow record's deliveries");
+    await eventually(
+      async () => versionsOf(receiver.requests, slow).at(-1) === 4,
+      10_000,
+      "the slow record's deliveries",
+    );
     expect(versionsOf(receiver.requests, slow).filter((v) => v > 1)).to.deep.equal([2, 3, 4]);
     expect(versionsOf(receiver.requests, other)).to.deep.equal([1, 2, 3, 4]);
   });
@@ -70,7 +92,11 @@ describe('per-record order of deliveries', function () {
     const id = randomUUID();
     receiver.reply((r) => (bodyOf(r).resource.version === 1 ? { status: 500 } : { status: 200 }));
     await changes(id, 2);
-    await eventually(async () => versionsOf(receiver.requests, id).length === 4, 5000, 'two failures of version 1, then versions 2 and 3');
+    await eventually(
+      async () => versionsOf(receiver.requests, id).length === 4,
+      5000,
+      'two failures of version 1, then versions 2 and 3',
+    );
     expect(versionsOf(receiver.requests, id)).to.deep.equal([1, 1, 2, 3]);
   });
 
@@ -83,7 +109,13 @@ describe('per-record order of deliveries', function () {
     const claimed = await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] });
     expect(claimed).to.have.length(1); // claimed, and the worker "dies"
     await stack.api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: 'Later' })));
-    const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
+    const worker = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
     try {
       await eventually(async () => versionsOf(receiver.requests, id).length === 2, 20_000, 'both deliveries');
       expect(versionsOf(receiver.requests, id)).to.deep.equal([1, 2]);
@@ -97,9 +129,18 @@ describe('per-record order of deliveries', function () {
     await stack.addReceiver(receiver.url);
     const id = randomUUID();
     await changes(id, 0);
-    expect(await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] })).to.have.length(1);
+    expect(await fetchDeliveries(stack.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] })).to.have.length(
+      1,
+    );
     await stack.api.writes.upsert(parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: 'Later' })));
-    const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets, laneSweepMs: 300 });
+    const worker = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+      laneSweepMs: 300,
+    });
     try {
       // Version 1 became pg-boss's dead letter; version 2 goes out once the sweeper sees the head gone.
       await eventually(async () => versionsOf(receiver.requests, id).length === 1, 20_000, 'the later delivery');
@@ -117,17 +158,29 @@ describe('per-record order of deliveries', function () {
     await changes(id, 2);
     await testDb().pool.query(`delete from ${BOSS_SCHEMA}.job where name = $1`, [DELIVERY_QUEUE]);
     await testDb().pool.query('delete from delivery_lane');
-    const { rows: events } = await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1 order by version desc', [id]);
-    for (const e of events) await enqueueDeliveries(stack.boss, stack.boss.getDb(), [{ eventId: e.id, receiverId, attempt: 1 }]);
+    const { rows: events } = await testDb().pool.query<{ id: string }>(
+      'select id from event where resource_id = $1 order by version desc',
+      [id],
+    );
+    for (const e of events)
+      await enqueueDeliveries(stack.boss, stack.boss.getDb(), [{ eventId: e.id, receiverId, attempt: 1 }]);
     expect((await pendingDeliveries(receiverId)).length).to.equal(3);
     // Back before the lanes migration, and through it again.
     const db = testDb();
-    await db.pool.query(`delete from mikro_orm_migrations where name in ('Migration20261203000100_delivery_lanes', 'Migration20261203000200_delivery_mode')`);
+    await db.pool.query(
+      `delete from mikro_orm_migrations where name in ('Migration20261203000100_delivery_lanes', 'Migration20261203000200_delivery_mode')`,
+    );
     await db.pool.query(`drop table delivery_lane; alter table receiver drop column delivery_mode`);
     await migrate(db.url, 3000, [...catalogEntities, ...apiKeyEntities]);
     const { rows: jobs } = await db.pool.query(`select 1 from ${BOSS_SCHEMA}.job where name = $1`, [DELIVERY_QUEUE]);
     expect(jobs, 'one job left in the queue: the head').to.have.length(1);
-    const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
+    const worker = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
     try {
       await eventually(async () => versionsOf(receiver.requests, id).length === 3, 10_000, 'three deliveries');
       expect(versionsOf(receiver.requests, id)).to.deep.equal([1, 2, 3]);
@@ -139,18 +192,34 @@ describe('per-record order of deliveries', function () {
   it('LATEST_STATE: after an outage, at most one delivery per changed record, the newest', async () => {
     stack = await startWebhookStack({ config: { backoffBaseMs: 200, backoffMaxMs: 200, maxAttempts: 20 } });
     const { id: receiverId } = await stack.addReceiver(receiver.url);
-    await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, receiverId, { mode: 'latest-state' });
+    await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, receiverId, {
+      mode: 'latest-state',
+    });
     receiver.reply({ status: 503 });
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids) await changes(id, 4);
     // The outage: every first delivery has failed at least once; then the receiver is back.
-    await eventually(async () => new Set(receiver.requests.map((r) => bodyOf(r).resource.id)).size === 3, 5000, 'each record tried');
+    await eventually(
+      async () => new Set(receiver.requests.map((r) => bodyOf(r).resource.id)).size === 3,
+      5000,
+      'each record tried',
+    );
     const failed = receiver.requests.length;
     receiver.reply({ status: 200 });
-    await eventually(async () => (await pendingDeliveries(receiverId)).length === 0 && (await testDb().pool.query(`select 1 from ${BOSS_SCHEMA}.job where name = $1`, [DELIVERY_QUEUE])).rowCount === 0, 10_000, 'drained');
+    await eventually(
+      async () =>
+        (await pendingDeliveries(receiverId)).length === 0 &&
+        (await testDb().pool.query(`select 1 from ${BOSS_SCHEMA}.job where name = $1`, [DELIVERY_QUEUE])).rowCount ===
+          0,
+      10_000,
+      'drained',
+    );
     const after = receiver.requests.slice(failed).filter((r) => r.headers['x-service-event-id']);
     for (const id of ids) expect(versionsOf(after, id), `record ${id}`).to.deep.equal([5]);
-    const { rows } = await testDb().pool.query<{ n: number }>(`select count(*)::int as n from delivery_attempt where receiver_id = $1 and outcome = 'superseded'`, [receiverId]);
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      `select count(*)::int as n from delivery_attempt where receiver_id = $1 and outcome = 'superseded'`,
+      [receiverId],
+    );
     expect(rows[0]!.n, 'superseded attempt rows').to.be.at.least(3 * 3);
   });
 
@@ -160,17 +229,27 @@ describe('per-record order of deliveries', function () {
     const id = randomUUID();
     await changes(id, 2);
     await eventually(async () => versionsOf(receiver.requests, id).length === 3, 5000, 'three deliveries');
-    const { rows: events } = await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1 order by version', [id]);
+    const { rows: events } = await testDb().pool.query<{ id: string }>(
+      'select id from event where resource_id = $1 order by version',
+      [id],
+    );
     const [v1, , v3] = events.map((e) => e.id);
     // An old dead letter of version 1 (as if it had died in an outage long ago), and one of version 3.
     await stack.boss.insert('webhook-dead-letter', [{ data: { eventId: v1, receiverId, attempts: 4 } }]);
-    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId })).to.deep.equal({ replayed: 0, superseded: 1, remaining: 0 });
+    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId })).to.deep.equal({
+      replayed: 0,
+      superseded: 1,
+      remaining: 0,
+    });
     expect((await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, v1!, receiverId)).superseded).to.equal(1);
     // The latest one is not superseded by itself.
     expect((await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, v3!, receiverId)).superseded).to.equal(0);
     await eventually(async () => versionsOf(receiver.requests, id).length === 4, 5000, 'the redelivered latest');
     // --include-superseded sends the old one anyway.
-    expect((await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, v1!, receiverId, { includeSuperseded: true })).superseded).to.equal(0);
+    expect(
+      (await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, v1!, receiverId, { includeSuperseded: true }))
+        .superseded,
+    ).to.equal(0);
     await eventually(async () => versionsOf(receiver.requests, id).length === 5, 5000, 'the old one, on request');
     expect(versionsOf(receiver.requests, id)).to.deep.equal([1, 2, 3, 3, 1]);
   });

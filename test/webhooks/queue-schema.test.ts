@@ -13,7 +13,14 @@ import { deliveryCountsByReceiverSql, removeReceiverJobs } from '../../src/webho
 import { deadLetterDeliveries, eventsHeldByJobs } from '../../src/webhooks/queue/retention-holds.ts';
 import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/settle-jobs.ts';
 import { testDb } from '../hooks.ts';
-import { insertBareEvent, insertDeadLetter, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  insertBareEvent,
+  insertDeadLetter,
+  removeBareEvent,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 
 // What webhooks/queue/'s statements read or write, by PostgreSQL type name (information_schema udt_name).
 const EXPECTED_COLUMNS: Record<string, Record<string, string>> = {
@@ -80,16 +87,23 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
       [BOSS_SCHEMA, Object.keys(EXPECTED_COLUMNS)],
     );
     for (const [table, columns] of Object.entries(EXPECTED_COLUMNS)) {
-      const actual = Object.fromEntries(rows.filter((r) => r.table_name === table).map((r) => [r.column_name, r.udt_name]));
+      const actual = Object.fromEntries(
+        rows.filter((r) => r.table_name === table).map((r) => [r.column_name, r.udt_name]),
+      );
       const wanted = Object.fromEntries(Object.keys(columns).map((c) => [c, actual[c] ?? '(missing)']));
       expect(wanted, `${BOSS_SCHEMA}.${table}`).to.deep.equal(columns);
     }
-    const states = await testDb().pool.query<{ states: string[] }>(`select enum_range(null::${BOSS_SCHEMA}.job_state)::text[] as states`);
+    const states = await testDb().pool.query<{ states: string[] }>(
+      `select enum_range(null::${BOSS_SCHEMA}.job_state)::text[] as states`,
+    );
     expect(states.rows[0]!.states).to.deep.equal(JOB_STATES);
     const clock = await testDb().pool.query(`select pg_typeof(${BOSS_SCHEMA}.job_now())::text as type`);
     expect(clock.rows[0].type).to.equal('timestamp with time zone');
     // Partitioned by queue name: the counts read only the webhook queues' partitions.
-    const kind = await testDb().pool.query(`select c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = 'job'`, [BOSS_SCHEMA]);
+    const kind = await testDb().pool.query(
+      `select c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = 'job'`,
+      [BOSS_SCHEMA],
+    );
     expect(kind.rows[0]?.relkind).to.equal('p');
   });
 
@@ -106,8 +120,11 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
         { eventId: waiting, receiverId, attempt: 2, delayMs: 60_000 },
       ]);
       await insertDeadLetter(stack.boss, { eventId: dead, receiverId, attempts: 4 });
-      await pool.query(`insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered)
-                        values ($1, $2, 4, now(), 5, 500, 'http_error', true), ($3, $2, 1, now(), 5, 200, 'success', false)`, [dead, receiverId, free]);
+      await pool.query(
+        `insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered)
+                        values ($1, $2, 4, now(), 5, 500, 'http_error', true), ($3, $2, 1, now(), 5, 200, 'success', false)`,
+        [dead, receiverId, free],
+      );
 
       expect(await bossInstalled(pool)).to.equal(true);
       expect(await queueSchemaState(pool, 1000)).to.equal('ready');
@@ -118,7 +135,10 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
 
       const held = await eventsHeldByJobs(pool, [waiting, dead, free]);
       expect([...held].sort()).to.deep.equal([waiting, dead].sort());
-      const attempts = await pool.query<{ eventId: string; receiverId: string }>('select event_id as "eventId", receiver_id as "receiverId" from delivery_attempt where receiver_id = $1', [receiverId]);
+      const attempts = await pool.query<{ eventId: string; receiverId: string }>(
+        'select event_id as "eventId", receiver_id as "receiverId" from delivery_attempt where receiver_id = $1',
+        [receiverId],
+      );
       const kept = await deadLetterDeliveries(pool, attempts.rows);
       expect([...kept].map((key) => key.split('/')[0])).to.deep.equal([dead]);
 
@@ -130,7 +150,9 @@ describe("pg-boss's schema as queue.ts relies on it", () => {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        expect(await takeDeadLetters(client, receiverId, 10)).to.deep.equal([{ eventId: dead, receiverId, attempts: 4, reason: null }]);
+        expect(await takeDeadLetters(client, receiverId, 10)).to.deep.equal([
+          { eventId: dead, receiverId, attempts: 4, reason: null },
+        ]);
         // The two waiting deliveries (attempts 1 and 2) become dead letters after 0 and 1 attempts.
         expect(await setAsideWaitingDeliveries(client, [receiverId])).to.equal(2);
         expect(await takeDeadLetters(client, receiverId, 10)).to.have.deep.members([

@@ -3,7 +3,12 @@
 // the others settled with it.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DELIVERY_QUEUE, type DeliveryJobData, enqueueDeliveries, fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import {
+  DELIVERY_QUEUE,
+  type DeliveryJobData,
+  enqueueDeliveries,
+  fetchDeliveries,
+} from '../../src/webhooks/queue/boss.ts';
 import { createAttemptRecorder } from '../../src/webhooks/delivery/record-attempt.ts';
 import { storedExcerpt } from '../../src/webhooks/delivery/send-webhook.ts';
 import { silentLogger } from '../support/api.ts';
@@ -40,15 +45,21 @@ describe('receiver answers the database cannot store as they are', () => {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    const eventId = (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id;
+    const eventId = (
+      await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])
+    ).rows[0]!.id;
 
-    const rows = await eventually(async () => {
-      const { rows } = await testDb().pool.query<{ receiver_id: string; outcome: string; response_excerpt: string }>(
-        'select receiver_id, outcome, response_excerpt from delivery_attempt where event_id = $1',
-        [eventId],
-      );
-      return rows.length === 3 && rows;
-    }, 5000, 'an attempt row per receiver');
+    const rows = await eventually(
+      async () => {
+        const { rows } = await testDb().pool.query<{ receiver_id: string; outcome: string; response_excerpt: string }>(
+          'select receiver_id, outcome, response_excerpt from delivery_attempt where event_id = $1',
+          [eventId],
+        );
+        return rows.length === 3 && rows;
+      },
+      5000,
+      'an attempt row per receiver',
+    );
     // Settled: no job is left that could be handed out again, so each receiver got it exactly once.
     expect(await jobs(DELIVERY_QUEUE, { eventId })).to.deep.equal([]);
     for (const [name, { receiver, id }] of byName) {
@@ -57,9 +68,13 @@ describe('receiver answers the database cannot store as they are', () => {
       expect(row.outcome, name).to.equal('success');
       expect(row.response_excerpt, name).to.not.include('\0');
     }
-    expect(rows.find((r) => r.receiver_id === byName.get('nul')!.id)!.response_excerpt).to.equal('ok\uFFFD\uFFFDthen\uFFFDmore');
+    expect(rows.find((r) => r.receiver_id === byName.get('nul')!.id)!.response_excerpt).to.equal(
+      'ok\uFFFD\uFFFDthen\uFFFDmore',
+    );
     // Invalid sequences become U+FFFD; the character cut at the end (e2 82) is left out.
-    expect(rows.find((r) => r.receiver_id === byName.get('invalid')!.id)!.response_excerpt).to.equal('ok\uFFFD\uFFFD\uFFFD( ');
+    expect(rows.find((r) => r.receiver_id === byName.get('invalid')!.id)!.response_excerpt).to.equal(
+      'ok\uFFFD\uFFFD\uFFFD( ',
+    );
   });
 
   it('keeps at most 512 bytes and never splits a character', () => {
@@ -78,18 +93,32 @@ describe('receiver answers the database cannot store as they are', () => {
     const { boss, db } = stack;
     // Three claims of the same delivery queue; none is sent by the stack's worker (fetched here first).
     await stack.worker!.stop();
-    await enqueueDeliveries(boss, boss.getDb(), [1, 2, 3].map((attempt) => ({ eventId, receiverId, attempt })));
+    await enqueueDeliveries(
+      boss,
+      boss.getDb(),
+      [1, 2, 3].map((attempt) => ({ eventId, receiverId, attempt })),
+    );
     const claimed = await fetchDeliveries(boss, { batchSize: 3, groupConcurrency: 100, ignoreGroups: [] });
     expect(claimed).to.have.length(3);
     const recorder = createAttemptRecorder({ pool: db.pool, config: stack.config, logger: silentLogger });
     const result = { outcome: 'success' as const, statusCode: 200, error: null, responseExcerpt: 'ok', durationMs: 3 };
     // attempt 0 breaks delivery_attempt's check constraint: that settlement fails, alone.
-    const settle = (job: (typeof claimed)[number], data: DeliveryJobData) => recorder.record({ job, data, startedAt: new Date(), result });
-    const outcomes = await Promise.allSettled(claimed.map((job) => settle(job, job.data.attempt === 2 ? { ...job.data, attempt: 0 } : job.data)));
-    expect(outcomes.map((o) => o.status)).to.deep.equal(claimed.map((j) => (j.data.attempt === 2 ? 'rejected' : 'fulfilled')));
-    const { rows } = await db.pool.query<{ attempt: number }>('select attempt from delivery_attempt where receiver_id = $1 order by attempt', [receiverId]);
+    const settle = (job: (typeof claimed)[number], data: DeliveryJobData) =>
+      recorder.record({ job, data, startedAt: new Date(), result });
+    const outcomes = await Promise.allSettled(
+      claimed.map((job) => settle(job, job.data.attempt === 2 ? { ...job.data, attempt: 0 } : job.data)),
+    );
+    expect(outcomes.map((o) => o.status)).to.deep.equal(
+      claimed.map((j) => (j.data.attempt === 2 ? 'rejected' : 'fulfilled')),
+    );
+    const { rows } = await db.pool.query<{ attempt: number }>(
+      'select attempt from delivery_attempt where receiver_id = $1 order by attempt',
+      [receiverId],
+    );
     expect(rows.map((r) => r.attempt)).to.deep.equal([1, 3]);
     // The failed one is still claimed (handed out again when it expires); the others are gone.
-    expect((await jobs(DELIVERY_QUEUE, { receiverId })).map((j) => [j.state, j.data.attempt])).to.deep.equal([['active', 2]]);
+    expect((await jobs(DELIVERY_QUEUE, { receiverId })).map((j) => [j.state, j.data.attempt])).to.deep.equal([
+      ['active', 2],
+    ]);
   });
 });

@@ -5,8 +5,10 @@ import { createReceiverQueues } from '../../src/webhooks/delivery/receiver-queue
 const GROUP_FACTOR = 32;
 
 type Item = { receiver: string; n: number };
-const items = (receiver: string, count: number, from = 0): Item[] => Array.from({ length: count }, (_, i) => ({ receiver, n: from + i }));
-const make = (limit = 2, budgetMs = 1000) => createReceiverQueues<Item>({ limit, groupFactor: GROUP_FACTOR, budgetMs, receiverOf: (i) => i.receiver });
+const items = (receiver: string, count: number, from = 0): Item[] =>
+  Array.from({ length: count }, (_, i) => ({ receiver, n: from + i }));
+const make = (limit = 2, budgetMs = 1000) =>
+  createReceiverQueues<Item>({ limit, groupFactor: GROUP_FACTOR, budgetMs, receiverOf: (i) => i.receiver });
 const drain = (q: ReturnType<typeof make>) => {
   const out: Item[] = [];
   for (let item = q.next(); item; item = q.next()) out.push(item);
@@ -40,7 +42,7 @@ describe('receiver queues (per-receiver concurrency and prefetch)', () => {
     expect(slow.accept(items('s', 10))).to.have.length(6);
   });
 
-  it('hands a receiver\'s queue back when it times out or is slower than the budget', () => {
+  it("hands a receiver's queue back when it times out or is slower than the budget", () => {
     const q = make(1, 500);
     q.accept(items('r', 2));
     expect(q.next()).to.deep.equal({ receiver: 'r', n: 0 });
@@ -57,7 +59,12 @@ describe('receiver queues (per-receiver concurrency and prefetch)', () => {
     q.accept([...items('a', 2), ...items('b', 1)]);
     expect(q.full()).to.deep.equal(['a']);
     expect(q.queued()).to.equal(3);
-    expect(q.takeAll().map((i) => i.receiver).toSorted()).to.deep.equal(['a', 'a', 'b']);
+    expect(
+      q
+        .takeAll()
+        .map((i) => i.receiver)
+        .toSorted(),
+    ).to.deep.equal(['a', 'a', 'b']);
     expect([q.held(), q.queued()]).to.deep.equal([0, 0]);
   });
 });

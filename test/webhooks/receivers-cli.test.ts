@@ -19,7 +19,13 @@ const STDIN_SECRET = 'from-stdin-secret-9d2a6c4e8f1b';
 function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
-      env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'silent', NODE_ENV: 'development', SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY },
+      env: {
+        ...process.env,
+        DATABASE_URL: testDb().url,
+        LOG_LEVEL: 'silent',
+        NODE_ENV: 'development',
+        SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
+      },
     });
     let stdout = '';
     let stderr = '';
@@ -30,7 +36,10 @@ function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout:
   });
 }
 const signs = (secret: string, r: { headers: Record<string, unknown>; body: Buffer }) =>
-  `sha256=${createHmac('sha256', secret).update(`${String(r.headers['x-service-timestamp'])}.`).update(r.body).digest('hex')}`;
+  `sha256=${createHmac('sha256', secret)
+    .update(`${String(r.headers['x-service-timestamp'])}.`)
+    .update(r.body)
+    .digest('hex')}`;
 
 describe('receivers add / rotate-secret / reencrypt on the command line', function () {
   // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
@@ -88,7 +97,10 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     const reencrypted = await cli(['receivers', 'reencrypt', '--json']);
     expect(reencrypted.code, reencrypted.stderr).to.equal(0);
     expect(JSON.parse(reencrypted.stdout)).to.deep.include({ resealed: 0, underCurrentKey: 1 });
-    for (const out of [added, rotated, reencrypted]) expect(out.stdout + out.stderr).to.not.include(FILE_SECRET).and.not.include(STDIN_SECRET);
+    for (const out of [added, rotated, reencrypted])
+      expect(out.stdout + out.stderr)
+        .to.not.include(FILE_SECRET)
+        .and.not.include(STDIN_SECRET);
   });
 
   it('adds a receiver without a secret only with --unsigned (exit 2 otherwise), and warns when it does', async () => {
@@ -111,13 +123,29 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
 
   it('refuses two secret sources, none for rotate-secret, an unreadable file and an unknown id', async () => {
     const cases: [string[], number, RegExp][] = [
-      [['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'], 2, /give the secret once/],
+      [
+        ['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'],
+        2,
+        /give the secret once/,
+      ],
       [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 2, /a secret is required/],
-      [['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')], 2, /cannot read the secret: ENOENT/],
+      [
+        ['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')],
+        2,
+        /cannot read the secret: ENOENT/,
+      ],
       [['receivers', 'add', '--url', receiver.url, '--secret-file', dir], 2, /is a directory, not a regular file/],
       // A device is never a stored secret (and an endless one must not be read whole).
-      [['receivers', 'add', '--url', receiver.url, '--secret-file', '/dev/zero'], 2, /--secret-file \/dev\/zero is a device, not a regular file/],
-      [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000', '--secret', FILE_SECRET], 3, /Receiver 00000000-0000-4000-8000-000000000000 was not found/],
+      [
+        ['receivers', 'add', '--url', receiver.url, '--secret-file', '/dev/zero'],
+        2,
+        /--secret-file \/dev\/zero is a device, not a regular file/,
+      ],
+      [
+        ['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000', '--secret', FILE_SECRET],
+        3,
+        /Receiver 00000000-0000-4000-8000-000000000000 was not found/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(args);
@@ -137,7 +165,10 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
   });
 
   it('--secret-file - reads standard input', async () => {
-    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', '-', '--json'], `${FILE_SECRET}\n`);
+    const added = await cli(
+      ['receivers', 'add', '--url', receiver.url, '--secret-file', '-', '--json'],
+      `${FILE_SECRET}\n`,
+    );
     expect(added.code, added.stderr).to.equal(0);
     expect((JSON.parse(added.stdout) as { hasSecret: boolean }).hasSecret).to.equal(true);
   });

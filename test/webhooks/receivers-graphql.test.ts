@@ -7,7 +7,8 @@ import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 
-const FIELDS = 'id url hasSecret eventTypes enabled disabledReason disabledAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries createdAt';
+const FIELDS =
+  'id url hasSecret eventTypes enabled disabledReason disabledAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries createdAt';
 const CREATE = `mutation($input: CreateWebhookReceiverInput!) { createWebhookReceiver(input: $input) { ${FIELDS} } }`;
 const UPDATE = `mutation($id: ID!, $input: UpdateWebhookReceiverInput!) { updateWebhookReceiver(id: $id, input: $input) { ${FIELDS} } }`;
 const DISABLE = `mutation($id: ID!) { disableWebhookReceiver(id: $id) { ${FIELDS} } }`;
@@ -40,9 +41,18 @@ describe('GraphQL: self-service webhook receivers', function () {
   });
 
   it('creates, reads, updates and deletes a receiver; the secret never comes back', async () => {
-    const created = await call(CREATE, { input: { url: 'https://hooks.example.org/lods', secret: SECRET, types: ['LEARNING_OPPORTUNITY_PUBLISHED'] } });
+    const created = await call(CREATE, {
+      input: { url: 'https://hooks.example.org/lods', secret: SECRET, types: ['LEARNING_OPPORTUNITY_PUBLISHED'] },
+    });
     expect(created.errors).to.deep.equal([]);
-    expect(created.data).to.include({ url: 'https://hooks.example.org/lods', hasSecret: true, enabled: true, disabledReason: null, waitingDeliveries: 0, deadDeliveries: 0 });
+    expect(created.data).to.include({
+      url: 'https://hooks.example.org/lods',
+      hasSecret: true,
+      enabled: true,
+      disabledReason: null,
+      waitingDeliveries: 0,
+      deadDeliveries: 0,
+    });
     expect(created.data!.eventTypes).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
     const id = created.data!.id;
 
@@ -60,26 +70,44 @@ describe('GraphQL: self-service webhook receivers', function () {
   });
 
   it('answers bad input with BAD_USER_INPUT naming the field, an unknown id with NOT_FOUND, a missing scope with FORBIDDEN', async () => {
-    const codes = async (query: string, variables: Record<string, unknown>, as = key) => (await call(query, variables, as)).errors.map((e) => [e.extensions?.code, e.extensions?.invalidParams?.[0]?.name]);
-    expect(await codes(CREATE, { input: { url: 'http://169.254.169.254/latest' } })).to.deep.equal([['BAD_USER_INPUT', 'url']]);
-    expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/', secret: 'short' } })).to.deep.equal([['BAD_USER_INPUT', 'secret']]);
+    const codes = async (query: string, variables: Record<string, unknown>, as = key) =>
+      (await call(query, variables, as)).errors.map((e) => [
+        e.extensions?.code,
+        e.extensions?.invalidParams?.[0]?.name,
+      ]);
+    expect(await codes(CREATE, { input: { url: 'http://169.254.169.254/latest' } })).to.deep.equal([
+      ['BAD_USER_INPUT', 'url'],
+    ]);
+    expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/', secret: 'short' } })).to.deep.equal([
+      ['BAD_USER_INPUT', 'secret'],
+    ]);
     expect(await codes(UPDATE, { id: 'nope', input: {} })).to.deep.equal([['BAD_USER_INPUT', 'id']]);
-    for (const query of [DISABLE, ENABLE, DELETE]) expect(await codes(query, { id: UNKNOWN }), query).to.deep.equal([['NOT_FOUND', undefined]]);
+    for (const query of [DISABLE, ENABLE, DELETE])
+      expect(await codes(query, { id: UNKNOWN }), query).to.deep.equal([['NOT_FOUND', undefined]]);
     expect(await codes(ROTATE, { id: UNKNOWN, secret: SECRET })).to.deep.equal([['NOT_FOUND', undefined]]);
     const reader = await createTestKey(['graphql:read', 'catalog:write']);
     expect(await codes(LIST, {}, reader)).to.deep.equal([['FORBIDDEN', undefined]]);
-    expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/' } }, reader)).to.deep.equal([['FORBIDDEN', undefined]]);
+    expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/' } }, reader)).to.deep.equal([
+      ['FORBIDDEN', undefined],
+    ]);
   });
 
   it('never echoes a secret in an error, even when graphql-js would repeat a rejected variable', async () => {
     const typo = await call(CREATE, { input: { url: 'https://hooks.example.org/', secret: SECRET, zzz: 1 } });
     expect(typo.errors.map((e) => [e.extensions?.code, e.message])).to.deep.equal([
-      ['BAD_USER_INPUT', 'Variable "$input" got invalid value; Field "zzz" is not defined by type "CreateWebhookReceiverInput".'],
+      [
+        'BAD_USER_INPUT',
+        'Variable "$input" got invalid value; Field "zzz" is not defined by type "CreateWebhookReceiverInput".',
+      ],
     ]);
     const listed = await call(ROTATE, { id: UNKNOWN, secret: [SECRET] });
-    expect(listed.errors.map((e) => e.message)).to.deep.equal(['Variable "$secret" got invalid value; String cannot represent a non string value']);
+    expect(listed.errors.map((e) => e.message)).to.deep.equal([
+      'Variable "$secret" got invalid value; String cannot represent a non string value',
+    ]);
     const nested = await call(CREATE, { input: { url: ['https://hooks.example.org/'], secret: SECRET } });
-    expect(nested.errors.map((e) => e.message)).to.deep.equal(['Variable "$input" got invalid value at "input.url"; String cannot represent a non string value']);
+    expect(nested.errors.map((e) => e.message)).to.deep.equal([
+      'Variable "$input" got invalid value at "input.url"; String cannot represent a non string value',
+    ]);
   });
 
   it('disable moves waiting deliveries to the dead letters at once and says so in the counts; enable clears the reason', async () => {
@@ -91,10 +119,17 @@ describe('GraphQL: self-service webhook receivers', function () {
     }
     expect((await call(ONE, { id })).data).to.include({ waitingDeliveries: 2, deadDeliveries: 0 });
     const disabled = await call(DISABLE, { id });
-    expect(disabled.data).to.include({ enabled: false, disabledReason: 'MANUAL', waitingDeliveries: 0, deadDeliveries: 2 });
+    expect(disabled.data).to.include({
+      enabled: false,
+      disabledReason: 'MANUAL',
+      waitingDeliveries: 0,
+      deadDeliveries: 2,
+    });
     expect(disabled.data!.disabledAt).to.be.a('string');
     expect(await jobs(DELIVERY_QUEUE, { receiverId: id })).to.deep.equal([]);
-    expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id })).map((j) => j.data.reason)).to.deep.equal(Array(2).fill('receiver_disabled'));
+    expect((await jobs(DEAD_LETTER_QUEUE, { receiverId: id })).map((j) => j.data.reason)).to.deep.equal(
+      Array(2).fill('receiver_disabled'),
+    );
     const enabled = await call(ENABLE, { id });
     expect(enabled.data).to.include({ enabled: true, disabledReason: null, disabledAt: null, deadDeliveries: 2 });
   });

@@ -32,7 +32,10 @@ describe('webhook redelivery and dead-letter replay', () => {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    const { rows } = await testDb().pool.query<{ id: string; body: string }>('select id, body from event where resource_id = $1', [input.id]);
+    const { rows } = await testDb().pool.query<{ id: string; body: string }>(
+      'select id, body from event where resource_id = $1',
+      [input.id],
+    );
     return rows[0]!;
   }
 
@@ -61,7 +64,9 @@ describe('webhook redelivery and dead-letter replay', () => {
     expect(one.receiverIds).to.deep.equal([rb.id]);
     await b.waitFor(3);
     await new Promise((r) => setTimeout(r, 200));
-    expect([a.requests.length, b.requests.length, off.requests.length, other.requests.length]).to.deep.equal([2, 3, 1, 0]);
+    expect([a.requests.length, b.requests.length, off.requests.length, other.requests.length]).to.deep.equal([
+      2, 3, 1, 0,
+    ]);
   });
 
   it('refuses an unknown event or receiver, and a disabled receiver', async () => {
@@ -70,7 +75,11 @@ describe('webhook redelivery and dead-letter replay', () => {
     await disableReceiver({ pool: testDb().pool }, info.id);
     const event = await publishOne();
     const deps = { pool: testDb().pool, boss: stack.boss };
-    const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string }) => e.code);
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e: { code?: string }) => e.code,
+      );
     expect(await codeOf(redeliverEvent(deps, '00000000-0000-4000-8000-000000000000'))).to.equal('NOT_FOUND');
     expect(await codeOf(redeliverEvent(deps, event.id, '00000000-0000-4000-8000-000000000000'))).to.equal('NOT_FOUND');
     expect(await codeOf(redeliverEvent(deps, event.id, info.id))).to.equal('INVALID_STATE_TRANSITION');
@@ -81,21 +90,37 @@ describe('webhook redelivery and dead-letter replay', () => {
     receiver.reply({ status: 500 });
     const info = await stack.addReceiver(receiver.url, { types: ['LEARNING_OPPORTUNITY_PUBLISHED'] });
     const events = [await publishOne(), await publishOne()];
-    const dead = await eventually(async () => {
-      const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
-      return d.length === 2 ? d : null;
-    }, 5000, 'two dead letters');
+    const dead = await eventually(
+      async () => {
+        const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
+        return d.length === 2 ? d : null;
+      },
+      5000,
+      'two dead letters',
+    );
     expect(dead.map((d) => d.eventId).toSorted()).to.deep.equal(events.map((e) => e.id).toSorted());
-    expect(dead[0]).to.include({ receiverId: info.id, attempts: 2, lastStatusCode: 500, lastError: 'HTTP 500', eventType: 'LEARNING_OPPORTUNITY_PUBLISHED', receiverUrl: receiver.url });
+    expect(dead[0]).to.include({
+      receiverId: info.id,
+      attempts: 2,
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+      eventType: 'LEARNING_OPPORTUNITY_PUBLISHED',
+      receiverUrl: receiver.url,
+    });
     expect(receiver.requests).to.have.length(4);
 
     receiver.reply({ status: 200 });
     const progress: number[] = [];
-    const result = await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id, batchSize: 1, onProgress: (n) => progress.push(n) });
+    const result = await replayDeadLetters(
+      { pool: testDb().pool, boss: stack.boss },
+      { receiverId: info.id, batchSize: 1, onProgress: (n) => progress.push(n) },
+    );
     expect(result).to.deep.equal({ replayed: 2, superseded: 0, remaining: 0 });
     expect(progress).to.deep.equal([1, 2]);
     const replayed = (await receiver.waitFor(6)).slice(4);
-    expect(replayed.map((r) => r.headers['x-service-event-id']).toSorted()).to.deep.equal(events.map((e) => e.id).toSorted());
+    expect(replayed.map((r) => r.headers['x-service-event-id']).toSorted()).to.deep.equal(
+      events.map((e) => e.id).toSorted(),
+    );
     expect(replayed.map((r) => r.body.toString()).toSorted()).to.deep.equal(events.map((e) => e.body).toSorted());
     expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: info.id })).to.deep.equal([]);
   });
@@ -105,15 +130,28 @@ describe('webhook redelivery and dead-letter replay', () => {
     receiver.reply({ status: 503 });
     const info = await stack.addReceiver(receiver.url, { types: ['LEARNING_OPPORTUNITY_PUBLISHED'] });
     const event = await publishOne();
-    const [dead] = await eventually(async () => {
-      const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
-      return d.length === 1 ? d : null;
-    }, 5000, 'a dead letter');
+    const [dead] = await eventually(
+      async () => {
+        const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
+        return d.length === 1 ? d : null;
+      },
+      5000,
+      'a dead letter',
+    );
     // The same event sent again to the same receiver, successfully, after the letter died.
     receiver.reply({ status: 200 });
     await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, event.id, info.id);
     await receiver.waitFor(3);
-    await eventually(async () => (await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1 and status_code = 200', [info.id])).rowCount === 1, 5000, 'the success recorded');
+    await eventually(
+      async () =>
+        (
+          await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1 and status_code = 200', [
+            info.id,
+          ])
+        ).rowCount === 1,
+      5000,
+      'the success recorded',
+    );
     const [listed] = await listDeadLetters(testDb().pool, { receiverId: info.id });
     expect(listed).to.deep.equal(dead);
     expect(listed).to.include({ attempts: 2, lastStatusCode: 503, lastError: 'HTTP 503' });

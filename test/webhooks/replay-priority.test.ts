@@ -39,10 +39,21 @@ describe('dead-letter replay behind live deliveries', function () {
       [REPLAYED],
     );
     // Receiver A's dead letters, as the worker leaves them after the last failed attempt.
-    await stack.boss.insert(DEAD_LETTER_QUEUE, events.map((e) => ({ data: { eventId: e.id, receiverId: receiverA.id, attempts: 4 } satisfies DeadLetterData })));
-    expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: receiverA.id })).to.deep.equal({ replayed: REPLAYED, superseded: 0, remaining: 0 });
+    await stack.boss.insert(
+      DEAD_LETTER_QUEUE,
+      events.map((e) => ({ data: { eventId: e.id, receiverId: receiverA.id, attempts: 4 } satisfies DeadLetterData })),
+    );
+    expect(
+      await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: receiverA.id }),
+    ).to.deep.equal({ replayed: REPLAYED, superseded: 0, remaining: 0 });
 
-    const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
+    const worker = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
     try {
       // While the replay flows, three changes are published, each one delivery to each receiver.
       // Counted for each: how many replayed deliveries A received between its commit and B's receipt.
@@ -58,7 +69,9 @@ describe('dead-letter replay behind live deliveries', function () {
         meanwhile.push(a.requests.filter((r) => r.arrivedAt < live.arrivedAt).length - atCommit);
       }
       // Behind the replay (same priority), B's first delivery waited for 1,580-1,640 of A's.
-      expect(Math.max(...meanwhile), `replayed deliveries sent while B's waited: ${meanwhile.join(', ')}`).to.be.below(500);
+      expect(Math.max(...meanwhile), `replayed deliveries sent while B's waited: ${meanwhile.join(', ')}`).to.be.below(
+        500,
+      );
       // The replay is not starved: every replayed delivery and A's three live ones arrive.
       const all = await a.waitFor(REPLAYED + 3, 20_000);
       expect(all.filter((r) => r.body.toString() === '{"replayed":true}')).to.have.length(REPLAYED);

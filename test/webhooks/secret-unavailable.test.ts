@@ -15,7 +15,14 @@ import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
+import {
+  eventually,
+  jobs,
+  resetWebhooks,
+  startWebhookStack,
+  TEST_SECRET_KEY,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const EVENTS = 3;
@@ -28,12 +35,18 @@ describe('a receiver secret that cannot be opened', function () {
   let healthy: TestReceiver;
   let broken: TestReceiver;
   let logged: string[] = [];
-  const logSink = new Writable({ write: (chunk: Buffer, _encoding, done) => void (logged.push(...chunk.toString().split('\n').filter(Boolean)), done()) });
+  const logSink = new Writable({
+    write: (chunk: Buffer, _encoding, done) =>
+      void (logged.push(...chunk.toString().split('\n').filter(Boolean)), done()),
+  });
 
   beforeEach(async () => {
     await resetWebhooks();
     logged = [];
-    stack = await startWebhookStack({ config: { maxAttempts: MAX_ATTEMPTS, backoffBaseMs: 50, backoffMaxMs: 100 }, logger: createLogger({ level: 'info', destination: logSink }) });
+    stack = await startWebhookStack({
+      config: { maxAttempts: MAX_ATTEMPTS, backoffBaseMs: 50, backoffMaxMs: 100 },
+      logger: createLogger({ level: 'info', destination: logSink }),
+    });
     healthy = await startReceiver();
     broken = await startReceiver();
   });
@@ -49,22 +62,41 @@ describe('a receiver secret that cannot be opened', function () {
       const input = buildLearningOpportunityInput();
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
       await stack.api.writes.publish(input.id);
-      ids.push((await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id);
+      ids.push(
+        (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
+          .id,
+      );
     }
     return ids;
   }
   const attemptsOf = async (receiverId: string) =>
-    (await testDb().pool.query<{ event_id: string; attempt: number; outcome: string; error: string | null; dead_lettered: boolean }>('select event_id, attempt, outcome, error, dead_lettered from delivery_attempt where receiver_id = $1 order by event_id, attempt', [receiverId])).rows;
-  const metric = async (outcome: string) => (await deliveryAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    (
+      await testDb().pool.query<{
+        event_id: string;
+        attempt: number;
+        outcome: string;
+        error: string | null;
+        dead_lettered: boolean;
+      }>(
+        'select event_id, attempt, outcome, error, dead_lettered from delivery_attempt where receiver_id = $1 order by event_id, attempt',
+        [receiverId],
+      )
+    ).rows;
+  const metric = async (outcome: string) =>
+    (await deliveryAttempts.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 
   /** Every event reaches the healthy receiver; the broken one gets nothing, MAX_ATTEMPTS recorded attempts per event, then a dead letter; one warning. */
   async function expectOnlyBrokenFails(brokenId: string, eventIds: string[]): Promise<void> {
     const delivered = await healthy.waitFor(EVENTS, 15_000);
     expect(new Set(delivered.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set(eventIds));
-    const rows = await eventually(async () => {
-      const r = await attemptsOf(brokenId);
-      return r.filter((a) => a.dead_lettered).length === EVENTS ? r : null;
-    }, 15_000, 'every delivery to the broken receiver dead-lettered');
+    const rows = await eventually(
+      async () => {
+        const r = await attemptsOf(brokenId);
+        return r.filter((a) => a.dead_lettered).length === EVENTS ? r : null;
+      },
+      15_000,
+      'every delivery to the broken receiver dead-lettered',
+    );
     expect(rows).to.have.length(EVENTS * MAX_ATTEMPTS);
     expect(new Set(rows.map((r) => r.outcome))).to.deep.equal(new Set(['secret_unavailable']));
     expect(rows.filter((r) => r.attempt === MAX_ATTEMPTS).every((r) => r.dead_lettered)).to.equal(true);
@@ -82,7 +114,10 @@ describe('a receiver secret that cannot be opened', function () {
     const good = await stack.addReceiver(healthy.url, { secret: 'healthy-secret-0123456789abcdef' });
     const bad = await stack.addReceiver(broken.url, { secret: 'broken-secret-0123456789abcdef' });
     void good;
-    await testDb().pool.query(`update receiver set secret_ciphertext = set_byte(secret_ciphertext, 14, get_byte(secret_ciphertext, 14) # 1) where id = $1`, [bad.id]);
+    await testDb().pool.query(
+      `update receiver set secret_ciphertext = set_byte(secret_ciphertext, 14, get_byte(secret_ciphertext, 14) # 1) where id = $1`,
+      [bad.id],
+    );
     const eventIds = await publish(EVENTS);
     await expectOnlyBrokenFails(bad.id, eventIds);
     // The last attempt of each delivery is counted as dead; the ones before as secret_unavailable.
@@ -92,7 +127,14 @@ describe('a receiver secret that cannot be opened', function () {
     const read = await graphql<{ deliveryAttempts: { outcome: string; statusCode: number | null }[] }>(
       stack.api,
       key,
-      `query($e: ID!, $r: ID!) { deliveryAttempts(eventId: $e, receiverId: $r) { outcome statusCode } }`,
+      `
+        query ($e: ID!, $r: ID!) {
+          deliveryAttempts(eventId: $e, receiverId: $r) {
+            outcome
+            statusCode
+          }
+        }
+      `,
       { e: eventIds[0], r: bad.id },
     );
     expect(read.body.errors).to.equal(undefined);
@@ -107,13 +149,22 @@ describe('a receiver secret that cannot be opened', function () {
     const newKey = Buffer.alloc(32, 8);
     const rotated = createSecretKeyring({ current: newKey, previous: oldKey }); // an API process already restarted
     await stack.addReceiver(healthy.url, { secret: 'healthy-secret-0123456789abcdef' }); // sealed before the rotation
-    const fresh = await addReceiver({ pool: testDb().pool, secrets: rotated, allowPrivateTargets: true }, { url: broken.url, secret: 'sealed-new-key-0123456789abcdef' });
+    const fresh = await addReceiver(
+      { pool: testDb().pool, secrets: rotated, allowPrivateTargets: true },
+      { url: broken.url, secret: 'sealed-new-key-0123456789abcdef' },
+    );
     const eventIds = await publish(EVENTS);
     await expectOnlyBrokenFails(fresh.id, eventIds);
 
     // The rotation goes on: the worker restarts with the new key and the previous one.
     await stack.worker!.stop({ timeoutMs: 2000 });
-    const restarted = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: createLogger({ level: 'info', destination: logSink }), secrets: rotated });
+    const restarted = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: testDb().pool,
+      config: stack.config,
+      logger: createLogger({ level: 'info', destination: logSink }),
+      secrets: rotated,
+    });
     try {
       const [next] = await publish(1);
       const [received] = (await broken.waitFor(1, 10_000)).slice(-1);

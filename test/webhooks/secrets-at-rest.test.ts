@@ -33,7 +33,8 @@ async function columnsHolding(needle: string): Promise<string[]> {
   const found: string[] = [];
   for (const { s, t, c, type } of columns) {
     const column = `${s}.${t}.${c}`;
-    const test = type === 'bytea' ? `position(convert_to($1, 'UTF8') in "${c}") > 0` : `"${c}"::text like '%' || $1 || '%'`;
+    const test =
+      type === 'bytea' ? `position(convert_to($1, 'UTF8') in "${c}") > 0` : `"${c}"::text like '%' || $1 || '%'`;
     const { rowCount } = await testDb().pool.query(`select 1 from "${s}"."${t}" where ${test} limit 1`, [needle]);
     if (rowCount) found.push(column);
   }
@@ -46,10 +47,15 @@ describe('receiver secrets at rest', function () {
   let receiver: TestReceiver;
   // Every log line of the API, pg-boss and the worker, at the most verbose level.
   let logged = '';
-  const logSink = new Writable({ write: (chunk: Buffer, _encoding, done) => void ((logged += chunk.toString()), done()) });
+  const logSink = new Writable({
+    write: (chunk: Buffer, _encoding, done) => void ((logged += chunk.toString()), done()),
+  });
   before(async () => {
     await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 }, logger: createLogger({ level: 'trace', destination: logSink }) });
+    stack = await startWebhookStack({
+      config: { maxAttempts: 1 },
+      logger: createLogger({ level: 'trace', destination: logSink }),
+    });
     receiver = await startReceiver();
   });
   after(async () => {
@@ -59,9 +65,20 @@ describe('receiver secrets at rest', function () {
 
   it('no table holds a secret after create, rotate and real deliveries; the deliveries are signed with it', async () => {
     const key = await createTestKey(['receivers:manage']);
-    const created = await graphql<{ createWebhookReceiver: { id: string } }>(stack.api, key, `mutation($input: CreateWebhookReceiverInput!) { createWebhookReceiver(input: $input) { id } }`, {
-      input: { url: receiver.url, secret: SECRET },
-    });
+    const created = await graphql<{ createWebhookReceiver: { id: string } }>(
+      stack.api,
+      key,
+      `
+        mutation ($input: CreateWebhookReceiverInput!) {
+          createWebhookReceiver(input: $input) {
+            id
+          }
+        }
+      `,
+      {
+        input: { url: receiver.url, secret: SECRET },
+      },
+    );
     const id = created.body.data!.createWebhookReceiver.id;
     const publish = async () => {
       const input = buildLearningOpportunityInput();
@@ -70,17 +87,51 @@ describe('receiver secrets at rest', function () {
     };
     await publish();
     const [first] = await receiver.waitFor(1);
-    const signs = (secret: string, r: typeof first) => `sha256=${createHmac('sha256', secret).update(`${r!.headers['x-service-timestamp']}.`).update(r!.body).digest('hex')}`;
+    const signs = (secret: string, r: typeof first) =>
+      `sha256=${createHmac('sha256', secret).update(`${r!.headers['x-service-timestamp']}.`).update(r!.body).digest('hex')}`;
     expect(first!.headers['x-service-signature']).to.equal(signs(SECRET, first));
 
-    await graphql(stack.api, key, `mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }`, { id, secret: ROTATED });
+    await graphql(
+      stack.api,
+      key,
+      `
+        mutation ($id: ID!, $secret: String!) {
+          rotateWebhookReceiverSecret(id: $id, secret: $secret) {
+            id
+          }
+        }
+      `,
+      { id, secret: ROTATED },
+    );
     await publish();
     const [, second] = await receiver.waitFor(2);
     expect(second!.headers['x-service-signature']).to.equal(signs(ROTATED, second));
 
     // A bad secret and an unknown id on the way: errors and their log lines must not echo it either.
-    const bad = await graphql(stack.api, key, `mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }`, { id, secret: `${SECRET} with spaces` });
-    const unknown = await graphql(stack.api, key, `mutation($id: ID!, $secret: String!) { rotateWebhookReceiverSecret(id: $id, secret: $secret) { id } }`, { id: '00000000-0000-4000-8000-000000000000', secret: SECRET });
+    const bad = await graphql(
+      stack.api,
+      key,
+      `
+        mutation ($id: ID!, $secret: String!) {
+          rotateWebhookReceiverSecret(id: $id, secret: $secret) {
+            id
+          }
+        }
+      `,
+      { id, secret: `${SECRET} with spaces` },
+    );
+    const unknown = await graphql(
+      stack.api,
+      key,
+      `
+        mutation ($id: ID!, $secret: String!) {
+          rotateWebhookReceiverSecret(id: $id, secret: $secret) {
+            id
+          }
+        }
+      `,
+      { id: '00000000-0000-4000-8000-000000000000', secret: SECRET },
+    );
     expect(JSON.stringify([bad.body, unknown.body])).to.not.include(SECRET);
 
     expect(await columnsHolding(SECRET)).to.deep.equal([]);
@@ -92,17 +143,29 @@ describe('receiver secrets at rest', function () {
   });
 
   it('seals a plain secret left by an older version at start, and refuses a secret under an unknown key', async () => {
-    const { rows } = await testDb().pool.query<{ id: string }>(`insert into receiver (id, url, secret, created_at) values (gen_random_uuid(), 'https://legacy.example.org/', $1, now()) returning id`, [SECRET]);
+    const { rows } = await testDb().pool.query<{ id: string }>(
+      `insert into receiver (id, url, secret, created_at) values (gen_random_uuid(), 'https://legacy.example.org/', $1, now()) returning id`,
+      [SECRET],
+    );
     const id = rows[0]!.id;
     expect(await columnsHolding(SECRET)).to.deep.equal(['public.receiver.secret']); // the search does find a plain secret
     await prepareSecrets(testDb().pool, testSecrets, silentLogger);
     expect(await columnsHolding(SECRET)).to.deep.equal([]);
-    const sealed = (await testDb().pool.query('select secret_ciphertext, secret_key_id from receiver where id = $1', [id])).rows[0];
-    expect(testSecrets.open({ ciphertext: sealed.secret_ciphertext, keyId: sealed.secret_key_id }, id)).to.equal(SECRET);
+    const sealed = (
+      await testDb().pool.query('select secret_ciphertext, secret_key_id from receiver where id = $1', [id])
+    ).rows[0];
+    expect(testSecrets.open({ ciphertext: sealed.secret_ciphertext, keyId: sealed.secret_key_id }, id)).to.equal(
+      SECRET,
+    );
 
     const stranger = createSecretKeyring({ current: Buffer.alloc(32, 9) });
-    const error = await prepareSecrets(testDb().pool, stranger, silentLogger).then(() => null, (e: Error) => e.message);
-    expect(error).to.match(/SECRET_ENCRYPTION_KEY_PREVIOUS/).and.not.include(SECRET);
+    const error = await prepareSecrets(testDb().pool, stranger, silentLogger).then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    expect(error)
+      .to.match(/SECRET_ENCRYPTION_KEY_PREVIOUS/)
+      .and.not.include(SECRET);
     await testDb().pool.query('delete from receiver where id = $1', [id]);
   });
 
@@ -112,17 +175,34 @@ describe('receiver secrets at rest', function () {
     const newKey = Buffer.alloc(32, 2);
     const before = createSecretKeyring({ current: oldKey });
     const sealed = before.seal(SECRET, '00000000-0000-4000-8000-0000000000aa');
-    await testDb().pool.query(`insert into receiver (id, url, secret_ciphertext, secret_key_id, created_at) values ('00000000-0000-4000-8000-0000000000aa', 'https://rotate.example.org/', $1, $2, now())`, [sealed.ciphertext, sealed.keyId]);
+    await testDb().pool.query(
+      `insert into receiver (id, url, secret_ciphertext, secret_key_id, created_at) values ('00000000-0000-4000-8000-0000000000aa', 'https://rotate.example.org/', $1, $2, now())`,
+      [sealed.ciphertext, sealed.keyId],
+    );
     try {
       const during = createSecretKeyring({ current: newKey, previous: oldKey });
       const result = await reencryptSecrets(testDb().pool, during);
       expect(result).to.deep.include({ resealed: 1, underCurrentKey: 1 });
       expect(result.keyId).to.equal(keyIdOf(newKey));
-      const row = (await testDb().pool.query(`select secret_ciphertext, secret_key_id from receiver where id = '00000000-0000-4000-8000-0000000000aa'`)).rows[0];
+      const row = (
+        await testDb().pool.query(
+          `select secret_ciphertext, secret_key_id from receiver where id = '00000000-0000-4000-8000-0000000000aa'`,
+        )
+      ).rows[0];
       expect(row.secret_key_id).to.equal(keyIdOf(newKey));
-      expect(createSecretKeyring({ current: newKey }).open({ ciphertext: row.secret_ciphertext, keyId: row.secret_key_id }, '00000000-0000-4000-8000-0000000000aa')).to.equal(SECRET);
+      expect(
+        createSecretKeyring({ current: newKey }).open(
+          { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id },
+          '00000000-0000-4000-8000-0000000000aa',
+        ),
+      ).to.equal(SECRET);
       // A sealed secret moved onto another receiver does not open (the receiver id is authenticated).
-      expect(() => during.open({ ciphertext: row.secret_ciphertext, keyId: row.secret_key_id }, '00000000-0000-4000-8000-0000000000bb')).to.throw(/does not authenticate/);
+      expect(() =>
+        during.open(
+          { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id },
+          '00000000-0000-4000-8000-0000000000bb',
+        ),
+      ).to.throw(/does not authenticate/);
     } finally {
       await testDb().pool.query(`delete from receiver where id = '00000000-0000-4000-8000-0000000000aa'`);
     }
@@ -132,14 +212,29 @@ describe('receiver secrets at rest', function () {
 describe('the secret encryption key', () => {
   it('is required in production, with a one-line message naming SECRET_ENCRYPTION_KEY; a malformed one is refused', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(MISSING_SECRET_KEY);
-    expect(() => loadConfig({ SECRET_ENCRYPTION_KEY: 'c2hvcnQ=' })).to.throw(/SECRET_ENCRYPTION_KEY: must be the base64 of exactly 32 bytes/);
-    expect(loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).secretKeys.key).to.deep.equal(Buffer.alloc(32, 3));
+    expect(() => loadConfig({ SECRET_ENCRYPTION_KEY: 'c2hvcnQ=' })).to.throw(
+      /SECRET_ENCRYPTION_KEY: must be the base64 of exactly 32 bytes/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') }).secretKeys
+        .key,
+    ).to.deep.equal(Buffer.alloc(32, 3));
   });
 
   it('the service refuses to start in production without it (exit 78), before touching a database', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['src/app/main.ts'], { env: { ...process.env, NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: '', DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' } }, (error, _stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
+      execFile(
+        process.execPath,
+        ['src/app/main.ts'],
+        {
+          env: {
+            ...process.env,
+            NODE_ENV: 'production',
+            SECRET_ENCRYPTION_KEY: '',
+            DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none',
+          },
+        },
+        (error, _stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
       );
     });
     expect(result.code).to.equal(78);

@@ -18,7 +18,8 @@ describe('webhook sender', () => {
     receivers.push(a, b);
     const urls = [`${a.url}?tenant=1`, b.url, a.url, `${b.url}?x=%20y`, `${a.url}?tenant=1`];
     const results = [];
-    for (const [i, url] of urls.entries()) results.push(await sender.send(url, { 'x-n': String(i) }, Buffer.from(`body ${i}`)));
+    for (const [i, url] of urls.entries())
+      results.push(await sender.send(url, { 'x-n': String(i) }, Buffer.from(`body ${i}`)));
     expect(results.map((r) => r.outcome)).to.deep.equal(urls.map(() => 'success'));
     expect(a.requests.map((r) => [r.path, r.headers['x-n'], r.body.toString()])).to.deep.equal([
       ['/a?tenant=1', '0', 'body 0'],
@@ -35,9 +36,19 @@ describe('webhook sender', () => {
     const strict = createWebhookSender({ timeoutMs: 2000, allowPrivateTargets: false });
     try {
       for (let i = 0; i < 2; i++) {
-        expect(await sender.send('not a url', {}, Buffer.from('x'))).to.include({ outcome: 'connection_error', error: 'invalid_url', statusCode: null });
-        expect(await sender.send('ftp://example.com/hook', {}, Buffer.from('x'))).to.include({ outcome: 'connection_error', error: 'unsupported_protocol' });
-        expect(await strict.send('http://127.0.0.1:9/hook', {}, Buffer.from('x'))).to.include({ outcome: 'connection_error', error: 'private_target' });
+        expect(await sender.send('not a url', {}, Buffer.from('x'))).to.include({
+          outcome: 'connection_error',
+          error: 'invalid_url',
+          statusCode: null,
+        });
+        expect(await sender.send('ftp://example.com/hook', {}, Buffer.from('x'))).to.include({
+          outcome: 'connection_error',
+          error: 'unsupported_protocol',
+        });
+        expect(await strict.send('http://127.0.0.1:9/hook', {}, Buffer.from('x'))).to.include({
+          outcome: 'connection_error',
+          error: 'private_target',
+        });
       }
     } finally {
       strict.close();

@@ -13,7 +13,9 @@ const SECRET = 'whsec_0123456789abcdef0123456789';
 /** What a receiver does (SPEC.md section 6): HMAC over the raw bytes, constant-time comparison. */
 function verify(request: ReceivedRequest, secret: string): boolean {
   const timestamp = String(request.headers['x-service-timestamp']);
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${timestamp}.`).update(request.body).digest('hex')}`);
+  const expected = Buffer.from(
+    `sha256=${createHmac('sha256', secret).update(`${timestamp}.`).update(request.body).digest('hex')}`,
+  );
   const given = Buffer.from(String(request.headers['x-service-signature'] ?? ''));
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -54,7 +56,15 @@ describe('webhook headers and signature', () => {
     expect(request!.body.equals(Buffer.from(event.body, 'utf8'))).to.equal(true);
     expect(request!.headers['content-length']).to.equal(String(Buffer.byteLength(event.body)));
     const own = request!.headerNames.filter((h) => !['host', 'connection', 'content-length'].includes(h));
-    expect(own.toSorted()).to.deep.equal(['content-type', 'user-agent', 'x-service-event-id', 'x-service-event-type', 'x-service-resource-version', 'x-service-signature', 'x-service-timestamp']);
+    expect(own.toSorted()).to.deep.equal([
+      'content-type',
+      'user-agent',
+      'x-service-event-id',
+      'x-service-event-type',
+      'x-service-resource-version',
+      'x-service-signature',
+      'x-service-timestamp',
+    ]);
     expect(request!.headers['content-type']).to.equal('application/json');
     expect(request!.headers['user-agent']).to.equal('Service-Data-API-Webhooks/1');
     expect(request!.headers['x-service-event-id']).to.equal(event.id);
@@ -66,7 +76,14 @@ describe('webhook headers and signature', () => {
     expect(verify(request!, SECRET)).to.equal(true);
     expect(verify(request!, `${SECRET}x`)).to.equal(false);
     // Tampering with one byte of the body breaks it.
-    const tampered = { ...request!, body: Buffer.from(request!.body.toString().replace('"type":"LEARNING_OPPORTUNITY_PUBLISHED"', '"type":"LEARNING_OPPORTUNITY_DELETED"')) };
+    const tampered = {
+      ...request!,
+      body: Buffer.from(
+        request!.body
+          .toString()
+          .replace('"type":"LEARNING_OPPORTUNITY_PUBLISHED"', '"type":"LEARNING_OPPORTUNITY_DELETED"'),
+      ),
+    };
     expect(verify(tampered, SECRET)).to.equal(false);
   });
 
@@ -76,16 +93,29 @@ describe('webhook headers and signature', () => {
     const request = requests.find((r) => r.headers['x-service-event-id'] === event.id);
     expect(request).to.not.equal(undefined);
     expect(request!.headers).to.not.have.property('x-service-signature');
-    expect(request!.headerNames.filter((h) => h.startsWith('x-service-')).toSorted()).to.deep.equal(['x-service-event-id', 'x-service-event-type', 'x-service-resource-version', 'x-service-timestamp']);
+    expect(request!.headerNames.filter((h) => h.startsWith('x-service-')).toSorted()).to.deep.equal([
+      'x-service-event-id',
+      'x-service-event-type',
+      'x-service-resource-version',
+      'x-service-timestamp',
+    ]);
   });
 
   it('signs every attempt afresh: a retry has a new timestamp and signature over the same body', async () => {
     // The first attempt of each event fails.
     const seen = new Set<unknown>();
-    signed.reply((request) => (seen.has(request.headers['x-service-event-id']) ? { status: 200 } : (seen.add(request.headers['x-service-event-id']), { status: 503 })));
+    signed.reply((request) =>
+      seen.has(request.headers['x-service-event-id'])
+        ? { status: 200 }
+        : (seen.add(request.headers['x-service-event-id']), { status: 503 }),
+    );
     const { event } = await publish();
     const deadline = Date.now() + 5000;
-    while (signed.requests.filter((r) => r.headers['x-service-event-id'] === event.id).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (
+      signed.requests.filter((r) => r.headers['x-service-event-id'] === event.id).length < 2 &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 20));
     const [first, second] = signed.requests.filter((r) => r.headers['x-service-event-id'] === event.id);
     expect(second, 'a second attempt').to.not.equal(undefined);
     expect(second!.body.equals(first!.body)).to.equal(true);

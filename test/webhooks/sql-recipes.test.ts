@@ -3,10 +3,19 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
-import { insertBareEvent, jobs, removeBareEvent, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import {
+  insertBareEvent,
+  jobs,
+  removeBareEvent,
+  resetWebhooks,
+  startWebhookStack,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
-const blocks = [...readFileSync(new URL('../../docs/webhooks-sql.md', import.meta.url), 'utf8').matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const blocks = [
+  ...readFileSync(new URL('../../docs/webhooks-sql.md', import.meta.url), 'utf8').matchAll(/```sql\n([\s\S]*?)```/g),
+].map((m) => m[1]!);
 
 describe('docs/webhooks-sql.md recipes', () => {
   let stack: WebhookStack;
@@ -24,7 +33,10 @@ describe('docs/webhooks-sql.md recipes', () => {
     );
     await stack.boss.insert(DEAD_LETTER_QUEUE, [{ data: { eventId, receiverId, attempts: 1 } }]);
     // Attempts 9 and 10 pending: the highest is 10, not '9' (text order).
-    await stack.boss.insert(DELIVERY_QUEUE, [9, 10].map((attempt) => ({ data: { eventId, receiverId, attempt }, group: { id: receiverId } })));
+    await stack.boss.insert(
+      DELIVERY_QUEUE,
+      [9, 10].map((attempt) => ({ data: { eventId, receiverId, attempt }, group: { id: receiverId } })),
+    );
   });
   after(async () => {
     await stack.stop();
@@ -54,7 +66,10 @@ describe('docs/webhooks-sql.md recipes', () => {
     expect(await jobs(DEAD_LETTER_QUEUE, { receiverId })).to.deep.equal([]);
     const pending = (await jobs(DELIVERY_QUEUE, { receiverId })).map((j) => j.data.attempt);
     expect(pending.toSorted((a, b) => Number(a) - Number(b))).to.deep.equal([1, 9, 10]);
-    const { rows } = await testDb().pool.query(`select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $1 and group_id = $2`, [DELIVERY_QUEUE, receiverId]);
+    const { rows } = await testDb().pool.query(
+      `select count(*)::int as n from ${BOSS_SCHEMA}.job where name = $1 and group_id = $2`,
+      [DELIVERY_QUEUE, receiverId],
+    );
     expect(rows[0].n).to.equal(3);
   });
 });

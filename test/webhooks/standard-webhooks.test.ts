@@ -28,7 +28,10 @@ const headersOf = (request: ReceivedRequest): Record<string, string> =>
 /** Both reference verifiers, unmodified; each returns the parsed body or throws. */
 function verifyWithBoth(request: ReceivedRequest, secret: string): unknown[] {
   const body = request.body.toString('utf8');
-  return [new StandardWebhook(secret).verify(body, headersOf(request)), new SvixWebhook(secret).verify(body, headersOf(request))];
+  return [
+    new StandardWebhook(secret).verify(body, headersOf(request)),
+    new SvixWebhook(secret).verify(body, headersOf(request)),
+  ];
 }
 
 describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', function () {
@@ -58,19 +61,36 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
-    const { rows } = await testDb().pool.query<{ id: string; body: string }>('select id, body from event where resource_id = $1', [input.id]);
+    const { rows } = await testDb().pool.query<{ id: string; body: string }>(
+      'select id, body from event where resource_id = $1',
+      [input.id],
+    );
     return rows[0]!;
   }
   const requestsOf = (eventId: string) => receiver.requests.filter((r) => r.headers['webhook-id'] === eventId);
-  const attempts = (eventId: string, count: number) => eventually(async () => requestsOf(eventId).length >= count && requestsOf(eventId), 10_000, `${count} attempts of ${eventId}`);
+  const attempts = (eventId: string, count: number) =>
+    eventually(
+      async () => requestsOf(eventId).length >= count && requestsOf(eventId),
+      10_000,
+      `${count} attempts of ${eventId}`,
+    );
 
   it('sends the stored body with the Standard Webhooks headers, and both verifiers accept it unmodified', async () => {
     const before = Math.floor(Date.now() / 1000);
     const event = await publish();
     const [request] = await attempts(event.id, 1);
     expect(request!.body.equals(Buffer.from(event.body, 'utf8'))).to.equal(true);
-    const own = request!.headerNames.filter((h) => !['host', 'connection', 'content-length', 'x-service-resource-version'].includes(h));
-    expect(own.toSorted()).to.deep.equal(['content-type', 'user-agent', 'webhook-id', 'webhook-signature', 'webhook-timestamp', 'x-service-event-type']);
+    const own = request!.headerNames.filter(
+      (h) => !['host', 'connection', 'content-length', 'x-service-resource-version'].includes(h),
+    );
+    expect(own.toSorted()).to.deep.equal([
+      'content-type',
+      'user-agent',
+      'webhook-id',
+      'webhook-signature',
+      'webhook-timestamp',
+      'x-service-event-type',
+    ]);
     expect(request!.headers).to.include({
       'content-type': 'application/json',
       'user-agent': 'Service-Data-API-Webhooks/1',
@@ -80,13 +100,19 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     expect(Number(request!.headers['webhook-timestamp'])).to.be.within(before, Math.ceil(Date.now() / 1000));
     expect(request!.headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(verifyWithBoth(request!, secret)).to.deep.equal([JSON.parse(event.body), JSON.parse(event.body)]);
-    expect(() => new StandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(event.body, headersOf(request!))).to.throw('No matching signature found');
+    expect(() =>
+      new StandardWebhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(event.body, headersOf(request!)),
+    ).to.throw('No matching signature found');
   });
 
   it('a retry and a redelivery keep the webhook-id, carry their own timestamp, and verify', async () => {
     // The first attempt fails, so the worker retries (after at least a second, so that the timestamp moves on).
     const failedOnce = new Set<unknown>();
-    receiver.reply((r) => (failedOnce.has(r.headers['webhook-id']) ? { status: 200 } : (failedOnce.add(r.headers['webhook-id']), { status: 503 })));
+    receiver.reply((r) =>
+      failedOnce.has(r.headers['webhook-id'])
+        ? { status: 200 }
+        : (failedOnce.add(r.headers['webhook-id']), { status: 503 }),
+    );
     const event = await publish();
     await attempts(event.id, 2);
     receiver.reply({ status: 200 });
@@ -112,7 +138,9 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     const old = secret;
     const rotated = await rotateReceiverSecret(deps(), receiverId, { graceHours: 24 });
     const fresh = rotated.secret!;
-    expect(fresh).to.match(/^whsec_/).and.not.equal(old);
+    expect(fresh)
+      .to.match(/^whsec_/)
+      .and.not.equal(old);
     expect(Date.parse(rotated.previousSecretExpiresAt!) - Date.now()).to.be.within(23.9 * 3600_000, 24 * 3600_000);
 
     const during = await publish();
@@ -122,19 +150,34 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     expect(verifyWithBoth(inGrace!, fresh), 'with the new secret').to.have.length(2);
 
     // The grace ends: the worker signs with the new secret alone at once; the prune erases the old one.
-    await testDb().pool.query(`update receiver set previous_secret_expires_at = now() - interval '1 second' where id = $1`, [receiverId]);
+    await testDb().pool.query(
+      `update receiver set previous_secret_expires_at = now() - interval '1 second' where id = $1`,
+      [receiverId],
+    );
     const after = await publish();
     const [afterGrace] = await attempts(after.id, 1);
     expect(String(afterGrace!.headers['webhook-signature']).split(' ')).to.have.length(1);
     expect(verifyWithBoth(afterGrace!, fresh)).to.have.length(2);
-    expect(() => new StandardWebhook(old).verify(afterGrace!.body.toString(), headersOf(afterGrace!))).to.throw('No matching signature found');
-    expect(() => new SvixWebhook(old).verify(afterGrace!.body.toString(), headersOf(afterGrace!))).to.throw('No matching signature found');
+    expect(() => new StandardWebhook(old).verify(afterGrace!.body.toString(), headersOf(afterGrace!))).to.throw(
+      'No matching signature found',
+    );
+    expect(() => new SvixWebhook(old).verify(afterGrace!.body.toString(), headersOf(afterGrace!))).to.throw(
+      'No matching signature found',
+    );
 
-    const sealed = () => testDb().pool.query('select previous_secret_ciphertext, previous_secret_key_id, previous_secret_expires_at from receiver where id = $1', [receiverId]);
+    const sealed = () =>
+      testDb().pool.query(
+        'select previous_secret_ciphertext, previous_secret_key_id, previous_secret_expires_at from receiver where id = $1',
+        [receiverId],
+      );
     expect((await sealed()).rows[0].previous_secret_ciphertext, 'kept until the prune').to.not.equal(null);
     const pruned = await pruneRetention(testDb().pool, { eventDays: 0, deliveryAttemptDays: 0 });
     expect(pruned.previousSecretsErased).to.equal(1);
-    expect((await sealed()).rows[0]).to.deep.equal({ previous_secret_ciphertext: null, previous_secret_key_id: null, previous_secret_expires_at: null });
+    expect((await sealed()).rows[0]).to.deep.equal({
+      previous_secret_ciphertext: null,
+      previous_secret_key_id: null,
+      previous_secret_expires_at: null,
+    });
     secret = fresh;
   });
 
@@ -146,8 +189,16 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     const [request] = await attempts(event.id, 1);
     expect(String(request!.headers['webhook-signature']).split(' ')).to.have.length(1);
     expect(verifyWithBoth(request!, given)).to.have.length(2);
-    for (const bad of ['whsec_c2hvcnQ=', `whsec_${Buffer.alloc(65).toString('base64')}`, 'not-a-whsec-secret-0123456789', `whsec_${Buffer.alloc(32).toString('base64url')}-`]) {
-      const error = await rotateReceiverSecret(deps(), receiverId, { secret: bad }).then(() => null, (e: unknown) => e);
+    for (const bad of [
+      'whsec_c2hvcnQ=',
+      `whsec_${Buffer.alloc(65).toString('base64')}`,
+      'not-a-whsec-secret-0123456789',
+      `whsec_${Buffer.alloc(32).toString('base64url')}-`,
+    ]) {
+      const error = await rotateReceiverSecret(deps(), receiverId, { secret: bad }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error, bad).to.deep.include({ code: 'BAD_USER_INPUT' });
     }
     secret = given;
@@ -168,7 +219,10 @@ describe('a receiver written only against Standard Webhooks (the README example)
     const app = express();
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
-    const { id, secret } = await addReceiver(deps, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, scheme: 'standard-webhooks' });
+    const { id, secret } = await addReceiver(deps, {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+      scheme: 'standard-webhooks',
+    });
     // The README's code, as a receiver would paste it.
     const webhook = new StandardWebhook(secret!);
     app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
@@ -196,7 +250,10 @@ describe('a receiver written only against Standard Webhooks (the README example)
       const input = buildLearningOpportunityInput();
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
       await stack.api.writes.publish(input.id);
-      ids.push((await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!.id);
+      ids.push(
+        (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
+          .id,
+      );
     }
     await eventually(async () => accepted.length >= 3, 10_000, 'three accepted deliveries');
     expect(accepted.map((e) => e.id).toSorted()).to.deep.equal(ids.toSorted());
@@ -214,7 +271,10 @@ describe('SERVICE_V1 deliveries stay as they were', function () {
     await resetWebhooks();
     stack = await startWebhookStack();
     receiver = await startReceiver();
-    await addReceiver({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true }, { url: receiver.url, secret: WHSEC });
+    await addReceiver(
+      { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true },
+      { url: receiver.url, secret: WHSEC },
+    );
   });
   after(async () => {
     await stack.stop();
@@ -226,7 +286,11 @@ describe('SERVICE_V1 deliveries stay as they were', function () {
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);
     const [request] = await receiver.waitFor(1);
-    const event = (await testDb().pool.query<{ id: string; body: string }>('select id, body from event where resource_id = $1', [input.id])).rows[0]!;
+    const event = (
+      await testDb().pool.query<{ id: string; body: string }>('select id, body from event where resource_id = $1', [
+        input.id,
+      ])
+    ).rows[0]!;
     const timestamp = String(request!.headers['x-service-timestamp']);
     const expected = [
       ['content-type', 'application/json'],
@@ -234,9 +298,14 @@ describe('SERVICE_V1 deliveries stay as they were', function () {
       ['x-service-event-id', event.id],
       ['x-service-event-type', 'LEARNING_OPPORTUNITY_PUBLISHED'],
       ['x-service-timestamp', timestamp],
-      ['x-service-signature', `sha256=${createHmac('sha256', WHSEC).update(`${timestamp}.${event.body}`).digest('hex')}`],
+      [
+        'x-service-signature',
+        `sha256=${createHmac('sha256', WHSEC).update(`${timestamp}.${event.body}`).digest('hex')}`,
+      ],
     ];
-    const sent = request!.headerNames.map((name) => [name, String(request!.headers[name])]).filter(([name]) => !['host', 'connection', 'content-length', 'x-service-resource-version'].includes(name!));
+    const sent = request!.headerNames
+      .map((name) => [name, String(request!.headers[name])])
+      .filter(([name]) => !['host', 'connection', 'content-length', 'x-service-resource-version'].includes(name!));
     expect(sent).to.deep.equal(expected);
     expect(timestamp).to.match(/^\d{13}$/);
     expect(request!.body.toString('utf8')).to.equal(event.body);

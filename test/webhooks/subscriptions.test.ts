@@ -8,7 +8,15 @@ import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, pendingDeliveries, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import {
+  eventually,
+  jobs,
+  pendingDeliveries,
+  resetWebhooks,
+  startWebhookStack,
+  testSecrets,
+  type WebhookStack,
+} from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const typesOf = (r: TestReceiver) => r.requests.map((q) => q.headers['x-service-event-type']);
@@ -37,7 +45,12 @@ describe('webhook subscriptions', () => {
   it('delivers each type only to receivers subscribed to it; an empty subscription gets every type', async () => {
     const stack = await startWebhookStack();
     try {
-      const [published, deleted, all, two] = [await newReceiver(), await newReceiver(), await newReceiver(), await newReceiver()];
+      const [published, deleted, all, two] = [
+        await newReceiver(),
+        await newReceiver(),
+        await newReceiver(),
+        await newReceiver(),
+      ];
       await stack.addReceiver(published.url, { types: ['LEARNING_OPPORTUNITY_PUBLISHED'] });
       await stack.addReceiver(deleted.url, { types: ['LEARNING_OPPORTUNITY_DELETED'] });
       await stack.addReceiver(all.url);
@@ -48,7 +61,11 @@ describe('webhook subscriptions', () => {
       await published.waitFor(1);
       await deleted.waitFor(1);
       await new Promise((r) => setTimeout(r, 200));
-      expect(typesOf(all).toSorted()).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_UPDATED']);
+      expect(typesOf(all).toSorted()).to.deep.equal([
+        'LEARNING_OPPORTUNITY_DELETED',
+        'LEARNING_OPPORTUNITY_PUBLISHED',
+        'LEARNING_OPPORTUNITY_UPDATED',
+      ]);
       expect(typesOf(two).toSorted()).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_UPDATED']);
       expect(typesOf(published)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
       expect(typesOf(deleted)).to.deep.equal(['LEARNING_OPPORTUNITY_DELETED']);
@@ -70,7 +87,9 @@ describe('webhook subscriptions', () => {
       await enableReceiver({ pool: testDb().pool }, offInfo.id);
       const second = await lifecycle(stack);
       await off.waitFor(3);
-      const resources = off.requests.map((r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id);
+      const resources = off.requests.map(
+        (r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id,
+      );
       expect(new Set(resources)).to.deep.equal(new Set([second]));
       expect(resources).to.not.include(first);
     } finally {
@@ -88,18 +107,36 @@ describe('webhook subscriptions', () => {
       const pending = await pendingDeliveries(info.id);
       expect(pending).to.have.length(3);
       await disableReceiver({ pool: testDb().pool }, info.id);
-      const worker = await startDeliveryWorker({ boss: stack.boss, pool: testDb().pool, config: stack.config, logger: silentLogger, secrets: testSecrets });
+      const worker = await startDeliveryWorker({
+        boss: stack.boss,
+        pool: testDb().pool,
+        config: stack.config,
+        logger: silentLogger,
+        secrets: testSecrets,
+      });
       try {
-        const dead = await eventually(async () => {
-          const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
-          return d.length === 3 ? d : null;
-        }, 5000, 'three dead letters');
-        expect(dead.map((d) => d.lastError)).to.deep.equal(['receiver_disabled', 'receiver_disabled', 'receiver_disabled']);
+        const dead = await eventually(
+          async () => {
+            const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
+            return d.length === 3 ? d : null;
+          },
+          5000,
+          'three dead letters',
+        );
+        expect(dead.map((d) => d.lastError)).to.deep.equal([
+          'receiver_disabled',
+          'receiver_disabled',
+          'receiver_disabled',
+        ]);
         expect(receiver.requests).to.deep.equal([]);
         // Replay skips receivers that are still disabled.
-        expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 0, superseded: 0, remaining: 3 });
+        expect(
+          await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id }),
+        ).to.deep.equal({ replayed: 0, superseded: 0, remaining: 3 });
         await enableReceiver({ pool: testDb().pool }, info.id);
-        expect(await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id })).to.deep.equal({ replayed: 3, superseded: 0, remaining: 0 });
+        expect(
+          await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id }),
+        ).to.deep.equal({ replayed: 3, superseded: 0, remaining: 0 });
         await receiver.waitFor(3);
         expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set(pending));
         expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: info.id })).to.deep.equal([]);
@@ -144,7 +181,9 @@ describe('webhook subscriptions', () => {
       await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'After the removal' }));
       await stays.waitFor(2);
       await new Promise((r) => setTimeout(r, 300));
-      expect((await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1', [goneInfo.id])).rowCount).to.equal(0);
+      expect(
+        (await testDb().pool.query('select 1 from delivery_attempt where receiver_id = $1', [goneInfo.id])).rowCount,
+      ).to.equal(0);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
       expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
       expect(gone.requests).to.have.length(1);

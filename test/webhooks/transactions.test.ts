@@ -25,7 +25,8 @@ describe('webhook fan-out and the mutation transaction', () => {
     await receiver.close();
   });
 
-  const published = async () => (await eventsEmitted.get()).values.find((v) => v.labels.type === 'LEARNING_OPPORTUNITY_PUBLISHED')?.value ?? 0;
+  const published = async () =>
+    (await eventsEmitted.get()).values.find((v) => v.labels.type === 'LEARNING_OPPORTUNITY_PUBLISHED')?.value ?? 0;
 
   it('a mutation that fails after its event and jobs were written leaves no event, no job and sends nothing', async () => {
     const db = testDb();
@@ -48,7 +49,9 @@ describe('webhook fan-out and the mutation transaction', () => {
     await writes.publish(input.id).catch((error: unknown) => (failure = error));
     expect((failure as Error).message).to.equal('the mutation fails after fan-out');
 
-    expect((await db.pool.query('select status from learning_opportunity where id = $1', [input.id])).rows).to.deep.equal([{ status: 'DRAFT' }]);
+    expect(
+      (await db.pool.query('select status from learning_opportunity where id = $1', [input.id])).rows,
+    ).to.deep.equal([{ status: 'DRAFT' }]);
     expect((await db.pool.query('select 1 from event where resource_id = $1', [input.id])).rowCount).to.equal(0);
     expect(await jobs(DELIVERY_QUEUE)).to.deep.equal([]);
     expect(await published(), 'eventsEmitted counts committed events only').to.equal(countBefore);

@@ -1,6 +1,11 @@
 // A typed client for the read-only /v1 REST API.
 import { type Expect, getJson, type RequestSettings, type RetryInfo } from './request.ts';
-import type { EventPage, LearningOpportunity, LearningOpportunityListParams, LearningOpportunityPage } from './types.ts';
+import type {
+  EventPage,
+  LearningOpportunity,
+  LearningOpportunityListParams,
+  LearningOpportunityPage,
+} from './types.ts';
 
 export type CatalogClientOptions = {
   /** Base address of the service, without `/v1` (a path prefix such as `https://host/lods` is kept). */
@@ -36,20 +41,27 @@ export type CatalogClient = {
    * `GET /v1/learning-opportunities?limit&offset` (service defaults: limit 20 of at most 100, offset 0),
    * with the optional filters, search, sort, fields and facets.
    */
-  listLearningOpportunities(params?: LearningOpportunityListParams, options?: CallOptions): Promise<LearningOpportunityPage>;
+  listLearningOpportunities(
+    params?: LearningOpportunityListParams,
+    options?: CallOptions,
+  ): Promise<LearningOpportunityPage>;
   /**
    * `GET /v1/events?after&limit&wait` (service defaults: from the oldest retained event, limit 100 of
    * at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
    * retained window throws CatalogHttpError with status 410: start over (see sync).
    */
-  listEvents(params?: { after?: string | null; limit?: number; wait?: number }, options?: CallOptions): Promise<EventPage>;
+  listEvents(
+    params?: { after?: string | null; limit?: number; wait?: number },
+    options?: CallOptions,
+  ): Promise<EventPage>;
   /** `GET /v1/events/head`: the cursor just after the latest committed event. */
   getEventsHead(options?: CallOptions): Promise<{ cursor: string }>;
 };
 
 export function createCatalogClient(options: CatalogClientOptions): CatalogClient {
   const base = parseBaseUrl(options.baseUrl);
-  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError('createCatalogClient: apiKey is required');
+  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
+    throw new TypeError('createCatalogClient: apiKey is required');
   const settings: RequestSettings = {
     apiKey: options.apiKey,
     fetch: options.fetch ?? globalThis.fetch,
@@ -72,9 +84,15 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
 
     async listLearningOpportunities(params = {}, call = {}) {
       const target = url('v1/learning-opportunities');
-      for (const [name, value] of Object.entries(params) as [string, LearningOpportunityListParams[keyof LearningOpportunityListParams]][]) {
+      for (const [name, value] of Object.entries(params) as [
+        string,
+        LearningOpportunityListParams[keyof LearningOpportunityListParams],
+      ][]) {
         if (value === undefined) continue;
-        target.searchParams.set(name, value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(',') : String(value));
+        target.searchParams.set(
+          name,
+          value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(',') : String(value),
+        );
       }
       return await getJson(target, PAGE, settings, call.signal);
     },
@@ -102,8 +120,10 @@ function parseBaseUrl(value: string | URL): URL {
   } catch {
     throw new TypeError(`createCatalogClient: baseUrl is not a URL: ${String(value)}`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`createCatalogClient: baseUrl must be http or https, got ${base.protocol}`);
-  if (base.username || base.password) throw new TypeError('createCatalogClient: baseUrl must not carry credentials; pass apiKey');
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new TypeError(`createCatalogClient: baseUrl must be http or https, got ${base.protocol}`);
+  if (base.username || base.password)
+    throw new TypeError('createCatalogClient: baseUrl must not carry credentials; pass apiKey');
   base.search = '';
   base.hash = '';
   // Relative resolution needs a trailing slash to keep a path prefix ("https://host/lods/").
@@ -121,23 +141,43 @@ function nonNegative(name: string, value: number, { integer = false } = {}): num
 // Enough checking to fail clearly when the base URL points at something else than the service
 // (a proxy's JSON, another API); the full record shape is the service's contract, not re-validated.
 function isRecordLike(value: unknown): value is LearningOpportunity {
-  return !!value && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string' && typeof (value as { updatedAt?: unknown }).updatedAt === 'string';
+  return (
+    !!value &&
+    typeof value === 'object' &&
+    typeof (value as { id?: unknown }).id === 'string' &&
+    typeof (value as { updatedAt?: unknown }).updatedAt === 'string'
+  );
 }
 
 function isPage(value: unknown): value is LearningOpportunityPage {
   if (!value || typeof value !== 'object') return false;
   const { results, pagination } = value as { results?: unknown; pagination?: { totalCount?: unknown } };
-  return Array.isArray(results) && results.every(isRecordLike) && Number.isSafeInteger(pagination?.totalCount) && (pagination!.totalCount as number) >= 0;
+  return (
+    Array.isArray(results) &&
+    results.every(isRecordLike) &&
+    Number.isSafeInteger(pagination?.totalCount) &&
+    (pagination!.totalCount as number) >= 0
+  );
 }
 
 function isEventPage(value: unknown): value is EventPage {
   if (!value || typeof value !== 'object') return false;
   const { results, pagination } = value as { results?: unknown; pagination?: { next?: unknown; hasMore?: unknown } };
-  const isEvent = (e: unknown) => !!e && typeof e === 'object' && typeof (e as { id?: unknown }).id === 'string' && typeof (e as { resource?: { id?: unknown } }).resource?.id === 'string';
-  return Array.isArray(results) && results.every(isEvent) && typeof pagination?.next === 'string' && typeof pagination.hasMore === 'boolean';
+  const isEvent = (e: unknown) =>
+    !!e &&
+    typeof e === 'object' &&
+    typeof (e as { id?: unknown }).id === 'string' &&
+    typeof (e as { resource?: { id?: unknown } }).resource?.id === 'string';
+  return (
+    Array.isArray(results) &&
+    results.every(isEvent) &&
+    typeof pagination?.next === 'string' &&
+    typeof pagination.hasMore === 'boolean'
+  );
 }
 
-const isHead = (value: unknown): value is { cursor: string } => !!value && typeof (value as { cursor?: unknown }).cursor === 'string';
+const isHead = (value: unknown): value is { cursor: string } =>
+  !!value && typeof (value as { cursor?: unknown }).cursor === 'string';
 
 const RECORD: Expect<LearningOpportunity> = { is: isRecordLike, what: 'a learning opportunity' };
 const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of learning opportunities' };

@@ -26,9 +26,18 @@ export class CatalogHttpError extends CatalogClientError {
   readonly problem: ProblemDetails | null;
   /** Retry-After of the response in milliseconds, when present and readable. */
   readonly retryAfterMs: number | null;
-  constructor(options: { request: string; attempts: number; status: number; statusText: string; problem: ProblemDetails | null; retryAfterMs: number | null }) {
+  constructor(options: {
+    request: string;
+    attempts: number;
+    status: number;
+    statusText: string;
+    problem: ProblemDetails | null;
+    retryAfterMs: number | null;
+  }) {
     const { status, problem } = options;
-    const what = problem ? `${problem.title}${problem.detail ? `: ${problem.detail}` : ''}` : options.statusText || 'no problem details';
+    const what = problem
+      ? `${problem.title}${problem.detail ? `: ${problem.detail}` : ''}`
+      : options.statusText || 'no problem details';
     super(`${options.request} answered ${status} (${what})`, options);
     this.name = 'CatalogHttpError';
     this.status = status;
@@ -69,7 +78,10 @@ function describeCause(cause: unknown): string {
   for (let e: unknown = cause, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     const message = (e as { message?: unknown }).message;
-    const text = typeof code === 'string' && typeof message === 'string' && !message.includes(code) ? `${code} ${message}` : String(message ?? e);
+    const text =
+      typeof code === 'string' && typeof message === 'string' && !message.includes(code)
+        ? `${code} ${message}`
+        : String(message ?? e);
     if (!messages.includes(text)) messages.push(text);
   }
   return messages.join(': ') || 'network error';

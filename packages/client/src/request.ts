@@ -32,7 +32,12 @@ export type RequestSettings = {
 export type Expect<T> = { is: (body: unknown) => body is T; what: string };
 
 /** GETs `url` and returns the parsed JSON body of a 2xx answer. */
-export async function getJson<T>(url: URL, expect: Expect<T>, settings: RequestSettings, signal?: AbortSignal): Promise<T> {
+export async function getJson<T>(
+  url: URL,
+  expect: Expect<T>,
+  settings: RequestSettings,
+  signal?: AbortSignal,
+): Promise<T> {
   const request = `GET ${url.href}`;
   return await pRetry((attempt) => attemptOnce(url, expect, request, attempt, settings, signal), {
     retries: settings.retries,
@@ -63,21 +68,39 @@ function backoff(attempt: number, settings: RequestSettings): number {
   return Math.min(Math.round(exponential * (1 + Math.random())), settings.maxRetryDelayMs);
 }
 
-async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, attempts: number, settings: RequestSettings, signal: AbortSignal | undefined): Promise<T> {
+async function attemptOnce<T>(
+  url: URL,
+  expect: Expect<T>,
+  request: string,
+  attempts: number,
+  settings: RequestSettings,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   const timeout = AbortSignal.timeout(settings.timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   // A failure while connecting or reading the body is a network error (retried), unless the
   // caller cancelled: then their reason is what they get back.
   const networkError = (cause: unknown): Error => {
-    if (signal?.aborted) return new AbortError(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-    return new CatalogNetworkError({ request, attempts, timedOut: timeout.aborted, timeoutMs: settings.timeoutMs, cause });
+    if (signal?.aborted)
+      return new AbortError(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    return new CatalogNetworkError({
+      request,
+      attempts,
+      timedOut: timeout.aborted,
+      timeoutMs: settings.timeoutMs,
+      cause,
+    });
   };
 
   let response: Response;
   let text: string;
   try {
     response = await settings.fetch(url, {
-      headers: { authorization: `Bearer ${settings.apiKey}`, accept: 'application/json', 'user-agent': settings.userAgent },
+      headers: {
+        authorization: `Bearer ${settings.apiKey}`,
+        accept: 'application/json',
+        'user-agent': settings.userAgent,
+      },
       // The key must not follow a redirect to wherever it points: a 3xx is reported, not followed.
       redirect: 'manual',
       signal: combined,
@@ -95,7 +118,8 @@ async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, atte
       throw new AbortError(new CatalogResponseError('the response body is not JSON', { request, attempts, cause }));
     }
     // A wrong shape means the base URL points at something else than the service: not retried.
-    if (!expect.is(body)) throw new AbortError(new CatalogResponseError(`the response body is not ${expect.what}`, { request, attempts }));
+    if (!expect.is(body))
+      throw new AbortError(new CatalogResponseError(`the response body is not ${expect.what}`, { request, attempts }));
     return body;
   }
 
@@ -103,7 +127,10 @@ async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, atte
     request,
     attempts,
     status: response.status,
-    statusText: response.status >= 300 && response.status <= 399 ? `redirected to ${response.headers.get('location') ?? '(no location)'}; use that base URL` : response.statusText,
+    statusText:
+      response.status >= 300 && response.status <= 399
+        ? `redirected to ${response.headers.get('location') ?? '(no location)'}; use that base URL`
+        : response.statusText,
     problem: parseProblem(text),
     retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
   });
@@ -115,7 +142,13 @@ async function attemptOnce<T>(url: URL, expect: Expect<T>, request: string, atte
 function parseProblem(text: string): ProblemDetails | null {
   try {
     const body = JSON.parse(text) as unknown;
-    if (body && typeof body === 'object' && typeof (body as ProblemDetails).title === 'string' && typeof (body as ProblemDetails).status === 'number') return body as ProblemDetails;
+    if (
+      body &&
+      typeof body === 'object' &&
+      typeof (body as ProblemDetails).title === 'string' &&
+      typeof (body as ProblemDetails).status === 'number'
+    )
+      return body as ProblemDetails;
   } catch {
     // not JSON: a proxy's HTML error page, for instance
   }

@@ -55,7 +55,10 @@ export type SyncResult = {
 };
 
 export function changeOf(event: CatalogEvent): SyncChange {
-  if ((event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED') && event.data) {
+  if (
+    (event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED') &&
+    event.data
+  ) {
     return { op: 'upsert', id: event.resource.id, record: event.data };
   }
   return { op: 'remove', id: event.resource.id };
@@ -66,7 +69,15 @@ const isExpired = (error: unknown) => error instanceof CatalogHttpError && error
 export async function sync(options: SyncOptions): Promise<SyncResult> {
   const { client, apply, limit = 1000, onProgress, signal } = options;
   const call: CallOptions = signal ? { signal } : {};
-  const result: SyncResult = { state: { cursor: options.state?.cursor ?? '' }, mode: 'incremental', restarted: false, walked: 0, events: 0, upserts: 0, removals: 0 };
+  const result: SyncResult = {
+    state: { cursor: options.state?.cursor ?? '' },
+    mode: 'incremental',
+    restarted: false,
+    walked: 0,
+    events: 0,
+    upserts: 0,
+    removals: 0,
+  };
 
   // The head first, then the walk: whatever changes during or after the walk follows the head.
   const fullWalk = async (): Promise<string> => {
@@ -74,7 +85,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
     const { cursor } = await client.getEventsHead(call);
     const walked = await walk({ client, signal, onProgress: (p) => onProgress?.({ phase: 'walk', walk: p }) });
     result.walked = walked.count;
-    await apply({ reset: true, changes: Array.from(walked.records.values(), (record) => ({ op: 'upsert', id: record.id, record })), cursor });
+    await apply({
+      reset: true,
+      changes: Array.from(walked.records.values(), (record) => ({ op: 'upsert', id: record.id, record })),
+      cursor,
+    });
     return cursor;
   };
 

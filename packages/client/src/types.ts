@@ -23,7 +23,11 @@ export type FacetName = 'format' | 'language' | 'topic' | 'provider' | 'country'
  * `sort`). With `fields`, each result holds only those members plus `id` and `updatedAt`; `facets`
  * is present when asked for.
  */
-export type LearningOpportunityPage = { results: LearningOpportunity[]; pagination: Pagination; facets?: Partial<Record<FacetName, FacetValue[]>> };
+export type LearningOpportunityPage = {
+  results: LearningOpportunity[];
+  pagination: Pagination;
+  facets?: Partial<Record<FacetName, FacetValue[]>>;
+};
 
 /** The list's parameters (README, "Filtering, search, fields and facets"); lists are sent comma-separated. */
 export type LearningOpportunityListParams = {
@@ -46,7 +50,11 @@ export type LearningOpportunityListParams = {
   facets?: readonly FacetName[];
 };
 
-export type EventType = 'LEARNING_OPPORTUNITY_PUBLISHED' | 'LEARNING_OPPORTUNITY_UPDATED' | 'LEARNING_OPPORTUNITY_ARCHIVED' | 'LEARNING_OPPORTUNITY_DELETED';
+export type EventType =
+  | 'LEARNING_OPPORTUNITY_PUBLISHED'
+  | 'LEARNING_OPPORTUNITY_UPDATED'
+  | 'LEARNING_OPPORTUNITY_ARCHIVED'
+  | 'LEARNING_OPPORTUNITY_DELETED';
 
 /** One change: an item of `GET /v1/events`, byte for byte the webhook body of the same event. */
 export type CatalogEvent = {
@@ -60,7 +68,10 @@ export type CatalogEvent = {
 };
 
 /** `GET /v1/events`: `next` is always a cursor to continue from (passed back as `after`). */
-export type EventPage = { results: CatalogEvent[]; pagination: { limit: number; after: string | null; next: string; hasMore: boolean } };
+export type EventPage = {
+  results: CatalogEvent[];
+  pagination: { limit: number; after: string | null; next: string; hasMore: boolean };
+};
 
 export type InvalidParam = { name: string; reason: string };
 

@@ -63,7 +63,8 @@ export type WalkResult = {
 
 export async function walk(options: WalkOptions): Promise<WalkResult> {
   const { client, limit = 100, onProgress, onPage, keepRecords = true, signal } = options;
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`walk: limit must be a positive integer, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`walk: limit must be a positive integer, got ${limit}`);
   const call: CallOptions = signal ? { signal } : {};
   const records = new Map<string, LearningOpportunity>();
   const index = new Map<string, WalkEntry>();
@@ -71,14 +72,15 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
   let pages = 0;
   let received = 0;
 
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const page = await client.listLearningOpportunities({ limit, offset }, call);
     pages++;
     const { results } = page;
     await onPage?.(results, received);
     for (const record of results) {
       const seq = received++;
-      if (highestUpdatedAt === null || compareTimestamps(record.updatedAt, highestUpdatedAt) > 0) highestUpdatedAt = record.updatedAt;
+      if (highestUpdatedAt === null || compareTimestamps(record.updatedAt, highestUpdatedAt) > 0)
+        highestUpdatedAt = record.updatedAt;
       const existing = index.get(record.id);
       // `>= 0`: on equal updatedAt the later-seen copy wins.
       if (existing && compareTimestamps(record.updatedAt, existing.updatedAt) < 0) continue;

@@ -64,11 +64,18 @@ export class JsonFileStore {
   /** Loads the file, replays events accepted but maybe not applied before a stop, then empties the inbox. */
   async open(): Promise<number> {
     await mkdir(dirname(this.path), { recursive: true });
-    const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+    const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? null : Promise.reject(e),
+    );
     if (text) this.state = { records: {}, versions: {}, ...(JSON.parse(text) as Partial<StoreState>) };
     this.versions = new MemoryVersionStore({}, this.state.versions);
-    const inbox = await readFile(this.inboxPath, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? '' : Promise.reject(e)));
-    const pending = inbox.split('\n').filter(Boolean).map((line) => JSON.parse(line) as WebhookEvent);
+    const inbox = await readFile(this.inboxPath, 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? '' : Promise.reject(e),
+    );
+    const pending = inbox
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as WebhookEvent);
     for (const event of pending) await applyEvent(this.versions, event, (e) => applyToRecords(this.state.records, e));
     await this.#write();
     await rm(this.inboxPath, { force: true });
@@ -116,7 +123,13 @@ export class JsonFileStore {
   }
 }
 
-export type ExampleReceiver = { url: string; server: Server; store: JsonFileStore; idle: () => Promise<void>; close: () => Promise<void> };
+export type ExampleReceiver = {
+  url: string;
+  server: Server;
+  store: JsonFileStore;
+  idle: () => Promise<void>;
+  close: () => Promise<void>;
+};
 
 export async function startExampleReceiver(options: {
   port: number;
@@ -138,11 +151,16 @@ export async function startExampleReceiver(options: {
     store: (event) => store.accept(event),
     process: async (event) => {
       const outcome = await store.apply(event);
-      log(`${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} version=${event.resource.version} -> ${outcome} (${Object.keys(store.state.records).length} records)`);
+      log(
+        `${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} version=${event.resource.version} -> ${outcome} (${Object.keys(store.state.records).length} records)`,
+      );
     },
     logger: {
       warn: (fields, message) => log(`${message} ${JSON.stringify(fields)}`),
-      error: (fields, message) => log(`${message} ${JSON.stringify(fields, (k, v: unknown) => (k === 'err' && v instanceof Error ? v.message : v))}`),
+      error: (fields, message) =>
+        log(
+          `${message} ${JSON.stringify(fields, (k, v: unknown) => (k === 'err' && v instanceof Error ? v.message : v))}`,
+        ),
     },
   });
 
@@ -185,17 +203,26 @@ export async function startExampleReceiver(options: {
 async function main(): Promise<void> {
   const env = process.env;
   const port = Number(env.PORT ?? 4000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${env.PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number, got "${env.PORT}"`);
   const secret = env.WEBHOOK_SECRET || null;
   const allowUnsigned = env.WEBHOOK_ALLOW_UNSIGNED === '1' || env.WEBHOOK_ALLOW_UNSIGNED === 'true';
   if (!secret && !allowUnsigned) {
-    throw new Error('WEBHOOK_SECRET is required (e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)); set WEBHOOK_ALLOW_UNSIGNED=1 to accept unsigned deliveries instead');
+    throw new Error(
+      'WEBHOOK_SECRET is required (e.g. export WEBHOOK_SECRET=$(openssl rand -hex 32)); set WEBHOOK_ALLOW_UNSIGNED=1 to accept unsigned deliveries instead',
+    );
   }
   const secrets = [secret, env.WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => Boolean(s));
   // A Standard Webhooks secret (whsec_ + base64), as `receivers add --scheme standard-webhooks` prints one.
   const standard = secret !== null && /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret);
   const storePath = env.RECEIVER_STORE_PATH || './.data/example-receiver.json';
-  const receiver = await startExampleReceiver({ port, host: env.HOST || '127.0.0.1', secret: secrets, allowUnsigned, storePath });
+  const receiver = await startExampleReceiver({
+    port,
+    host: env.HOST || '127.0.0.1',
+    secret: secrets,
+    allowUnsigned,
+    storePath,
+  });
   const url = `${receiver.url}/webhooks`;
   // Before the banner: a supervisor may signal as soon as it sees it.
   let stopping = false;
@@ -215,7 +242,9 @@ async function main(): Promise<void> {
       `Store: ${receiver.store.path} (${Object.keys(receiver.store.state.records).length} records); browse ${receiver.url}/records\n` +
       `Signature check: ${secret ? `on (WEBHOOK_SECRET${secrets.length > 1 ? ' and WEBHOOK_SECRET_PREVIOUS' : ''}; service-v1 and standard-webhooks deliveries)` : 'OFF (WEBHOOK_ALLOW_UNSIGNED=1): unsigned deliveries are accepted'}\n` +
       // The service refuses secrets shorter than 16 characters when the receiver is added.
-      (secret && secret.length < 16 ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n` : '') +
+      (secret && secret.length < 16
+        ? `Warning: WEBHOOK_SECRET has ${secret.length} characters; the service requires at least 16\n`
+        : '') +
       '\n' +
       `Register it with the service (the secret is read from your shell, never printed or put on a command line):\n` +
       `  ${secret ? 'printenv WEBHOOK_SECRET | ' : ''}npm run cli -- receivers add --url ${url}${!secret ? ' --unsigned' : standard ? ' --scheme standard-webhooks --secret-stdin' : ' --secret-stdin'}\n` +

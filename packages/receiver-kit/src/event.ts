@@ -18,8 +18,15 @@ export type LearningOpportunitySnapshot = { id: string; updatedAt: string; [fiel
  * version is newer than the one you hold (version-store.ts). Bodies stored before versions existed
  * were given theirs by the service's migration, so every event has one.
  */
-type EventBase = { id: string; occurredAt: string; resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number } };
-export type SnapshotEvent = EventBase & { type: Exclude<WebhookEventType, 'LEARNING_OPPORTUNITY_DELETED'>; data: LearningOpportunitySnapshot };
+type EventBase = {
+  id: string;
+  occurredAt: string;
+  resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number };
+};
+export type SnapshotEvent = EventBase & {
+  type: Exclude<WebhookEventType, 'LEARNING_OPPORTUNITY_DELETED'>;
+  data: LearningOpportunitySnapshot;
+};
 export type DeletedEvent = EventBase & { type: 'LEARNING_OPPORTUNITY_DELETED'; data: null };
 export type WebhookEvent = SnapshotEvent | DeletedEvent;
 
@@ -29,12 +36,19 @@ export type WebhookEvent = SnapshotEvent | DeletedEvent;
  * there is nothing to apply; acknowledge it.
  */
 export const WEBHOOK_TEST_EVENT_TYPE = 'WEBHOOK_TEST';
-export type TestEvent = { id: string; type: typeof WEBHOOK_TEST_EVENT_TYPE; occurredAt: string; resource: { type: 'WEBHOOK_RECEIVER'; id: string }; data: null };
+export type TestEvent = {
+  id: string;
+  type: typeof WEBHOOK_TEST_EVENT_TYPE;
+  occurredAt: string;
+  resource: { type: 'WEBHOOK_RECEIVER'; id: string };
+  data: null;
+};
 /**
  * An authentic delivery that is not a catalog event: the test event, or a type newer than this kit
  * (types may be added within v1). A receiver acknowledges it (2xx) and applies nothing.
  */
-export type OtherEvent = TestEvent | { id: string; type: string; occurredAt: string; resource?: unknown; data?: unknown };
+export type OtherEvent =
+  TestEvent | { id: string; type: string; occurredAt: string; resource?: unknown; data?: unknown };
 
 /** The delivery headers (lower case, as node and fetch present them). */
 export const HEADERS = {
@@ -64,14 +78,25 @@ const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID_RE.tes
  * event (id, type and occurredAt well-formed, any other type name; a WEBHOOK_TEST with its own
  * shape), or a problem.
  */
-export function deliveryKind(value: unknown): { kind: 'catalog' } | { kind: 'other' } | { kind: 'invalid'; problem: string } {
-  if (isObject(value) && typeof value.type === 'string' && !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type)) {
+export function deliveryKind(
+  value: unknown,
+): { kind: 'catalog' } | { kind: 'other' } | { kind: 'invalid'; problem: string } {
+  if (
+    isObject(value) &&
+    typeof value.type === 'string' &&
+    !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type)
+  ) {
     if (!isUuid(value.id)) return { kind: 'invalid', problem: 'id must be a UUID' };
     if (!/^[A-Z][A-Z0-9_]*$/.test(value.type)) return { kind: 'invalid', problem: 'type must be an event type name' };
-    if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt)) return { kind: 'invalid', problem: 'occurredAt must be an ISO 8601 UTC timestamp' };
+    if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt))
+      return { kind: 'invalid', problem: 'occurredAt must be an ISO 8601 UTC timestamp' };
     if (value.type === WEBHOOK_TEST_EVENT_TYPE) {
       const resource = value.resource;
-      if (!isObject(resource) || resource.type !== 'WEBHOOK_RECEIVER' || !isUuid(resource.id)) return { kind: 'invalid', problem: 'resource must be { type: "WEBHOOK_RECEIVER", id: <UUID> } for WEBHOOK_TEST' };
+      if (!isObject(resource) || resource.type !== 'WEBHOOK_RECEIVER' || !isUuid(resource.id))
+        return {
+          kind: 'invalid',
+          problem: 'resource must be { type: "WEBHOOK_RECEIVER", id: <UUID> } for WEBHOOK_TEST',
+        };
       if (value.data !== null) return { kind: 'invalid', problem: 'data must be null for WEBHOOK_TEST' };
     }
     return { kind: 'other' };
@@ -84,11 +109,15 @@ export function deliveryKind(value: unknown): { kind: 'catalog' } | { kind: 'oth
 export function eventShapeProblem(value: unknown): string | null {
   if (!isObject(value)) return 'body is not a JSON object';
   if (!isUuid(value.id)) return 'id must be a UUID';
-  if (typeof value.type !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type)) return `type must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`;
-  if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt)) return 'occurredAt must be an ISO 8601 UTC timestamp';
+  if (typeof value.type !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(value.type))
+    return `type must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+  if (typeof value.occurredAt !== 'string' || !TIMESTAMP_RE.test(value.occurredAt))
+    return 'occurredAt must be an ISO 8601 UTC timestamp';
   const resource = value.resource;
-  if (!isObject(resource) || resource.type !== 'LEARNING_OPPORTUNITY' || !isUuid(resource.id)) return 'resource must be { type: "LEARNING_OPPORTUNITY", id: <UUID>, version: <positive integer> }';
-  if (!Number.isSafeInteger(resource.version) || (resource.version as number) < 1) return 'resource.version must be a positive integer';
+  if (!isObject(resource) || resource.type !== 'LEARNING_OPPORTUNITY' || !isUuid(resource.id))
+    return 'resource must be { type: "LEARNING_OPPORTUNITY", id: <UUID>, version: <positive integer> }';
+  if (!Number.isSafeInteger(resource.version) || (resource.version as number) < 1)
+    return 'resource.version must be a positive integer';
   if (value.type === 'LEARNING_OPPORTUNITY_DELETED') {
     if (value.data !== null) return 'data must be null for LEARNING_OPPORTUNITY_DELETED';
   } else {

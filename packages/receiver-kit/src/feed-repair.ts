@@ -53,16 +53,25 @@ export class FeedGapError extends Error {
 type Page = { results: unknown[]; pagination: { next: string; hasMore: boolean } };
 
 export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRepairResult> {
-  if (!options.lastEventId === !options.after) throw new TypeError('repairFromFeed: pass exactly one of lastEventId and after');
+  if (!options.lastEventId === !options.after)
+    throw new TypeError('repairFromFeed: pass exactly one of lastEventId and after');
   const fetchFn = options.fetch ?? globalThis.fetch;
   const base = options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`;
   const readPage = async (after: string | null): Promise<Page> => {
     const url = new URL('v1/events', base);
     url.searchParams.set('limit', String(options.limit ?? 1000));
     if (after) url.searchParams.set('after', after);
-    const res = await fetchFn(url, { headers: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json' }, redirect: 'manual', signal: options.signal });
-    if (res.status === 410) throw new FeedGapError('the starting cursor is older than the retained events: rebuild the copy from a full walk');
-    if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    const res = await fetchFn(url, {
+      headers: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json' },
+      redirect: 'manual',
+      signal: options.signal,
+    });
+    if (res.status === 410)
+      throw new FeedGapError(
+        'the starting cursor is older than the retained events: rebuild the copy from a full walk',
+      );
+    if (res.status !== 200)
+      throw new Error(`GET /v1/events answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
     return (await res.json()) as Page;
   };
 
@@ -102,6 +111,9 @@ export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRe
     result.cursor = cursor;
     if (!page.pagination.hasMore) break;
   }
-  if (!found) throw new FeedGapError(`event ${options.lastEventId} is not in the retained feed: rebuild the copy from a full walk`);
+  if (!found)
+    throw new FeedGapError(
+      `event ${options.lastEventId} is not in the retained feed: rebuild the copy from a full walk`,
+    );
   return result;
 }

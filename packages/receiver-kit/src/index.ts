@@ -10,14 +10,37 @@
 //                    event only when its resource.version is newer than the one held
 export * from './event.ts';
 export { deliveryEventId, detectScheme, verifyDelivery, DEFAULT_TOLERANCE_MS, NO_SECRET_MESSAGE } from './verify.ts';
-export type { HeaderSource, VerifiedOther, VerifyFailure, VerifyFailureReason, VerifyOptions, VerifyResult, VerifySuccess } from './verify.ts';
+export type {
+  HeaderSource,
+  VerifiedOther,
+  VerifyFailure,
+  VerifyFailureReason,
+  VerifyOptions,
+  VerifyResult,
+  VerifySuccess,
+} from './verify.ts';
 export { webhookReceiver, DEFAULT_MAX_BODY_BYTES } from './middleware.ts';
 export type { ReceiverLogger, WebhookReceiverHandler, WebhookReceiverOptions } from './middleware.ts';
 export { MemorySeenStore } from './seen-store.ts';
 export type { SeenStore } from './seen-store.ts';
-export { deliveryHeaders, signatureDigest, signPayload, signStandard, standardSecretKey, standardSignatureDigest, STANDARD_SECRET_PREFIX, USER_AGENT } from './sign.ts';
+export {
+  deliveryHeaders,
+  signatureDigest,
+  signPayload,
+  signStandard,
+  standardSecretKey,
+  standardSignatureDigest,
+  STANDARD_SECRET_PREFIX,
+  USER_AGENT,
+} from './sign.ts';
 export type { SignatureScheme } from './sign.ts';
 export { FeedGapError, repairFromFeed } from './feed-repair.ts';
 export type { FeedRepairOptions, FeedRepairResult } from './feed-repair.ts';
-export { applyEvent, DEFAULT_TOMBSTONE_TTL_MS, FileVersionStore, MemoryVersionStore, shouldApply } from './version-store.ts';
+export {
+  applyEvent,
+  DEFAULT_TOMBSTONE_TTL_MS,
+  FileVersionStore,
+  MemoryVersionStore,
+  shouldApply,
+} from './version-store.ts';
 export type { ApplyResult, MemoryVersionStoreOptions, VersionSnapshot, VersionStore } from './version-store.ts';

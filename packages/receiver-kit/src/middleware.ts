@@ -56,13 +56,24 @@ const consoleLogger: ReceiverLogger = {
 
 class BodyTooLarge extends Error {}
 
-function send(res: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   const json = JSON.stringify(body);
   const type = status >= 400 ? 'application/problem+json' : 'application/json';
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(json), ...headers }).end(json);
 }
 
-const problem = (status: number, title: string, detail: string, reason?: VerifyFailureReason | string) => ({ type: 'about:blank', title, status, detail, ...(reason ? { reason } : {}) });
+const problem = (status: number, title: string, detail: string, reason?: VerifyFailureReason | string) => ({
+  type: 'about:blank',
+  title,
+  status,
+  detail,
+  ...(reason ? { reason } : {}),
+});
 
 /** Reads the request body as bytes, refusing more than `limit` (by content-length up front, or while streaming). */
 async function readRawBody(req: IncomingMessage & { body?: unknown }, limit: number): Promise<Buffer> {
@@ -72,7 +83,9 @@ async function readRawBody(req: IncomingMessage & { body?: unknown }, limit: num
     return req.body;
   }
   if (req.body !== undefined && req.readableEnded) {
-    throw new Error('the request body was already parsed: mount webhookReceiver before express.json() (the signature covers the raw bytes)');
+    throw new Error(
+      'the request body was already parsed: mount webhookReceiver before express.json() (the signature covers the raw bytes)',
+    );
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge();
@@ -87,7 +100,8 @@ async function readRawBody(req: IncomingMessage & { body?: unknown }, limit: num
 }
 
 export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceiverHandler {
-  if (secretList(options.secret).length === 0 && options.allowUnsigned !== true) throw new TypeError(`webhookReceiver: ${NO_SECRET_MESSAGE}`);
+  if (secretList(options.secret).length === 0 && options.allowUnsigned !== true)
+    throw new TypeError(`webhookReceiver: ${NO_SECRET_MESSAGE}`);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxQueued = options.maxQueued ?? 10_000;
   const concurrency = options.concurrency ?? 1;
@@ -121,7 +135,8 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
   };
 
   async function handle(req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST') return send(res, 405, problem(405, 'Method not allowed', 'deliveries are POSTed'), { allow: 'POST' });
+    if (req.method !== 'POST')
+      return send(res, 405, problem(405, 'Method not allowed', 'deliveries are POSTed'), { allow: 'POST' });
     let rawBody: Buffer;
     try {
       rawBody = await readRawBody(req, maxBodyBytes);
@@ -134,15 +149,33 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
       throw error;
     }
 
-    const verified = verifyDelivery({ rawBody, headers: req.headers, secret: options.secret, allowUnsigned: options.allowUnsigned, toleranceMs: options.toleranceMs });
+    const verified = verifyDelivery({
+      rawBody,
+      headers: req.headers,
+      secret: options.secret,
+      allowUnsigned: options.allowUnsigned,
+      toleranceMs: options.toleranceMs,
+    });
     if (!verified.ok) {
       logger.warn({ reason: verified.reason, eventId: deliveryEventId(req.headers) }, 'webhook delivery rejected');
-      return send(res, verified.status, problem(verified.status, verified.status === 401 ? 'Unauthorized' : 'Bad request', verified.message, verified.reason));
+      return send(
+        res,
+        verified.status,
+        problem(
+          verified.status,
+          verified.status === 401 ? 'Unauthorized' : 'Bad request',
+          verified.message,
+          verified.reason,
+        ),
+      );
     }
     // A test event or a type newer than this kit: authentic, acknowledged, nothing to apply (not
     // de-duplicated, stored or processed: `process` only ever sees catalog events).
     if (verified.other) {
-      logger.info?.({ eventId: verified.other.id, eventType: verified.other.type }, 'webhook event of another type acknowledged');
+      logger.info?.(
+        { eventId: verified.other.id, eventType: verified.other.type },
+        'webhook event of another type acknowledged',
+      );
       return send(res, 200, { received: true, ignored: verified.other.type });
     }
     const { event } = verified;
@@ -150,7 +183,9 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     if (!(await seen.claim(event.id))) return send(res, 200, { received: true, duplicate: true });
     if (queue.length >= maxQueued) {
       await seen.release(event.id);
-      return send(res, 503, problem(503, 'Service unavailable', 'too many events waiting to be processed'), { 'retry-after': '5' });
+      return send(res, 503, problem(503, 'Service unavailable', 'too many events waiting to be processed'), {
+        'retry-after': '5',
+      });
     }
     try {
       await options.store?.(event, rawBody);
@@ -172,7 +207,8 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
       else res.destroy();
     });
   }) as WebhookReceiverHandler;
-  handler.idle = () => (running === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)));
+  handler.idle = () =>
+    running === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
   Object.defineProperty(handler, 'pending', { get: () => running + queue.length });
   return handler;
 }

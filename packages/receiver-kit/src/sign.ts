@@ -8,7 +8,6 @@
 import { createHmac } from 'node:crypto';
 import { HEADERS, STANDARD_HEADERS, type WebhookEventType } from './event.ts';
 
-
 export const USER_AGENT = 'Service-Data-API-Webhooks/1';
 
 export type SignatureScheme = 'service-v1' | 'standard-webhooks';
@@ -28,7 +27,10 @@ export function signPayload(secret: string, timestamp: string, body: Buffer | st
 
 /** The key bytes of a Standard Webhooks secret: the base64 after `whsec_` (a bare base64 secret is accepted too, as the reference libraries do). */
 export function standardSecretKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(STANDARD_SECRET_PREFIX) ? secret.slice(STANDARD_SECRET_PREFIX.length) : secret, 'base64');
+  return Buffer.from(
+    secret.startsWith(STANDARD_SECRET_PREFIX) ? secret.slice(STANDARD_SECRET_PREFIX.length) : secret,
+    'base64',
+  );
 }
 
 /** The raw HMAC-SHA256 digest of `${id}.${timestamp}.${body}` (32 bytes), STANDARD_WEBHOOKS. */
@@ -37,8 +39,15 @@ export function standardSignatureDigest(secret: string, id: string, timestamp: s
 }
 
 /** The `webhook-signature` header value: `v1,<base64>` per secret (the newest first), space-separated. */
-export function signStandard(secrets: string | readonly string[], id: string, timestamp: string, body: Buffer | string): string {
-  return (typeof secrets === 'string' ? [secrets] : secrets).map((secret) => `v1,${standardSignatureDigest(secret, id, timestamp, body).toString('base64')}`).join(' ');
+export function signStandard(
+  secrets: string | readonly string[],
+  id: string,
+  timestamp: string,
+  body: Buffer | string,
+): string {
+  return (typeof secrets === 'string' ? [secrets] : secrets)
+    .map((secret) => `v1,${standardSignatureDigest(secret, id, timestamp, body).toString('base64')}`)
+    .join(' ');
 }
 
 /**
@@ -58,14 +67,20 @@ export function deliveryHeaders(options: {
   resourceVersion?: number | string | null;
 }): Record<string, string> {
   const ms = options.timestamp ?? Date.now();
-  const version = options.resourceVersion === undefined || options.resourceVersion === null ? null : String(options.resourceVersion);
+  const version =
+    options.resourceVersion === undefined || options.resourceVersion === null ? null : String(options.resourceVersion);
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
   if (options.scheme === 'standard-webhooks') {
     if (!options.secret) throw new TypeError('a Standard Webhooks delivery is always signed: give its secret');
     const seconds = String(Math.floor(ms / 1000));
     headers[STANDARD_HEADERS.id] = options.eventId;
     headers[STANDARD_HEADERS.timestamp] = seconds;
-    headers[STANDARD_HEADERS.signature] = signStandard(options.previousSecret ? [options.secret, options.previousSecret] : [options.secret], options.eventId, seconds, options.body);
+    headers[STANDARD_HEADERS.signature] = signStandard(
+      options.previousSecret ? [options.secret, options.previousSecret] : [options.secret],
+      options.eventId,
+      seconds,
+      options.body,
+    );
     headers[HEADERS.eventType] = options.eventType;
     if (version !== null) headers[HEADERS.resourceVersion] = version;
   } else {

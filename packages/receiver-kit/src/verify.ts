@@ -19,10 +19,14 @@ export type VerifyFailureReason =
   | 'SIGNATURE_MISMATCH'
   | 'TIMESTAMP_OUTSIDE_TOLERANCE' // replayed or badly skewed
   | 'BODY_NOT_JSON'
-  | 'NOT_AN_EVENT' // JSON, but not the v1 event shape (or headers disagree with the body)
-  ;
+  | 'NOT_AN_EVENT'; // JSON, but not the v1 event shape (or headers disagree with the body)
 
-export type VerifyFailure = { ok: false; reason: VerifyFailureReason; message: string; /** 401 for authenticity, 400 for shape. */ status: 400 | 401 };
+export type VerifyFailure = {
+  ok: false;
+  reason: VerifyFailureReason;
+  message: string;
+  /** 401 for authenticity, 400 for shape. */ status: 400 | 401;
+};
 export type VerifySuccess = {
   ok: true;
   event: WebhookEvent;
@@ -34,7 +38,14 @@ export type VerifySuccess = {
   scheme: SignatureScheme;
 };
 /** Authentic, but not a catalog event (a WEBHOOK_TEST, or a type newer than this kit): acknowledge it with a 2xx, apply nothing. */
-export type VerifiedOther = { ok: true; event?: undefined; other: OtherEvent; timestamp: number; signed: boolean; scheme: SignatureScheme };
+export type VerifiedOther = {
+  ok: true;
+  event?: undefined;
+  other: OtherEvent;
+  timestamp: number;
+  signed: boolean;
+  scheme: SignatureScheme;
+};
 export type VerifyResult = VerifySuccess | VerifiedOther | VerifyFailure;
 
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
@@ -56,7 +67,12 @@ export type VerifyOptions = {
 
 const SIGNATURE_RE = /^sha256=([0-9a-f]{64})$/i;
 
-const fail = (reason: VerifyFailureReason, message: string, status: 400 | 401): VerifyFailure => ({ ok: false, reason, message, status });
+const fail = (reason: VerifyFailureReason, message: string, status: 400 | 401): VerifyFailure => ({
+  ok: false,
+  reason,
+  message,
+  status,
+});
 
 function header(headers: HeaderSource, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
@@ -70,7 +86,8 @@ export function secretList(secret: string | readonly string[] | null | undefined
   return (typeof secret === 'string' ? [secret] : (secret ?? [])).filter((s) => s.length > 0);
 }
 
-export const NO_SECRET_MESSAGE = 'no signing secret is configured; give the secret (or several during a rotation), or pass allowUnsigned: true to accept unsigned deliveries';
+export const NO_SECRET_MESSAGE =
+  'no signing secret is configured; give the secret (or several during a rotation), or pass allowUnsigned: true to accept unsigned deliveries';
 
 /** What the headers of one scheme say, or why they cannot be trusted. */
 type Authenticated = { id: string; timestamp: number } | VerifyFailure;
@@ -80,7 +97,8 @@ function authenticateServiceV1(options: VerifyOptions, secrets: readonly string[
   const missing = [HEADERS.eventId, HEADERS.eventType, HEADERS.timestamp].filter((name) => !header(headers, name));
   if (missing.length) return fail('MISSING_HEADERS', `missing header(s): ${missing.join(', ')}`, 400);
   const timestampText = header(headers, HEADERS.timestamp)!;
-  if (!/^\d{1,15}$/.test(timestampText)) return fail('MALFORMED_TIMESTAMP', `${HEADERS.timestamp} must be epoch milliseconds`, 400);
+  if (!/^\d{1,15}$/.test(timestampText))
+    return fail('MALFORMED_TIMESTAMP', `${HEADERS.timestamp} must be epoch milliseconds`, 400);
   if (secrets.length) {
     const signature = header(headers, HEADERS.signature);
     if (!signature) return fail('MISSING_SIGNATURE', `missing header: ${HEADERS.signature}`, 401);
@@ -88,7 +106,9 @@ function authenticateServiceV1(options: VerifyOptions, secrets: readonly string[
     if (!match) return fail('BAD_SIGNATURE_FORMAT', `${HEADERS.signature} must be sha256=<64 hex digits>`, 401);
     const presented = Buffer.from(match[1]!, 'hex');
     // Both sides are 32-byte digests, so timingSafeEqual compares equal lengths by construction.
-    const valid = secrets.some((secret) => timingSafeEqual(signatureDigest(secret, timestampText, options.rawBody), presented));
+    const valid = secrets.some((secret) =>
+      timingSafeEqual(signatureDigest(secret, timestampText, options.rawBody), presented),
+    );
     if (!valid) return fail('SIGNATURE_MISMATCH', 'signature does not match the body and timestamp', 401);
   }
   return { id: header(headers, HEADERS.eventId)!, timestamp: Number(timestampText) };
@@ -108,13 +128,19 @@ function authenticateStandard(options: VerifyOptions, secrets: readonly string[]
   const missing = [STANDARD_HEADERS.id, STANDARD_HEADERS.timestamp].filter((name) => !header(headers, name));
   if (missing.length) return fail('MISSING_HEADERS', `missing header(s): ${missing.join(', ')}`, 400);
   const timestampText = header(headers, STANDARD_HEADERS.timestamp)!;
-  if (!/^\d{1,12}$/.test(timestampText)) return fail('MALFORMED_TIMESTAMP', `${STANDARD_HEADERS.timestamp} must be epoch seconds`, 400);
+  if (!/^\d{1,12}$/.test(timestampText))
+    return fail('MALFORMED_TIMESTAMP', `${STANDARD_HEADERS.timestamp} must be epoch seconds`, 400);
   const id = header(headers, STANDARD_HEADERS.id)!;
   if (secrets.length) {
     const signature = header(headers, STANDARD_HEADERS.signature);
     if (!signature) return fail('MISSING_SIGNATURE', `missing header: ${STANDARD_HEADERS.signature}`, 401);
     const presented = standardSignatures(signature);
-    if (!presented.length) return fail('BAD_SIGNATURE_FORMAT', `${STANDARD_HEADERS.signature} must hold v1,<base64 of 32 bytes> (space-separated)`, 401);
+    if (!presented.length)
+      return fail(
+        'BAD_SIGNATURE_FORMAT',
+        `${STANDARD_HEADERS.signature} must hold v1,<base64 of 32 bytes> (space-separated)`,
+        401,
+      );
     const expected = secrets.map((secret) => standardSignatureDigest(secret, id, timestampText, options.rawBody));
     // Every pair is compared (32 bytes each): no early exit that would tell which one matched.
     let valid = false;
@@ -126,18 +152,22 @@ function authenticateStandard(options: VerifyOptions, secrets: readonly string[]
 
 /** The scheme a delivery's headers announce: any webhook-* header means Standard Webhooks. */
 export function detectScheme(headers: HeaderSource): SignatureScheme {
-  return Object.values(STANDARD_HEADERS).some((name) => header(headers, name) !== undefined) ? 'standard-webhooks' : 'service-v1';
+  return Object.values(STANDARD_HEADERS).some((name) => header(headers, name) !== undefined)
+    ? 'standard-webhooks'
+    : 'service-v1';
 }
 
 export function verifyDelivery(options: VerifyOptions): VerifyResult {
   const { headers } = options;
   const secrets = secretList(options.secret);
   // Fail closed: a missing or empty secret is a configuration mistake, not a wish to skip the check.
-  if (secrets.length === 0 && options.allowUnsigned !== true) return fail('NO_SECRET_CONFIGURED', NO_SECRET_MESSAGE, 401);
+  if (secrets.length === 0 && options.allowUnsigned !== true)
+    return fail('NO_SECRET_CONFIGURED', NO_SECRET_MESSAGE, 401);
   const toleranceMs = options.toleranceMs ?? DEFAULT_TOLERANCE_MS;
 
   const scheme = detectScheme(headers);
-  const authenticated = scheme === 'standard-webhooks' ? authenticateStandard(options, secrets) : authenticateServiceV1(options, secrets);
+  const authenticated =
+    scheme === 'standard-webhooks' ? authenticateStandard(options, secrets) : authenticateServiceV1(options, secrets);
   if ('ok' in authenticated) return authenticated;
   const { timestamp } = authenticated;
   const timestampHeader = scheme === 'standard-webhooks' ? STANDARD_HEADERS.timestamp : HEADERS.timestamp;
@@ -145,7 +175,11 @@ export function verifyDelivery(options: VerifyOptions): VerifyResult {
   // Checked after the signature so that an unsigned forgery learns nothing about the window.
   const skew = (options.now ?? Date.now()) - timestamp;
   if (Math.abs(skew) > toleranceMs) {
-    return fail('TIMESTAMP_OUTSIDE_TOLERANCE', `${timestampHeader} is ${skew > 0 ? 'older' : 'newer'} than the ${toleranceMs} ms tolerance`, 401);
+    return fail(
+      'TIMESTAMP_OUTSIDE_TOLERANCE',
+      `${timestampHeader} is ${skew > 0 ? 'older' : 'newer'} than the ${toleranceMs} ms tolerance`,
+      401,
+    );
   }
 
   let parsed: unknown;
@@ -160,7 +194,8 @@ export function verifyDelivery(options: VerifyOptions): VerifyResult {
   const idHeader = scheme === 'standard-webhooks' ? STANDARD_HEADERS.id : HEADERS.eventId;
   if (authenticated.id !== event.id) return fail('NOT_AN_EVENT', `${idHeader} does not equal the body's id`, 400);
   const typeHeader = header(headers, HEADERS.eventType);
-  if (typeHeader !== undefined && typeHeader !== event.type) return fail('NOT_AN_EVENT', `${HEADERS.eventType} does not equal the body's type`, 400);
+  if (typeHeader !== undefined && typeHeader !== event.type)
+    return fail('NOT_AN_EVENT', `${HEADERS.eventType} does not equal the body's type`, 400);
   const signed = secrets.length > 0;
   if (kind.kind === 'other') return { ok: true, other: event as OtherEvent, timestamp, signed, scheme };
   return { ok: true, event: event as WebhookEvent, timestamp, signed, scheme };

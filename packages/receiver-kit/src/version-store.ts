@@ -73,7 +73,8 @@ export class MemoryVersionStore implements VersionStore {
   /** Drops expired tombstones; returns how many. */
   purgeTombstones(): number {
     let purged = 0;
-    for (const id of [...this.#entries.keys()]) if (this.#entries.get(id)!.deletedAt !== null && this.lastVersion(id) === null) purged++;
+    for (const id of [...this.#entries.keys()])
+      if (this.#entries.get(id)!.deletedAt !== null && this.lastVersion(id) === null) purged++;
     return purged;
   }
 
@@ -103,7 +104,9 @@ export class FileVersionStore implements VersionStore {
 
   async open(): Promise<this> {
     await mkdir(dirname(this.path), { recursive: true });
-    const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+    const text = await readFile(this.path, 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? null : Promise.reject(e),
+    );
     this.#memory = new MemoryVersionStore(this.#options, text ? (JSON.parse(text) as VersionSnapshot) : {});
     return this;
   }
@@ -154,7 +157,11 @@ const inProgress = new WeakMap<VersionStore, Map<string, Promise<unknown>>>();
  * resource, then records its version (a tombstone for DELETED). Not newer: `apply` is not called.
  * If `apply` throws, nothing is recorded (the event can be applied when it comes again).
  */
-export async function applyEvent<T>(store: VersionStore, event: WebhookEvent, apply: (event: WebhookEvent) => T | Promise<T>): Promise<ApplyResult<T>> {
+export async function applyEvent<T>(
+  store: VersionStore,
+  event: WebhookEvent,
+  apply: (event: WebhookEvent) => T | Promise<T>,
+): Promise<ApplyResult<T>> {
   let chains = inProgress.get(store);
   if (!chains) inProgress.set(store, (chains = new Map()));
   const id = event.resource.id;

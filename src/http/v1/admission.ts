@@ -14,7 +14,12 @@ import type { RateLimiter } from '../rate-limit.ts';
 export type Admission = { keys: KeyCache; limiter: RateLimiter | null };
 
 /** Authenticates the request (401/403) and counts it against the key's rate limit (429). */
-export async function admit(deps: Admission, req: IncomingMessage, res: ServerResponse, scope: Scope): Promise<Principal> {
+export async function admit(
+  deps: Admission,
+  req: IncomingMessage,
+  res: ServerResponse,
+  scope: Scope,
+): Promise<Principal> {
   const principal = await authenticate(req.headersDistinct.authorization, scope, deps.keys);
   deps.limiter?.admit(principal, res);
   return principal;

@@ -43,7 +43,13 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
   };
   const corsHeaders = cors(deps.corsOrigins);
 
-  async function serve(route: V1Route, req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+  async function serve(
+    route: V1Route,
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: string,
+  ): Promise<void> {
     const { methods, scope } = V1_ROUTES[route];
     if (!methods.includes(req.method!)) throw notAllowed(req.method, [...methods]);
     const principal = scope === null ? null : await admit(deps, req, res, scope);
@@ -60,7 +66,9 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     const route = routeOf(path);
     if (route === null) return false;
     const tracked = trackRequest(deps.logger, req, res, { started, route: () => route, path: () => url });
-    serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1)).catch((error: unknown) => answerError(tracked.log(), req, res, error, url));
+    serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1)).catch((error: unknown) =>
+      answerError(tracked.log(), req, res, error, url),
+    );
     return true;
   };
 }

@@ -23,13 +23,23 @@ const problemsOf = (read: () => void): InvalidParam[] => {
 export function parseListQuery(raw: Record<string, unknown>): { limit: number; offset: number; list: ListQuery } {
   let paging = { limit: 0, offset: 0 };
   let list: ListQuery | undefined;
-  const problems = [...problemsOf(() => (paging = parsePagingQuery(raw))), ...problemsOf(() => (list = parseListParameters(raw)))];
+  const problems = [
+    ...problemsOf(() => (paging = parsePagingQuery(raw))),
+    ...problemsOf(() => (list = parseListParameters(raw))),
+  ];
   if (problems.length) throw badInput(problems);
   return { ...paging, list: list! };
 }
 
 /** Answers one page of a filtered list; `held`: the client's entity tags ('*': any). */
-export async function serveListPage(lists: ListReads, res: ServerResponse, list: ListQuery, limit: number, offset: number, held: string[] | '*' | null): Promise<void> {
+export async function serveListPage(
+  lists: ListReads,
+  res: ServerResponse,
+  list: ListQuery,
+  limit: number,
+  offset: number,
+  held: string[] | '*' | null,
+): Promise<void> {
   const page = await lists.getPage(list, limit, offset, 'public');
   if (held === '*' || held?.includes(page.etag)) return sendCacheable(res, page.etag, null);
   sendCacheable(res, page.etag, renderListPage(page));

@@ -24,14 +24,20 @@ const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "
   (select e.type from event e where e.id = event_id) as "eventType"`;
 
 export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEventView | null> {
-  const { rows } = await pool.query<StoredEventView>(`select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", body from event where id = $1`, [id]);
+  const { rows } = await pool.query<StoredEventView>(
+    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", body from event where id = $1`,
+    [id],
+  );
   return rows[0] ?? null;
 }
 
 export type EventSummary = Omit<StoredEventView, 'body'>;
 
 /** Stored events, newest first, optionally of one type and/or one resource (without their bodies); test events (WEBHOOK_TEST) only when asked for by type. */
-export async function listStoredEvents(pool: Pool, filter: { type?: string; resourceId?: string; limit: number }): Promise<EventSummary[]> {
+export async function listStoredEvents(
+  pool: Pool,
+  filter: { type?: string; resourceId?: string; limit: number },
+): Promise<EventSummary[]> {
   const { rows } = await pool.query<EventSummary>(
     `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt" from event
       where ($1::text is null or type = $1) and ($2::uuid is null or resource_id = $2) and ($1::text is not null or type <> 'WEBHOOK_TEST')
@@ -42,7 +48,10 @@ export async function listStoredEvents(pool: Pool, filter: { type?: string; reso
 }
 
 /** Attempts filtered by event, receiver and/or outcome (lower case, as stored), newest first. */
-export async function listAttempts(pool: Pool, filter: { eventId?: string; receiverId?: string; outcome?: string; limit: number; offset: number }): Promise<AttemptView[]> {
+export async function listAttempts(
+  pool: Pool,
+  filter: { eventId?: string; receiverId?: string; outcome?: string; limit: number; offset: number },
+): Promise<AttemptView[]> {
   const where: string[] = [];
   const values: unknown[] = [];
   if (filter.eventId) where.push(`event_id = $${values.push(filter.eventId)}`);
@@ -63,7 +72,11 @@ export type EventAttemptsPage = { receiverId?: string; limit: number; offset: nu
  * The attempts of many events in one statement: for each event its own attempts, oldest first,
  * filtered and paged on their own (offset and limit count that event's rows only); [] for an event without any.
  */
-export async function listAttemptsOfEvents(pool: Pool, eventIds: readonly string[], page: EventAttemptsPage): Promise<Map<string, AttemptView[]>> {
+export async function listAttemptsOfEvents(
+  pool: Pool,
+  eventIds: readonly string[],
+  page: EventAttemptsPage,
+): Promise<Map<string, AttemptView[]>> {
   // Ordered by ranked.id, not `id`: a bare `id` in ORDER BY would be the text output column.
   const { rows } = await pool.query<AttemptView>(
     `select ${ATTEMPT_COLUMNS} from (

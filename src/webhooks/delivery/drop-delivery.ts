@@ -9,9 +9,21 @@ import { settleJobs } from '../queue/settle-jobs.ts';
 
 export type DropReason = 'receiver_removed' | 'receiver_disabled' | 'event_missing';
 
-export async function dropDelivery(deps: { pool: Pool; job: DeliveryJob; reason: DropReason; logger: Logger }): Promise<void> {
+export async function dropDelivery(deps: {
+  pool: Pool;
+  job: DeliveryJob;
+  reason: DropReason;
+  logger: Logger;
+}): Promise<void> {
   const { job, reason } = deps;
-  await settleJobs(deps.pool, [{ job, data: job.data, attempt: null, next: reason === 'receiver_disabled' ? { kind: 'dead', reason } : { kind: 'done' } }]);
+  await settleJobs(deps.pool, [
+    {
+      job,
+      data: job.data,
+      attempt: null,
+      next: reason === 'receiver_disabled' ? { kind: 'dead', reason } : { kind: 'done' },
+    },
+  ]);
   if (reason === 'event_missing') deps.logger.error({ reason }, 'delivery dropped: its event does not exist');
   else if (reason === 'receiver_removed') deps.logger.info({ reason }, 'delivery dropped: its receiver was removed');
   else deps.logger.info({ reason }, 'receiver disabled; delivery set aside as a dead letter');

@@ -41,7 +41,8 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
     const db = fromKysely(em.getKysely());
     const types = [...new Set(events.map((e) => e.type))];
     const subscribed = new Map<string, string[]>(types.map((t) => [t, []]));
-    for (const r of (await db.executeSql(SUBSCRIBED_RECEIVERS_SQL, [types])).rows as { type: string; id: string }[]) subscribed.get(r.type)!.push(r.id);
+    for (const r of (await db.executeSql(SUBSCRIBED_RECEIVERS_SQL, [types])).rows as { type: string; id: string }[])
+      subscribed.get(r.type)!.push(r.id);
     await enqueueOrdered(
       (text, values) => db.executeSql(text, values),
       events.flatMap((event) => subscribed.get(event.type)!.map((receiverId) => ({ eventId: event.id, receiverId }))),

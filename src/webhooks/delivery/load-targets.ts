@@ -36,11 +36,19 @@ type ReceiverRow = {
   enabled: boolean;
 };
 
-export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], secrets: SecretKeyring): Promise<Targets> {
+export async function loadTargets(
+  pool: Pool,
+  jobs: readonly DeliveryJobData[],
+  secrets: SecretKeyring,
+): Promise<Targets> {
   const eventIds = [...new Set(jobs.map((j) => j.eventId))];
   const receiverIds = [...new Set(jobs.map((j) => j.receiverId))];
   const [events, receivers] = await Promise.all([
-    pool.query<{ id: string; type: string; version: string; body: string }>({ name: 'webhook-load-events', text: 'select id, type, version, body from event where id = any($1::uuid[])', values: [eventIds] }),
+    pool.query<{ id: string; type: string; version: string; body: string }>({
+      name: 'webhook-load-events',
+      text: 'select id, type, version, body from event where id = any($1::uuid[])',
+      values: [eventIds],
+    }),
     pool.query<ReceiverRow>({
       name: 'webhook-load-receivers',
       text: `select id, url, secret, secret_ciphertext, secret_key_id, enabled, replace(signature_scheme, '_', '-') as scheme,
@@ -52,9 +60,17 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   ]);
   const open = (r: ReceiverRow): Pick<ReceiverToSend, 'secret' | 'previousSecret' | 'secretUnavailable'> => {
     try {
-      const previousSecret = r.previous_ciphertext && r.previous_key_id ? secrets.open({ ciphertext: r.previous_ciphertext, keyId: r.previous_key_id }, r.id) : null;
-      if (!r.secret_ciphertext || !r.secret_key_id) return { secret: r.secret, previousSecret, secretUnavailable: null };
-      return { secret: secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id), previousSecret, secretUnavailable: null };
+      const previousSecret =
+        r.previous_ciphertext && r.previous_key_id
+          ? secrets.open({ ciphertext: r.previous_ciphertext, keyId: r.previous_key_id }, r.id)
+          : null;
+      if (!r.secret_ciphertext || !r.secret_key_id)
+        return { secret: r.secret, previousSecret, secretUnavailable: null };
+      return {
+        secret: secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id),
+        previousSecret,
+        secretUnavailable: null,
+      };
     } catch (error) {
       if (!(error instanceof SecretKeyError)) throw error;
       return { secret: null, previousSecret: null, secretUnavailable: error.message };
@@ -62,7 +78,14 @@ export async function loadTargets(pool: Pool, jobs: readonly DeliveryJobData[], 
   };
   return {
     // Encoded once: these exact bytes are signed and sent.
-    events: new Map(events.rows.map((e) => [e.id, { id: e.id, type: e.type, version: Number(e.version), body: Buffer.from(e.body, 'utf8') }])),
-    receivers: new Map(receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, ...open(r) }])),
+    events: new Map(
+      events.rows.map((e) => [
+        e.id,
+        { id: e.id, type: e.type, version: Number(e.version), body: Buffer.from(e.body, 'utf8') },
+      ]),
+    ),
+    receivers: new Map(
+      receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, ...open(r) }]),
+    ),
   };
 }

@@ -15,7 +15,12 @@
 
 type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
 
-export function createReceiverQueues<T>(options: { limit: number; groupFactor: number; budgetMs: number; receiverOf: (item: T) => string }) {
+export function createReceiverQueues<T>(options: {
+  limit: number;
+  groupFactor: number;
+  budgetMs: number;
+  receiverOf: (item: T) => string;
+}) {
   const { limit, groupFactor, budgetMs } = options;
   const receivers = new Map<string, Receiver<T>>();
   let held = 0;

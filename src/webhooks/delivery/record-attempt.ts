@@ -48,7 +48,12 @@ export function createAttemptRecorder(deps: {
    */
   onClaimed?: (jobs: DeliveryJob[]) => void;
 }): AttemptRecorder {
-  type Waiting = { settlement: Settlement; at: number; resolve: (step: NextStep) => void; reject: (error: unknown) => void };
+  type Waiting = {
+    settlement: Settlement;
+    at: number;
+    resolve: (step: NextStep) => void;
+    reject: (error: unknown) => void;
+  };
   let queue: Waiting[] = [];
   // The settling statement in flight, if any (it takes whatever has queued up when it starts).
   // One at a time: a group is one round trip (no lock waits since receiver health is written about
@@ -65,15 +70,22 @@ export function createAttemptRecorder(deps: {
 
   /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
   async function settle(batch: readonly Waiting[]): Promise<void> {
-    const planned = batch.map(({ settlement: s }) => ({ ...s, next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config) }));
-    const result = await settleJobs(deps.pool, planned.map(toJobSettlement), { disableAfterHours: deps.config.disableAfterHours, claim: deps.onClaimed !== undefined });
+    const planned = batch.map(({ settlement: s }) => ({
+      ...s,
+      next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
+    }));
+    const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
+      disableAfterHours: deps.config.disableAfterHours,
+      claim: deps.onClaimed !== undefined,
+    });
     if (result.claimed.length) deps.onClaimed?.(result.claimed);
     const disabled = new Set(result.disabled.map((d) => d.id));
     const settled = planned.map((s, i): Settled => {
       if (!taken(result.outcomes[i]!)) return { ...s, next: { kind: 'done' } };
       // This very statement disabled the receiver (a 410, or failing too long): the retry it would
       // have enqueued became a dead letter instead.
-      if (s.next.kind === 'retry' && disabled.has(s.data.receiverId)) return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
+      if (s.next.kind === 'retry' && disabled.has(s.data.receiverId))
+        return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
       return s;
     });
     batch.forEach((w, i) => w.resolve(settled[i]!.next));
@@ -88,13 +100,20 @@ export function createAttemptRecorder(deps: {
       try {
         await settle(batch);
       } catch (groupError) {
-        if (batch.length > 1) deps.logger.warn({ err: groupError, jobs: batch.length }, 'settling a group of attempts failed; settling them one by one');
+        if (batch.length > 1)
+          deps.logger.warn(
+            { err: groupError, jobs: batch.length },
+            'settling a group of attempts failed; settling them one by one',
+          );
         for (const w of batch) {
           try {
             await settle([w]);
           } catch (error) {
             const { eventId, receiverId, attempt } = w.settlement.data;
-            deps.logger.error({ err: error, eventId, receiverId, attempt }, 'recording a delivery attempt failed; the job will be handed out again when it expires');
+            deps.logger.error(
+              { err: error, eventId, receiverId, attempt },
+              'recording a delivery attempt failed; the job will be handed out again when it expires',
+            );
             w.reject(error);
           }
         }
@@ -146,7 +165,14 @@ function toJobSettlement(s: Settled): JobSettlement {
   return {
     job: s.job,
     data: s.data,
-    attempt: { startedAt: s.startedAt, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error, excerpt: result.responseExcerpt, outcome: result.outcome },
+    attempt: {
+      startedAt: s.startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+      excerpt: result.responseExcerpt,
+      outcome: result.outcome,
+    },
     next: s.next,
   };
 }
@@ -163,6 +189,10 @@ const LOST_ATTEMPTS_SQL = `
 export async function recordLostAttempts(pool: Pool, jobs: readonly DeliveryJob[]): Promise<number> {
   const lost = jobs.filter((j) => j.retryCount > 0).map((j) => j.data);
   if (lost.length === 0) return 0;
-  await pool.query(LOST_ATTEMPTS_SQL, [lost.map((d) => d.eventId), lost.map((d) => d.receiverId), lost.map((d) => d.attempt)]);
+  await pool.query(LOST_ATTEMPTS_SQL, [
+    lost.map((d) => d.eventId),
+    lost.map((d) => d.receiverId),
+    lost.map((d) => d.attempt),
+  ]);
   return lost.length;
 }

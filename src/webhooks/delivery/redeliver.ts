@@ -19,25 +19,43 @@ import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[]; superseded: number };
 
 /** Enqueues `eventId` for one receiver, or for every enabled receiver subscribed to its type. */
-export async function redeliverEvent(deps: { pool: Pool; boss: PgBoss }, eventId: string, receiverId?: string, options: { includeSuperseded?: boolean } = {}): Promise<Redelivery> {
+export async function redeliverEvent(
+  deps: { pool: Pool; boss: PgBoss },
+  eventId: string,
+  receiverId?: string,
+  options: { includeSuperseded?: boolean } = {},
+): Promise<Redelivery> {
   return await inTransaction(deps.pool, async (client) => {
-    const event = (await client.query<{ type: string; resource_id: string }>('select type, resource_id from event where id = $1', [eventId])).rows[0];
+    const event = (
+      await client.query<{ type: string; resource_id: string }>('select type, resource_id from event where id = $1', [
+        eventId,
+      ])
+    ).rows[0];
     if (!event) throw notFound(`Event ${eventId}`);
     // A test event goes to the receiver it was made for (its resource), never to every receiver.
     if (event.type === WEBHOOK_TEST_EVENT_TYPE) receiverId ??= event.resource_id;
     let receiverIds: string[];
     if (receiverId) {
-      const receiver = (await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])).rows[0];
+      const receiver = (
+        await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])
+      ).rows[0];
       if (!receiver) throw notFound(`Receiver ${receiverId}`);
       // The receiver's state, not the argument, is what is wrong: exit 5 on the CLI (README), not 2.
-      if (!receiver.enabled) throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
+      if (!receiver.enabled)
+        throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
       receiverIds = [receiverId];
     } else {
-      receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map((r) => r.id);
+      receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map(
+        (r) => r.id,
+      );
     }
-    const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), receiverIds.map((id) => ({ eventId, receiverId: id })), {
-      replay: !options.includeSuperseded,
-    });
+    const { superseded } = await enqueueOrdered(
+      (text, values) => client.query(text, values),
+      receiverIds.map((id) => ({ eventId, receiverId: id })),
+      {
+        replay: !options.includeSuperseded,
+      },
+    );
     return { eventId, eventType: event.type, receiverIds, superseded };
   });
 }
@@ -56,7 +74,10 @@ export type DeadLetter = {
 };
 
 /** Dead letters, oldest first, with the outcome of each delivery's last attempt. */
-export async function listDeadLetters(pool: Pool, options: { receiverId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+export async function listDeadLetters(
+  pool: Pool,
+  options: { receiverId?: string; limit?: number } = {},
+): Promise<DeadLetter[]> {
   if (options.receiverId) await requireReceiver(pool, options.receiverId);
   const rows = await selectDeadLetters(pool, options.receiverId ?? null, options.limit ?? 1000);
   return rows.map((r) => ({
@@ -83,7 +104,13 @@ export async function listDeadLetters(pool: Pool, options: { receiverId?: string
  */
 export async function replayDeadLetters(
   deps: { pool: Pool; boss: PgBoss },
-  options: { receiverId?: string; eventId?: string; batchSize?: number; includeSuperseded?: boolean; onProgress?: (replayed: number) => void } = {},
+  options: {
+    receiverId?: string;
+    eventId?: string;
+    batchSize?: number;
+    includeSuperseded?: boolean;
+    onProgress?: (replayed: number) => void;
+  } = {},
 ): Promise<{ replayed: number; superseded: number; remaining: number }> {
   const receiverId = options.receiverId ?? null;
   if (receiverId) await requireReceiver(deps.pool, receiverId);

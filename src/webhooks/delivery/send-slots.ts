@@ -23,7 +23,13 @@ export type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver:
 export type ReceiverQueues = ReturnType<typeof createReceiverQueues<Item>>;
 
 /** The attempt recorded when a receiver's secret does not open: nothing was sent. */
-const SECRET_UNAVAILABLE: SendResult = { outcome: 'secret_unavailable', statusCode: null, error: 'secret_unavailable', responseExcerpt: null, durationMs: 0 };
+const SECRET_UNAVAILABLE: SendResult = {
+  outcome: 'secret_unavailable',
+  statusCode: null,
+  error: 'secret_unavailable',
+  responseExcerpt: null,
+  durationMs: 0,
+};
 
 export type SendSlotsDeps = {
   pool: Pool;
@@ -51,7 +57,10 @@ export class SendSlots {
   constructor(deps: SendSlotsDeps) {
     const { config } = deps;
     this.#deps = deps;
-    this.#sender = createWebhookSender({ timeoutMs: config.timeoutMs, allowPrivateTargets: config.allowPrivateTargets });
+    this.#sender = createWebhookSender({
+      timeoutMs: config.timeoutMs,
+      allowPrivateTargets: config.allowPrivateTargets,
+    });
     this.#recorder = createAttemptRecorder({
       pool: deps.pool,
       config,
@@ -113,12 +122,21 @@ export class SendSlots {
       }
       sent = true;
       this.#deps.inFlight.sent();
-      void this.#deps.handBack(this.#deps.queues.done(receiverId, cannotSign ? null : result.durationMs, result.outcome === 'timeout' || result.outcome === 'connection_error'));
+      void this.#deps.handBack(
+        this.#deps.queues.done(
+          receiverId,
+          cannotSign ? null : result.durationMs,
+          result.outcome === 'timeout' || result.outcome === 'connection_error',
+        ),
+      );
       this.dispatch();
       const next = await this.#record(job, startedAt, result);
       this.#logOutcome(ids, result, next, cannotSign);
     } catch (error) {
-      this.#deps.logger.error({ ...ids, err: error }, 'delivery failed unexpectedly; the job will be retried after it expires');
+      this.#deps.logger.error(
+        { ...ids, err: error },
+        'delivery failed unexpectedly; the job will be retried after it expires',
+      );
     } finally {
       if (!sent) {
         this.#deps.inFlight.sent();
@@ -144,12 +162,34 @@ export class SendSlots {
     }
   }
 
-  #logOutcome(ids: { eventId: string; receiverId: string; attempt: number }, result: SendResult, next: NextStep, cannotSign: boolean): void {
-    const fields = { ...ids, outcome: result.outcome, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+  #logOutcome(
+    ids: { eventId: string; receiverId: string; attempt: number },
+    result: SendResult,
+    next: NextStep,
+    cannotSign: boolean,
+  ): void {
+    const fields = {
+      ...ids,
+      outcome: result.outcome,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+    };
     // Its receiver's one warning (the worker's reportSecrets) stands for these.
-    if (cannotSign) this.#deps.logger.debug({ ...fields, next: next.kind }, "delivery not sent: its receiver's secret cannot be opened");
-    else if (next.kind === 'dead') this.#deps.logger.warn(fields, next.reason === 'receiver_disabled' ? 'delivery dead-lettered: its receiver was disabled' : 'delivery dead-lettered after its last attempt');
-    else if (next.kind === 'retry') this.#deps.logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
+    if (cannotSign)
+      this.#deps.logger.debug(
+        { ...fields, next: next.kind },
+        "delivery not sent: its receiver's secret cannot be opened",
+      );
+    else if (next.kind === 'dead')
+      this.#deps.logger.warn(
+        fields,
+        next.reason === 'receiver_disabled'
+          ? 'delivery dead-lettered: its receiver was disabled'
+          : 'delivery dead-lettered after its last attempt',
+      );
+    else if (next.kind === 'retry')
+      this.#deps.logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');
     else this.#deps.logger.debug(fields, 'delivery attempt finished');
   }
 }

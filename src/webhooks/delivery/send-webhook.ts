@@ -9,9 +9,19 @@ import { urlToHttpOptions } from 'node:url';
 import { guardedLookup, isNonPublicAddress, literalHost } from '../receivers/target-policy.ts';
 
 /** What an attempt came to; `secret_unavailable` is the worker's own (nothing was sent: the receiver's secret did not open). */
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable';
-export type SendResult = { outcome: AttemptOutcome; statusCode: number | null; error: string | null; responseExcerpt: string | null; durationMs: number };
-export type WebhookSender = { send: (url: string, headers: Record<string, string>, body: Buffer) => Promise<SendResult>; close: () => void };
+export type AttemptOutcome =
+  'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable';
+export type SendResult = {
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  durationMs: number;
+};
+export type WebhookSender = {
+  send: (url: string, headers: Record<string, string>, body: Buffer) => Promise<SendResult>;
+  close: () => void;
+};
 
 /** Bytes of the response body kept in delivery_attempt.response_excerpt. */
 export const EXCERPT_BYTES = 512;
@@ -27,9 +37,19 @@ export function storedExcerpt(body: Buffer): string {
   return new StringDecoder('utf8').write(body.subarray(0, EXCERPT_BYTES)).replaceAll('\0', '\uFFFD');
 }
 
-export function createWebhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean; maxSockets?: number }): WebhookSender {
+export function createWebhookSender(options: {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  maxSockets?: number;
+}): WebhookSender {
   const lookup = guardedLookup(options.allowPrivateTargets);
-  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: options.maxSockets ?? 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+  const agentOptions = {
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: options.maxSockets ?? 256,
+    maxFreeSockets: 64,
+    scheduling: 'lifo' as const,
+  };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
   // What a URL resolves to (request options, or why it cannot be sent to), kept per URL string:
@@ -47,7 +67,12 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
 
   function send(rawUrl: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
     const started = performance.now();
-    const done = (outcome: AttemptOutcome, statusCode: number | null, error: string | null, excerpt: string | null): SendResult => ({
+    const done = (
+      outcome: AttemptOutcome,
+      statusCode: number | null,
+      error: string | null,
+      excerpt: string | null,
+    ): SendResult => ({
       outcome,
       statusCode,
       error,
@@ -71,7 +96,9 @@ export function createWebhookSender(options: { timeoutMs: number; allowPrivateTa
       };
       const excerpt = () => (chunks.length ? storedExcerpt(Buffer.concat(chunks)) : null);
       const byStatus = (code: number) =>
-        code >= 200 && code < 300 ? done('success', code, null, excerpt()) : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
+        code >= 200 && code < 300
+          ? done('success', code, null, excerpt())
+          : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
 
       const request = target.module.request({
         ...target.options,

@@ -13,7 +13,12 @@ import { enqueueDeliveries } from '../queue/boss.ts';
 
 export { WEBHOOK_TEST_EVENT_TYPE };
 
-export type TestDelivery = { eventId: string; eventType: typeof WEBHOOK_TEST_EVENT_TYPE; receiverId: string; occurredAt: string };
+export type TestDelivery = {
+  eventId: string;
+  eventType: typeof WEBHOOK_TEST_EVENT_TYPE;
+  receiverId: string;
+  occurredAt: string;
+};
 
 /** The delivery body: `data` null, the resource is the receiver itself. */
 export function renderTestEventBody(event: { id: string; occurredAt: Date; receiverId: string }): string {
@@ -32,12 +37,21 @@ const INSERT_TEST_EVENT = `insert into event (id, type, resource_id, occurred_at
 /** Stores a test event for `receiverId` and queues its delivery, in one transaction. A disabled receiver is refused (nothing would be sent). */
 export async function sendTestEvent(deps: { pool: Pool; boss: PgBoss }, receiverId: string): Promise<TestDelivery> {
   return await inTransaction(deps.pool, async (client, db) => {
-    const receiver = (await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1 for key share', [receiverId])).rows[0];
+    const receiver = (
+      await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1 for key share', [receiverId])
+    ).rows[0];
     if (!receiver) throw notFound(`Receiver ${receiverId}`);
-    if (!receiver.enabled) throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
+    if (!receiver.enabled)
+      throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
     const id = randomUUID();
     const occurredAt = new Date();
-    await client.query(INSERT_TEST_EVENT, [id, WEBHOOK_TEST_EVENT_TYPE, receiverId, occurredAt, renderTestEventBody({ id, occurredAt, receiverId })]);
+    await client.query(INSERT_TEST_EVENT, [
+      id,
+      WEBHOOK_TEST_EVENT_TYPE,
+      receiverId,
+      occurredAt,
+      renderTestEventBody({ id, occurredAt, receiverId }),
+    ]);
     await enqueueDeliveries(deps.boss, db, [{ eventId: id, receiverId, attempt: 1 }]);
     return { eventId: id, eventType: WEBHOOK_TEST_EVENT_TYPE, receiverId, occurredAt: occurredAt.toISOString() };
   });

@@ -41,7 +41,13 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../kernel/logger.ts';
-import { type DeliveryJob, fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
+import {
+  type DeliveryJob,
+  fetchDeliveries,
+  handBackJobs,
+  listenForDeliveries,
+  type WebhookConfig,
+} from '../queue/boss.ts';
 import { sweepLanes } from '../queue/lanes.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { InFlight } from './in-flight.ts';
@@ -80,7 +86,12 @@ export const LANE_SWEEP_MS = 30_000;
 
 /** The worker's modes, in order; each transition is asserted (DeliveryLoop.#enter). */
 export type WorkerMode = 'starting' | 'running' | 'stopping' | 'stopped';
-const NEXT_MODE: Record<WorkerMode, WorkerMode | null> = { starting: 'running', running: 'stopping', stopping: 'stopped', stopped: null };
+const NEXT_MODE: Record<WorkerMode, WorkerMode | null> = {
+  starting: 'running',
+  running: 'stopping',
+  stopping: 'stopped',
+  stopped: null,
+};
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const loop = new DeliveryLoop(options);
@@ -170,7 +181,14 @@ export class DeliveryLoop {
     this.#sweep = setInterval(() => void this.#sweepLanes(sweepMs), sweepMs);
     this.#enter('running');
     this.#pump.wake();
-    this.#logger.info({ capacity: this.#capacity, perReceiver: this.#config.concurrencyPerReceiver, maxAttempts: this.#config.maxAttempts }, 'webhook delivery worker started');
+    this.#logger.info(
+      {
+        capacity: this.#capacity,
+        perReceiver: this.#config.concurrencyPerReceiver,
+        maxAttempts: this.#config.maxAttempts,
+      },
+      'webhook delivery worker started',
+    );
   }
 
   /** Stops fetching and waits up to `timeoutMs` (default WEBHOOK_TIMEOUT_MS + 5 s) for deliveries in flight: running -> stopping -> stopped. */
@@ -186,8 +204,13 @@ export class DeliveryLoop {
     // Jobs queued here go back to the queue at once, for another worker (or the next start).
     await this.#handBack(this.#queues.takeAll());
     const deadline = Date.now() + (stopOptions.timeoutMs ?? this.#config.timeoutMs + 5000);
-    while (this.#inFlight.unsettled() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    if (this.#inFlight.unsettled() > 0) this.#logger.warn({ inFlight: this.#inFlight.unsettled() }, 'stopped with deliveries still in flight; they will be retried after their jobs expire');
+    while (this.#inFlight.unsettled() > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    if (this.#inFlight.unsettled() > 0)
+      this.#logger.warn(
+        { inFlight: this.#inFlight.unsettled() },
+        'stopped with deliveries still in flight; they will be retried after their jobs expire',
+      );
     await this.#slots.close();
     this.#enter('stopped');
     this.#logger.info('webhook delivery worker stopped');
@@ -218,7 +241,10 @@ export class DeliveryLoop {
     try {
       const moved = await sweepLanes(this.#options.pool, untouchedForMs);
       if (moved) {
-        this.#logger.warn({ lanes: moved }, "delivery lanes whose open job vanished unsettled (dead-lettered by pg-boss, or dropped) moved on to their next delivery");
+        this.#logger.warn(
+          { lanes: moved },
+          'delivery lanes whose open job vanished unsettled (dead-lettered by pg-boss, or dropped) moved on to their next delivery',
+        );
         this.#pump.wake();
       }
     } catch (error) {
@@ -227,14 +253,19 @@ export class DeliveryLoop {
   }
 
   #handBack(items: Item[]): Promise<void> {
-    return handBackJobs(this.#options.boss, items.map((i) => i.job.id)).catch((error: unknown) =>
+    return handBackJobs(
+      this.#options.boss,
+      items.map((i) => i.job.id),
+    ).catch((error: unknown) =>
       this.#logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
     );
   }
 
   /** Room for more fetched jobs: the queues and the loads under maxHeld, the recordings under maxRecording. */
   #hasRoom(): boolean {
-    return this.#queues.held() + this.#inFlight.loading < this.#maxHeld && this.#inFlight.recording < this.#maxRecording;
+    return (
+      this.#queues.held() + this.#inFlight.loading < this.#maxHeld && this.#inFlight.recording < this.#maxRecording
+    );
   }
 
   /** One pump round: fetches until the queues are full or the queue has nothing more to hand out. */
@@ -247,7 +278,10 @@ export class DeliveryLoop {
           if (!(await this.#loads[0]!)) break;
           continue;
         }
-        const batchSize = Math.min(this.#config.fetchBatch, this.#maxHeld - this.#queues.held() - this.#inFlight.loading);
+        const batchSize = Math.min(
+          this.#config.fetchBatch,
+          this.#maxHeld - this.#queues.held() - this.#inFlight.loading,
+        );
         const jobs = await fetchDeliveries(this.#options.boss, {
           batchSize,
           // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
@@ -289,10 +323,25 @@ export class DeliveryLoop {
     const { pool, secrets } = this.#options;
     this.#inFlight.startLoading(jobs.length);
     try {
-      const [targets, lost] = await Promise.all([loadTargets(pool, jobs.map((j) => j.data), secrets), recordLostAttempts(pool, jobs)]);
-      if (lost) this.#logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
+      const [targets, lost] = await Promise.all([
+        loadTargets(
+          pool,
+          jobs.map((j) => j.data),
+          secrets,
+        ),
+        recordLostAttempts(pool, jobs),
+      ]);
+      if (lost)
+        this.#logger.warn(
+          { jobs: lost },
+          'deliveries handed out again after their worker was lost; recorded as worker_lost',
+        );
       this.#reportSecrets(targets.receivers.values());
-      const items = jobs.map((job) => ({ job, event: targets.events.get(job.data.eventId), receiver: targets.receivers.get(job.data.receiverId) }));
+      const items = jobs.map((job) => ({
+        job,
+        event: targets.events.get(job.data.eventId),
+        receiver: targets.receivers.get(job.data.receiverId),
+      }));
       this.#inFlight.loaded(jobs.length);
       const excess = this.#queues.accept(items);
       this.#slots.dispatch();

@@ -11,7 +11,8 @@ import type { Logger } from '../../kernel/logger.ts';
 /** What pg-boss's LISTEN connection says when it loses the database (it reconnects by itself). */
 const LISTENER_LOST = /^LISTEN\/NOTIFY (heartbeat timed out|connection ended)$/;
 
-const isOutage = (error: unknown) => isDatabaseUnavailable(error) || (error instanceof Error && LISTENER_LOST.test(error.message));
+const isOutage = (error: unknown) =>
+  isDatabaseUnavailable(error) || (error instanceof Error && LISTENER_LOST.test(error.message));
 
 /** Errors of this long without another end an outage (several pg-boss passes at their slowest). */
 const QUIET_MS = 60_000;
@@ -38,7 +39,10 @@ export function createBossErrorLog(log: Logger, quietMs = QUIET_MS) {
         return;
       }
       const code = (error as { code?: unknown }).code;
-      log.warn({ code: typeof code === 'string' ? code : undefined }, 'pg-boss cannot reach the database; its errors are counted until it recovers');
+      log.warn(
+        { code: typeof code === 'string' ? code : undefined },
+        'pg-boss cannot reach the database; its errors are counted until it recovers',
+      );
       const timer = setTimeout(() => end('pg-boss errors stopped: the database answers again'), quietMs);
       timer.unref();
       outage = { since: Date.now(), errors: 1, timer };

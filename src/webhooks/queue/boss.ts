@@ -25,7 +25,15 @@ export const DELIVERY_QUEUE = 'webhook-delivery';
 export const DEAD_LETTER_QUEUE = 'webhook-dead-letter';
 
 export type WebhookConfig = Config['webhooks'];
-type QueueConfig = Pick<WebhookConfig, 'timeoutMs' | 'lostRetryLimit' | 'queueRetentionDays' | 'deadLetterRetentionDays' | 'bossPoolMax' | 'bossMaintenanceIntervalSeconds'>;
+type QueueConfig = Pick<
+  WebhookConfig,
+  | 'timeoutMs'
+  | 'lostRetryLimit'
+  | 'queueRetentionDays'
+  | 'deadLetterRetentionDays'
+  | 'bossPoolMax'
+  | 'bossMaintenanceIntervalSeconds'
+>;
 
 /** A delivery job's payload: ids and the attempt number only, never a secret or a body. */
 export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number };
@@ -68,7 +76,11 @@ export function deliveryQueueOptions(config: QueueConfig) {
 
 /** Dead letters stay until an operator replays them (`deliveries replay-dead`). */
 export function deadLetterQueueOptions(config: QueueConfig) {
-  return { retentionSeconds: config.deadLetterRetentionDays * DAY, deleteAfterSeconds: 7 * DAY, warningQueueSize: 1_000_000 };
+  return {
+    retentionSeconds: config.deadLetterRetentionDays * DAY,
+    deleteAfterSeconds: 7 * DAY,
+    warningQueueSize: 1_000_000,
+  };
 }
 
 /**
@@ -76,7 +88,13 @@ export function deadLetterQueueOptions(config: QueueConfig) {
  * `supervise: true` (worker processes) runs pg-boss's maintenance: expiring jobs of crashed
  * workers and deleting old rows. A process that only sends jobs (role api, the CLI) passes false.
  */
-export async function startBoss(options: { url: string; config: QueueConfig; logger: Logger; supervise: boolean; poolMax?: number }): Promise<PgBoss> {
+export async function startBoss(options: {
+  url: string;
+  config: QueueConfig;
+  logger: Logger;
+  supervise: boolean;
+  poolMax?: number;
+}): Promise<PgBoss> {
   const { config } = options;
   // Supervision passes must come often enough that an expired job is handed out again soon after.
   const passSeconds = Math.min(30, Math.max(1, Math.ceil(expireInSeconds(config) / 2)));
@@ -110,7 +128,13 @@ export async function startBoss(options: { url: string; config: QueueConfig; log
 }
 
 /** Creates queue `name` (with `createOnly`, what pg-boss fixes at creation: policy, partition) or, with `update`, brings its options up to date. */
-export async function ensureQueue(boss: PgBoss, name: string, options: Record<string, unknown>, createOnly: Record<string, unknown>, update: boolean): Promise<void> {
+export async function ensureQueue(
+  boss: PgBoss,
+  name: string,
+  options: Record<string, unknown>,
+  createOnly: Record<string, unknown>,
+  update: boolean,
+): Promise<void> {
   if (!(await boss.getQueue(name))) await boss.createQueue(name, { ...options, ...createOnly });
   else if (update) await boss.updateQueue(name, options);
 }
@@ -129,7 +153,10 @@ export async function notifyChannel(boss: PgBoss): Promise<string> {
 export const NOTIFY_CHANNEL_SQL = `'pgboss_' || left(encode(sha224('${BOSS_SCHEMA}'::bytea), 'hex'), 24)`;
 
 /** Subscribes to new delivery jobs (and to reconnects, which may have missed some); null without LISTEN. */
-export async function listenForDeliveries(boss: PgBoss, onJobs: () => void): Promise<{ close: () => Promise<void> } | null> {
+export async function listenForDeliveries(
+  boss: PgBoss,
+  onJobs: () => void,
+): Promise<{ close: () => Promise<void> } | null> {
   const channel = await notifyChannel(boss);
   const listener = await boss.getDb().listen?.(
     channel,
@@ -142,7 +169,10 @@ export async function listenForDeliveries(boss: PgBoss, onJobs: () => void): Pro
 }
 
 /** Claims up to `batchSize` ready deliveries, at most `groupConcurrency` in progress per receiver. */
-export function fetchDeliveries(boss: PgBoss, options: { batchSize: number; groupConcurrency: number; ignoreGroups: string[] }): Promise<DeliveryJob[]> {
+export function fetchDeliveries(
+  boss: PgBoss,
+  options: { batchSize: number; groupConcurrency: number; ignoreGroups: string[] },
+): Promise<DeliveryJob[]> {
   return boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, options);
 }
 
@@ -182,6 +212,8 @@ export async function handBackJobs(boss: PgBoss, ids: readonly string[]): Promis
   if (ids.length === 0) return;
   await boss
     .getDb()
-    .executeSql(`update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, heartbeat_on = null where name = $1 and id = any($2::uuid[]) and state = 'active'`, [DELIVERY_QUEUE, ids]);
+    .executeSql(
+      `update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, heartbeat_on = null where name = $1 and id = any($2::uuid[]) and state = 'active'`,
+      [DELIVERY_QUEUE, ids],
+    );
 }
-

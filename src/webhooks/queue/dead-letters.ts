@@ -12,13 +12,25 @@ const DEAD_LETTER_DATA = `j.data->>'eventId' as "eventId", j.data->>'receiverId'
   coalesce(j.data->>'reason', case when j.data ? 'attempt' then 'worker_lost' end) as reason`;
 const DEAD_LETTER_WHERE = `j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'created' and ($1::text is null or j.data->>'receiverId' = $1)`;
 
-export type DeadLetterRow = DeadLetterData & { eventType: string | null; receiverUrl: string | null; receiverEnabled: boolean | null; deadSince: string; lastStatusCode: number | null; lastError: string | null; lastAttemptAt: string | null };
+export type DeadLetterRow = DeadLetterData & {
+  eventType: string | null;
+  receiverUrl: string | null;
+  receiverEnabled: boolean | null;
+  deadSince: string;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  lastAttemptAt: string | null;
+};
 
 /**
  * Dead letters (of one receiver, or all), oldest first, with the outcome of each delivery's last attempt.
  * Raw: joined with event, receiver and delivery_attempt in one statement; findJobs() cannot join.
  */
-export async function selectDeadLetters(pool: Pool, receiverId: string | null, limit: number): Promise<DeadLetterRow[]> {
+export async function selectDeadLetters(
+  pool: Pool,
+  receiverId: string | null,
+  limit: number,
+): Promise<DeadLetterRow[]> {
   // pg-boss installs its schema on its first start; before that there are no dead letters.
   if (!(await bossInstalled(pool))) return [];
   const { rows } = await pool.query<DeadLetterRow>(
@@ -48,7 +60,12 @@ export async function selectDeadLetters(pool: Pool, receiverId: string | null, l
  * partitioned; a plain IN (subquery ... limit) may be evaluated per partition and take more).
  * Raw: picks only enabled receivers' letters (a join) and deletes them in the caller's transaction.
  */
-export async function takeDeadLetters(client: PoolClient, receiverId: string | null, limit: number, eventId: string | null = null): Promise<DeadLetterData[]> {
+export async function takeDeadLetters(
+  client: PoolClient,
+  receiverId: string | null,
+  limit: number,
+  eventId: string | null = null,
+): Promise<DeadLetterData[]> {
   const { rows } = await client.query<DeadLetterData>(
     `with picked as materialized (
        select j.id from ${BOSS_SCHEMA}.job j
@@ -66,6 +83,9 @@ export async function takeDeadLetters(client: PoolClient, receiverId: string | n
 
 /** Raw: a count filtered by receiver (job data); getQueueStats() counts a whole queue, as of its last pass. */
 export async function countDeadLetters(pool: Pool, receiverId: string | null): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(`select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`, [receiverId]);
+  const { rows } = await pool.query<{ n: string }>(
+    `select count(*) as n from ${BOSS_SCHEMA}.job j where ${DEAD_LETTER_WHERE}`,
+    [receiverId],
+  );
   return Number(rows[0]?.n ?? 0);
 }

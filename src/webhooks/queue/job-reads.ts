@@ -22,7 +22,10 @@ export async function bossInstalled(db: Pick<Pool, 'query'> | Pick<PoolClient, '
  * two partitions are read). No pg-boss schema yet means no jobs: zeros, not an error.
  * Raw: getQueueStats() is pg-boss's monitor snapshot (up to a pass old) and unbounded on its own pool.
  */
-export async function openJobCounts(pool: Pool, timeoutMs: number): Promise<{ deliveries: number; deadLetters: number }> {
+export async function openJobCounts(
+  pool: Pool,
+  timeoutMs: number,
+): Promise<{ deliveries: number; deadLetters: number }> {
   const sql = `select count(*) filter (where name = '${DELIVERY_QUEUE}')::int as deliveries,
                       count(*) filter (where name = '${DEAD_LETTER_QUEUE}')::int as "deadLetters"
                  from ${BOSS_SCHEMA}.job
@@ -44,7 +47,11 @@ export async function openJobCounts(pool: Pool, timeoutMs: number): Promise<{ de
  */
 export async function queueSchemaState(pool: Pool, timeoutMs: number): Promise<'ready' | 'installing' | 'absent'> {
   try {
-    const rows = await boundedQuery<{ version: number }>(pool, `select version from ${BOSS_SCHEMA}.version limit 1`, timeoutMs);
+    const rows = await boundedQuery<{ version: number }>(
+      pool,
+      `select version from ${BOSS_SCHEMA}.version limit 1`,
+      timeoutMs,
+    );
     return rows.length === 0 ? 'installing' : 'ready';
   } catch (error) {
     if (isMissingRelation(error)) return 'absent';

@@ -22,7 +22,8 @@ import type { Pool } from 'pg';
 import { BOSS_SCHEMA, DELIVERY_QUEUE, NOTIFY_CHANNEL_SQL } from './boss.ts';
 
 /** The pg-boss columns of a new delivery job with the queue's own settings (what boss.insert() writes; boss-schema.test.ts compares). */
-export const JOB_SETTINGS_COLUMNS = 'expire_seconds, deletion_seconds, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds';
+export const JOB_SETTINGS_COLUMNS =
+  'expire_seconds, deletion_seconds, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter, heartbeat_seconds';
 export const jobSettings = (q: string) =>
   `${q}.expire_seconds, ${q}.deletion_seconds, ${q}.retry_limit, ${q}.retry_delay, ${q}.retry_backoff, ${q}.retry_delay_max, ${q}.policy, ${q}.dead_letter, ${q}.heartbeat_seconds`;
 
@@ -112,11 +113,26 @@ export type RunQuery = (text: string, values: unknown[]) => Promise<{ rows: unkn
  * (replays, redeliveries) skips the ones a newer delivery supersedes (counted in `superseded`, with
  * an attempt row). Deliveries of events or receivers that do not exist are ignored.
  */
-export async function enqueueOrdered(run: RunQuery, deliveries: readonly OrderedDelivery[], options: { replay?: boolean } = {}): Promise<EnqueueResult> {
+export async function enqueueOrdered(
+  run: RunQuery,
+  deliveries: readonly OrderedDelivery[],
+  options: { replay?: boolean } = {},
+): Promise<EnqueueResult> {
   if (deliveries.length === 0) return { queued: 0, superseded: 0 };
-  const { rows } = await run(ENQUEUE_SQL, [deliveries.map((d) => d.eventId), deliveries.map((d) => d.receiverId), deliveries.map((d) => d.priority ?? 0), options.replay ?? false]);
-  const row = rows[0] as { queued: number; superseded: number; superseded_events: string[] | null; superseded_receivers: string[] | null };
-  if (row.superseded_events?.length) await run(RECORD_SUPERSEDED_SQL, [row.superseded_events, row.superseded_receivers]);
+  const { rows } = await run(ENQUEUE_SQL, [
+    deliveries.map((d) => d.eventId),
+    deliveries.map((d) => d.receiverId),
+    deliveries.map((d) => d.priority ?? 0),
+    options.replay ?? false,
+  ]);
+  const row = rows[0] as {
+    queued: number;
+    superseded: number;
+    superseded_events: string[] | null;
+    superseded_receivers: string[] | null;
+  };
+  if (row.superseded_events?.length)
+    await run(RECORD_SUPERSEDED_SQL, [row.superseded_events, row.superseded_receivers]);
   return { queued: row.queued, superseded: row.superseded };
 }
 

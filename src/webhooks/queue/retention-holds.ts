@@ -27,7 +27,10 @@ export async function eventsHeldByJobs(db: Db, eventIds: readonly string[]): Pro
 export const deliveryKey = (d: { eventId: string; receiverId: string }) => `${d.eventId}/${d.receiverId}`;
 
 /** Of `deliveries`, those that are dead letters now, by deliveryKey. */
-export async function deadLetterDeliveries(db: Db, deliveries: readonly { eventId: string; receiverId: string }[]): Promise<Set<string>> {
+export async function deadLetterDeliveries(
+  db: Db,
+  deliveries: readonly { eventId: string; receiverId: string }[],
+): Promise<Set<string>> {
   if (deliveries.length === 0) return new Set();
   const { rows } = await db.query<{ eventId: string; receiverId: string }>(
     `select distinct j.data->>'eventId' as "eventId", j.data->>'receiverId' as "receiverId" from ${BOSS_SCHEMA}.job j

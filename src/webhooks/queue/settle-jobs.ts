@@ -13,7 +13,14 @@ export type JobSettlement = {
   job: { id: string; retryCount: number };
   data: DeliveryJobData;
   /** The attempt row to insert, or null for a delivery dropped unsent. */
-  attempt: { startedAt: Date; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null; outcome: string } | null;
+  attempt: {
+    startedAt: Date;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    excerpt: string | null;
+    outcome: string;
+  } | null;
   /** What follows if the claim is still ours: nothing, the next attempt, or a dead letter. */
   next: { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason?: string };
 };
@@ -23,7 +30,12 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
 /** `claimed`: with `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or hand them back). */
-export type SettleResult = { outcomes: SettleOutcome[]; disabled: DisabledReceiver[]; setAside: number; claimed: DeliveryJob[] };
+export type SettleResult = {
+  outcomes: SettleOutcome[];
+  disabled: DisabledReceiver[];
+  setAside: number;
+  claimed: DeliveryJob[];
+};
 
 // A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
 // letters: over a relation `disabled (id)`, in the settling statement (receivers a settlement
@@ -81,7 +93,11 @@ const SET_ASIDE_SQL = `
 export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds: readonly string[]): Promise<number> {
   // pg-boss installs its schema on its first start; before that no delivery waits.
   if (receiverIds.length === 0 || !(await bossInstalled(client))) return 0;
-  const { rows } = await client.query<{ n: number }>({ name: 'webhook-set-aside', text: SET_ASIDE_SQL, values: [receiverIds] });
+  const { rows } = await client.query<{ n: number }>({
+    name: 'webhook-set-aside',
+    text: SET_ASIDE_SQL,
+    values: [receiverIds],
+  });
   return rows[0]!.n;
 }
 
@@ -147,7 +163,13 @@ const SETTLE_SQL = `
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
    order by k.n`;
 
-type SettleRow = SettleOutcome & { disabledId: string | null; reason: DisabledReceiver['reason'] | null; failingSince: string | null; setAside: number; claimed: DeliveryJob[] | null };
+type SettleRow = SettleOutcome & {
+  disabledId: string | null;
+  reason: DisabledReceiver['reason'] | null;
+  failingSince: string | null;
+  setAside: number;
+  claimed: DeliveryJob[] | null;
+};
 
 /**
  * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
@@ -161,27 +183,33 @@ export async function settleJobs(
 ): Promise<SettleResult> {
   const column = <T>(pick: (s: JobSettlement) => T) => settlements.map(pick);
   // Named: prepared once per connection, instead of parsed and planned on every settlement.
-  const { rows } = await db.query({ name: 'webhook-settle', text: SETTLE_SQL, values: [
-    column((s) => s.job.id),
-    column((s) => s.job.retryCount),
-    column((s) => s.data.eventId),
-    column((s) => s.data.receiverId),
-    column((s) => s.data.attempt),
-    column((s) => s.attempt?.startedAt ?? null),
-    column((s) => s.attempt?.durationMs ?? null),
-    column((s) => s.attempt?.statusCode ?? null),
-    column((s) => s.attempt?.error ?? null),
-    column((s) => s.attempt?.excerpt ?? null),
-    column((s) => s.attempt?.outcome ?? null),
-    column((s) => s.next.kind),
-    column((s) => (s.next.kind === 'retry' ? s.next.delayMs : 0)),
-    column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
-    column((s) => s.attempt !== null),
-    options.disableAfterHours ?? null,
-    options.claim ?? false,
-  ] });
+  const { rows } = await db.query({
+    name: 'webhook-settle',
+    text: SETTLE_SQL,
+    values: [
+      column((s) => s.job.id),
+      column((s) => s.job.retryCount),
+      column((s) => s.data.eventId),
+      column((s) => s.data.receiverId),
+      column((s) => s.data.attempt),
+      column((s) => s.attempt?.startedAt ?? null),
+      column((s) => s.attempt?.durationMs ?? null),
+      column((s) => s.attempt?.statusCode ?? null),
+      column((s) => s.attempt?.error ?? null),
+      column((s) => s.attempt?.excerpt ?? null),
+      column((s) => s.attempt?.outcome ?? null),
+      column((s) => s.next.kind),
+      column((s) => (s.next.kind === 'retry' ? s.next.delayMs : 0)),
+      column((s) => (s.next.kind === 'dead' ? (s.next.reason ?? null) : null)),
+      column((s) => s.attempt !== null),
+      options.disableAfterHours ?? null,
+      options.claim ?? false,
+    ],
+  });
   const disabled = new Map<string, DisabledReceiver>();
-  for (const r of rows) if (r.disabledId && r.reason) disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
+  for (const r of rows)
+    if (r.disabledId && r.reason)
+      disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
   return {
     outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })),
     disabled: [...disabled.values()],

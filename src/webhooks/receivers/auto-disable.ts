@@ -10,10 +10,20 @@ import type { Logger } from '../../kernel/logger.ts';
 import { receiversDisabled } from '../../kernel/metrics.ts';
 import type { SettleResult } from '../queue/settle-jobs.ts';
 
-export function reportAutomaticDisables(deps: { disableAfterHours: number; logger: Logger }, result: Pick<SettleResult, 'disabled' | 'setAside'>): void {
+export function reportAutomaticDisables(
+  deps: { disableAfterHours: number; logger: Logger },
+  result: Pick<SettleResult, 'disabled' | 'setAside'>,
+): void {
   for (const r of result.disabled) {
     receiversDisabled.inc({ reason: r.reason });
-    deps.logger.warn({ receiverId: r.id, reason: r.reason, failingSince: r.failingSince, disableAfterHours: deps.disableAfterHours }, 'receiver disabled automatically');
+    deps.logger.warn(
+      { receiverId: r.id, reason: r.reason, failingSince: r.failingSince, disableAfterHours: deps.disableAfterHours },
+      'receiver disabled automatically',
+    );
   }
-  if (result.setAside) deps.logger.info({ receivers: result.disabled.length, setAside: result.setAside }, 'waiting deliveries of disabled receivers set aside as dead letters');
+  if (result.setAside)
+    deps.logger.info(
+      { receivers: result.disabled.length, setAside: result.setAside },
+      'waiting deliveries of disabled receivers set aside as dead letters',
+    );
 }

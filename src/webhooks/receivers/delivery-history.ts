@@ -34,7 +34,11 @@ const HISTORY_SQL = `
    order by r.created_at, r.id`;
 
 /** Every receiver's attempts and successes per hour over the last `hours` (1..168), oldest hour first. */
-export async function readDeliveryHistory(pool: Pool, hours: number = HISTORY_HOURS_DEFAULT): Promise<ReceiverDeliveryHistory[]> {
-  if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS_MAX) throw badInput([{ name: 'hours', reason: `must be an integer from 1 to ${HISTORY_HOURS_MAX}` }]);
+export async function readDeliveryHistory(
+  pool: Pool,
+  hours: number = HISTORY_HOURS_DEFAULT,
+): Promise<ReceiverDeliveryHistory[]> {
+  if (!Number.isInteger(hours) || hours < 1 || hours > HISTORY_HOURS_MAX)
+    throw badInput([{ name: 'hours', reason: `must be an integer from 1 to ${HISTORY_HOURS_MAX}` }]);
   return (await pool.query<ReceiverDeliveryHistory>(HISTORY_SQL, [hours])).rows;
 }

@@ -37,13 +37,18 @@ const SECRET_MAX = 512;
 
 export function parseEventTypes(values: readonly string[]): EventType[] {
   const unknown = values.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length) throw badInput([{ name: 'type', reason: `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}` }]);
+  if (unknown.length)
+    throw badInput([
+      { name: 'type', reason: `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}` },
+    ]);
   return [...new Set(values)] as EventType[];
 }
 
 export function parseSecret(secret: string): string {
   if (secret.length < SECRET_MIN || secret.length > SECRET_MAX || !/^[\x21-\x7e]+$/.test(secret)) {
-    throw badInput([{ name: 'secret', reason: `must be ${SECRET_MIN} to ${SECRET_MAX} printable ASCII characters without spaces` }]);
+    throw badInput([
+      { name: 'secret', reason: `must be ${SECRET_MIN} to ${SECRET_MAX} printable ASCII characters without spaces` },
+    ]);
   }
   return secret;
 }
@@ -51,7 +56,8 @@ export function parseSecret(secret: string): string {
 /** ALL_EVENTS / LATEST_STATE (GraphQL) or all-events / latest-state (CLI). */
 export function parseDeliveryMode(value: string): DeliveryMode {
   const mode = value.toUpperCase().replaceAll('-', '_');
-  if (!(DELIVERY_MODES as readonly string[]).includes(mode)) throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
+  if (!(DELIVERY_MODES as readonly string[]).includes(mode))
+    throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
   return mode as DeliveryMode;
 }
 const modeColumn = (mode: DeliveryMode | null) => (mode === null ? null : mode.toLowerCase());
@@ -73,14 +79,22 @@ export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string):
 
 export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
-  input: { url: string; secret?: string | null; types?: readonly string[]; scheme?: string | null; mode?: string | null },
+  input: {
+    url: string;
+    secret?: string | null;
+    types?: readonly string[];
+    scheme?: string | null;
+    mode?: string | null;
+  },
 ): Promise<ReceiverWithSecret> {
   const url = parseReceiverUrl(input.url, deps);
   const scheme = parseScheme(input.scheme) ?? 'service-v1';
   const given = input.secret ?? null;
   // A Standard Webhooks receiver is always signed: without a secret given, the service makes one.
   const generated = scheme === 'standard-webhooks' && given === null ? generateStandardSecret() : null;
-  const secret = generated ?? (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
+  const secret =
+    generated ??
+    (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
   const eventTypes = parseEventTypes(input.types ?? []);
   const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
   const id = randomUUID();
@@ -89,7 +103,8 @@ export async function addReceiver(
     `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme) values ($1, $2, $3, $4, $5, true, now(), $6)`,
     [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme)],
   );
-  if (mode !== 'ALL_EVENTS') await deps.pool.query(`update receiver set delivery_mode = $2 where id = $1`, [id, modeColumn(mode)]);
+  if (mode !== 'ALL_EVENTS')
+    await deps.pool.query(`update receiver set delivery_mode = $2 where id = $1`, [id, modeColumn(mode)]);
   const added = await one(deps, id);
   return generated ? { ...added, secret: generated } : added;
 }
@@ -112,15 +127,25 @@ export async function updateReceiver(
   const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
   await inTransaction(deps.pool, async (client) => {
     if (scheme === 'standard-webhooks') {
-      const { rows } = await client.query<{ secret: string | null; secret_ciphertext: Buffer | null; secret_key_id: string | null }>(
-        'select secret, secret_ciphertext, secret_key_id from receiver where id = $1 for no key update',
-        [id],
-      );
+      const { rows } = await client.query<{
+        secret: string | null;
+        secret_ciphertext: Buffer | null;
+        secret_key_id: string | null;
+      }>('select secret, secret_ciphertext, secret_key_id from receiver where id = $1 for no key update', [id]);
       const row = rows[0];
       if (!row) throw notFound(`Receiver ${id}`);
-      const secret = row.secret ?? (row.secret_ciphertext && row.secret_key_id ? deps.secrets.open({ ciphertext: row.secret_ciphertext, keyId: row.secret_key_id }, id) : null);
+      const secret =
+        row.secret ??
+        (row.secret_ciphertext && row.secret_key_id
+          ? deps.secrets.open({ ciphertext: row.secret_ciphertext, keyId: row.secret_key_id }, id)
+          : null);
       if (secret === null || !isStandardSecret(secret)) {
-        throw badInput([{ name: 'signatureScheme', reason: `${STANDARD_SECRET_RULE}, and this receiver's secret is not one: give it one with rotate-secret first (it signs SERVICE_V1 deliveries as well)` }]);
+        throw badInput([
+          {
+            name: 'signatureScheme',
+            reason: `${STANDARD_SECRET_RULE}, and this receiver's secret is not one: give it one with rotate-secret first (it signs SERVICE_V1 deliveries as well)`,
+          },
+        ]);
       }
     }
     const { rowCount } = await client.query(
@@ -151,15 +176,26 @@ export async function rotateReceiverSecret(
   input: { secret?: string | null; graceHours?: number | null },
 ): Promise<ReceiverWithSecret> {
   const generated = await inTransaction(deps.pool, async (client) => {
-    const { rows } = await client.query<{ signature_scheme: string }>('select signature_scheme from receiver where id = $1 for no key update', [id]);
+    const { rows } = await client.query<{ signature_scheme: string }>(
+      'select signature_scheme from receiver where id = $1 for no key update',
+      [id],
+    );
     if (!rows[0]) throw notFound(`Receiver ${id}`);
     const given = input.secret ?? null;
     let secret: string;
     let graceHours = 0;
     let made: string | null = null;
     if (rows[0].signature_scheme === 'service_v1') {
-      if (input.graceHours !== undefined && input.graceHours !== null) throw badInput([{ name: 'graceHours', reason: NO_GRACE_FOR_SERVICE_V1 }]);
-      if (given === null) throw badInput([{ name: 'secret', reason: 'a SERVICE_V1 receiver needs the new secret given (a STANDARD_WEBHOOKS receiver gets a generated one)' }]);
+      if (input.graceHours !== undefined && input.graceHours !== null)
+        throw badInput([{ name: 'graceHours', reason: NO_GRACE_FOR_SERVICE_V1 }]);
+      if (given === null)
+        throw badInput([
+          {
+            name: 'secret',
+            reason:
+              'a SERVICE_V1 receiver needs the new secret given (a STANDARD_WEBHOOKS receiver gets a generated one)',
+          },
+        ]);
       secret = parseSecret(given);
     } else {
       graceHours = parseGraceHours(input.graceHours);
@@ -185,7 +221,10 @@ export async function rotateReceiverSecret(
  * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (replayable
  * after `enable`). Disabling a disabled receiver changes nothing (it keeps its first reason).
  */
-export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo & { setAside: number }> {
+export async function disableReceiver(
+  deps: Pick<ReceiverDeps, 'pool'>,
+  id: string,
+): Promise<ReceiverInfo & { setAside: number }> {
   const { setAside, wasEnabled } = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = false, disabled_reason = coalesce(r.disabled_reason, 'manual'), disabled_at = coalesce(r.disabled_at, now())
@@ -202,7 +241,10 @@ export async function disableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: stri
 
 /** Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). */
 export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
-  const { rowCount } = await deps.pool.query(`update receiver set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null where id = $1`, [id]);
+  const { rowCount } = await deps.pool.query(
+    `update receiver set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null where id = $1`,
+    [id],
+  );
   if (!rowCount) throw notFound(`Receiver ${id}`);
   return await one(deps, id);
 }
@@ -211,7 +253,10 @@ export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: strin
  * Removes a receiver with its attempt history, its pending deliveries and its dead letters, in one
  * transaction. A delivery already in flight finishes; the worker drops its follow-up.
  */
-export async function removeReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo & { removedJobs: number }> {
+export async function removeReceiver(
+  deps: Pick<ReceiverDeps, 'pool'>,
+  id: string,
+): Promise<ReceiverInfo & { removedJobs: number }> {
   const info = await one(deps, id);
   return await inTransaction(deps.pool, async (client, db) => {
     const removedJobs = await removeReceiverJobs(db, id);

@@ -22,7 +22,9 @@ export function parseScheme(value: string | null | undefined): SignatureScheme |
   if (value === undefined || value === null) return undefined;
   const scheme = value.toLowerCase().replaceAll('_', '-');
   if (!(SIGNATURE_SCHEMES as readonly string[]).includes(scheme)) {
-    throw badInput([{ name: 'signatureScheme', reason: `unknown signature scheme ${value}; known: ${SIGNATURE_SCHEMES.join(', ')}` }]);
+    throw badInput([
+      { name: 'signatureScheme', reason: `unknown signature scheme ${value}; known: ${SIGNATURE_SCHEMES.join(', ')}` },
+    ]);
   }
   return scheme as SignatureScheme;
 }
@@ -42,7 +44,13 @@ export function isStandardSecret(secret: string): boolean {
 
 /** `secret` when it is a Standard Webhooks secret; a BAD_USER_INPUT on `secret` otherwise. */
 export function parseStandardSecret(secret: string): string {
-  if (!isStandardSecret(secret)) throw badInput([{ name: 'secret', reason: `must be whsec_ followed by the base64 of ${KEY_BYTES.min} to ${KEY_BYTES.max} bytes (a STANDARD_WEBHOOKS receiver)` }]);
+  if (!isStandardSecret(secret))
+    throw badInput([
+      {
+        name: 'secret',
+        reason: `must be whsec_ followed by the base64 of ${KEY_BYTES.min} to ${KEY_BYTES.max} bytes (a STANDARD_WEBHOOKS receiver)`,
+      },
+    ]);
   return secret;
 }
 
@@ -55,7 +63,9 @@ export function generateStandardSecret(): string {
 export function parseGraceHours(value: number | null | undefined): number {
   if (value === undefined || value === null) return DEFAULT_GRACE_HOURS;
   if (!Number.isInteger(value) || value < 0 || value > MAX_GRACE_HOURS) {
-    throw badInput([{ name: 'graceHours', reason: `must be a whole number of hours from 0 (no grace) to ${MAX_GRACE_HOURS}` }]);
+    throw badInput([
+      { name: 'graceHours', reason: `must be a whole number of hours from 0 (no grace) to ${MAX_GRACE_HOURS}` },
+    ]);
   }
   return value;
 }

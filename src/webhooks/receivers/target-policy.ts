@@ -112,7 +112,8 @@ function receiverUrlProblem(raw: string, options: { allowPrivateTargets: boolean
   if (url.hash || raw.includes('#')) return 'must not contain a fragment';
   if (url.port === '0') return 'must not use port 0';
   // What is stored is the normalised form, which percent-encodes non-ASCII: it is the one bounded.
-  if (url.toString().length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters once normalised (non-ASCII characters are percent-encoded)`;
+  if (url.toString().length > MAX_URL_LENGTH)
+    return `must be at most ${MAX_URL_LENGTH} characters once normalised (non-ASCII characters are percent-encoded)`;
   if (!options.allowPrivateTargets) {
     const literal = literalHost(url);
     // `localhost.` is the same name, fully qualified (the resolver ignores the trailing dot).
@@ -139,7 +140,8 @@ export function guardedLookup(allowPrivateTargets: boolean): LookupFunction {
   return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error);
-      if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a.address))) return callback(new PrivateTargetError());
+      if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a.address)))
+        return callback(new PrivateTargetError());
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });

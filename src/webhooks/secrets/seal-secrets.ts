@@ -28,9 +28,15 @@ async function reseal(pool: Pool, secrets: SecretKeyring, select: string, params
   return await inTransaction(pool, async (client) => {
     const { rows } = await client.query<Row>(`${select} for no key update`, params);
     for (const row of rows) {
-      const plain = row.secret ?? secrets.open({ ciphertext: row.secret_ciphertext!, keyId: row.secret_key_id! }, row.id);
+      const plain =
+        row.secret ?? secrets.open({ ciphertext: row.secret_ciphertext!, keyId: row.secret_key_id! }, row.id);
       const sealed = secrets.seal(plain, row.id);
-      const previous = row.previous_secret_ciphertext ? secrets.seal(secrets.open({ ciphertext: row.previous_secret_ciphertext, keyId: row.previous_secret_key_id! }, row.id), row.id) : null;
+      const previous = row.previous_secret_ciphertext
+        ? secrets.seal(
+            secrets.open({ ciphertext: row.previous_secret_ciphertext, keyId: row.previous_secret_key_id! }, row.id),
+            row.id,
+          )
+        : null;
       await client.query(
         `update receiver set secret = null, secret_ciphertext = $2, secret_key_id = $3,
                 previous_secret_ciphertext = coalesce($4, previous_secret_ciphertext), previous_secret_key_id = coalesce($5, previous_secret_key_id) where id = $1`,
@@ -53,7 +59,9 @@ export async function prepareSecrets(pool: Pool, secrets: SecretKeyring, logger:
   );
   if (rows.length) {
     const which = rows.map((r) => `${r.n} under key ${r.key_id}`).join(', ');
-    throw new Error(`receiver secrets are sealed with a key that is neither SECRET_ENCRYPTION_KEY nor SECRET_ENCRYPTION_KEY_PREVIOUS (${which}); set the old key as SECRET_ENCRYPTION_KEY_PREVIOUS`);
+    throw new Error(
+      `receiver secrets are sealed with a key that is neither SECRET_ENCRYPTION_KEY nor SECRET_ENCRYPTION_KEY_PREVIOUS (${which}); set the old key as SECRET_ENCRYPTION_KEY_PREVIOUS`,
+    );
   }
 }
 
@@ -65,6 +73,10 @@ export async function reencryptSecrets(pool: Pool, secrets: SecretKeyring): Prom
     `select ${COLUMNS} from receiver where secret is not null or secret_key_id <> $1 or previous_secret_key_id <> $1 order by id`,
     [secrets.currentKeyId],
   );
-  const [{ n }] = (await pool.query<{ n: number }>('select count(*)::int as n from receiver where secret_key_id = $1', [secrets.currentKeyId])).rows as [{ n: number }];
+  const [{ n }] = (
+    await pool.query<{ n: number }>('select count(*)::int as n from receiver where secret_key_id = $1', [
+      secrets.currentKeyId,
+    ])
+  ).rows as [{ n: number }];
   return { resealed, underCurrentKey: n, keyId: secrets.currentKeyId };
 }

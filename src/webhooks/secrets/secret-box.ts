@@ -47,12 +47,18 @@ export function createSecretKeyring(keys: { current: Buffer; previous?: Buffer |
     },
     open({ ciphertext, keyId }, receiverId) {
       const key = byId.get(keyId);
-      if (!key) throw new SecretKeyError(`the secret of receiver ${receiverId} is sealed with key ${keyId}, which is neither SECRET_ENCRYPTION_KEY nor SECRET_ENCRYPTION_KEY_PREVIOUS`);
+      if (!key)
+        throw new SecretKeyError(
+          `the secret of receiver ${receiverId} is sealed with key ${keyId}, which is neither SECRET_ENCRYPTION_KEY nor SECRET_ENCRYPTION_KEY_PREVIOUS`,
+        );
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, ciphertext.subarray(0, IV_BYTES));
         decipher.setAAD(Buffer.from(receiverId));
         decipher.setAuthTag(ciphertext.subarray(ciphertext.length - TAG_BYTES));
-        return Buffer.concat([decipher.update(ciphertext.subarray(IV_BYTES, ciphertext.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+        return Buffer.concat([
+          decipher.update(ciphertext.subarray(IV_BYTES, ciphertext.length - TAG_BYTES)),
+          decipher.final(),
+        ]).toString('utf8');
       } catch {
         throw new SecretKeyError(`the secret of receiver ${receiverId} does not authenticate under key ${keyId}`);
       }

@@ -13,7 +13,10 @@ import { createSecretKeyring, type SecretKeyring } from './secret-box.ts';
 
 const KEY_FILE = 'secret-key';
 
-export async function resolveSecretKeyring(config: Pick<Config, 'secretKeys' | 'dataDir' | 'databaseUrl'>, logger: Logger): Promise<SecretKeyring> {
+export async function resolveSecretKeyring(
+  config: Pick<Config, 'secretKeys' | 'dataDir' | 'databaseUrl'>,
+  logger: Logger,
+): Promise<SecretKeyring> {
   const { key, previous } = config.secretKeys;
   if (key) return createSecretKeyring({ current: key, previous });
   const file = resolve(config.dataDir, KEY_FILE);
@@ -24,12 +27,21 @@ export async function resolveSecretKeyring(config: Pick<Config, 'secretKeys' | '
     generated = randomBytes(32);
     await mkdir(config.dataDir, { recursive: true });
     // 'wx': two processes starting together must not each write their own key.
-    await writeFile(file, `${generated.toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-      generated = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
-    });
+    await writeFile(file, `${generated.toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).catch(
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+        generated = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
+      },
+    );
   }
-  if (generated.length !== 32) throw new Error(`${file} must hold the base64 of 32 bytes (delete it to generate a new key only if no receiver secret was sealed with it)`);
-  if (config.databaseUrl) logger.warn({ file }, 'SECRET_ENCRYPTION_KEY is not set: receiver secrets are sealed with a key kept in DATA_DIR; set the variable wherever DATABASE_URL is shared');
+  if (generated.length !== 32)
+    throw new Error(
+      `${file} must hold the base64 of 32 bytes (delete it to generate a new key only if no receiver secret was sealed with it)`,
+    );
+  if (config.databaseUrl)
+    logger.warn(
+      { file },
+      'SECRET_ENCRYPTION_KEY is not set: receiver secrets are sealed with a key kept in DATA_DIR; set the variable wherever DATABASE_URL is shared',
+    );
   return createSecretKeyring({ current: generated, previous });
 }
