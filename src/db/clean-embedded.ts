@@ -4,14 +4,27 @@
 // files the embedded default keeps in DATA_DIR (embedded-url, demo-key, secret-key). Nothing of
 // another checkout (other keys) is touched. A cluster in use by a running service is not removed
 // (the command refuses, removing nothing); one left running by a killed service is stopped first.
+// Staged binaries that a running PostgreSQL executes (another cluster of this checkout, such as the
+// test suite's throw-away ones) are kept: removing them would break it mid-run.
 import { existsSync } from 'node:fs';
-import { readdir, rm, rmdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { readdir, readlink, rm, rmdir } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { passwordFile } from './embedded-postgres.ts';
 import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
 import { checkoutLeftovers } from './postgres-placement.ts';
 
 const DATA_DIR_FILES = ['embedded-url', 'demo-key', 'secret-key'];
+
+/** The first process (pid) whose executable lies under `dir`, or null (Linux /proc; elsewhere null). */
+async function runningFrom(dir: string): Promise<number | null> {
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  for (const pid of pids) {
+    if (!/^\d+$/.test(pid)) continue;
+    const exe = await readlink(`/proc/${pid}/exe`).catch(() => null);
+    if (exe?.startsWith(`${dir}/`)) return Number(pid);
+  }
+  return null;
+}
 
 /** What `npm run clean` printed and its exit code (1: a cluster is in use, nothing removed). */
 export async function cleanEmbedded(dataDir: string, say: (line: string) => void): Promise<number> {
@@ -34,6 +47,11 @@ export async function cleanEmbedded(dataDir: string, say: (line: string) => void
   let removed = 0;
   for (const path of paths) {
     if (!existsSync(path)) continue;
+    const user = basename(path).startsWith('binaries-') ? await runningFrom(path) : null;
+    if (user !== null) {
+      say(`kept ${path}: a PostgreSQL (pid ${user}) runs from it`);
+      continue;
+    }
     await rm(path, { recursive: true, force: true });
     say(`removed ${path}`);
     removed += 1;

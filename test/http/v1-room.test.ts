@@ -82,8 +82,8 @@ describe('the /v1 room', () => {
       if (/(?<!function )\badmit\(\s*deps\b/.test(code)) admitting.push(file);
     }
     expect(entries.sort()).to.deep.equal([
+      'app/service.ts -> http/v1/dispatcher.ts',
       'http/expect-continue.ts -> http/v1/routes.ts',
-      'service.ts -> http/v1/dispatcher.ts',
     ]);
     expect(admitting).to.deep.equal([join('http', 'v1', 'dispatcher.ts')]);
   });
