@@ -28,7 +28,7 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: stri
       : { missing: `CHROMIUM_PATH=${chosen} does not exist; point it at a Chromium binary` };
   if (existsSync(DEFAULT_PATH)) return { path: DEFAULT_PATH };
   return {
-    missing: `no Chromium at ${DEFAULT_PATH}; to run this test: apt-get install chromium, or set CHROMIUM_PATH to a Chromium binary`,
+    missing: `no Chromium at ${DEFAULT_PATH}; to run this test install Debian's chromium package (as .ci/run does) or set CHROMIUM_PATH to a Chromium binary`,
   };
 }
 
