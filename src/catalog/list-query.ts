@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { QueryConfig } from 'pg';
 import type { Queryable } from '../db/read-replicas.ts';
 import { RecordSchema } from './record-schema.ts';
-import { PAGE_MAX_BYTES_DEFAULT, type Visibility } from './read-model.ts';
+import { PAGE_MAX_BYTES_DEFAULT, pageBudget, type Visibility } from './read-model.ts';
 
 export const LIST_SORTS = ['-updatedAt', 'updatedAt', 'nextSessionStartsAt', 'relevance'] as const;
 export const LIST_FACETS = ['format', 'language', 'topic', 'provider', 'country'] as const;
@@ -286,10 +286,13 @@ const canonical = (query: ListQuery): string =>
 
 export type ListReads = ReturnType<typeof createListReads>;
 
+/** What a filtered page keeps of its byte budget for the facets (at most 5 x 20 values). */
+const FACETS_RESERVE_BYTES = 63 * 1024;
+
 /** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes (GraphQL pages pass `bounded: false`). */
 export function createListReads(pool: Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
-  // Facets take at most 5 x 20 values beside the envelope: 64 KiB is kept for both.
-  const budget = pageMaxBytes - 64 * 1024;
+  // The plain list's budget (the envelope kept out, read-model.ts), less the facets' reserve.
+  const budget = pageBudget(pageMaxBytes) - FACETS_RESERVE_BYTES;
   return {
     /** One page of a filtered list; `etag` changes with any byte of the answer. */
     async getPage(
