@@ -1,4 +1,4 @@
-// docs/operations.md against the code: every setting src/kernel/config.ts reads is in it, every command of
+// docs/operations.md against the code: every setting src/kernel/config-schema.ts declares is in it, every command of
 // the CLI (as its --help lists them) has its `npm run cli -- ...` line, and what it says DATA_DIR
 // holds with DATABASE_URL is what the service writes there.
 import { execFile } from 'node:child_process';
@@ -22,8 +22,8 @@ const commandsIn = (help: string): string[] =>
     .filter((c) => c !== 'help');
 
 describe('docs/operations.md', () => {
-  it('documents every setting src/kernel/config.ts reads', () => {
-    const config = readFileSync(join(ROOT, 'src/kernel/config.ts'), 'utf8');
+  it('documents every setting src/kernel/config-schema.ts declares', () => {
+    const config = readFileSync(join(ROOT, 'src/kernel/config-schema.ts'), 'utf8');
     const settings = [...config.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     expect(settings).to.include('DATABASE_URL').and.include('FEED_MAX_WAITERS');
     expect(

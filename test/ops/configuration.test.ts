@@ -1,0 +1,43 @@
+// The settings as an operator gets them wrong: every refusal names the setting and the value it got,
+// in words (not zod's "expected number, received NaN").
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/kernel/config.ts';
+
+/** The problems loadConfig lists for `env`. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return expect.fail(`accepted ${JSON.stringify(env)}`);
+}
+
+describe('refusals of invalid settings', () => {
+  it('names a numeric setting, its range and the value given (PORT=abc)', () => {
+    expect(problemsOf({ PORT: 'abc' })).to.deep.equal(['PORT: must be an integer 0-65535, got "abc"']);
+    expect(problemsOf({ PORT: '70000' })).to.deep.equal(['PORT: must be an integer 0-65535, got "70000"']);
+  });
+
+  it('words every numeric setting alike and lists them all at once', () => {
+    expect(problemsOf({ DB_POOL_MAX: '1.5', WEBHOOK_TIMEOUT_MS: '10s', FEED_MAX_WAITERS: '-1' })).to.deep.equal([
+      'DB_POOL_MAX: must be an integer 1-200, got "1.5"',
+      'WEBHOOK_TIMEOUT_MS: must be an integer 100-120000, got "10s"',
+      'FEED_MAX_WAITERS: must be an integer 0-100000, got "-1"',
+    ]);
+  });
+
+  it('names the accepted words and the value given for a choice', () => {
+    expect(problemsOf({ ROLE: 'workers', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).to.deep.equal([
+      'ROLE: must be one of all, api, worker, got "workers"',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS: must be one of true, false, 1, 0, got "yes"',
+    ]);
+  });
+
+  it('still takes what it took: integers, defaults, empty values as unset', () => {
+    const config = loadConfig({ PORT: '8080', DB_POOL_MAX: '', ROLE: 'api' });
+    expect([config.port, config.db.poolMax, config.role]).to.deep.equal([8080, 10, 'api']);
+    expect(loadConfig({}).port).to.equal(3000);
+  });
+});
