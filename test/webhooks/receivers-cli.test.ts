@@ -121,6 +121,37 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     await cli(['receivers', 'remove', (JSON.parse(meant.stdout) as { id: string }).id]);
   });
 
+  it('says what is wrong with the URL, types or mode before asking for a secret (nothing added)', async () => {
+    const count = async () => (JSON.parse((await cli(['receivers', 'list', '--json'])).stdout) as unknown[]).length;
+    const before = await count();
+    const cases: [string[], RegExp][] = [
+      [['receivers', 'add', '--url', 'ftp://x'], /url: must be an http or https URL/],
+      [['receivers', 'add', '--url', receiver.url, '--type', 'NOPE'], /type: unknown event type NOPE/],
+      [['receivers', 'add', '--url', receiver.url, '--mode', 'sometimes'], /mode: must be all-events or latest-state/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(args);
+      expect(result.code, args.join(' ')).to.equal(2);
+      expect(result.stderr, args.join(' '))
+        .to.match(message)
+        .and.not.match(/secret/);
+    }
+    expect(await count()).to.equal(before);
+  });
+
+  it('refuses --grace-hours for an unsigned receiver because it has no old secret, secret given or not', async () => {
+    const added = await cli(['receivers', 'add', '--url', receiver.url, '--unsigned', '--json']);
+    const { id } = JSON.parse(added.stdout) as { id: string };
+    for (const extra of [[], ['--secret', FILE_SECRET]]) {
+      const refused = await cli(['receivers', 'rotate-secret', id, '--grace-hours', '2', ...extra]);
+      expect(refused.code, refused.stderr).to.equal(2);
+      expect(refused.stderr)
+        .to.include(`--grace-hours is refused: receiver ${id} has no secret yet (its deliveries are unsigned)`)
+        .and.not.match(/a secret is required|carries one signature/);
+    }
+    await cli(['receivers', 'remove', id]);
+  });
+
   it('refuses two secret sources, none for rotate-secret, an unreadable file and an unknown id', async () => {
     const cases: [string[], number, RegExp][] = [
       [

@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { badInput, notFound } from '../../kernel/errors.ts';
-import { EVENT_TYPES, type EventType } from '../../events/derive-event.ts';
 import { receiversDisabled } from '../../kernel/metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
-import { DELIVERY_MODES, type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { parseDeliveryMode, parseEventTypes, parseSecret } from './receiver-input.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
   generateStandardSecret,
@@ -32,34 +32,6 @@ export type ReceiverDeps = { pool: Pool; boss: PgBoss; secrets: SecretKeyring; a
 /** A receiver as the call that generated its secret returns it: the one time that secret is shown. */
 export type ReceiverWithSecret = ReceiverInfo & { secret?: string };
 
-const SECRET_MIN = 16;
-const SECRET_MAX = 512;
-
-export function parseEventTypes(values: readonly string[]): EventType[] {
-  const unknown = values.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length)
-    throw badInput([
-      { name: 'type', reason: `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}` },
-    ]);
-  return [...new Set(values)] as EventType[];
-}
-
-export function parseSecret(secret: string): string {
-  if (secret.length < SECRET_MIN || secret.length > SECRET_MAX || !/^[\x21-\x7e]+$/.test(secret)) {
-    throw badInput([
-      { name: 'secret', reason: `must be ${SECRET_MIN} to ${SECRET_MAX} printable ASCII characters without spaces` },
-    ]);
-  }
-  return secret;
-}
-
-/** ALL_EVENTS / LATEST_STATE (GraphQL) or all-events / latest-state (CLI). */
-export function parseDeliveryMode(value: string): DeliveryMode {
-  const mode = value.toUpperCase().replaceAll('-', '_');
-  if (!(DELIVERY_MODES as readonly string[]).includes(mode))
-    throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
-  return mode as DeliveryMode;
-}
 const modeColumn = (mode: DeliveryMode | null) => (mode === null ? null : mode.toLowerCase());
 
 async function one(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {

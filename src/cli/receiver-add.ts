@@ -1,0 +1,83 @@
+// receivers add: the URL, types and mode are checked first (a bad URL is the first thing said), then
+// the secret: an unsigned receiver is a choice (--unsigned), never the result of a forgotten option.
+import type { Command } from 'commander';
+import type { Config } from '../kernel/config.ts';
+import { EVENT_TYPES } from '../events/derive-event.ts';
+import { addReceiver } from '../webhooks/receivers/receivers.ts';
+import { parseDeliveryMode, parseEventTypes } from '../webhooks/receivers/receiver-input.ts';
+import { parseReceiverUrl } from '../webhooks/receivers/target-policy.ts';
+import { CliError, output, withDatabase } from './run.ts';
+import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
+import { collect, describe, MODE_HELP, receiverDeps, schemeOption, shown } from './receiver-text.ts';
+
+type AddOptions = SecretOptions & {
+  url: string;
+  unsigned?: boolean;
+  type: string[];
+  scheme?: string;
+  mode: string;
+  json?: boolean;
+};
+
+export function registerAddReceiver(receivers: Command, config: Config): void {
+  addSecretOptions(
+    receivers
+      .command('add')
+      .description('register a receiver; it gets every later event of its types')
+      .requiredOption('--url <url>', 'http(s) URL the events are POSTed to'),
+    'signing secret',
+  )
+    .option(
+      '--unsigned',
+      'add it without a signing secret (its deliveries are not signed: it cannot tell them from forged ones)',
+    )
+    .option(
+      '--type <type>',
+      `subscribe to an event type (repeatable; none = all): ${EVENT_TYPES.join(', ')}`,
+      collect,
+      [],
+    )
+    .addOption(schemeOption())
+    .option('--mode <mode>', MODE_HELP, 'all-events')
+    .option('--json', 'print JSON only')
+    .action(async (opts: AddOptions) => {
+      // What the service would refuse anyway, said before anything about the secret (or reading it).
+      parseReceiverUrl(opts.url, config.webhooks);
+      parseEventTypes(opts.type);
+      parseDeliveryMode(opts.mode);
+      const secret = await readSecretOption(opts, false);
+      checkSigning(opts, secret);
+      if (opts.unsigned)
+        process.stderr.write(
+          'Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n',
+        );
+      const added = await withDatabase(config, async (db) =>
+        addReceiver(await receiverDeps(config, db), {
+          url: opts.url,
+          secret,
+          types: opts.type,
+          scheme: opts.scheme,
+          mode: opts.mode,
+        }),
+      );
+      output(opts.json, added, () => shown(`Added receiver ${describe(added)}.`, added));
+    });
+}
+
+/** A secret, --unsigned or a standard-webhooks scheme (which generates one), never two that contradict. */
+function checkSigning(opts: AddOptions, secret: string | undefined): void {
+  const standard = opts.scheme === 'standard-webhooks';
+  if (standard && opts.unsigned)
+    throw new CliError(
+      '--unsigned contradicts --scheme standard-webhooks: its deliveries are always signed (without a secret given, one is generated)',
+      2,
+    );
+  if (secret === undefined && !opts.unsigned && !standard) {
+    throw new CliError(
+      'a signing secret is required: --secret-file F, --secret-stdin or --secret S (or --unsigned to add a receiver whose deliveries are not signed)',
+      2,
+    );
+  }
+  if (secret !== undefined && opts.unsigned)
+    throw new CliError('--unsigned contradicts the secret given: give one or the other', 2);
+}
