@@ -3,7 +3,8 @@
 import type { Config } from '../kernel/config.ts';
 import { embeddedUrlFile } from './database.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { type Api, hostPort } from './service.ts';
+import type { Api } from './service.ts';
+import { hostPort } from '../http/listen.ts';
 
 const ALL_INTERFACES = ['0.0.0.0', '::'];
 

@@ -2,10 +2,11 @@
 // `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
 import type { PgBoss } from 'pg-boss';
 import { announce } from './banner.ts';
-import { loadConfig, ConfigError } from '../kernel/config.ts';
+import { type Config, loadConfig, ConfigError } from '../kernel/config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
-import { createLogger } from '../kernel/logger.ts';
+import { createLogger, type Logger } from '../kernel/logger.ts';
+import { checkPortFree } from '../http/listen.ts';
 import { type RetentionJob, startRetentionJob } from '../retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
 import { exitCodeOf, onStopSignals } from '../kernel/stop-signals.ts';
@@ -39,20 +40,14 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, pretty: !config.production && process.stdout.isTTY });
 
-  let db: Database | null = null;
-  let api: Api | null = null;
-  let boss: PgBoss | null = null;
-  let worker: DeliveryWorker | null = null;
-  let retention: RetentionJob | null = null;
+  // A second `npm start` on a busy PORT fails here, before a database, queue or worker starts.
+  if (role !== 'worker') await checkPortFree(config);
+
+  const parts: Parts = { db: null, api: null, boss: null, worker: null, retention: null };
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     try {
-      await api?.close();
-      // In-flight deliveries finish (each is bounded by WEBHOOK_TIMEOUT_MS) and their attempts commit.
-      await worker?.stop();
-      await retention?.stop();
-      await boss?.stop({ graceful: true, timeout: config.shutdownQueueTimeoutMs });
-      await db?.close();
+      await stopParts(parts, config);
       logger.info('stopped');
       process.exit(0);
     } catch (error) {
@@ -61,9 +56,9 @@ async function main(): Promise<void> {
     }
   };
 
-  db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
+  parts.db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
-  if (!config.databaseUrl && !db.embedded)
+  if (!config.databaseUrl && !parts.db.embedded)
     logger.warn(
       { dataDir: config.dataDir },
       'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops',
@@ -75,16 +70,50 @@ async function main(): Promise<void> {
       process.exit(exitCodeOf(signal));
     },
   );
+  try {
+    await startParts(parts, parts.db, config, role, logger);
+  } catch (error) {
+    // What started stops (the embedded PostgreSQL with it) before the one line and exit 1 below.
+    await stopParts(parts, config).catch((stopError: unknown) => logger.error({ err: stopError }, 'stopping failed'));
+    throw error;
+  }
+}
 
+type Parts = {
+  db: Database | null;
+  api: Api | null;
+  boss: PgBoss | null;
+  worker: DeliveryWorker | null;
+  retention: RetentionJob | null;
+};
+
+/** Shuts down in order: HTTP, worker, retention, pg-boss, database. */
+async function stopParts(parts: Parts, config: Config): Promise<void> {
+  await parts.api?.close();
+  // In-flight deliveries finish (each is bounded by WEBHOOK_TIMEOUT_MS) and their attempts commit.
+  await parts.worker?.stop();
+  await parts.retention?.stop();
+  await parts.boss?.stop({ graceful: true, timeout: config.shutdownQueueTimeoutMs });
+  await parts.db?.close();
+}
+
+/** Secrets, pg-boss, the worker and retention (unless api), the API (unless worker); each in `parts` once started. */
+async function startParts(parts: Parts, db: Database, config: Config, role: Config['role'], logger: Logger) {
   // Before anything is served: plain secrets sealed, every sealed one openable (seal-secrets.ts).
   const secrets = await resolveSecretKeyring(config, logger);
   await prepareSecrets(db.pool, secrets, logger);
 
   // The API needs pg-boss too: a mutation inserts its delivery jobs in its own transaction.
-  boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: role !== 'api' });
+  const boss = (parts.boss = await startBoss({
+    url: db.url,
+    config: config.webhooks,
+    logger,
+    supervise: role !== 'api',
+  }));
   if (role !== 'api')
-    worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
-  if (role !== 'api') retention = await startRetentionJob({ boss, pool: db.pool, retention: config.retention, logger });
+    parts.worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger, secrets });
+  if (role !== 'api')
+    parts.retention = await startRetentionJob({ boss, pool: db.pool, retention: config.retention, logger });
   if (role === 'worker') return void logger.info({ role }, 'delivery worker running');
 
   // A demo key only on the embedded default of a development start: never on a real database.
@@ -92,11 +121,11 @@ async function main(): Promise<void> {
     !config.databaseUrl && !config.production
       ? await ensureDemo(db, { dataDir: config.dataDir, count: config.demoSeedCount, logger })
       : null;
-  api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }), {
+  const api = (parts.api = await startApi(config, db, logger, createFanOut({ boss, orm: db.orm }), {
     boss,
     secrets,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
-  });
+  }));
   announce({ api, config, demoKey, logger });
 }
 

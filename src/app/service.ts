@@ -1,11 +1,11 @@
 // Wires the parts of the service over an open database: catalog reads and writes, the change
 // recorder, GraphQL, the express app and its HTTP server. main.ts and the tests both use it.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createApp } from './express-app.ts';
 import { createHttpServer } from '../http/http-server.ts';
+import { listenOn, reachableUrl } from '../http/listen.ts';
 import { checkKeyBeforeContinue } from '../http/expect-continue.ts';
-import { createRateLimiter } from '../http/rate-limit.ts';
+import { createRateLimiter, type RateLimiter } from '../http/rate-limit.ts';
 import { v1Dispatcher } from '../http/v1/dispatcher.ts';
 import { createCatalogWrites, type CatalogWrites } from '../catalog/catalog-writes.ts';
 import { catalogResolvers } from '../graphql/resolvers.ts';
@@ -19,10 +19,9 @@ import { createListReads } from '../catalog/list-query.ts';
 import { createVersionCache, type VersionCache } from '../catalog/version-cache.ts';
 import type { Config } from '../kernel/config.ts';
 import type { Database } from './database.ts';
-import { OperatorError } from '../kernel/errors.ts';
 import { createChangeRecorder, type EventFanOut } from '../events/record-change.ts';
 import { type ChangeFeed, startChangeFeed } from '../feed/change-feed.ts';
-import { createKeyCache } from '../auth/key-cache.ts';
+import { createKeyCache, type KeyCache } from '../auth/key-cache.ts';
 import { createListenConnection } from '../db/listen-connection.ts';
 import { withReadTimeout } from '../db/timeouts.ts';
 import { buildSchema, createGraphQLMiddleware } from '../graphql/server.ts';
@@ -84,64 +83,24 @@ export async function startApi(
     pageMaxBytes: config.http.pageMaxBytes,
   });
   const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
-  const schema = buildSchema([
-    catalogResolvers(catalog),
-    webhookResolvers({ pool: db.pool }),
-    feedResolvers({ reads: feed.reads }),
-    consoleReadResolvers({ pool: db.pool }),
-    ...(receivers
-      ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })]
-      : []),
-  ]);
-  const graphql = await createGraphQLMiddleware({
-    schema,
-    newContext: (principal) => ({ principal, eventAttempts: createEventAttemptsLoader(db.pool) }),
-    limits: config.graphql,
-    logger,
-    httpServer: server,
-  });
+  const graphql = await startGraphQL({ config, db, logger, server, catalog, feed, receivers });
   // One limiter per process: every /v1 endpoint and GraphQL share each key's budget.
   const { perMinute, syncMs } = config.rateLimit;
   const limiter = perMinute > 0 ? createRateLimiter({ pool: db.pool, perMinute, syncMs, logger }) : null;
-  const app = createApp({
-    pool: db.pool,
-    keys,
-    limiter,
-    logger,
-    graphql: graphql.middleware,
-    graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
-    graphqlMaxTokens: config.graphql.maxTokens,
-    readinessTimeoutMs: config.http.readinessTimeoutMs,
-  });
-  // Every /v1 endpoint is answered by its dispatcher, in front of express (http/v1/dispatcher.ts).
-  const v1 = v1Dispatcher({
-    keys,
-    limiter,
-    reads: catalog.reads,
-    lists: catalog.lists,
-    feed,
-    logger,
-    corsOrigins: config.http.corsOrigins,
-  });
-  const handle = (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
+  const handle = requestHandler({ config, db, logger, catalog, feed, keys, limiter, graphql: graphql.middleware });
   server.on('request', handle);
   server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config)));
-    server.listen(config.port, config.host, () => resolve());
-  });
+  const bound = await listenOn(server, config);
   // Until it listens, long polls re-read every second and every request looks its key up.
   const listen = createListenConnection({
     url: db.url,
     subscribers: [feed.subscriber, keys.subscriber, ...(versions ? [versions.subscriber] : [])],
     logger,
   });
-  const { address, port } = server.address() as AddressInfo;
-  const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   return {
     server,
-    url: `http://${hostPort(reachable, port)}`,
-    bound: { address, port },
+    url: reachableUrl(bound),
+    bound: { address: bound.address, port: bound.port },
     ...catalog,
     feed,
     // Long polls first (they would hold the drain for up to 30 s), then the drain plugin closes the
@@ -155,17 +114,62 @@ export async function startApi(
   };
 }
 
-/** `host:port`, with an IPv6 host in brackets. */
-export function hostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+type Parts = {
+  config: Pick<Config, 'http' | 'graphql'>;
+  db: Database;
+  logger: Logger;
+  catalog: ReturnType<typeof createCatalog>;
+  feed: ChangeFeed;
+};
+
+/** Apollo over every team's resolvers (receiver management only when main.ts hands its dependencies in). */
+async function startGraphQL(parts: Parts & { server: Server; receivers: ReceiverManagement | null }) {
+  const { db, receivers } = parts;
+  const schema = buildSchema([
+    catalogResolvers(parts.catalog),
+    webhookResolvers({ pool: db.pool }),
+    feedResolvers({ reads: parts.feed.reads }),
+    consoleReadResolvers({ pool: db.pool }),
+    ...(receivers
+      ? [receiverResolvers({ ...receivers, pool: db.pool }), consoleResolvers({ boss: receivers.boss, pool: db.pool })]
+      : []),
+  ]);
+  return await createGraphQLMiddleware({
+    schema,
+    newContext: (principal) => ({ principal, eventAttempts: createEventAttemptsLoader(db.pool) }),
+    limits: parts.config.graphql,
+    logger: parts.logger,
+    httpServer: parts.server,
+  });
 }
 
-/** A port in use (a second `npm start`, most often) as a sentence instead of a stack. */
-function listenError(error: NodeJS.ErrnoException, config: Pick<Config, 'port' | 'host'>): Error {
-  const where = hostPort(config.host, config.port);
-  if (error.code === 'EADDRINUSE')
-    return new OperatorError(`${where} is already in use (another \`npm start\`?): stop that process or set PORT`, {
-      cause: error,
-    });
-  return error;
+/** Every /v1 endpoint is answered by its dispatcher, in front of express (http/v1/dispatcher.ts). */
+function requestHandler(
+  parts: Parts & {
+    keys: KeyCache;
+    limiter: RateLimiter | null;
+    graphql: Awaited<ReturnType<typeof createGraphQLMiddleware>>['middleware'];
+  },
+) {
+  const { config, db, logger, keys, limiter } = parts;
+  const app = createApp({
+    pool: db.pool,
+    keys,
+    limiter,
+    logger,
+    graphql: parts.graphql,
+    graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
+    graphqlMaxTokens: config.graphql.maxTokens,
+    readinessTimeoutMs: config.http.readinessTimeoutMs,
+  });
+  const v1 = v1Dispatcher({
+    keys,
+    limiter,
+    reads: parts.catalog.reads,
+    lists: parts.catalog.lists,
+    feed: parts.feed,
+    logger,
+    corsOrigins: config.http.corsOrigins,
+  });
+  return (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
 }

@@ -127,6 +127,32 @@ describe('starting and stopping the service', function () {
     }
   });
 
+  it('a second `npm start` (every role) on a busy port fails on the port before it starts a worker, a queue or a database', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failure = await startService({
+        env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'all', HOST: '127.0.0.1', PORT: String(port) },
+      }).then(
+        () => expect.fail('the service started on a port in use'),
+        (error: Error) => error.message,
+      );
+      expect(failure).to.include('exited with 1');
+      const fatal = failure.split('\n').filter((line) => line.startsWith('fatal:'));
+      expect(fatal).to.deep.equal([
+        `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
+      ]);
+      expect(failure).not.to.include('webhook delivery worker started');
+      expect(failure).not.to.include('retention');
+      expect(failure).not.to.match(/migrat|pg-boss|embedded PostgreSQL/i);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('starts and stops as root from a clone in a private (0700) directory', async function () {
     if (process.getuid?.() !== 0) this.skip(); // only root runs PostgreSQL as another OS user
     const clone = await privateClone();
