@@ -108,6 +108,27 @@ describe('example receiver (npm run example:receiver)', () => {
     expect(served.map((r) => r.id)).to.deep.equal([a]);
   });
 
+  it('prints one line for a test event and one for a duplicate delivery', async () => {
+    const receiverId = randomUUID();
+    const test = {
+      id: randomUUID(),
+      type: 'WEBHOOK_TEST',
+      occurredAt: at(0),
+      resource: { type: 'WEBHOOK_RECEIVER', id: receiverId },
+      data: null,
+    };
+    expect(await post(receiver, test)).to.equal(200);
+    expect(lines.filter((l) => l.includes(test.id))).to.have.length(1);
+    expect(lines.find((l) => l.includes(test.id))).to.match(
+      new RegExp(`test event ${test.id} from receiver ${receiverId} acknowledged$`),
+    );
+    const published = snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', randomUUID(), at(1));
+    expect(await post(receiver, published)).to.equal(202);
+    await receiver.idle();
+    expect(await post(receiver, published)).to.equal(200);
+    expect(lines.filter((l) => l.includes(`duplicate ${published.id} ignored`))).to.have.length(1);
+  });
+
   it('skips an event older than the last one applied to the same record (out-of-order delivery)', async () => {
     const id = randomUUID();
     await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', id, at(20), { title: 'newer' }));

@@ -123,6 +123,17 @@ export class JsonFileStore {
   }
 }
 
+/** What the kit acknowledged without handing it to `process`, in one line. */
+function acknowledgedLine(fields: object, message: string): string {
+  const { eventId, eventType, receiverId } = fields as { eventId?: string; eventType?: string; receiverId?: string };
+  const at = new Date().toISOString();
+  if (message === 'duplicate webhook event ignored') return `${at} duplicate ${eventId} ignored (${eventType})`;
+  if (eventType === 'WEBHOOK_TEST') return `${at} test event ${eventId} from receiver ${receiverId} acknowledged`;
+  if (message === 'webhook event of another type acknowledged')
+    return `${at} ${eventType} event ${eventId} acknowledged (nothing to apply)`;
+  return `${message} ${JSON.stringify(fields)}`;
+}
+
 export type ExampleReceiver = {
   url: string;
   server: Server;
@@ -156,6 +167,8 @@ export async function startExampleReceiver(options: {
       );
     },
     logger: {
+      // One line for an event acknowledged without applying anything: a test event, a duplicate.
+      info: (fields, message) => log(acknowledgedLine(fields, message)),
       warn: (fields, message) => log(`${message} ${JSON.stringify(fields)}`),
       error: (fields, message) =>
         log(

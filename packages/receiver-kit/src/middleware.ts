@@ -3,7 +3,7 @@
 // event, answer 2xx at once, and process after the response so that slow work never turns into a
 // delivery timeout and a needless retry.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebhookEvent } from './event.ts';
+import { type TestEvent, WEBHOOK_TEST_EVENT_TYPE, type WebhookEvent } from './event.ts';
 import { MemorySeenStore, type SeenStore } from './seen-store.ts';
 import { deliveryEventId, NO_SECRET_MESSAGE, secretList, verifyDelivery, type VerifyFailureReason } from './verify.ts';
 
@@ -172,15 +172,21 @@ export function webhookReceiver(options: WebhookReceiverOptions): WebhookReceive
     // A test event or a type newer than this kit: authentic, acknowledged, nothing to apply (not
     // de-duplicated, stored or processed: `process` only ever sees catalog events).
     if (verified.other) {
+      const { other } = verified;
+      // A test event names the receiver it was sent to (its resource).
+      const receiverId = other.type === WEBHOOK_TEST_EVENT_TYPE ? (other as TestEvent).resource.id : undefined;
       logger.info?.(
-        { eventId: verified.other.id, eventType: verified.other.type },
+        { eventId: other.id, eventType: other.type, ...(receiverId ? { receiverId } : {}) },
         'webhook event of another type acknowledged',
       );
       return send(res, 200, { received: true, ignored: verified.other.type });
     }
     const { event } = verified;
 
-    if (!(await seen.claim(event.id))) return send(res, 200, { received: true, duplicate: true });
+    if (!(await seen.claim(event.id))) {
+      logger.info?.({ eventId: event.id, eventType: event.type }, 'duplicate webhook event ignored');
+      return send(res, 200, { received: true, duplicate: true });
+    }
     if (queue.length >= maxQueued) {
       await seen.release(event.id);
       return send(res, 503, problem(503, 'Service unavailable', 'too many events waiting to be processed'), {
