@@ -2,6 +2,17 @@
 // a given seed so that demos and benchmarks are reproducible.
 import type { DeadlineType, Format, LearningOpportunityContent } from './record.ts';
 import { DEADLINE_TYPES } from './record.ts';
+import {
+  SUBJECTS,
+  LEVELS,
+  PROVIDERS,
+  TOPICS,
+  LANGUAGES,
+  COUNTRIES,
+  ZONES,
+  SOURCES,
+  LOREM,
+} from './generate-vocabulary.ts';
 
 export type Random = () => number;
 
@@ -57,252 +68,8 @@ const pick = <T>(rnd: Random, list: readonly T[]): T => list[Math.floor(rnd() * 
 const int = (rnd: Random, min: number, max: number) => min + Math.floor(rnd() * (max - min + 1));
 const maybe = <T>(rnd: Random, p: number, value: () => T): T | null => (rnd() < p ? value() : null);
 
-const SUBJECTS = [
-  'Data Engineering',
-  'Machine Learning',
-  'Product Management',
-  'UX Research',
-  'Cloud Architecture',
-  'Public Speaking',
-  'Financial Modelling',
-  'Climate Science',
-  'Nursing Leadership',
-  'Spanish for Business',
-  'Welding Safety',
-  'Cybersecurity',
-  'Negotiation',
-  'Urban Planning',
-  'Bioinformatics',
-];
-const LEVELS = [
-  'Foundations of',
-  'Advanced',
-  'Applied',
-  'Introduction to',
-  'Professional Certificate in',
-  'Bootcamp:',
-  'Masterclass in',
-];
-// Realistic spreads for filters and facets (CONTRACT.md 13): about 2,000 providers, 200 topics, 20
-// languages and 50 countries, each drawn with a long tail (a few values are common, most are rare).
-const PLACES = [
-  'Northwind',
-  'Harbor',
-  'Atlas',
-  'Meridian',
-  'Summit',
-  'Riverside',
-  'Lakeside',
-  'Granite',
-  'Evergreen',
-  'Beacon',
-  'Crescent',
-  'Highland',
-  'Pioneer',
-  'Redwood',
-  'Silverline',
-  'Sterling',
-  'Oakridge',
-  'Bayview',
-  'Kingsway',
-  'Westbrook',
-  'Eastgate',
-  'Southport',
-  'Clearwater',
-  'Fairview',
-  'Ironbridge',
-  'Maple',
-  'Cedar',
-  'Horizon',
-  'Lighthouse',
-  'Compass',
-  'Orchard',
-  'Falcon',
-  'Aurora',
-  'Polaris',
-  'Keystone',
-  'Juniper',
-  'Willow',
-  'Brookfield',
-  'Stonegate',
-  'Windmill',
-  'Harvest',
-  'Coastal',
-  'Alpine',
-  'Prairie',
-  'Canyon',
-  'Delta',
-  'Vista',
-  'Copper',
-  'Ember',
-  'Tidewater',
-];
-const KINDS = [
-  'University',
-  'College',
-  'Academy',
-  'Institute',
-  'School of Management',
-  'Polytechnic',
-  'Learning Lab',
-  'Training Centre',
-  'Skills Hub',
-  'Business School',
-  'Open University',
-  'Technical Institute',
-  'Design School',
-  'Health Academy',
-  'Code School',
-  'Language Centre',
-  'Leadership Institute',
-  'Community College',
-  'Film School',
-  'Data Academy',
-  'Arts Institute',
-  'Nursing School',
-  'Law School',
-  'Trade School',
-  'Flight School',
-  'Music Conservatory',
-  'Science Centre',
-  'Engineering School',
-  'Finance Academy',
-  'Culinary Institute',
-  'Sports Academy',
-  'Media Lab',
-  'Green Institute',
-  'Career Centre',
-  'Extension School',
-  'Graduate School',
-  'Online Campus',
-  'Bootcamp',
-  'Guild',
-  'Workshop',
-];
-const PROVIDERS = PLACES.flatMap((place) => KINDS.map((kind) => `${place} ${kind}`));
-const TOPIC_ROOTS = [
-  'analytics',
-  'python',
-  'leadership',
-  'design',
-  'sustainability',
-  'finance',
-  'healthcare',
-  'languages',
-  'security',
-  'cloud',
-  'ai',
-  'communication',
-  'engineering',
-  'marketing',
-  'law',
-  'education',
-  'robotics',
-  'statistics',
-  'writing',
-  'logistics',
-];
-const TOPIC_AREAS = [
-  '',
-  'basics',
-  'advanced',
-  'for managers',
-  'tools',
-  'ethics',
-  'careers',
-  'research',
-  'practice',
-  'certification',
-];
-const TOPICS = TOPIC_ROOTS.flatMap((root) => TOPIC_AREAS.map((area) => (area ? `${root} ${area}` : root)));
-const LANGUAGES = [
-  'en',
-  'de',
-  'es',
-  'fr',
-  'pt-BR',
-  'nl',
-  'it',
-  'pl',
-  'sv',
-  'da',
-  'fi',
-  'no',
-  'cs',
-  'ja',
-  'ko',
-  'zh-Hans',
-  'ar',
-  'tr',
-  'hi',
-  'el',
-];
-const COUNTRIES: [string, string[]][] = [
-  ['US', ['Austin', 'Boston', 'Chicago']],
-  ['DE', ['Berlin', 'Munich', 'Hamburg']],
-  ['GB', ['London', 'Manchester']],
-  ['FR', ['Paris', 'Lyon']],
-  ['ES', ['Madrid', 'Barcelona']],
-  ['IT', ['Milan', 'Rome']],
-  ['NL', ['Utrecht', 'Amsterdam']],
-  ['CA', ['Toronto', 'Vancouver']],
-  ['AU', ['Melbourne', 'Sydney']],
-  ['PT', ['Lisbon', 'Porto']],
-  ['KE', ['Nairobi']],
-  ['BR', ['São Paulo', 'Recife']],
-  ['IN', ['Bengaluru', 'Pune']],
-  ['JP', ['Tokyo', 'Osaka']],
-  ['SE', ['Stockholm']],
-  ['DK', ['Copenhagen']],
-  ['NO', ['Oslo']],
-  ['FI', ['Helsinki']],
-  ['PL', ['Warsaw', 'Kraków']],
-  ['CZ', ['Prague']],
-  ['AT', ['Vienna']],
-  ['CH', ['Zurich', 'Geneva']],
-  ['BE', ['Brussels', 'Ghent']],
-  ['IE', ['Dublin']],
-  ['MX', ['Mexico City']],
-  ['AR', ['Buenos Aires']],
-  ['CL', ['Santiago']],
-  ['CO', ['Bogotá']],
-  ['ZA', ['Cape Town']],
-  ['NG', ['Lagos']],
-  ['EG', ['Cairo']],
-  ['MA', ['Casablanca']],
-  ['TR', ['Istanbul']],
-  ['GR', ['Athens']],
-  ['RO', ['Bucharest']],
-  ['HU', ['Budapest']],
-  ['UA', ['Kyiv']],
-  ['KR', ['Seoul']],
-  ['SG', ['Singapore']],
-  ['NZ', ['Auckland']],
-  ['AE', ['Dubai']],
-  ['IL', ['Tel Aviv']],
-  ['TH', ['Bangkok']],
-  ['VN', ['Hanoi']],
-  ['ID', ['Jakarta']],
-  ['PH', ['Manila']],
-  ['EE', ['Tallinn']],
-  ['LT', ['Vilnius']],
-  ['SI', ['Ljubljana']],
-  ['IS', ['Reykjavík']],
-];
-const ZONES = [
-  'Europe/Berlin',
-  'Europe/Lisbon',
-  'America/Toronto',
-  'Africa/Nairobi',
-  'Australia/Melbourne',
-  'America/Chicago',
-  'Europe/Amsterdam',
-];
 /** A value of `list` with a long tail: the first values are drawn often, the last rarely. */
 const skewed = <T>(rnd: Random, list: readonly T[]): T => list[Math.floor(rnd() ** 2.5 * list.length)] as T;
-const SOURCES = ['Course Report', 'SwitchUp', 'Trustpilot', 'Class Central', 'Google Reviews'];
-const LOREM =
-  'Learners work through real cases with practitioners, build a portfolio piece, and receive structured feedback. Sessions combine short lectures, guided labs and peer review, with office hours every week.';
 
 // The first `words` words of LOREM (at least 3) as a sentence; built once per length.
 const SENTENCES = Array.from(
@@ -320,24 +87,7 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
   const day = 86_400_000;
   const start = base.getTime() + int(rnd, 7, 365) * day;
   const [country, cities] = skewed(rnd, COUNTRIES);
-  const sessions = Array.from({ length: int(rnd, 1, 6) }, (_, i) => {
-    // Mostly in the provider's country, sometimes abroad.
-    const [sessionCountry, city] =
-      rnd() < 0.85 ? [country, pick(rnd, cities)] : ((c) => [c[0], pick(rnd, c[1])])(pick(rnd, COUNTRIES));
-    const startsAt = new Date(start + i * 7 * day + int(rnd, 8, 18) * 3_600_000);
-    return {
-      id: randomUuid(rnd),
-      startsAt,
-      endsAt: new Date(startsAt.getTime() + int(rnd, 1, 8) * 3_600_000),
-      timezone: pick(rnd, ZONES),
-      format: format === 'HYBRID' ? (pick(rnd, ['ONLINE', 'IN_PERSON']) as Format) : format,
-      location:
-        format === 'ONLINE'
-          ? null
-          : { name: `${provider} Campus`, address: `${int(rnd, 1, 200)} Market Street`, city, country: sessionCountry },
-      capacity: maybe(rnd, 0.8, () => int(rnd, 10, 300)),
-    };
-  });
+  const sessions = generateSessions(rnd, { start, format, provider, country, cities });
   return {
     id: randomUuid(rnd),
     title: `${pick(rnd, LEVELS)} ${subject}`,
@@ -374,19 +124,7 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
       ][i] as string,
       answer: sentence(int(rnd, 6, 30)),
     })),
-    externalReviews: Array.from({ length: int(rnd, 0, 4) }, () => {
-      const maxRating = 5;
-      return {
-        id: randomUuid(rnd),
-        source: pick(rnd, SOURCES),
-        url: maybe(rnd, 0.7, () => `https://reviews.example.org/${slug}/${int(rnd, 1, 99999)}`),
-        rating: Math.round((2.5 + rnd() * 2.5) * 10) / 10,
-        maxRating,
-        reviewCount: int(rnd, 1, 5000),
-        excerpt: maybe(rnd, 0.8, () => sentence(int(rnd, 6, 18))),
-        reviewedAt: maybe(rnd, 0.9, () => new Date(base.getTime() - int(rnd, 1, 700) * day)),
-      };
-    }),
+    externalReviews: generateReviews(rnd, slug, base),
     accolades: Array.from({ length: int(rnd, 0, 2) }, () => ({
       id: randomUuid(rnd),
       title: pick(rnd, ['Best Online Course', 'Top Employer Pick', 'Excellence in Teaching', 'Editors’ Choice']),
@@ -395,4 +133,51 @@ export function generateContent(rnd: Random, base: Date): LearningOpportunityCon
       url: null,
     })),
   };
+}
+
+const DAY = 86_400_000;
+
+/** One to six sessions a week apart from `start`, mostly in the provider's country. */
+function generateSessions(
+  rnd: Random,
+  at: { start: number; format: Format; provider: string; country: string; cities: string[] },
+) {
+  const { start, format, provider, country, cities } = at;
+  const day = DAY;
+  return Array.from({ length: int(rnd, 1, 6) }, (_, i) => {
+    // Mostly in the provider's country, sometimes abroad.
+    const [sessionCountry, city] =
+      rnd() < 0.85 ? [country, pick(rnd, cities)] : ((c) => [c[0], pick(rnd, c[1])])(pick(rnd, COUNTRIES));
+    const startsAt = new Date(start + i * 7 * day + int(rnd, 8, 18) * 3_600_000);
+    return {
+      id: randomUuid(rnd),
+      startsAt,
+      endsAt: new Date(startsAt.getTime() + int(rnd, 1, 8) * 3_600_000),
+      timezone: pick(rnd, ZONES),
+      format: format === 'HYBRID' ? (pick(rnd, ['ONLINE', 'IN_PERSON']) as Format) : format,
+      location:
+        format === 'ONLINE'
+          ? null
+          : { name: `${provider} Campus`, address: `${int(rnd, 1, 200)} Market Street`, city, country: sessionCountry },
+      capacity: maybe(rnd, 0.8, () => int(rnd, 10, 300)),
+    };
+  });
+}
+
+/** Up to four reviews from review sites, some with an excerpt. */
+function generateReviews(rnd: Random, slug: string, base: Date) {
+  const day = DAY;
+  return Array.from({ length: int(rnd, 0, 4) }, () => {
+    const maxRating = 5;
+    return {
+      id: randomUuid(rnd),
+      source: pick(rnd, SOURCES),
+      url: maybe(rnd, 0.7, () => `https://reviews.example.org/${slug}/${int(rnd, 1, 99999)}`),
+      rating: Math.round((2.5 + rnd() * 2.5) * 10) / 10,
+      maxRating,
+      reviewCount: int(rnd, 1, 5000),
+      excerpt: maybe(rnd, 0.8, () => sentence(int(rnd, 6, 18))),
+      reviewedAt: maybe(rnd, 0.9, () => new Date(base.getTime() - int(rnd, 1, 700) * day)),
+    };
+  });
 }
