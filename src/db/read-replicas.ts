@@ -25,7 +25,7 @@ type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null
 const CHECK_SQL = `select pg_is_in_recovery() as replica, pg_last_wal_replay_lsn() >= $1::pg_lsn as caught_up,
                           coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000, 0)::float8 as lag_ms`;
 
-export function createReadPool(deps: {
+type Deps = {
   primary: Pool;
   urls: readonly string[];
   poolMax: number;
@@ -34,54 +34,55 @@ export function createReadPool(deps: {
   maxLagMs: number;
   checkMs: number;
   logger?: Logger;
-}): ReadPool {
-  const replicas: Replica[] = deps.urls.map((url) => ({
-    url,
-    // Replica connections are opened by us, never shared with the ORM: the application name tells them apart.
-    pool: new pg.Pool({
-      connectionString: url,
-      max: deps.poolMax,
-      connectionTimeoutMillis: deps.connectTimeoutMs,
-      application_name: 'lods-read',
-      ...statementTimeouts(deps.statementTimeoutMs),
-    }),
-    healthy: false,
-    lagMs: null,
-  }));
-  for (const r of replicas) r.pool.on('error', () => {}); // an idle client's broken connection; the next check notices
+};
 
-  async function check(): Promise<void> {
-    const { rows } = await deps.primary.query<{ lsn: string }>({
-      name: 'replica-primary-lsn',
-      text: 'select pg_current_wal_lsn()::text as lsn',
+function openReplica(url: string, deps: Deps): Replica {
+  // Replica connections are opened by us, never shared with the ORM: the application name tells them apart.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: deps.poolMax,
+    connectionTimeoutMillis: deps.connectTimeoutMs,
+    application_name: 'lods-read',
+    ...statementTimeouts(deps.statementTimeoutMs),
+  });
+  pool.on('error', () => {}); // an idle client's broken connection; the next check notices
+  return { url, pool, healthy: false, lagMs: null };
+}
+
+/** Measures every replica against the primary's current WAL position; a change of verdict is logged. */
+async function checkReplicas(replicas: Replica[], deps: Deps): Promise<void> {
+  const { rows } = await deps.primary.query<{ lsn: string }>({
+    name: 'replica-primary-lsn',
+    text: 'select pg_current_wal_lsn()::text as lsn',
+  });
+  const primaryLsn = rows[0]!.lsn;
+  await Promise.all(replicas.map((r) => checkReplica(r, primaryLsn, deps)));
+}
+
+async function checkReplica(r: Replica, primaryLsn: string, deps: Deps): Promise<void> {
+  try {
+    const {
+      rows: [s],
+    } = await r.pool.query<{ replica: boolean; caught_up: boolean | null; lag_ms: number }>({
+      name: 'replica-check',
+      text: CHECK_SQL,
+      values: [primaryLsn],
     });
-    const primaryLsn = rows[0]!.lsn;
-    await Promise.all(
-      replicas.map(async (r) => {
-        try {
-          const {
-            rows: [s],
-          } = await r.pool.query<{ replica: boolean; caught_up: boolean | null; lag_ms: number }>({
-            name: 'replica-check',
-            text: CHECK_SQL,
-            values: [primaryLsn],
-          });
-          r.lagMs = s!.caught_up ? 0 : s!.lag_ms;
-          const healthy = s!.replica && r.lagMs <= deps.maxLagMs;
-          if (healthy !== r.healthy)
-            deps.logger?.warn(
-              { replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) },
-              'read replica health changed',
-            );
-          r.healthy = healthy;
-        } catch {
-          if (r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy: false }, 'read replica health changed');
-          r.healthy = false;
-          r.lagMs = null;
-        }
-      }),
-    );
+    r.lagMs = s!.caught_up ? 0 : s!.lag_ms;
+    const healthy = s!.replica && r.lagMs <= deps.maxLagMs;
+    if (healthy !== r.healthy)
+      deps.logger?.warn({ replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) }, 'read replica health changed');
+    r.healthy = healthy;
+  } catch {
+    if (r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy: false }, 'read replica health changed');
+    r.healthy = false;
+    r.lagMs = null;
   }
+}
+
+export function createReadPool(deps: Deps): ReadPool {
+  const replicas = deps.urls.map((url) => openReplica(url, deps));
+  const check = () => checkReplicas(replicas, deps);
 
   let checking: Promise<void> = check().catch(() => {});
   const timer = setInterval(() => {
