@@ -1,14 +1,14 @@
 // Long-poll bookkeeping of one process: how many requests wait (in all, and per API key), a
 // generation counter that moves on every wake-up (so a request that read just before a wake-up does
 // not miss it), the shutdown switch that answers every waiting request at once, and the one shared
-// horizon re-check. Waiting holds no database connection.
+// horizon re-check. Waiting holds no database connection; the admission is waiting-slots.ts.
 // The horizon re-check: while an older transaction holds the horizon back, a waiting request's read
 // says `pending`, and the transaction may end without a NOTIFY. Rather than each such request
 // re-reading on its own timer (40 of them behind one idle transaction were 200 reads a second), the
 // process re-reads the horizon alone, once every HORIZON_RECHECK_MS while any request waits on it,
 // and wakes those requests when it has moved: the database sees a fixed rate per process, however
 // many wait.
-import { AppError } from '../kernel/errors.ts';
+import { WaitingSlots } from './waiting-slots.ts';
 
 // When the LISTEN connection is down, waiting requests re-read at this pace instead.
 const POLL_WITHOUT_LISTEN_MS = 1000;
@@ -43,8 +43,7 @@ export function createFeedWaiters(options: {
 }): FeedWaiters {
   const recheckMs = options.recheckMs ?? HORIZON_RECHECK_MS;
   let generation = 0;
-  let waiting = 0;
-  const waitingPerKey = new Map<string, number>();
+  const slots = new WaitingSlots(options.maxWaiters, options.maxWaitersPerKey);
   let listening = false;
   let closed = false;
   let wakers = new Set<() => void>();
@@ -100,39 +99,12 @@ export function createFeedWaiters(options: {
     generation: () => generation,
     next: (seen, ms, signal) => waitFor(seen, ms, signal, null),
     nextPastHorizon: (horizon, seen, ms, signal) => waitFor(seen, ms, signal, horizon),
-    enter(keyId) {
-      if (waiting >= options.maxWaiters) {
-        throw new AppError(
-          'SERVICE_UNAVAILABLE',
-          `Too many requests are waiting for events on this server (FEED_MAX_WAITERS = ${options.maxWaiters}); retry shortly`,
-          { headers: { 'Retry-After': '1' } },
-        );
-      }
-      const ofKey = waitingPerKey.get(keyId) ?? 0;
-      if (ofKey >= options.maxWaitersPerKey) {
-        throw new AppError(
-          'RATE_LIMITED',
-          `This API key already has ${ofKey} requests waiting for events on this server (FEED_MAX_WAITERS_PER_KEY = ${options.maxWaitersPerKey}); retry when one has been answered`,
-          { headers: { 'Retry-After': '1' } },
-        );
-      }
-      waiting++;
-      waitingPerKey.set(keyId, ofKey + 1);
-      let left = false;
-      return () => {
-        if (left) return;
-        left = true;
-        waiting--;
-        const rest = waitingPerKey.get(keyId)! - 1;
-        if (rest === 0) waitingPerKey.delete(keyId);
-        else waitingPerKey.set(keyId, rest);
-      };
-    },
+    enter: (keyId) => slots.enter(keyId),
     wake,
     setListening(value) {
       listening = value;
     },
-    waiting: () => waiting,
+    waiting: () => slots.waiting,
     closed: () => closed,
     close() {
       closed = true;
