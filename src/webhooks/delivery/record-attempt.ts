@@ -36,7 +36,7 @@ const MAX_BATCH = 500;
 const GROUP_TARGET = 32;
 const GATHER_MS = 5;
 
-export function createAttemptRecorder(deps: {
+type Deps = {
   pool: Pool;
   config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs' | 'disableAfterHours'>;
   logger: Logger;
@@ -47,13 +47,57 @@ export function createAttemptRecorder(deps: {
    * this worker, and hands them here to be sent (or handed back): no fetch round trip per record.
    */
   onClaimed?: (jobs: DeliveryJob[]) => void;
-}): AttemptRecorder {
-  type Waiting = {
-    settlement: Settlement;
-    at: number;
-    resolve: (step: NextStep) => void;
-    reject: (error: unknown) => void;
-  };
+};
+
+type Waiting = {
+  settlement: Settlement;
+  at: number;
+  resolve: (step: NextStep) => void;
+  reject: (error: unknown) => void;
+};
+
+/** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
+async function settle(deps: Deps, batch: readonly Waiting[]): Promise<void> {
+  const planned = batch.map(({ settlement: s }) => ({
+    ...s,
+    next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
+  }));
+  const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
+    disableAfterHours: deps.config.disableAfterHours,
+    claim: deps.onClaimed !== undefined,
+  });
+  if (result.claimed.length) deps.onClaimed?.(result.claimed);
+  const disabled = new Set(result.disabled.map((d) => d.id));
+  const settled = planned.map((s, i): Settled => {
+    if (!taken(result.outcomes[i]!)) return { ...s, next: { kind: 'done' } };
+    // This very statement disabled the receiver (a 410, or failing too long): the retry it would
+    // have enqueued became a dead letter instead.
+    if (s.next.kind === 'retry' && disabled.has(s.data.receiverId))
+      return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
+    return s;
+  });
+  batch.forEach((w, i) => w.resolve(settled[i]!.next));
+  deps.onCommitted?.(settled);
+  reportAutomaticDisables({ disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, result);
+}
+
+/** A group that failed, settlement by settlement: only the ones that fail alone stay unsettled. */
+async function settleOneByOne(deps: Deps, batch: readonly Waiting[]): Promise<void> {
+  for (const w of batch) {
+    try {
+      await settle(deps, [w]);
+    } catch (error) {
+      const { eventId, receiverId, attempt } = w.settlement.data;
+      deps.logger.error(
+        { err: error, eventId, receiverId, attempt },
+        'recording a delivery attempt failed; the job will be handed out again when it expires',
+      );
+      w.reject(error);
+    }
+  }
+}
+
+export function createAttemptRecorder(deps: Deps): AttemptRecorder {
   let queue: Waiting[] = [];
   // The settling statement in flight, if any (it takes whatever has queued up when it starts).
   // One at a time: a group is one round trip (no lock waits since receiver health is written about
@@ -68,55 +112,19 @@ export function createAttemptRecorder(deps: {
   // an attempt is recorded buy larger groups. The delivery itself is not delayed: it has been sent.
   let gathering: NodeJS.Timeout | null = null;
 
-  /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
-  async function settle(batch: readonly Waiting[]): Promise<void> {
-    const planned = batch.map(({ settlement: s }) => ({
-      ...s,
-      next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
-    }));
-    const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
-      disableAfterHours: deps.config.disableAfterHours,
-      claim: deps.onClaimed !== undefined,
-    });
-    if (result.claimed.length) deps.onClaimed?.(result.claimed);
-    const disabled = new Set(result.disabled.map((d) => d.id));
-    const settled = planned.map((s, i): Settled => {
-      if (!taken(result.outcomes[i]!)) return { ...s, next: { kind: 'done' } };
-      // This very statement disabled the receiver (a 410, or failing too long): the retry it would
-      // have enqueued became a dead letter instead.
-      if (s.next.kind === 'retry' && disabled.has(s.data.receiverId))
-        return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
-      return s;
-    });
-    batch.forEach((w, i) => w.resolve(settled[i]!.next));
-    deps.onCommitted?.(settled);
-    reportAutomaticDisables({ disableAfterHours: deps.config.disableAfterHours, logger: deps.logger }, result);
-  }
-
   async function run(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
       try {
-        await settle(batch);
+        await settle(deps, batch);
       } catch (groupError) {
         if (batch.length > 1)
           deps.logger.warn(
             { err: groupError, jobs: batch.length },
             'settling a group of attempts failed; settling them one by one',
           );
-        for (const w of batch) {
-          try {
-            await settle([w]);
-          } catch (error) {
-            const { eventId, receiverId, attempt } = w.settlement.data;
-            deps.logger.error(
-              { err: error, eventId, receiverId, attempt },
-              'recording a delivery attempt failed; the job will be handed out again when it expires',
-            );
-            w.reject(error);
-          }
-        }
+        await settleOneByOne(deps, batch);
       }
     }
   }
