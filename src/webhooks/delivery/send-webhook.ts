@@ -67,12 +67,7 @@ export function createWebhookSender(options: {
 
   function send(rawUrl: string, headers: Record<string, string>, body: Buffer): Promise<SendResult> {
     const started = performance.now();
-    const done = (
-      outcome: AttemptOutcome,
-      statusCode: number | null,
-      error: string | null,
-      excerpt: string | null,
-    ): SendResult => ({
+    const done: Done = (outcome, statusCode, error, excerpt) => ({
       outcome,
       statusCode,
       error,
@@ -83,55 +78,7 @@ export function createWebhookSender(options: {
     const target = targetOf(rawUrl);
     if (typeof target === 'string') return Promise.resolve(done('connection_error', null, target, null));
 
-    return new Promise<SendResult>((resolve) => {
-      let settled = false;
-      let status: number | null = null;
-      const chunks: Buffer[] = [];
-      let received = 0;
-      const finish = (result: SendResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const excerpt = () => (chunks.length ? storedExcerpt(Buffer.concat(chunks)) : null);
-      const byStatus = (code: number) =>
-        code >= 200 && code < 300
-          ? done('success', code, null, excerpt())
-          : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
-
-      const request = target.module.request({
-        ...target.options,
-        method: 'POST',
-        agent: agents[target.protocol],
-        lookup,
-        headers: { ...headers, 'content-length': String(body.length) },
-      });
-      const timer = setTimeout(() => {
-        // Headers already in: the status decides; the body was only being drained.
-        finish(status === null ? done('timeout', null, 'timeout', null) : byStatus(status));
-        request.destroy();
-      }, options.timeoutMs);
-
-      request.on('response', (response) => {
-        status = response.statusCode ?? 0;
-        response.on('data', (chunk: Buffer) => {
-          if (received < EXCERPT_BYTES) chunks.push(chunk);
-          received += chunk.length;
-          if (received > DRAIN_BYTES) {
-            finish(byStatus(status!));
-            response.destroy();
-          }
-        });
-        response.on('end', () => finish(byStatus(status!)));
-        response.on('error', () => finish(byStatus(status!)));
-      });
-      request.on('error', (error: NodeJS.ErrnoException) => {
-        if (status !== null) return finish(byStatus(status));
-        finish(done('connection_error', null, errorClass(error), null));
-      });
-      request.end(body);
-    });
+    return post(target, { agent: agents[target.protocol], lookup, headers, body }, options.timeoutMs, done);
   }
 
   return {
@@ -141,6 +88,74 @@ export function createWebhookSender(options: {
       agents['https:'].destroy();
     },
   };
+}
+
+type Done = (
+  outcome: AttemptOutcome,
+  statusCode: number | null,
+  error: string | null,
+  excerpt: string | null,
+) => SendResult;
+
+/**
+ * One POST with a hard deadline: the status decides (a 3xx fails: never followed), the first
+ * EXCERPT_BYTES of the answer are kept, at most DRAIN_BYTES are read to keep the connection reusable.
+ */
+function post(
+  target: Target,
+  how: { agent: http.Agent; lookup: ReturnType<typeof guardedLookup>; headers: Record<string, string>; body: Buffer },
+  timeoutMs: number,
+  done: Done,
+): Promise<SendResult> {
+  return new Promise<SendResult>((resolve) => {
+    let settled = false;
+    let status: number | null = null;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const excerpt = () => (chunks.length ? storedExcerpt(Buffer.concat(chunks)) : null);
+    const byStatus = (code: number) =>
+      code >= 200 && code < 300
+        ? done('success', code, null, excerpt())
+        : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
+
+    const request = target.module.request({
+      ...target.options,
+      method: 'POST',
+      agent: how.agent,
+      lookup: how.lookup,
+      headers: { ...how.headers, 'content-length': String(how.body.length) },
+    });
+    const timer = setTimeout(() => {
+      // Headers already in: the status decides; the body was only being drained.
+      finish(status === null ? done('timeout', null, 'timeout', null) : byStatus(status));
+      request.destroy();
+    }, timeoutMs);
+
+    request.on('response', (response) => {
+      status = response.statusCode ?? 0;
+      response.on('data', (chunk: Buffer) => {
+        if (received < EXCERPT_BYTES) chunks.push(chunk);
+        received += chunk.length;
+        if (received > DRAIN_BYTES) {
+          finish(byStatus(status!));
+          response.destroy();
+        }
+      });
+      response.on('end', () => finish(byStatus(status!)));
+      response.on('error', () => finish(byStatus(status!)));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (status !== null) return finish(byStatus(status));
+      finish(done('connection_error', null, errorClass(error), null));
+    });
+    request.end(how.body);
+  });
 }
 
 const TARGETS_KEPT = 10_000;
