@@ -111,6 +111,7 @@ export async function startApi(
     graphql: graphql.middleware,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     graphqlMaxTokens: config.graphql.maxTokens,
+    graphqlBodyPace: config.graphql.bodyPace,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   // Every /v1 endpoint is answered by its dispatcher, in front of express (http/v1/dispatcher.ts).

@@ -64,6 +64,8 @@ const schema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
+  GRAPHQL_BODY_BYTES_PER_SECOND: int(1024, 2 ** 31 - 1).default(4 * 1024 * 1024),
+  GRAPHQL_BODY_BURST_BYTES: int(1024, 2 ** 31 - 1).default(16 * 1024 * 1024),
   // Browsers' cross-origin reads of /v1 (http/v1/cors.ts): exact origins, comma-separated; unset = off.
   CORS_ORIGINS: z
     .string()
@@ -171,6 +173,7 @@ export type Config = Readonly<{
     maxAliases: number;
     maxResponseBytes: number;
     maxTokens: number;
+    bodyPace: { bytesPerSecond: number; burstBytes: number };
     maxDirectives: number;
   }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */
@@ -283,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
+      bodyPace: { bytesPerSecond: e.GRAPHQL_BODY_BYTES_PER_SECOND, burstBytes: e.GRAPHQL_BODY_BURST_BYTES },
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     }),
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
