@@ -14,6 +14,7 @@ import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { testDb } from '../hooks.ts';
 import { type ConsoleWorld, publishOne, startConsoleWorld } from '../support/console-world.ts';
 import { firefoxOrSkip, launchFirefox } from '../support/firefox.ts';
+import { type FirefoxChrome, firefoxChrome } from '../support/firefox-chrome.ts';
 import { eventually } from '../support/webhooks.ts';
 
 const SECRET = 'console-firefox-secret-0123456789abcdef';
@@ -22,8 +23,8 @@ const CSP_VIOLATION = 'CSP violation:';
 
 /** An element by its accessible role and name, as a user finds it. */
 const aria = (role: string, name: string) => `::-p-aria([name="${name}"][role="${role}"])`;
-/** The sign-in field by its label (a password field has no ARIA role). */
-const API_KEY = '::-p-aria(API key)';
+/** The sign-in field, by its label. */
+const API_KEY = aria('textbox', 'API key');
 /** The table row that shows `text` in one of its cells. */
 const rowOf = (text: string) => `::-p-xpath(.//tr[td[contains(., "${text}")]])`;
 
@@ -31,6 +32,7 @@ describe('operator console in Firefox', function () {
   this.timeout(40_000);
   let world: ConsoleWorld;
   let browser: Browser | null = null;
+  let chrome: FirefoxChrome | null = null;
   /** Console errors, uncaught page errors and CSP violations of every page opened. */
   const problems: string[] = [];
   const url = (path: string) => `${world.stack.api.url}${path}`;
@@ -60,11 +62,17 @@ describe('operator console in Firefox', function () {
   const text = async (handle: ElementHandle | Page, selector: string) =>
     await handle.$eval(selector, (el) => (el as HTMLElement).innerText);
   const storageKeys = (page: Page) => page.evaluate(() => Object.keys(sessionStorage));
+  /** What Firefox's password manager offers to save, in any tab ("Save password for ...?"). */
+  const passwordPrompts = async () =>
+    (await chrome!.run(
+      `gBrowser.browsers.map((b) => PopupNotifications.getNotification('password', b)?.message).filter(Boolean)`,
+    )) as string[];
 
   before(async function () {
     this.timeout(600_000);
     const path = firefoxOrSkip(this);
-    [browser, world] = await Promise.all([launchFirefox(path), startConsoleWorld()]);
+    [browser, world] = await Promise.all([launchFirefox(path, { chrome: true }), startConsoleWorld()]);
+    chrome = await firefoxChrome(browser);
   });
   after(async () => {
     await browser?.close();
@@ -97,6 +105,9 @@ describe('operator console in Firefox', function () {
     const verified = verifyDelivery({ rawBody: test!.body, headers: test!.headers, secret: SECRET });
     expect(verified.ok && verified.other).to.deep.include({ type: 'WEBHOOK_TEST', data: null });
     await page.locator('::-p-text(queued for)').wait();
+    // The key is typed into no password field: Firefox offered to save it (as the password of the
+    // service's origin) in its password manager on every sign-in.
+    expect(await passwordPrompts()).to.deep.equal([]);
     await page.close();
   });
 
@@ -142,8 +153,12 @@ describe('operator console in Firefox', function () {
     });
     await page.locator('::-p-text(SUCCESS)').wait();
     await page.locator(aria('button', 'Sign out')).click();
-    await page.locator(API_KEY).wait();
+    const field = (await page.waitForSelector(API_KEY))!;
     expect(await storageKeys(page)).to.deep.equal([]);
+    // The field shows what is typed into it as dots (it is no password field: see the first test).
+    expect(await field.evaluate((el) => getComputedStyle(el).getPropertyValue('-webkit-text-security'))).to.equal(
+      'disc',
+    );
     await page.close();
   });
 
@@ -153,6 +168,26 @@ describe('operator console in Firefox', function () {
     await page.goto(url('/console/graphql'));
     await page.locator('.graphiql-execute-button').click();
     await page.locator('.result-window ::-p-text(receivers:manage)').wait();
+    await page.close();
+  });
+
+  it('would see a password prompt: a password typed into a form that goes after a fetch is offered for saving', async () => {
+    const page = await openPage();
+    await page.goto(url('/console'));
+    await page.evaluate(() => {
+      const form = document.createElement('form');
+      const input = Object.assign(document.createElement('input'), { type: 'password', id: 'control' });
+      form.append(input, Object.assign(document.createElement('button'), { type: 'submit', textContent: 'Go' }));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        void fetch('/console').then(() => form.remove());
+      });
+      document.body.append(form);
+    });
+    await (await page.waitForSelector('#control'))!.type('a-password-for-the-control');
+    await page.keyboard.press('Enter');
+    await eventually(async () => (await passwordPrompts()).length > 0, 5_000, 'the save prompt');
+    await chrome!.run(`for (const b of gBrowser.browsers) PopupNotifications.getNotification('password', b)?.remove()`);
     await page.close();
   });
 

@@ -35,13 +35,20 @@ export function firefoxOrSkip(context: Mocha.Context): string {
   return found.path;
 }
 
-/** A headless Firefox driven over WebDriver BiDi. */
-export async function launchFirefox(executablePath: string): Promise<Browser> {
+/**
+ * A headless Firefox driven over WebDriver BiDi. With `chrome` BiDi also reaches Firefox's own
+ * window (test/support/firefox-chrome.ts), and its password manager is on as in a user's Firefox.
+ */
+export async function launchFirefox(executablePath: string, options: { chrome?: boolean } = {}): Promise<Browser> {
   return await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath,
     headless: true,
     defaultViewport: { width: 1400, height: 900 },
+    ...(options.chrome && {
+      args: ['-remote-allow-system-access'],
+      extraPrefsFirefox: { 'signon.rememberSignons': true },
+    }),
   });
 }
