@@ -95,10 +95,6 @@ describe('operator console in Firefox', function () {
     expect(await row.$$(aria('button', 'Rotate secret'))).to.have.length(1);
     expect(await storageKeys(page)).to.deep.equal(['lods.console.apiKey']);
     expect(page.url()).to.not.include(world.admin);
-    if (SCREENSHOTS) {
-      mkdirSync(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: resolve(SCREENSHOTS, 'receivers-firefox.png'), fullPage: true });
-    }
 
     await (await row.$(aria('button', 'Send test event')))!.click();
     const [test] = await target.waitFor(1);
@@ -142,6 +138,11 @@ describe('operator console in Firefox', function () {
     await target.waitFor(1);
     const page = await openPage();
     await signIn(page, world.admin);
+    await page.waitForSelector(rowOf(target.url));
+    if (SCREENSHOTS) {
+      mkdirSync(SCREENSHOTS, { recursive: true }); // by now with the receivers of the tests before
+      await page.screenshot({ path: resolve(SCREENSHOTS, 'receivers-firefox.png'), fullPage: true });
+    }
     await page.locator(aria('link', 'Events')).click();
     await (await page.waitForSelector(aria('combobox', 'Type')))!.select('LEARNING_OPPORTUNITY_PUBLISHED');
     await page.locator(aria('button', 'Apply')).click();
