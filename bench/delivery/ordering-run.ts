@@ -14,7 +14,7 @@ import type { BaselineBody } from './baseline.ts';
 import { runBaseline } from './baseline.ts';
 import type { ReceiverReport } from './receiver-process.ts';
 import type { startServiceSide, Update } from './service-run.ts';
-import { summarize, type Summary } from './stats.ts';
+import { summarize, type Summary, table } from './stats.ts';
 
 type Service = Awaited<ReturnType<typeof startServiceSide>>;
 type Receiver = {
@@ -184,4 +184,20 @@ export async function runOrderingRows(ctx: {
     `ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`,
   );
   return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs }, latest };
+}
+
+/** The ordering rows' table and verdicts, as printed after the rounds (or alone with BENCH_ONLY=ordering). */
+export function orderingReport(
+  rows: OrderingRows,
+  { count, targets }: { count: number; targets: { orderedRatio: number; besideHotP99Ms: number } },
+): string {
+  const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+  const { spread, hot, latest } = rows;
+  return (
+    `\nordering rows (once, after the rounds)\n` +
+    `${table([spread.drain, spread.bare, hot.live])}\n` +
+    `  ordered drain (${count} changes, 4 per record over ${spread.records} records) >= ${targets.orderedRatio}x bare : ${verdict(spread.ratio >= targets.orderedRatio)} (${spread.ratio.toFixed(2)}x)\n` +
+    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms)\n` +
+    `  LATEST_STATE after an outage: ${latest.sent} deliveries sent for ${latest.changes} changes to ${latest.records} records (drained in ${latest.drainMs.toFixed(0)} ms)\n`
+  );
 }

@@ -34,7 +34,7 @@ import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { type BaselineBody, runBaseline } from './baseline.ts';
 import { createCpuMeter } from './cpu.ts';
 import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
-import { runOrderingRows } from './ordering-run.ts';
+import { orderingReport, runOrderingRows } from './ordering-run.ts';
 import { type Producer, startServiceSide } from './service-run.ts';
 import { type Summary, summarize, table } from './stats.ts';
 
@@ -56,6 +56,9 @@ const RATE = Number(env.BENCH_RATE ?? 1000);
 const PRODUCER = (env.BENCH_PRODUCER ?? 'recorder') as Producer;
 const SECRET = env.BENCH_SECRET === '' ? null : (env.BENCH_SECRET ?? 'bench-signing-secret-0123456789');
 const STALL_MS = positive('BENCH_STALL_MS', 30_000);
+// `ordering`: the warm-up rounds, then only the ordering rows (no measured rounds): for working on those rows.
+const ONLY = env.BENCH_ONLY ?? '';
+if (ONLY !== '' && ONLY !== 'ordering') throw new Error('BENCH_ONLY must be unset or ordering');
 const TARGETS = { perSecond: 1000, ratio: 0.35, p50Ms: 100, p99Ms: 50, orderedRatio: 0.5, besideHotP99Ms: 20 };
 if (PRODUCER !== 'recorder' && PRODUCER !== 'catalog') throw new Error('BENCH_PRODUCER must be recorder or catalog');
 if (!Number.isFinite(RATE) || RATE < 0) throw new Error('BENCH_RATE must be a number >= 0');
@@ -331,7 +334,8 @@ async function main(): Promise<void> {
     const results: Awaited<ReturnType<typeof runRound>>[] = [];
     const roundContext = { db, service, receiver, drafts, concurrency, timeoutMs: config.timeoutMs, cpu };
     for (let warmUp = 0; warmUp < WARMUP_ROUNDS; warmUp++) await runRound(0, roundContext);
-    for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, roundContext));
+    if (ONLY !== 'ordering')
+      for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, roundContext));
     const ordering = await runOrderingRows({
       db,
       service,
@@ -346,6 +350,10 @@ async function main(): Promise<void> {
       log,
     });
     await service.stop();
+    if (ONLY === 'ordering') {
+      process.stdout.write(orderingReport(ordering, { count: COUNT, targets: TARGETS }));
+      return;
+    }
     // Every attempt the worker recorded (the warm-up's too): more attempts than deliveries means retries happened.
     const { rows: attempts } = await db.pool.query<{ outcome: string; n: string; max_attempt: number }>(
       'select outcome, count(*) as n, max(attempt) as max_attempt from delivery_attempt group by outcome order by outcome',
@@ -378,11 +386,7 @@ async function main(): Promise<void> {
         `  drain >= ${TARGETS.ratio}x bare baseline at once   : ${verdict(ratio >= TARGETS.ratio)} (${ratio.toFixed(2)}x)\n` +
         `  p50 <= ${TARGETS.p50Ms} ms (live, from commit)      : ${verdict((liveRun!.p50 ?? Infinity) <= TARGETS.p50Ms)} (${liveRun!.p50?.toFixed(1)} ms)\n` +
         `  p99 <= ${TARGETS.p99Ms} ms (live, from commit)       : ${verdict((liveRun!.p99 ?? Infinity) <= TARGETS.p99Ms && delivered(liveRun!))} (${liveRun!.p99?.toFixed(1)} ms, ${liveRun!.delivered}/${COUNT * ROUNDS} delivered)\n` +
-        `\nordering rows (once, after the rounds)\n` +
-        `${table([ordering.spread.drain, ordering.spread.bare, ordering.hot.live])}\n` +
-        `  ordered drain (${COUNT} changes, 4 per record over ${ordering.spread.records} records) >= ${TARGETS.orderedRatio}x bare : ${verdict(ordering.spread.ratio >= TARGETS.orderedRatio)} (${ordering.spread.ratio.toFixed(2)}x)\n` +
-        `  live p99 beside a hot record (${ordering.hot.hotChanges} changes, drained in ${ordering.hot.hotDeliveredMs.toFixed(0)} ms) <= ${TARGETS.besideHotP99Ms} ms : ${verdict((ordering.hot.live.p99 ?? Infinity) <= TARGETS.besideHotP99Ms)} (${ordering.hot.live.p99?.toFixed(1)} ms)\n` +
-        `  LATEST_STATE after an outage: ${ordering.latest.sent} deliveries sent for ${ordering.latest.changes} changes to ${ordering.latest.records} records (drained in ${ordering.latest.drainMs.toFixed(0)} ms)\n`,
+        orderingReport(ordering, { count: COUNT, targets: TARGETS }),
     );
   } finally {
     await cleanup();

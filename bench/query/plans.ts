@@ -1,4 +1,5 @@
-// The sequential scans of a list query's plan (EXPLAIN, not run): bench:query reports them and
+// The sequential scans of a list query's plan (EXPLAIN, not run) of the catalog, its sessions or its
+// narrow rows (list_entry): bench:query reports them and
 // test/v1/list-query-plans.test.ts refuses them.
 import { parse as parseQuery } from 'node:querystring';
 import { isPlainList, listStatement } from '../../src/catalog/list-query.ts';
@@ -6,7 +7,7 @@ import { PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/
 import type { Database } from '../../src/app/database.ts';
 import { parseListQuery } from '../../src/http/v1/list-page.ts';
 
-/** The plan's sequential scans of the catalog or of sessions (what the EXPLAIN test refuses). */
+/** The plan's sequential scans of the catalog, of sessions or of list_entry (what the EXPLAIN test refuses). */
 export async function sequentialScans(db: Pick<Database, 'pool'>, query: string): Promise<string[]> {
   const { limit, offset, list } = parseListQuery(parseQuery(query));
   // As REST runs them: with the page's byte budget (PAGE_MAX_BYTES at its default).
@@ -22,7 +23,7 @@ export async function sequentialScans(db: Pick<Database, 'pool'>, query: string)
   const walk = (node: Record<string, unknown>) => {
     if (
       node['Node Type'] === 'Seq Scan' &&
-      ['learning_opportunity', 'lo_session'].includes(node['Relation Name'] as string)
+      ['learning_opportunity', 'lo_session', 'list_entry'].includes(node['Relation Name'] as string)
     )
       found.push(node['Relation Name'] as string);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);

@@ -4,6 +4,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { KeyCache } from '../auth/key-cache.ts';
+import { createBodyPacing } from '../graphql/body-pacing.ts';
 import { graphqlGate } from '../graphql/http-gate.ts';
 import { routeExactly } from '../http/exact-router.ts';
 import { consoleRoutes } from '../http/console-routes.ts';
@@ -26,6 +27,8 @@ export type AppDeps = {
   graphql: RequestHandler;
   graphqlMaxBodyBytes: number;
   graphqlMaxTokens: number;
+  /** The per-key pace of GraphQL request bodies (graphql/body-pacing.ts). */
+  graphqlBodyPace: { bytesPerSecond: number; burstBytes: number };
   readinessTimeoutMs: number;
 };
 
@@ -53,6 +56,7 @@ export function createApp(deps: AppDeps): Express {
       limiter: deps.limiter,
       maxBodyBytes: deps.graphqlMaxBodyBytes,
       maxTokens: deps.graphqlMaxTokens,
+      pacing: createBodyPacing(deps.graphqlBodyPace),
     }),
     deps.graphql,
   );

@@ -160,6 +160,7 @@ function requestHandler(
     graphql: parts.graphql,
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     graphqlMaxTokens: config.graphql.maxTokens,
+    graphqlBodyPace: config.graphql.bodyPace,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const v1 = v1Dispatcher({

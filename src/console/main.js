@@ -35,11 +35,17 @@ function describe(error) {
 
 function signInForm(message) {
   nav.hidden = true;
+  // No password field: Firefox's password manager offered to save the key as the origin's
+  // password on every sign-in, although the form is never submitted. A text field that
+  // browsers neither remember (autocomplete off) nor show (console.css masks it).
   const input = h('input', {
     id: 'api-key',
     name: 'api-key',
-    type: 'password',
+    type: 'text',
+    class: 'masked',
     autocomplete: 'off',
+    spellcheck: 'false',
+    autocapitalize: 'off',
     required: true,
     size: 60,
   });

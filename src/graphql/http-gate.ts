@@ -1,7 +1,9 @@
 // What POST /graphql checks before Apollo parses or runs anything, in this order: a live key
 // holding a GraphQL scope (401/403, or 503 while the database is unreachable, answered as a GraphQL
 // error with its stable code and HTTP status, as GraphQL clients expect), the key's rate limit (the
-// same budget, RateLimit headers and 429 problem as /v1, before the body is read), then a JSON body (415), its size and syntax (413/400, problem+json like every
+// same budget, RateLimit headers and 429 problem as /v1, before the body is read), then a JSON body
+// (415), the key's pace of body bytes (body-pacing.ts: a body beyond it waits unread, or 429), its
+// size and syntax (413/400, problem+json like every
 // other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
 // plain-text answers (missing body, CSRF) cannot occur. Last, the document's tokens are counted
 // (graphql-js's lexer, stopping at GRAPHQL_MAX_TOKENS + 1): a larger document is refused as
@@ -15,6 +17,7 @@ import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
+import { type BodyPacing, chargeRead, paceBodies } from './body-pacing.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -49,6 +52,7 @@ export function graphqlGate(deps: {
   limiter: RateLimiter | null;
   maxBodyBytes: number;
   maxTokens: number;
+  pacing: BodyPacing;
 }): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
@@ -82,5 +86,11 @@ export function graphqlGate(deps: {
       ),
     );
   };
-  return [authorize, requireJson, express.json({ limit: deps.maxBodyBytes }), limitTokens];
+  return [
+    authorize,
+    requireJson,
+    paceBodies(deps.pacing, deps.maxBodyBytes),
+    express.json({ limit: deps.maxBodyBytes, verify: chargeRead(deps.pacing) }),
+    limitTokens,
+  ];
 }

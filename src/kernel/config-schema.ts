@@ -80,6 +80,8 @@ export const settingsSchema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
+  GRAPHQL_BODY_BYTES_PER_SECOND: int(1024, 2 ** 31 - 1).default(1024 * 1024),
+  GRAPHQL_BODY_BURST_BYTES: int(1024, 2 ** 31 - 1).default(16 * 1024 * 1024),
   // Browsers' cross-origin reads of /v1 (http/v1/cors.ts): exact origins, comma-separated; unset = off.
   CORS_ORIGINS: z
     .string()

@@ -33,6 +33,7 @@ export type Config = Readonly<{
     maxAliases: number;
     maxResponseBytes: number;
     maxTokens: number;
+    bodyPace: { bytesPerSecond: number; burstBytes: number };
     maxDirectives: number;
   }>;
   /** How long a shutdown waits for pg-boss to finish its work before closing it. */

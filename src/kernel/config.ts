@@ -116,6 +116,7 @@ function apiSections(e: Settings) {
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxResponseBytes: e.GRAPHQL_MAX_RESPONSE_BYTES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
+      bodyPace: { bytesPerSecond: e.GRAPHQL_BODY_BYTES_PER_SECOND, burstBytes: e.GRAPHQL_BODY_BURST_BYTES },
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     }),
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),

@@ -10,14 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { listReceivers, type ReceiverInfo } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 import { cli } from '../support/cli.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { publishOne } from '../support/console-world.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 
@@ -56,12 +55,7 @@ describe('console actions = CLI commands', function () {
   async function deadLetterForBoth(): Promise<string> {
     viaConsole.receiver.reply({ status: 500 });
     viaCli.receiver.reply({ status: 500 });
-    const input = buildLearningOpportunityInput();
-    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-    await stack.api.writes.publish(input.id);
-    const eventId = (
-      await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])
-    ).rows[0]!.id;
+    const eventId = await publishOne(stack);
     for (const { id } of [viaConsole, viaCli]) {
       await eventually(
         async () => (await listDeadLetters(testDb().pool, { receiverId: id })).some((l) => l.eventId === eventId),

@@ -10,39 +10,27 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
-import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { type ConsoleWorld, publishOne as publish, startConsoleWorld } from '../support/console-world.ts';
+import { eventually, type WebhookStack } from '../support/webhooks.ts';
 
 const SECRET = 'console-test-secret-0123456789abcdef';
 const SCREENSHOTS = process.env.LODS_CONSOLE_SCREENSHOTS ? resolve(import.meta.dirname, '../../docs/console') : null;
 
 describe('operator console in a browser', function () {
   this.timeout(60_000);
+  let world: ConsoleWorld;
   let stack: WebhookStack;
   let browser: Browser | null = null;
   let admin: string;
-  const receivers: TestReceiver[] = [];
   /** Console errors and uncaught page errors of every page opened (CSP violations are console errors). */
   const problems: string[] = [];
 
-  const newReceiver = async () => {
-    const r = await startReceiver();
-    receivers.push(r);
-    return r;
-  };
-  async function publishOne(): Promise<string> {
-    const input = buildLearningOpportunityInput();
-    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-    await stack.api.writes.publish(input.id);
-    return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id]))
-      .rows[0]!.id;
-  }
+  const newReceiver = () => world.newReceiver();
+  const publishOne = () => publish(stack);
   async function openPage(): Promise<Page> {
     const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('console', (m) => {
@@ -74,15 +62,13 @@ describe('operator console in a browser', function () {
 
   before(async function () {
     this.timeout(600_000);
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
-    admin = await createTestKey(['receivers:manage', 'graphql:read']);
+    world = await startConsoleWorld();
+    ({ stack, admin } = world);
     browser = await launchChromiumOrSkip(this);
   });
   after(async () => {
     await browser?.close();
-    await stack?.stop();
-    for (const r of receivers) await r.close();
+    await world?.close();
   });
   afterEach(() => {
     expect(problems, 'console errors').to.deep.equal([]);

@@ -40,6 +40,7 @@ describe('the /v1 room', () => {
       graphql: (_req, res) => void res.end(),
       graphqlMaxBodyBytes: 1024,
       graphqlMaxTokens: 100,
+      graphqlBodyPace: { bytesPerSecond: 1024 * 1024, burstBytes: 1024 * 1024 },
       readinessTimeoutMs: 1000,
     });
     const server = createServer(app).listen(0, '127.0.0.1');

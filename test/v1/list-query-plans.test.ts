@@ -1,5 +1,5 @@
 // The plans of the filtered lists (CONTRACT.md 13): for every query of bench:query's fixed set
-// (bench/query/queries.ts), EXPLAIN shows no sequential scan of the catalog or of sessions, on a
+// (bench/query/queries.ts), EXPLAIN shows no sequential scan of the catalog, of sessions or of list_entry, on a
 // catalog large enough (20,000 records, analyzed) that the planner prefers an index where one fits.
 // enable_seqscan stays on: the planner chooses freely, as in production.
 import { expect } from 'chai';

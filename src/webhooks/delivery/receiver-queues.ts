@@ -48,12 +48,15 @@ export function createReceiverQueues<T>(options: {
     queued: () => queued,
     /** Receivers with no room, to leave out of the next fetch. */
     full: (): string[] => [...receivers].filter(([, r]) => room(r) <= 0).map(([id]) => id),
-    /** Queues what fits; returns the rest, to be handed back. */
-    accept(items: T[]): T[] {
+    /**
+     * Queues what fits; returns the rest, to be handed back. `always`: queues them all (a lane's next
+     * delivery claimed by the settlement of the one before it takes the place that one held).
+     */
+    accept(items: T[], { always = false }: { always?: boolean } = {}): T[] {
       const excess: T[] = [];
       for (const item of items) {
         const r = get(options.receiverOf(item));
-        if (room(r) > 0) {
+        if (always || room(r) > 0) {
           r.waiting.push(item);
           held += 1;
           queued += 1;

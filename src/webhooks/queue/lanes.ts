@@ -45,11 +45,17 @@ const ENQUEUE_SQL = `
     select receiver_id, resource_id, bool_or(latest) as latest, max(priority) as priority, max(version) as top_version,
            array_agg(event_id order by version, event_id) as events, gen_random_uuid() as job_id
       from d where not skip group by receiver_id, resource_id),
+  -- Driven from this call's LATEST_STATE lanes, and not run at all without one: joined the other way
+  -- round, the planner read every queued job of the queue in each writer's enqueue (26 of 27 ms at a
+  -- backlog of 2,700 jobs).
+  latest_heads as materialized (
+    select l.head_job, l.receiver_id from g join delivery_lane l on l.receiver_id = g.receiver_id and l.resource_id = g.resource_id
+     where g.latest and l.head_job is not null),
   dropped_heads as (
-    delete from ${BOSS_SCHEMA}.job j using delivery_lane l, g
-     where g.latest and l.receiver_id = g.receiver_id and l.resource_id = g.resource_id
-       and j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state < 'active'
-    returning j.id, l.receiver_id, (j.data->>'eventId')::uuid as event_id),
+    delete from ${BOSS_SCHEMA}.job j using latest_heads h
+     where (select count(*) from latest_heads) > 0
+       and j.name = '${DELIVERY_QUEUE}' and j.id = h.head_job and j.state < 'active'
+    returning j.id, h.receiver_id, (j.data->>'eventId')::uuid as event_id),
   lanes as (
     insert into delivery_lane as l (receiver_id, resource_id, head_job, head_event, waiting, queued_version)
     select receiver_id, resource_id, job_id,

@@ -1,0 +1,51 @@
+// The exact total of a filtered public list read from maintained counts instead of a count over its
+// matches (list-sql.ts), when the filter allows it: facet_count (migration facet_count) for one
+// facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone.
+import type { ListFilter } from './list-model.ts';
+
+// Facets whose values a record holds one of (a sum over several values counts each record once).
+const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
+const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
+  format: 'format',
+  language: 'language',
+  provider: 'provider',
+  topic: 'topic',
+  country: 'country',
+  city: 'city',
+};
+
+/**
+ * The exact total of the public catalog read from maintained counts, when the filter allows it
+ * (else null: a count over the matches). One facet filter alone: facet_count (migration facet_count),
+ * for any values of a single-valued facet, one value of topic, country or city. The updated_at
+ * bounds alone: list_bucket's range counts (migration list_buckets) above each bound plus the rows
+ * between the bound and the next range (at most one range's), checked against catalog_count as the
+ * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count.
+ */
+export function countedTotal(filter: ListFilter, param: (value: unknown, type: string) => string): string | null {
+  const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+  if (given.length === 1 && FACET_OF[given[0]!]) {
+    const name = given[0]!;
+    const values = [...new Set(filter[name] as string[])];
+    if (!SINGLE_VALUED.has(name) && values.length !== 1) return null;
+    return `(select coalesce(sum(n), 0) from facet_count where facet = '${FACET_OF[name]}' and value = any(${param(values, 'text[]')}))`;
+  }
+  if (given.length && given.every((name) => name === 'updatedSince' || name === 'updatedBefore')) {
+    // The lower bound of the first range at or after `bound` (scalars: a row constructor of them is an index condition).
+    const next = (column: string, bound: string) =>
+      `(select b.${column} from list_bucket b where b.lo_updated_at >= ${bound} order by b.lo_updated_at, b.lo_id limit 1)`;
+    // Published records with updated_at >= bound (the redundant upper bound on updated_at alone lets
+    // the planner see a short range: a parallel plan cost 30-40 ms of worker start here).
+    const atOrAfter = (bound: string) => `((
+        select coalesce(sum(b.n), 0) from list_bucket b where b.lo_updated_at >= ${bound})
+      + (select count(*) from learning_opportunity lo where lo.status = 'PUBLISHED' and lo.updated_at >= ${bound}
+           and lo.updated_at <= coalesce(${next('lo_updated_at', bound)}, 'infinity')
+           and (lo.updated_at, lo.id) < (coalesce(${next('lo_updated_at', bound)}, 'infinity'), coalesce(${next('lo_id', bound)}, '00000000-0000-0000-0000-000000000000'))))`;
+    const all = `(select n from catalog_count where status = 'PUBLISHED')`;
+    const since = filter.updatedSince ? atOrAfter(param(filter.updatedSince, 'timestamptz')) : all;
+    const before = filter.updatedBefore ? atOrAfter(param(filter.updatedBefore, 'timestamptz')) : '0';
+    const exact = `(select count(*) from learning_opportunity lo where lo.status = 'PUBLISHED'${filter.updatedSince ? ` and lo.updated_at >= ${param(filter.updatedSince, 'timestamptz')}` : ''}${filter.updatedBefore ? ` and lo.updated_at < ${param(filter.updatedBefore, 'timestamptz')}` : ''})`;
+    return `(select case when (select sum(n) from list_bucket) = ${all} then greatest(0, ${since} - ${before}) else ${exact} end)`;
+  }
+  return null;
+}

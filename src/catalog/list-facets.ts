@@ -1,0 +1,28 @@
+// The facets of a filtered list (CONTRACT.md 13): records per value over the whole filtered result,
+// top FACET_TOP values each, most frequent first (ties by value, code point order). Read from the
+// matching records' narrow rows (`m`, list_entry: migration list_entry) in one pass each; the
+// unfiltered public catalog's from facet_count (migration facet_count), no record read.
+import { FACET_TOP, type ListFacet } from './list-model.ts';
+
+// Each facet over the matching records `m`: records per value (a record counts once per value; the
+// arrays of list_entry hold each value once).
+const FACET_SQL: Record<ListFacet, string> = {
+  format: 'select m.format as value, count(*) as n from m group by 1',
+  language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
+  provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
+  topic: 'select t.value, count(*) as n from m cross join unnest(m.topics) t(value) group by 1',
+  country: 'select c.value, count(*) as n from m cross join unnest(m.countries) c(value) group by 1',
+};
+
+/** The columns of `m` that FACET_SQL reads, from a list_entry row `alias`. */
+export const facetColumns = (alias: string) =>
+  ['id', 'format', 'language', 'provider_name', 'topics', 'countries'].map((c) => `${alias}.${c}`).join(', ');
+
+/** A facet's select-list entry over the matching records `m` (a JSON array of [value, n]). */
+export const matchedFacet = (f: ListFacet) =>
+  `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`;
+
+/** A facet's select-list entry for the whole public catalog: facet_count's top values. */
+export const countedFacet = (f: ListFacet) =>
+  `(select coalesce(json_agg(json_build_array(c.value, c.n) order by c.n desc, c.value collate "C"), '[]') from (select value, n from facet_count
+      where facet = '${f}' and n > 0 order by n desc, value collate "C" limit ${FACET_TOP}) c) as "facet_${f}"`;

@@ -1,0 +1,74 @@
+// The filtered lists' query model (CONTRACT.md 13): the parameters a list may take, as REST
+// (http/list-parameters.ts) and GraphQL (graphql/list-arguments.ts) parse them into one ListQuery,
+// and the page it answers. The statement is built in list-sql.ts, run and rendered in list-query.ts.
+import { RecordSchema } from './record-schema.ts';
+
+export const LIST_SORTS = ['-updatedAt', 'updatedAt', 'nextSessionStartsAt', 'relevance'] as const;
+export const LIST_FACETS = ['format', 'language', 'topic', 'provider', 'country'] as const;
+/** The record's top-level fields, in the order they are rendered (and projected). */
+export const RECORD_FIELDS = Object.keys(RecordSchema.shape) as (keyof typeof RecordSchema.shape)[];
+/** At most this many values in one comma-separated parameter (or GraphQL list). */
+export const LIST_VALUES_MAX = 50;
+/** Values per facet, most frequent first. */
+export const FACET_TOP = 20;
+
+export type ListSort = (typeof LIST_SORTS)[number];
+export type ListFacet = (typeof LIST_FACETS)[number];
+export type RecordField = (typeof RECORD_FIELDS)[number];
+
+/** Every condition is optional; different conditions combine with AND, the values of one with OR. */
+export type ListFilter = {
+  updatedSince?: Date;
+  updatedBefore?: Date;
+  format?: string[];
+  language?: string[];
+  topic?: string[];
+  provider?: string[];
+  country?: string[];
+  city?: string[];
+  startsFrom?: Date;
+  startsBefore?: Date;
+  /** Internal readers only (GraphQL); the public list is PUBLISHED only. */
+  status?: string[];
+};
+
+export type ListQuery = {
+  filter: ListFilter;
+  /** The search text, or null. */
+  q: string | null;
+  sort: ListSort;
+  /** Fields to return (id and updatedAt are added), or null for whole records. */
+  fields: RecordField[] | null;
+  facets: ListFacet[];
+};
+
+export type FacetCounts = Partial<Record<ListFacet, { value: string; count: number }[]>>;
+/** `count`: the records in `results` (fewer than `limit` when the page's byte bound stopped it early). */
+export type ListPage = {
+  totalCount: number;
+  limit: number;
+  offset: number;
+  count: number;
+  results: string;
+  facets: FacetCounts | null;
+  etag: string;
+};
+
+/** True when the query is the plain list (the unfiltered fast path answers it). */
+export const isPlainList = (query: ListQuery): boolean =>
+  Object.values(query.filter).every((v) => v === undefined) &&
+  query.q === null &&
+  query.sort === '-updatedAt' &&
+  query.fields === null &&
+  query.facets.length === 0;
+
+/**
+ * The tsquery text of a search: its words (letters and digits) quoted, joined with AND, the last one
+ * also a prefix ("machine learn" finds "Machine Learning"). to_tsquery stems each word with the
+ * 'english' configuration and drops stop words. Null when the text holds no word.
+ */
+export function searchQuery(text: string): string | null {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu);
+  if (!words) return null;
+  return words.map((w, i) => `'${w}'${i === words.length - 1 ? ':*' : ''}`).join(' & ');
+}

@@ -1,0 +1,193 @@
+// The one statement of a filtered page (CONTRACT.md 13), from fixed fragments, the values as
+// parameters: the exact total, the page's records (the stored doc, or a projection cut out of the
+// doc's own text: no record is re-rendered in Node) and the facet counts. The conditions, counts
+// and facets read list_entry, the catalog's narrow rows (migration list_entry): `b` is list_entry,
+// or with a search the catalog itself (its search vector, migration list_query), list_entry's own
+// conditions then by primary key. The page's docs are read by primary key, for the page alone.
+import type { QueryConfig } from 'pg';
+import { countedTotal } from './list-counts.ts';
+import { countedFacet, facetColumns, matchedFacet } from './list-facets.ts';
+import {
+  RECORD_FIELDS,
+  searchQuery,
+  type ListFilter,
+  type ListQuery,
+  type ListSort,
+  type RecordField,
+} from './list-model.ts';
+import type { Visibility } from './read-model.ts';
+
+type Param = (value: unknown, type: string) => string;
+
+const SORT_SQL: Record<Exclude<ListSort, 'nextSessionStartsAt'>, string> = {
+  '-updatedAt': 'b.updated_at desc, b.id desc',
+  updatedAt: 'b.updated_at asc, b.id desc',
+  relevance: 'ts_rank(b.search, tsq.query) desc, b.id desc',
+};
+
+// The projection of a doc: its members cut out of its own text (json, not jsonb, keeps each value's
+// bytes and the members' order), in the record's order.
+function projection(fields: RecordField[]): string {
+  const wanted = new Set<RecordField>([...fields, 'id', 'updatedAt']);
+  const members = RECORD_FIELDS.filter((f) => wanted.has(f)).map(
+    (f, i) => `'${i ? ',' : ''}"${f}":' || (x.j->'${f}')::text`,
+  );
+  return `'{' || ${members.join(' || ')} || '}'`;
+}
+
+// The UTC days (since 1970) of a session start window, for list_entry's GIN on start_days (an open
+// side: the first or last session start present); the exact bounds are checked on `starts`.
+function startDays(filter: ListFilter, param: Param): string {
+  const day = (at: string) => `floor(extract(epoch from ${at}) / 86400)::int`;
+  const first = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : '(select min(starts_at) from lo_session)';
+  const last = filter.startsBefore
+    ? `${param(filter.startsBefore, 'timestamptz')} - interval '1 millisecond'`
+    : '(select max(starts_at) from lo_session)';
+  return `(select array_agg(d) from generate_series(${day(first)}, ${day(last)}) d)`;
+}
+
+/** The conditions of a filter: on `b` (columns both tables have), and on list_entry (alias `e`) alone. */
+function conditions(
+  query: ListQuery,
+  visibility: Visibility,
+  param: Param,
+  e: string,
+): { base: string[]; entry: string[] } {
+  const { filter } = query;
+  const base: string[] = [];
+  const entry: string[] = [];
+  if (visibility === 'public') base.push(`b.status = 'PUBLISHED'`);
+  else if (filter.status) base.push(`b.status = any(${param(filter.status, 'text[]')})`);
+  if (filter.updatedSince) base.push(`b.updated_at >= ${param(filter.updatedSince, 'timestamptz')}`);
+  if (filter.updatedBefore) base.push(`b.updated_at < ${param(filter.updatedBefore, 'timestamptz')}`);
+  if (filter.format) base.push(`b.format = any(${param(filter.format, 'text[]')})`);
+  if (filter.language) base.push(`b.language = any(${param(filter.language, 'text[]')})`);
+  if (filter.provider) base.push(`b.provider_name = any(${param(filter.provider, 'text[]')})`);
+  if (filter.topic) entry.push(`${e}.topics && ${param(filter.topic, 'text[]')}`);
+  if (filter.country) entry.push(`${e}.countries && ${param(filter.country, 'text[]')}`);
+  if (filter.city) entry.push(`${e}.cities && ${param(filter.city, 'text[]')}`);
+  if (filter.startsFrom || filter.startsBefore) {
+    const bounds = [];
+    if (filter.startsFrom) bounds.push(`t >= ${param(filter.startsFrom, 'timestamptz')}`);
+    if (filter.startsBefore) bounds.push(`t < ${param(filter.startsBefore, 'timestamptz')}`);
+    entry.push(
+      `${e}.start_days && ${startDays(filter, param)} and exists (select from unnest(${e}.starts) t where ${bounds.join(' and ')})`,
+    );
+  }
+  return { base, entry };
+}
+
+/** The page's record ids and their order (`ord`), for any sort but nextSessionStartsAt. */
+function orderedKeys(sort: ListSort, matching: string, limit: string, offset: string): string {
+  const order = SORT_SQL[sort as keyof typeof SORT_SQL];
+  return `(select b.id, row_number() over (order by ${order}) as ord ${matching} order by ${order} limit ${limit} offset ${offset})`;
+}
+
+// sort=nextSessionStartsAt: sessions read in start order (lo_session_starts_at) from now on, each
+// record at its earliest future session (no earlier one of the same record): `f` (a CTE) stops after
+// offset + limit records. When it holds fewer, it holds them all, and the records without a future
+// session follow, by id.
+function sessionKeys(
+  table: string,
+  tsq: string,
+  where: string,
+  end: string,
+  offset: string,
+): { keys: string; f: string } {
+  const f = `f as materialized (select b.id, s.starts_at from lo_session s join ${table} on b.id = s.learning_opportunity_id${tsq}
+                      where s.starts_at > statement_timestamp() and ${where}
+                        and not exists (select from lo_session x where x.learning_opportunity_id = s.learning_opportunity_id and x.starts_at > statement_timestamp()
+                                          and (x.starts_at < s.starts_at or (x.starts_at = s.starts_at and x.pk < s.pk)))
+                      order by s.starts_at, b.id desc limit ${end})`;
+  const rest = `(select b.id from ${table}${tsq} where ${where}
+                      and not exists (select from lo_session x where x.learning_opportunity_id = b.id and x.starts_at > statement_timestamp())
+                    order by b.id desc limit greatest(0, ${end} - (select count(*) from f)))`;
+  const keys = `(select * from (
+               select f.id, row_number() over (order by f.starts_at, f.id desc) as ord from f
+               union all
+               select r.id, (select count(*) from f) + row_number() over (order by r.id desc) from ${rest} r) u
+             where u.ord > ${offset})`;
+  return { keys, f };
+}
+
+// The page's docs in order, bounded as the plain list's are (read-model.ts): a running sum over the
+// rows already read stops the page before the record that would pass `budget` (its first record
+// always stays); `n` says how many it holds. No budget (GraphQL): every row of the page.
+function pageOf(keys: string, fields: RecordField[] | null, bounded: string): string {
+  const docs = fields ? projection(fields) : 'd.doc';
+  const json = fields ? 'cross join lateral (select d.doc::json as j) x' : '';
+  return `(select string_agg(y.doc, ',' order by y.ord) as docs, string_agg(y.digest, ',' order by y.ord) as digests, count(*)::int as n
+                   from (select x.*, row_number() over w as rn, sum(octet_length(x.doc) + 1) over w as upto
+                           from (select ${docs} as doc, d.doc_digest as digest, k.ord from ${keys} k join learning_opportunity d on d.id = k.id ${json}) x
+                         window w as (order by x.ord rows unbounded preceding)) y
+                  ${bounded})`;
+}
+
+/** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
+export function listStatement(
+  query: ListQuery,
+  limit: number,
+  offset: number,
+  visibility: Visibility,
+  budget: number | null = null,
+): QueryConfig {
+  const values: unknown[] = [];
+  const param: Param = (value, type) => {
+    values.push(value);
+    return `$${values.length}::${type}`;
+  };
+  const { filter } = query;
+  const searched = query.q !== null;
+  const { base, entry } = conditions(query, visibility, param, searched ? 'e' : 'b');
+  // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
+  const tsq = searched
+    ? `, (select to_tsquery('english', ${param(searchQuery(query.q!) ?? '', 'text')}) as query) tsq`
+    : '';
+  const where = [...base];
+  if (searched) where.push('b.search @@ tsq.query');
+  if (searched && entry.length)
+    where.push(`exists (select from list_entry e where e.id = b.id and ${entry.join(' and ')})`);
+  else where.push(...entry);
+  const whereSql = where.length ? where.join(' and ') : 'true';
+  const table = `${searched ? 'learning_opportunity' : 'list_entry'} b`;
+  const matching = `from ${table}${tsq} where ${whereSql}`;
+  // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
+  const byStatusOnly = !searched && Object.entries(filter).every(([name, v]) => name === 'status' || v === undefined);
+  const counted = visibility === 'public' && !searched ? countedTotal(filter, param) : null;
+  const total =
+    counted ??
+    (!byStatusOnly
+      ? `(select count(*) ${matching})`
+      : visibility === 'public'
+        ? `(select n from catalog_count where status = 'PUBLISHED')`
+        : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`);
+
+  const ctes: string[] = [];
+  let keys: string;
+  if (query.sort !== 'nextSessionStartsAt') {
+    keys = orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
+  } else {
+    const sessions = sessionKeys(table, tsq, whereSql, param(offset + limit, 'bigint'), param(offset, 'bigint'));
+    keys = sessions.keys;
+    ctes.push(sessions.f);
+  }
+  const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
+  const page = pageOf(keys, query.fields, bounded);
+  const withCtes = (more: string[]) => ([...ctes, ...more].length ? `with ${[...ctes, ...more].join(', ')} ` : '');
+  if (query.facets.length === 0)
+    return { text: `${withCtes([])}select ${total} as total, p.docs, p.digests, p.n from ${page} p`, values };
+  // The public catalog's facets without any condition: facet_count's top values, no record read.
+  if (visibility === 'public' && byStatusOnly)
+    return {
+      text: `${withCtes([])}select ${total} as total, p.docs, p.digests, p.n, ${query.facets.map(countedFacet).join(', ')} from ${page} p`,
+      values,
+    };
+  // The matching records' narrow rows, once for every facet (and the total, unless counted).
+  const m = searched
+    ? `m as materialized (select ${facetColumns('x')} from learning_opportunity b join list_entry x on x.id = b.id${tsq} where ${whereSql})`
+    : `m as materialized (select ${facetColumns('b')} ${matching})`;
+  return {
+    text: `${withCtes([m])}select ${byStatusOnly || counted ? total : '(select count(*) from m)'} as total, p.docs, p.digests, p.n, ${query.facets.map(matchedFacet).join(', ')} from ${page} p`,
+    values,
+  };
+}
