@@ -76,7 +76,8 @@ export async function startReceiver(path = '/hooks/lods'): Promise<TestReceiver>
     reply: (next) => {
       rule = next;
     },
-    waitFor: (count, timeoutMs = 5000) =>
+    // Generous: a delivery under a loaded suite (2 cores, 4 test files at once) was seen to take over 5 s.
+    waitFor: (count, timeoutMs = 20_000) =>
       new Promise((resolve, reject) => {
         if (requests.length >= count) return resolve(requests.slice(0, count));
         const timer = setTimeout(
