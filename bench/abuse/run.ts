@@ -63,10 +63,14 @@ async function round(
   try {
     await readLatencies(server.url + path, keys.reader, 0.5);
     const unloaded = await readLatencies(server.url + path, keys.reader, SECONDS);
-    const abuser = spawn(process.execPath, [...process.execArgv, new URL('./abuser.ts', import.meta.url).pathname], {
-      env: { ...process.env, URL: `${server.url}/graphql`, KEY: keys.writer },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const abuser = spawn(
+      process.execPath,
+      [...process.execArgv, new URL('../../test/support/graphql-abuser.ts', import.meta.url).pathname],
+      {
+        env: { ...process.env, URL: `${server.url}/graphql`, KEY: keys.writer },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let output = '';
     abuser.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     while (!output.startsWith('go\n')) await new Promise((r) => setTimeout(r, 20));

@@ -29,6 +29,10 @@ export function createBodyPacing(options: { bytesPerSecond: number; burstBytes: 
   // keyId -> the instant until which the key's earlier bodies are paid for.
   const paidUntil = new Map<string, number>();
 
+  /** When the key's bodies so far and `bytes` more are paid for, seen at `t`. */
+  const paidWith = (keyId: string, bytes: number, t: number) =>
+    Math.max(paidUntil.get(keyId) ?? t, t) + bytes * msPerByte;
+
   const forget = () => {
     const t = now();
     for (const [keyId, until] of paidUntil) if (until <= t) paidUntil.delete(keyId);
@@ -39,7 +43,7 @@ export function createBodyPacing(options: { bytesPerSecond: number; burstBytes: 
     reserve(keyId: string, bytes: number): number | null {
       const t = now();
       if (paidUntil.size > 10_000) forget();
-      const until = Math.max(paidUntil.get(keyId) ?? t, t) + bytes * msPerByte;
+      const until = paidWith(keyId, bytes, t);
       const wait = Math.max(0, until - t - burstMs);
       if (wait > MAX_WAIT_MS) return null;
       paidUntil.set(keyId, until);
@@ -48,13 +52,12 @@ export function createBodyPacing(options: { bytesPerSecond: number; burstBytes: 
     /** Charges `bytes` already read (a chunked body): the key's next bodies wait for them. */
     charge(keyId: string, bytes: number): void {
       const t = now();
-      paidUntil.set(keyId, Math.max(paidUntil.get(keyId) ?? t, t) + bytes * msPerByte);
+      paidUntil.set(keyId, paidWith(keyId, bytes, t));
     },
     /** How long until `bytes` would be read without refusal (for Retry-After). */
     retryAfterMs(keyId: string, bytes: number): number {
       const t = now();
-      const until = Math.max(paidUntil.get(keyId) ?? t, t) + bytes * msPerByte;
-      return Math.max(0, until - t - burstMs - MAX_WAIT_MS);
+      return Math.max(0, paidWith(keyId, bytes, t) - t - burstMs - MAX_WAIT_MS);
     },
   };
 }

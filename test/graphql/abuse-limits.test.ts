@@ -14,24 +14,8 @@ import { createRecord } from '../support/factories.ts';
 import { generateContent, randomUuid, seededRandom } from '../../src/catalog/generate.ts';
 import { expectProblem } from '../support/problem.ts';
 
-// Two connections sending one 1 MiB document after the other until killed (a refused connection
-// is tried again); prints "go" first, then a dot per answer.
-const ABUSER = `
-let document = '';
-for (let i = 0; document.length < 1024 * 1024; i++) document += 'query q' + i + ' { __typename } ';
-const body = JSON.stringify({ query: document, operationName: 'q0' });
-console.log('go');
-const loop = async () => {
-  for (;;) {
-    try {
-      const res = await fetch(process.env.URL, { method: 'POST', headers: { authorization: 'Bearer ' + process.env.KEY, 'content-type': 'application/json' }, body });
-      await res.arrayBuffer();
-    } catch {}
-    process.stdout.write('.');
-  }
-};
-await Promise.all([loop(), loop()]);
-`;
+// The abuser: another process sending 1 MiB documents on two connections (shared with bench:abuse).
+const ABUSER = new URL('../support/graphql-abuser.ts', import.meta.url).pathname;
 
 const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(samples.length * 0.99) - 1]!;
 
@@ -112,7 +96,7 @@ describe('GraphQL abuse limits', function () {
 
     // Another process (as an abuser would be) sends them, so this one only serves. Named
     // operations, each small: validation is linear, parsing is the cost (~220,000 tokens).
-    const abuser = spawn(process.execPath, ['--input-type=module', '-e', ABUSER], {
+    const abuser = spawn(process.execPath, [ABUSER], {
       env: { ...process.env, URL: `${api.url}/graphql`, KEY: writer },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

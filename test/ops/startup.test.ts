@@ -28,6 +28,26 @@ describe('starting and stopping the service', function () {
     for (const dir of cleanups) await rm(dir, { recursive: true, force: true });
   });
 
+  /** Starts the service with ROLE=`role` on a port another server holds; what its failure said. */
+  async function startOnBusyPort(role: string): Promise<{ port: number; failure: string }> {
+    const data = await dataDir();
+    cleanups.push(data);
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failure = await startService({
+        env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: role, HOST: '127.0.0.1', PORT: String(port) },
+      }).then(
+        () => expect.fail('the service started on a port in use'),
+        (error: Error) => error.message,
+      );
+      return { port, failure };
+    } finally {
+      taken.close();
+    }
+  }
+
   it('Ctrl-C under `npm start` (SIGINT to the whole process group) drains, stops the embedded PostgreSQL and exits 0', async () => {
     const data = await dataDir();
     cleanups.push(data);
@@ -105,52 +125,24 @@ describe('starting and stopping the service', function () {
   });
 
   it('says in one sentence that the port is taken (a second `npm start`), without a stack, and exits 1', async () => {
-    const data = await dataDir();
-    cleanups.push(data);
-    const taken = createServer();
-    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
-    const { port } = taken.address() as AddressInfo;
-    try {
-      const failure = await startService({
-        env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api', HOST: '127.0.0.1', PORT: String(port) },
-      }).then(
-        () => expect.fail('the service started on a port in use'),
-        (error: Error) => error.message,
-      );
-      expect(failure).to.include('exited with 1');
-      expect(failure).to.include(
-        `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
-      );
-      expect(failure).not.to.match(/^\s+at /m);
-    } finally {
-      taken.close();
-    }
+    const { port, failure } = await startOnBusyPort('api');
+    expect(failure).to.include('exited with 1');
+    expect(failure).to.include(
+      `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
+    );
+    expect(failure).not.to.match(/^\s+at /m);
   });
 
   it('a second `npm start` (every role) on a busy port fails on the port before it starts a worker, a queue or a database', async () => {
-    const data = await dataDir();
-    cleanups.push(data);
-    const taken = createServer();
-    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
-    const { port } = taken.address() as AddressInfo;
-    try {
-      const failure = await startService({
-        env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'all', HOST: '127.0.0.1', PORT: String(port) },
-      }).then(
-        () => expect.fail('the service started on a port in use'),
-        (error: Error) => error.message,
-      );
-      expect(failure).to.include('exited with 1');
-      const fatal = failure.split('\n').filter((line) => line.startsWith('fatal:'));
-      expect(fatal).to.deep.equal([
-        `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
-      ]);
-      expect(failure).not.to.include('webhook delivery worker started');
-      expect(failure).not.to.include('retention');
-      expect(failure).not.to.match(/migrat|pg-boss|embedded PostgreSQL/i);
-    } finally {
-      taken.close();
-    }
+    const { port, failure } = await startOnBusyPort('all');
+    expect(failure).to.include('exited with 1');
+    const fatal = failure.split('\n').filter((line) => line.startsWith('fatal:'));
+    expect(fatal).to.deep.equal([
+      `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
+    ]);
+    expect(failure).not.to.include('webhook delivery worker started');
+    expect(failure).not.to.include('retention');
+    expect(failure).not.to.match(/migrat|pg-boss|embedded PostgreSQL/i);
   });
 
   it('starts and stops as root from a clone in a private (0700) directory', async function () {

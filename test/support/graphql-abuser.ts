@@ -1,4 +1,4 @@
-// The abuse of issue 18 item 4, as its own process: one catalog:write key sending 1 MiB GraphQL
+// The abuse of issue 18 item 4 (test/graphql/abuse-limits.test.ts, bench:abuse), as its own process: one catalog:write key sending 1 MiB GraphQL
 // documents (named operations of `{ __typename }`, ~220,000 tokens) back to back on two
 // connections until killed. Prints a dot per answer. URL and KEY from the environment.
 let document = '';
