@@ -190,11 +190,6 @@ describe('per-record order of deliveries', function () {
   });
 
   it('LATEST_STATE: after an outage, at most one delivery per changed record, the newest', async function () {
-    // Known race, not fixed (issue 20 note): [4, 5] was seen in about one full suite run of three.
-    // Likely cause, not proven: a delivery the worker fetched (pg-boss 'active') but has not sent yet
-    // counts as in flight, so a newer event does not supersede it. Retried so that the suite stays
-    // usable; a deterministic regression still fails every try.
-    this.retries(2);
     stack = await startWebhookStack({ config: { backoffBaseMs: 200, backoffMaxMs: 200, maxAttempts: 20 } });
     const { id: receiverId } = await stack.addReceiver(receiver.url);
     await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, receiverId, {
@@ -203,11 +198,13 @@ describe('per-record order of deliveries', function () {
     receiver.reply({ status: 503 });
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids) await changes(id, 4);
-    // The outage: every first delivery has failed at least once; then the receiver is back.
+    // The outage lasts until each record's newest version has failed at least once: a delivery
+    // already sent when a newer event came could otherwise still be answered after the outage (in
+    // flight, nothing recalls it), and that is not what this test is about.
     await eventually(
-      async () => new Set(receiver.requests.map((r) => bodyOf(r).resource.id)).size === 3,
-      5000,
-      'each record tried',
+      async () => ids.every((id) => versionsOf(receiver.requests, id).includes(5)),
+      10_000,
+      "each record's newest version tried",
     );
     const failed = receiver.requests.length;
     receiver.reply({ status: 200 });
@@ -226,6 +223,58 @@ describe('per-record order of deliveries', function () {
       [receiverId],
     );
     expect(rows[0]!.n, 'superseded attempt rows').to.be.at.least(3 * 3);
+  });
+
+  it('LATEST_STATE: a delivery fetched but not yet sent is superseded by a newer event of its record', async () => {
+    // One request at a time to the receiver: while a slow delivery of record A is in flight, record
+    // B's first delivery is fetched and waits in the worker's memory (a pg-boss 'active' job), so
+    // the enqueue of B's next event cannot replace it; the worker checks just before sending.
+    stack = await startWebhookStack({ config: { concurrencyPerReceiver: 1, timeoutMs: 5000 } });
+    const { id: receiverId } = await stack.addReceiver(receiver.url);
+    await updateReceiver({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets }, receiverId, {
+      mode: 'latest-state',
+    });
+    const [a, b] = [randomUUID(), randomUUID()];
+    receiver.reply((r) => (bodyOf(r).resource.id === a ? { delayMs: 1500 } : { status: 200 }));
+    await changes(a, 0);
+    await eventually(async () => versionsOf(receiver.requests, a).length === 1, 5000, "A's delivery in flight");
+    await changes(b, 0);
+    const { rows: first } = await testDb().pool.query<{ id: string }>(
+      'select id from event where resource_id = $1 and version = 1',
+      [b],
+    );
+    await eventually(
+      async () =>
+        (
+          await testDb().pool.query(
+            `select 1 from ${BOSS_SCHEMA}.job where name = $1 and state = 'active' and data->>'eventId' = $2`,
+            [DELIVERY_QUEUE, first[0]!.id],
+          )
+        ).rowCount === 1,
+      5000,
+      "B's first delivery fetched while A's is in flight",
+    );
+    // B's next event, written while A's delivery (1.5 s) still holds the receiver's one slot.
+    await stack.api.writes.upsert(
+      parseLearningOpportunityInput(buildLearningOpportunityInput({ id: b, title: 'Newer' })),
+    );
+    await eventually(
+      async () => versionsOf(receiver.requests, b).length >= 1 && (await pendingDeliveries(receiverId)).length === 0,
+      10_000,
+      'drained',
+    );
+    expect(versionsOf(receiver.requests, b)).to.deep.equal([2]);
+    const { rows } = await testDb().pool.query<{ outcome: string }>(
+      'select outcome from delivery_attempt where receiver_id = $1 and event_id = $2',
+      [receiverId, first[0]!.id],
+    );
+    expect(rows.map((r) => r.outcome)).to.deep.equal(['superseded']);
+    // Not a failure of the receiver: its health is untouched.
+    const { rows: health } = await testDb().pool.query<{ failing_since: string | null }>(
+      'select failing_since from receiver where id = $1',
+      [receiverId],
+    );
+    expect(health[0]!.failing_since).to.equal(null);
   });
 
   it('replays and redeliveries skip what a newer delivery supersedes, unless told to include it', async () => {

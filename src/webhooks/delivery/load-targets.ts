@@ -20,6 +20,8 @@ export type ReceiverToSend = {
   previousSecret: string | null;
   scheme: SignatureScheme;
   enabled: boolean;
+  /** LATEST_STATE: a delivery is checked for a newer waiting event of its record just before it is sent. */
+  latestState: boolean;
   secretUnavailable: string | null;
 };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
@@ -34,6 +36,7 @@ type ReceiverRow = {
   previous_key_id: string | null;
   scheme: SignatureScheme;
   enabled: boolean;
+  latest_state: boolean;
 };
 
 export async function loadTargets(
@@ -52,6 +55,7 @@ export async function loadTargets(
     pool.query<ReceiverRow>({
       name: 'webhook-load-receivers',
       text: `select id, url, secret, secret_ciphertext, secret_key_id, enabled, replace(signature_scheme, '_', '-') as scheme,
+                    delivery_mode = 'latest_state' as latest_state,
                     case when previous_secret_expires_at > now() then previous_secret_ciphertext end as previous_ciphertext,
                     case when previous_secret_expires_at > now() then previous_secret_key_id end as previous_key_id
                from receiver where id = any($1::uuid[])`,
@@ -85,7 +89,10 @@ export async function loadTargets(
       ]),
     ),
     receivers: new Map(
-      receivers.rows.map((r) => [r.id, { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, ...open(r) }]),
+      receivers.rows.map((r) => [
+        r.id,
+        { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, latestState: r.latest_state, ...open(r) },
+      ]),
     ),
   };
 }

@@ -58,9 +58,13 @@ type Waiting = {
 
 /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
 async function settle(deps: Deps, batch: readonly Waiting[]): Promise<void> {
-  const planned = batch.map(({ settlement: s }) => ({
+  const planned = batch.map(({ settlement: s }): Settled => ({
     ...s,
-    next: nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
+    // A superseded delivery is finished: its lane moves on to the newer event.
+    next:
+      s.result.outcome === 'superseded'
+        ? { kind: 'done' }
+        : nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
   }));
   const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
     disableAfterHours: deps.config.disableAfterHours,

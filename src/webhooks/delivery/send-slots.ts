@@ -7,6 +7,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../../kernel/metrics.ts';
 import type { DeliveryJob, WebhookConfig } from '../queue/boss.ts';
+import { headSuperseded } from '../queue/lane-reads.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import type { InFlight } from './in-flight.ts';
 import type { EventToSend, ReceiverToSend } from './load-targets.ts';
@@ -27,6 +28,15 @@ const SECRET_UNAVAILABLE: SendResult = {
   outcome: 'secret_unavailable',
   statusCode: null,
   error: 'secret_unavailable',
+  responseExcerpt: null,
+  durationMs: 0,
+};
+
+/** The attempt recorded for a LATEST_STATE delivery that a newer event of its record superseded before it was sent. */
+const SUPERSEDED: SendResult = {
+  outcome: 'superseded',
+  statusCode: null,
+  error: null,
   responseExcerpt: null,
   durationMs: 0,
 };
@@ -102,11 +112,15 @@ export class SendSlots {
         return;
       }
       const startedAt = new Date();
+      // LATEST_STATE (CONTRACT.md 11): a newer event of the record waiting behind this delivery
+      // supersedes it, also when it was fetched or claimed before that event was written and has
+      // waited here since; checked at the last moment, it is recorded as superseded and not sent.
+      const superseded = receiver.latestState && (await headSuperseded(this.#deps.pool, job.id));
       // A receiver whose secret does not open here (load-targets.ts) is not sent to: the attempt is
       // recorded as secret_unavailable (retried, then dead-lettered, as any failure).
-      const cannotSign = receiver.secretUnavailable !== null;
-      let result = SECRET_UNAVAILABLE;
-      if (!cannotSign) {
+      const cannotSign = !superseded && receiver.secretUnavailable !== null;
+      let result = superseded ? SUPERSEDED : SECRET_UNAVAILABLE;
+      if (!superseded && !cannotSign) {
         const headers = deliveryHeaders({
           eventId,
           eventType: event.type,
@@ -125,7 +139,7 @@ export class SendSlots {
       void this.#deps.handBack(
         this.#deps.queues.done(
           receiverId,
-          cannotSign ? null : result.durationMs,
+          cannotSign || superseded ? null : result.durationMs,
           result.outcome === 'timeout' || result.outcome === 'connection_error',
         ),
       );
@@ -175,8 +189,10 @@ export class SendSlots {
       error: result.error,
       durationMs: result.durationMs,
     };
+    if (result.outcome === 'superseded')
+      this.#deps.logger.debug(fields, 'delivery not sent: a newer event of its record supersedes it (LATEST_STATE)');
     // Its receiver's one warning (the worker's reportSecrets) stands for these.
-    if (cannotSign)
+    else if (cannotSign)
       this.#deps.logger.debug(
         { ...fields, next: next.kind },
         "delivery not sent: its receiver's secret cannot be opened",

@@ -8,9 +8,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
 import { guardedLookup, isNonPublicAddress, literalHost } from '../receivers/target-policy.ts';
 
-/** What an attempt came to; `secret_unavailable` is the worker's own (nothing was sent: the receiver's secret did not open). */
+/**
+ * What an attempt came to. The worker's own, where nothing was sent: `secret_unavailable` (the
+ * receiver's secret did not open) and `superseded` (LATEST_STATE: a newer event of the record waits).
+ */
 export type AttemptOutcome =
-  'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable';
+  'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable' | 'superseded';
 export type SendResult = {
   outcome: AttemptOutcome;
   statusCode: number | null;

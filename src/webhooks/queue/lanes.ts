@@ -226,13 +226,3 @@ export async function sweepLanes(pool: Pool, untouchedForMs: number): Promise<nu
   const { rows } = await pool.query<{ moved: number }>(SWEEP_SQL, [untouchedForMs]);
   return rows[0]!.moved;
 }
-
-/**
- * Lanes' waiting deliveries of a receiver (`$param`, or all receivers when null), per receiver:
- * deliveries that are neither in the queue nor dead letters yet.
- */
-export function waitingInLanesSql(receiverParam: string): string {
-  return `select receiver_id::text as receiver_id, sum(cardinality(waiting))::int as waiting
-            from delivery_lane where head_job is not null and cardinality(waiting) > 0 and (${receiverParam}::text is null or receiver_id::text = ${receiverParam})
-           group by 1`;
-}

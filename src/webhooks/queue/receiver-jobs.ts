@@ -3,7 +3,7 @@
 import type { Db } from 'pg-boss';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, QUEUES_SQL } from './boss.ts';
 import { INSTALLED_SQL } from './job-reads.ts';
-import { waitingInLanesSql } from './lanes.ts';
+import { waitingInLanesSql } from './lane-reads.ts';
 
 /**
  * Deletes a receiver's waiting deliveries and dead letters through `db` (the caller's transaction); returns how many.

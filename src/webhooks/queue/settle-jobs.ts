@@ -126,8 +126,10 @@ const SETTLE_SQL = `
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
       from k where record and receiver_exists),
+  -- A superseded delivery was not sent: it says nothing of the receiver's health.
   health_in as (
-    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at from k where record and receiver_exists),
+    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at from k
+     where record and receiver_exists and outcome <> 'superseded'),
   ${receiverHealthCtes('$16')},
   disabled as (
     select id from health_next where reason is not null),
