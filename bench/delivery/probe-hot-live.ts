@@ -122,7 +122,13 @@ try {
     while (events.some((e) => !received.has(e.id)) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     const hotLeft = hotN - (received.size - events.length);
-    const stages = { total: [] as number[], wait: [] as number[], fetch: [] as number[], load: [] as number[], send: [] as number[] };
+    const stages = {
+      total: [] as number[],
+      wait: [] as number[],
+      fetch: [] as number[],
+      load: [] as number[],
+      send: [] as number[],
+    };
     for (const e of events) {
       const c = committed.get(e.resource_id)!;
       const [f0, f1, l1, r] = [fetchStart.get(e.id), fetchEnd.get(e.id), loadEnd.get(e.id), received.get(e.id)];

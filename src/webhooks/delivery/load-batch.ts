@@ -4,8 +4,9 @@
 // - fetched (the pump's fetch rounds): a job handed out again after its worker was lost gets a
 //   `worker_lost` attempt row first, and jobs without a lane (enqueued the pre-lanes way during an
 //   upgrade) are put into their lanes first (queue/lane-adoption.ts); what finds no room is handed back;
-// - claimed by a settlement (the next delivery of a lane, queue/lanes.ts): taken in the place of the
-//   delivery settled, never handed back for want of room.
+// - claimed by a settlement (the next delivery of a lane, queue/lanes.ts): its event and receiver come
+//   with it from the settling statement (no load round trip), and it takes the place of the delivery
+//   settled, never handed back for want of room.
 // A receiver whose signing secret does not open here is warned about once, until it opens again.
 import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
@@ -13,7 +14,8 @@ import type { DeliveryJob } from '../queue/boss.ts';
 import { adoptLanelessJobs } from '../queue/lane-adoption.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import type { InFlight } from './in-flight.ts';
-import { loadTargets, type ReceiverToSend } from './load-targets.ts';
+import type { Claims } from '../queue/settle-jobs.ts';
+import { loadTargets, type ReceiverToSend, type Targets, targetsFromRows } from './load-targets.ts';
 import { recordLostAttempts } from './record-attempt.ts';
 import type { Item, ReceiverQueues } from './send-slots.ts';
 
@@ -37,7 +39,7 @@ export class BatchLoader {
   // pump round: a round ends when its last fetch returns, so that a job committed meanwhile is fetched
   // at once instead of after the loads of the round before.
   readonly #fetched: Promise<boolean>[] = [];
-  /** Loads of deliveries that settlements claimed: not among those that hold fetch rounds back. */
+  /** Loads of claims whose events the settling statement could not see: not among those that hold fetch rounds back. */
   readonly #claimed = new Set<Promise<boolean>>();
   /** Receivers whose secret did not open at their last load: warned about once, until it opens again. */
   readonly #unopenable = new Set<string>();
@@ -58,18 +60,44 @@ export class BatchLoader {
 
   /** Loads and queues a fetched batch (see above). */
   fetched(jobs: DeliveryJob[]): void {
-    const load = this.#load(jobs, false);
+    const load = this.#load(jobs);
     this.#fetched.push(load);
     void load.finally(() => this.#fetched.splice(this.#fetched.indexOf(load), 1));
   }
 
-  /** Deliveries a settlement moved up and claimed for this worker: queued like a fetched batch (handed back when stopping). */
-  claimed(jobs: DeliveryJob[]): void {
+  /**
+   * Deliveries a settlement moved up and claimed for this worker, with their events and receivers:
+   * queued at once in the places of the deliveries settled (handed back when stopping). A claim
+   * whose event the statement could not see is loaded instead: an event committed while the
+   * statement waited for its lane's lock is in the lane (the lock re-reads the row) but not in the
+   * statement's snapshot; sent as "event missing" it would have been dropped.
+   */
+  claimed({ jobs, events, receivers, followed }: Claims): void {
     if (this.#deps.closing()) {
       void this.#deps.handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
       return;
     }
-    const load = this.#load(jobs, true);
+    let targets: Targets;
+    try {
+      targets = targetsFromRows(events, receivers, this.#deps.secrets);
+    } catch (error) {
+      this.#deps.logger.warn({ err: error, jobs: jobs.length }, 'reading claimed deliveries failed; loading them');
+      targets = { events: new Map(), receivers: new Map() };
+    }
+    this.#reportSecrets(targets.receivers.values());
+    const ready: Item[] = [];
+    const unseen: DeliveryJob[] = [];
+    for (const job of jobs) {
+      const [event, receiver] = [targets.events.get(job.data.eventId), targets.receivers.get(job.data.receiverId)];
+      if (event && receiver) ready.push({ job, event, receiver, followed: followed.has(job.id) });
+      else unseen.push(job);
+    }
+    // Never handed back for want of room: that cost a hand-back, a fetch and a load each (1,456 of
+    // 1,500 claims in a loaded run).
+    this.#deps.queues.accept(ready, { always: true });
+    this.#deps.dispatch();
+    if (unseen.length === 0) return;
+    const load = this.#load(unseen, followed);
     this.#claimed.add(load);
     void load.finally(() => this.#claimed.delete(load));
   }
@@ -79,8 +107,8 @@ export class BatchLoader {
     await Promise.allSettled([...this.#fetched, ...this.#claimed]);
   }
 
-  /** Loads a batch's events and receivers and queues it; false when nothing could be queued. */
-  async #load(jobs: DeliveryJob[], claimed: boolean): Promise<boolean> {
+  /** Loads a batch's events and receivers and queues it (`followed`: claims, see claimed()); false when nothing could be queued. */
+  async #load(jobs: DeliveryJob[], followed?: ReadonlySet<string>): Promise<boolean> {
     const { pool, secrets, inFlight, queues, logger } = this.#deps;
     inFlight.startLoading(jobs.length);
     try {
@@ -91,7 +119,7 @@ export class BatchLoader {
           secrets,
         ),
         recordLostAttempts(pool, jobs),
-        claimed ? null : adoptLanelessJobs(pool, jobs),
+        followed ? null : adoptLanelessJobs(pool, jobs),
       ]);
       if (lost)
         logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
@@ -107,12 +135,11 @@ export class BatchLoader {
           job,
           event: targets.events.get(job.data.eventId),
           receiver: targets.receivers.get(job.data.receiverId),
+          followed: followed?.has(job.id),
         }));
       inFlight.loaded(jobs.length);
-      // Claimed ones take the places of the deliveries whose settlements claimed them: never handed
-      // back for want of room (that cost a hand-back, a fetch and a load each: 1,456 of 1,500 claims
-      // in a loaded run).
-      const excess = queues.accept(items, { always: claimed });
+      // Claims take the places of the deliveries whose settlements claimed them (see claimed()).
+      const excess = queues.accept(items, { always: followed !== undefined });
       this.#deps.dispatch();
       await this.#deps.handBack(excess);
       return excess.length < jobs.length;

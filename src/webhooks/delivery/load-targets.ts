@@ -1,5 +1,6 @@
 // What a batch of fetched jobs needs to be sent: the stored event bodies and the receivers, read in
-// two plain queries per batch (no ORM on the hot path). Secrets are opened here, in memory only, for
+// two plain queries per batch (no ORM on the hot path); for the deliveries a settlement claims, the
+// settling statement reads the same columns itself (targetsFromRows: no load round trip). Secrets are opened here, in memory only, for
 // signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
 // sealed at the next start (seal-secrets.ts). A secret that does not open (sealed under a key this
 // process does not hold, or damaged) fails only its own receiver: it is reported in
@@ -26,18 +27,29 @@ export type ReceiverToSend = {
 };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
-type ReceiverRow = {
+/** A receiver row as read for sending (RECEIVER_TO_SEND_COLUMNS); bytea as a Buffer (pg) or '\\x' hex (JSON). */
+export type ReceiverRow = {
   id: string;
   url: string;
   secret: string | null;
-  secret_ciphertext: Buffer | null;
+  secret_ciphertext: Buffer | string | null;
   secret_key_id: string | null;
-  previous_ciphertext: Buffer | null;
+  previous_ciphertext: Buffer | string | null;
   previous_key_id: string | null;
   scheme: SignatureScheme;
   enabled: boolean;
   latest_state: boolean;
 };
+/** An event row as read for sending (EVENT_TO_SEND_COLUMNS); version a string (pg's bigint) or a number (JSON). */
+export type EventRow = { id: string; type: string; version: string | number; body: string };
+
+/** The columns of an event to send, of the event aliased `e`. */
+export const EVENT_TO_SEND_COLUMNS = 'e.id, e.type, e.version, e.body';
+/** The columns of a receiver to send to, of the receiver aliased `r` (a previous secret only while its grace runs). */
+export const RECEIVER_TO_SEND_COLUMNS = `r.id, r.url, r.secret, r.secret_ciphertext, r.secret_key_id, r.enabled,
+  replace(r.signature_scheme, '_', '-') as scheme, r.delivery_mode = 'latest_state' as latest_state,
+  case when r.previous_secret_expires_at > now() then r.previous_secret_ciphertext end as previous_ciphertext,
+  case when r.previous_secret_expires_at > now() then r.previous_secret_key_id end as previous_key_id`;
 
 export async function loadTargets(
   pool: Pool,
@@ -47,31 +59,39 @@ export async function loadTargets(
   const eventIds = [...new Set(jobs.map((j) => j.eventId))];
   const receiverIds = [...new Set(jobs.map((j) => j.receiverId))];
   const [events, receivers] = await Promise.all([
-    pool.query<{ id: string; type: string; version: string; body: string }>({
+    pool.query<EventRow>({
       name: 'webhook-load-events',
-      text: 'select id, type, version, body from event where id = any($1::uuid[])',
+      text: `select ${EVENT_TO_SEND_COLUMNS} from event e where e.id = any($1::uuid[])`,
       values: [eventIds],
     }),
     pool.query<ReceiverRow>({
       name: 'webhook-load-receivers',
-      text: `select id, url, secret, secret_ciphertext, secret_key_id, enabled, replace(signature_scheme, '_', '-') as scheme,
-                    delivery_mode = 'latest_state' as latest_state,
-                    case when previous_secret_expires_at > now() then previous_secret_ciphertext end as previous_ciphertext,
-                    case when previous_secret_expires_at > now() then previous_secret_key_id end as previous_key_id
-               from receiver where id = any($1::uuid[])`,
+      text: `select ${RECEIVER_TO_SEND_COLUMNS} from receiver r where r.id = any($1::uuid[])`,
       values: [receiverIds],
     }),
   ]);
+  return targetsFromRows(events.rows, receivers.rows, secrets);
+}
+
+const bytes = (value: Buffer | string | null): Buffer | null =>
+  value === null || Buffer.isBuffer(value) ? value : Buffer.from(value.slice(2), 'hex');
+
+/** Targets from rows read here or by the settling statement (its claims, queue/settle-jobs.ts), secrets opened. */
+export function targetsFromRows(
+  eventRows: readonly EventRow[],
+  receiverRows: readonly ReceiverRow[],
+  secrets: SecretKeyring,
+): Targets {
   const open = (r: ReceiverRow): Pick<ReceiverToSend, 'secret' | 'previousSecret' | 'secretUnavailable'> => {
+    const [ciphertext, previousCiphertext] = [bytes(r.secret_ciphertext), bytes(r.previous_ciphertext)];
     try {
       const previousSecret =
-        r.previous_ciphertext && r.previous_key_id
-          ? secrets.open({ ciphertext: r.previous_ciphertext, keyId: r.previous_key_id }, r.id)
+        previousCiphertext && r.previous_key_id
+          ? secrets.open({ ciphertext: previousCiphertext, keyId: r.previous_key_id }, r.id)
           : null;
-      if (!r.secret_ciphertext || !r.secret_key_id)
-        return { secret: r.secret, previousSecret, secretUnavailable: null };
+      if (!ciphertext || !r.secret_key_id) return { secret: r.secret, previousSecret, secretUnavailable: null };
       return {
-        secret: secrets.open({ ciphertext: r.secret_ciphertext, keyId: r.secret_key_id }, r.id),
+        secret: secrets.open({ ciphertext, keyId: r.secret_key_id }, r.id),
         previousSecret,
         secretUnavailable: null,
       };
@@ -83,13 +103,13 @@ export async function loadTargets(
   return {
     // Encoded once: these exact bytes are signed and sent.
     events: new Map(
-      events.rows.map((e) => [
+      eventRows.map((e) => [
         e.id,
         { id: e.id, type: e.type, version: Number(e.version), body: Buffer.from(e.body, 'utf8') },
       ]),
     ),
     receivers: new Map(
-      receivers.rows.map((r) => [
+      receiverRows.map((r) => [
         r.id,
         { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, latestState: r.latest_state, ...open(r) },
       ]),

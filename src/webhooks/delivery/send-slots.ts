@@ -7,6 +7,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../../kernel/metrics.ts';
 import type { DeliveryJob, WebhookConfig } from '../queue/boss.ts';
+import type { Claims } from '../queue/settle-jobs.ts';
 import { headSuperseded } from '../queue/lane-reads.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import type { InFlight } from './in-flight.ts';
@@ -20,7 +21,13 @@ import { createWebhookSender, type SendResult, type WebhookSender } from './send
 import { deliveryHeaders } from '@lods/receiver-kit';
 
 /** A fetched job with what sending it needs (undefined: its event or receiver is gone). */
-export type Item = { job: DeliveryJob; event: EventToSend | undefined; receiver: ReceiverToSend | undefined };
+export type Item = {
+  job: DeliveryJob;
+  event: EventToSend | undefined;
+  receiver: ReceiverToSend | undefined;
+  /** A later delivery of its record waits behind it in its lane (known for the deliveries settlements claim). */
+  followed?: boolean;
+};
 export type ReceiverQueues = ReturnType<typeof createReceiverQueues<Item>>;
 
 /** The attempt recorded when a receiver's secret does not open: nothing was sent. */
@@ -56,7 +63,7 @@ export type SendSlotsDeps = {
   /** A retry was committed, due at `at` (ms since the epoch). */
   retryAt: (at: number) => void;
   /** Deliveries that settling moved up in their lanes, already claimed for this worker (queue/lanes.ts). */
-  claimed: (jobs: DeliveryJob[]) => void;
+  claimed: (claims: Claims) => void;
 };
 
 export class SendSlots {
@@ -100,7 +107,7 @@ export class SendSlots {
   }
 
   /** Sends one delivery (or drops it: event or receiver gone, receiver disabled) and records the attempt. */
-  async #deliver({ job, event, receiver }: Item): Promise<void> {
+  async #deliver({ job, event, receiver, followed }: Item): Promise<void> {
     const { eventId, receiverId, attempt } = job.data;
     // Not a child logger: creating one per delivery costs more than the signing.
     const ids = { eventId, receiverId, attempt };
@@ -144,7 +151,11 @@ export class SendSlots {
         ),
       );
       this.dispatch();
-      const next = await this.#record(job, startedAt, result);
+      // Its record's next delivery becomes a job in this settlement: settled at once when nothing else
+      // is queued for the receiver (its slots would idle meanwhile; record-attempt.ts).
+      const urgent =
+        followed === true && this.#deps.queues.queuedOf(receiverId) < this.#deps.config.concurrencyPerReceiver;
+      const next = await this.#record(job, startedAt, result, urgent);
       this.#logOutcome(ids, result, next, cannotSign);
     } catch (error) {
       this.#deps.logger.error(
@@ -162,12 +173,12 @@ export class SendSlots {
   }
 
   /** Records a sent attempt (grouped with others by the recorder) and counts its outcome. */
-  async #record(job: DeliveryJob, startedAt: Date, result: SendResult): Promise<NextStep> {
+  async #record(job: DeliveryJob, startedAt: Date, result: SendResult, urgent: boolean): Promise<NextStep> {
     const { receiverId } = job.data;
     this.#deps.inFlight.startRecording(receiverId);
     let next: NextStep | undefined;
     try {
-      next = await this.#recorder.record({ job, data: job.data, startedAt, result });
+      next = await this.#recorder.record({ job, data: job.data, startedAt, result, urgent });
       return next;
     } finally {
       this.#deps.inFlight.recorded(receiverId);

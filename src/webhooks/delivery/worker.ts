@@ -123,7 +123,7 @@ export class DeliveryLoop {
       handBack: (items) => this.#handBack(items),
       wake: this.#pump.wake,
       retryAt: (at) => this.#retryTimers.wakeAt(at),
-      claimed: (jobs) => this.#loader.claimed(jobs),
+      claimed: (claims) => this.#loader.claimed(claims),
     });
     this.#loader = new BatchLoader({
       pool: options.pool,

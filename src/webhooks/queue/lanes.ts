@@ -148,7 +148,7 @@ export async function enqueueOrdered(
  * disables) and `set_aside` (waiting jobs of disabled receivers taken out: job_id). Defines:
  * - lane_moved: the lanes whose head was settled here: a retry keeps the lane (its new job `next_job`
  *   is the head); done or dead moves the next waiting event up (head_job = next_job, a new job made
- *   by the caller from lane_promoted) or leaves the lane idle; a receiver disabled (here or before)
+ *   by the caller from lane_promoted, `followed` when more events wait behind it) or leaves the lane idle; a receiver disabled (here or before)
  *   takes its waiting events out as dead letters (lane_set_aside);
  * - lanes_aside: the lanes of heads that set_aside took out, emptied the same way.
  */
@@ -183,10 +183,11 @@ export const LANE_CTES = `
       touched_at = now()
       from lane_next x
      where l.receiver_id = x.receiver_id and l.resource_id = x.resource_id
-    returning l.receiver_id, l.head_job, l.head_event, x.keep as retried, x.next = 'retry' and not x.keep and not x.stop as superseded_retry, x.job_id as settled_job, l.replaced),
+    returning l.receiver_id, l.head_job, l.head_event, x.keep as retried, x.next = 'retry' and not x.keep and not x.stop as superseded_retry, x.job_id as settled_job, l.replaced,
+              cardinality(l.waiting) > 0 as followed),
   ${LANES_ASIDE_CTE},
   lane_promoted as (
-    select head_event as event_id, receiver_id, head_job as job_id from lane_moved where not retried and head_job is not null),
+    select head_event as event_id, receiver_id, head_job as job_id, followed from lane_moved where not retried and head_job is not null),
   lane_set_aside as (
     select unnest(replaced) as event_id, receiver_id from lane_moved
     union all select unnest(replaced), receiver_id from lanes_aside)`;

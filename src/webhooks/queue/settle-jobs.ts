@@ -5,6 +5,12 @@ import type { PoolClient } from 'pg';
 import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob, type DeliveryJobData } from './boss.ts';
+import {
+  EVENT_TO_SEND_COLUMNS,
+  type EventRow,
+  RECEIVER_TO_SEND_COLUMNS,
+  type ReceiverRow,
+} from '../delivery/load-targets.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
@@ -29,12 +35,17 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
 export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
-/** `claimed`: with `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or hand them back). */
+/**
+ * With `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or
+ * hand them back), with the rows of their events and receivers (delivery/load-targets.ts
+ * targetsFromRows) and the ids of those behind which more events of their record wait (`followed`).
+ */
+export type Claims = { jobs: DeliveryJob[]; events: EventRow[]; receivers: ReceiverRow[]; followed: Set<string> };
 export type SettleResult = {
   outcomes: SettleOutcome[];
   disabled: DisabledReceiver[];
   setAside: number;
-  claimed: DeliveryJob[];
+  claimed: Claims;
 };
 
 // A disabled receiver's waiting (not in flight) deliveries, taken out of the queue for the dead
@@ -160,8 +171,14 @@ const SETTLE_SQL = `
   ${FOLLOW_UPS_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
          (select count(*)::int from set_aside) as "setAside",
-         (select json_agg(json_build_object('id', id, 'name', name, 'data', data, 'retryCount', 0, 'expireInSeconds', expire_seconds, 'heartbeatSeconds', null, 'groupId', group_id))
-            from followed where state = 'active') as claimed
+         -- The claims, with what sending them needs (the columns loadTargets reads: no load round
+         -- trip per lane step), on the first row only.
+         case when k.n = 1 then (select json_agg(json_build_object('id', f.id, 'name', f.name, 'data', f.data, 'retryCount', 0, 'expireInSeconds', f.expire_seconds, 'heartbeatSeconds', null, 'groupId', f.group_id, 'followed', p.followed))
+            from followed f left join lane_promoted p on p.job_id = f.id where f.state = 'active') end as claimed,
+         case when k.n = 1 then (select json_agg(c) from (select ${EVENT_TO_SEND_COLUMNS} from event e
+            where e.id in (select (data->>'eventId')::uuid from followed where state = 'active')) c) end as "claimedEvents",
+         case when k.n = 1 then (select json_agg(c) from (select ${RECEIVER_TO_SEND_COLUMNS} from receiver r
+            where r.id in (select (data->>'receiverId')::uuid from followed where state = 'active')) c) end as "claimedReceivers"
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
    order by k.n`;
 
@@ -170,7 +187,9 @@ type SettleRow = SettleOutcome & {
   reason: DisabledReceiver['reason'] | null;
   failingSince: string | null;
   setAside: number;
-  claimed: DeliveryJob[] | null;
+  claimed: (DeliveryJob & { followed: boolean | null })[] | null;
+  claimedEvents: EventRow[] | null;
+  claimedReceivers: ReceiverRow[] | null;
 };
 
 /**
@@ -216,6 +235,11 @@ export async function settleJobs(
     outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })),
     disabled: [...disabled.values()],
     setAside: rows[0]?.setAside ?? 0,
-    claimed: rows[0]?.claimed ?? [],
+    claimed: {
+      jobs: (rows[0]?.claimed ?? []).map(({ followed: _, ...job }) => job),
+      followed: new Set((rows[0]?.claimed ?? []).filter((j) => j.followed).map((j) => j.id)),
+      events: rows[0]?.claimedEvents ?? [],
+      receivers: rows[0]?.claimedReceivers ?? [],
+    },
   };
 }
