@@ -11,6 +11,7 @@
 //            committed with the worker stopped (an outage), then drained: deliveries sent vs changes.
 import type { Database } from '../../src/app/database.ts';
 import type { BaselineBody } from './baseline.ts';
+import type { createCpuMeter } from './cpu.ts';
 import { runBaseline } from './baseline.ts';
 import type { ReceiverReport } from './receiver-process.ts';
 import type { startServiceSide, Update } from './service-run.ts';
@@ -24,15 +25,18 @@ type Receiver = {
 };
 type Draft = { id: string; doc: string };
 
+/** µs of CPU per delivery: this process (the worker, and in the hot row the live producers too) and PostgreSQL. */
+type Cpu = { processUs: number; databaseUs: number | null };
 export type OrderingRows = {
-  spread: { drain: Summary; bare: Summary; ratio: number; records: number };
-  hot: { live: Summary; hotChanges: number; hotDeliveredMs: number };
+  spread: { drain: Summary; bare: Summary; ratio: number; records: number; cpu: Cpu };
+  hot: { live: Summary; hotChanges: number; hotDeliveredMs: number; cpu: Cpu };
   latest: { changes: number; records: number; sent: number; drainMs: number };
 };
 
 const now = () => performance.timeOrigin + performance.now();
 const last = (arrivals: [string, number][]) => arrivals.reduce((max, [, at]) => Math.max(max, at), -Infinity);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const cpuText = (c: Cpu) => `${c.processUs.toFixed(0)} µs + database ${c.databaseUs?.toFixed(0) ?? '-'} µs`;
 
 /** Version `v` of a record's doc: its title changed, so every version is a real change (UPDATED). */
 function version(doc: string, v: number): string {
@@ -60,6 +64,7 @@ export async function runOrderingRows(ctx: {
   secret: string | null;
   concurrency: number;
   timeoutMs: number;
+  cpu: Awaited<ReturnType<typeof createCpuMeter>>;
   log: (line: string) => void;
 }): Promise<OrderingRows> {
   const { db, service, receiver, drafts, count, log } = ctx;
@@ -96,8 +101,10 @@ export async function runOrderingRows(ctx: {
   };
   const before = await burst();
   log('ordering: spread backlog, draining...');
+  const drainMeter = await ctx.cpu();
   const drainStart = await service.drain();
   await receiver.waitFor(events.length);
+  const drainCpu = await drainMeter(events.length);
   const drained = await receiver.collect();
   const drain = summarize({
     name: 'ordered drain, 4 versions per record',
@@ -112,9 +119,15 @@ export async function runOrderingRows(ctx: {
     delivered: before.delivered + after.delivered,
     perSecond: (before.perSecond + after.perSecond) / 2,
   };
-  const spread = { drain, bare, ratio: drain.perSecond / bare.perSecond, records: spreadRecords.length };
+  const spread = {
+    drain,
+    bare,
+    ratio: drain.perSecond / bare.perSecond,
+    records: spreadRecords.length,
+    cpu: drainCpu,
+  };
   log(
-    `ordering: spread drain ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${spread.ratio.toFixed(2)}x`,
+    `ordering: spread drain ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${spread.ratio.toFixed(2)}x; CPU per delivery: worker ${cpuText(drainCpu)}`,
   );
 
   // hot
@@ -132,12 +145,14 @@ export async function runOrderingRows(ctx: {
   log(
     `ordering: hot record draining beside ${liveRecords.length} live changes to other records (paced at ${ctx.rate}/s)...`,
   );
+  const hotMeter = await ctx.cpu();
   const hotStart = await service.drain();
   const committed = await service.publishLive(
     liveRecords.map((r) => ({ id: r.id, doc: version(r.doc, 300) })),
     { producer: 'recorder', streams: 4, batch: 1, rate: ctx.rate },
   );
   await receiver.waitFor(hotIds.size + liveRecords.length);
+  const hotCpu = await hotMeter(hotIds.size + liveRecords.length);
   const { arrivals, duplicates } = await receiver.collect();
   const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>(
     'select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2',
@@ -156,7 +171,7 @@ export async function runOrderingRows(ctx: {
   });
   const hotDeliveredMs = Math.max(...[...hotIds].map((id) => arrivedAt.get(id) ?? Infinity)) - hotStart;
   log(
-    `ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms`,
+    `ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms; CPU per delivery: worker and producers ${cpuText(hotCpu)}`,
   );
 
   // latest
@@ -183,7 +198,7 @@ export async function runOrderingRows(ctx: {
   log(
     `ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`,
   );
-  return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs }, latest };
+  return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs, cpu: hotCpu }, latest };
 }
 
 /** The ordering rows' table and verdicts, as printed after the rounds (or alone with BENCH_ONLY=ordering). */
@@ -196,8 +211,8 @@ export function orderingReport(
   return (
     `\nordering rows (once, after the rounds)\n` +
     `${table([spread.drain, spread.bare, hot.live])}\n` +
-    `  ordered drain (${count} changes, 4 per record over ${spread.records} records) >= ${targets.orderedRatio}x bare : ${verdict(spread.ratio >= targets.orderedRatio)} (${spread.ratio.toFixed(2)}x)\n` +
-    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms)\n` +
+    `  ordered drain (${count} changes, 4 per record over ${spread.records} records) >= ${targets.orderedRatio}x bare : ${verdict(spread.ratio >= targets.orderedRatio)} (${spread.ratio.toFixed(2)}x; CPU per delivery: worker ${cpuText(spread.cpu)})\n` +
+    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms; CPU per delivery: worker and producers ${cpuText(hot.cpu)})\n` +
     `  LATEST_STATE after an outage: ${latest.sent} deliveries sent for ${latest.changes} changes to ${latest.records} records (drained in ${latest.drainMs.toFixed(0)} ms)\n`
   );
 }

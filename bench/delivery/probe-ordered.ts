@@ -75,12 +75,12 @@ try {
   const drain = async (label: string, expected: number) => {
     arrivals.length = 0;
     stats.clear();
-    const meter = cpu();
+    const meter = await cpu();
     const t0 = now();
     await service.drain();
     while (arrivals.length < expected) await new Promise((r) => setTimeout(r, 5));
     const span = Math.max(...arrivals) - t0;
-    const used = meter(expected);
+    const used = await meter(expected);
     console.log(
       `${label}: ${expected} in ${span.toFixed(0)} ms = ${((expected / span) * 1000).toFixed(0)}/s; CPU/delivery process ${used.processUs.toFixed(0)} µs, database ${used.databaseUs?.toFixed(0)} µs; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
     );

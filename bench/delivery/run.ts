@@ -158,7 +158,7 @@ async function runRound(
   const bodies = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body) }));
   const burst = async (when: string) => {
     log(`${tag} baseline: all bodies at once (${when})...`);
-    const cpu = ctx.cpu();
+    const cpu = await ctx.cpu();
     const t0 = now();
     const { failed } = await runBaseline({
       url: receiver.url,
@@ -167,7 +167,7 @@ async function runRound(
       concurrency: ctx.concurrency,
       timeoutMs: ctx.timeoutMs,
     });
-    const cpuPer = cpu(bodies.length);
+    const cpuPer = await cpu(bodies.length);
     const { arrivals, duplicates } = await receiver.collect();
     return {
       run: summarize({
@@ -186,10 +186,10 @@ async function runRound(
   log(`${tag} backlog: committing ${COUNT} more changes with the worker stopped...`);
   await service.fillBacklog(drafts, { producer: 'recorder', streams: STREAMS, batch: BATCH, rate: 0 });
   log(`${tag} backlog: worker started, draining...`);
-  const drainCpu = ctx.cpu();
+  const drainCpu = await ctx.cpu();
   const drainStart = await service.drain();
   await receiver.waitFor(COUNT);
-  const drainCpuPer = drainCpu(COUNT);
+  const drainCpuPer = await drainCpu(COUNT);
   const drained = await receiver.collect();
   const burstAfter = await burst('after the drain');
 
@@ -347,6 +347,7 @@ async function main(): Promise<void> {
       secret: SECRET,
       concurrency,
       timeoutMs: config.timeoutMs,
+      cpu,
       log,
     });
     await service.stop();
