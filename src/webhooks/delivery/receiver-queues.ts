@@ -46,8 +46,8 @@ export function createReceiverQueues<T>(options: {
     held: () => held,
     /** Jobs fetched and not yet being sent. */
     queued: () => queued,
-    /** Jobs of receiver `id` fetched and not yet being sent. */
-    queuedOf: (id: string): number => receivers.get(id)?.waiting.length ?? 0,
+    /** Nothing of receiver `id` is being sent or queued. */
+    idle: (id: string): boolean => (receivers.get(id)?.busy ?? 0) + (receivers.get(id)?.waiting.length ?? 0) === 0,
     /** Receivers with no room, to leave out of the next fetch. */
     full: (): string[] => [...receivers].filter(([, r]) => room(r) <= 0).map(([id]) => id),
     /**

@@ -22,7 +22,7 @@ export type Settlement = {
   result: SendResult;
   /**
    * Settled at once, without waiting GATHER_MS for a larger group: the next delivery of its record
-   * waits behind it in its lane and nothing else is queued to take its place (see SendSlots).
+   * waits behind it in its lane and its receiver has nothing else to do meanwhile (see SendSlots).
    */
   urgent?: boolean;
 };
@@ -122,8 +122,8 @@ export function createAttemptRecorder(deps: Deps): AttemptRecorder {
   // an attempt is recorded buy larger groups. The delivery itself is not delayed: it has been sent;
   // but the next delivery of its record is, when it waits in the lane (ordered delivery: it becomes
   // a job only in this statement). So an `urgent` settlement (such a lane, and nothing else queued
-  // for its receiver) starts the statement at once: a hot record moved one delivery per send +
-  // 5 ms + statement + load before.
+  // or sent to its receiver) starts the statement at once: a hot record alone moved one delivery per
+  // send + 5 ms + statement + load before.
   let gathering: NodeJS.Timeout | null = null;
 
   async function run(): Promise<void> {

@@ -151,10 +151,12 @@ export class SendSlots {
         ),
       );
       this.dispatch();
-      // Its record's next delivery becomes a job in this settlement: settled at once when nothing else
-      // is queued for the receiver (its slots would idle meanwhile; record-attempt.ts).
-      const urgent =
-        followed === true && this.#deps.queues.queuedOf(receiverId) < this.#deps.config.concurrencyPerReceiver;
+      // Its record's next delivery becomes a job in this settlement: settled at once when the
+      // receiver has nothing else queued or being sent (its slots would idle meanwhile). Not while
+      // other deliveries to it are under way: a hot record settling at once took a statement per
+      // delivery, and the CPU those took from the other records' deliveries raised their latency
+      // (record-attempt.ts; bench/README.md, "Ordering").
+      const urgent = followed === true && this.#deps.queues.idle(receiverId);
       const next = await this.#record(job, startedAt, result, urgent);
       this.#logOutcome(ids, result, next, cannotSign);
     } catch (error) {
