@@ -5,6 +5,7 @@
 // sent, not dropped as "event missing".
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { verifyDelivery } from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
@@ -32,9 +33,10 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
     await receiver.close();
   });
 
-  it('is sent with its own body, in order, for every version of a record changed many times', async () => {
+  it('is sent with its own body, signed, in order, for every version of a record changed many times', async () => {
     stack = await startWebhookStack();
-    await stack.addReceiver(receiver.url);
+    const secret = 'lane-claims-secret-0123456789abcdef';
+    await stack.addReceiver(receiver.url, { secret });
     const id = randomUUID();
     const input = buildLearningOpportunityInput({ id });
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
@@ -48,8 +50,10 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
       [...Array(12).keys()].map((i) => `Version ${i + 1}`),
     );
     // Signed with the receiver's secret and carrying the version header, as a fetched delivery is.
-    for (const r of receiver.requests.filter((r) => bodyOf(r).resource.id === id))
+    for (const r of receiver.requests.filter((r) => bodyOf(r).resource.id === id)) {
       expect(r.headers['x-service-resource-version']).to.equal(String(bodyOf(r).resource.version));
+      expect(verifyDelivery({ rawBody: r.body, headers: r.headers, secret }).ok, 'signature').to.equal(true);
+    }
   });
 
   it('sends an event committed while the settlement waited for its lane, instead of dropping it', async () => {
@@ -94,10 +98,15 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
       });
     await eventually(async () => of(receiver.requests, id).length === 2, 5000, 'version 2');
     expect(of(receiver.requests, id).map((b) => b.resource.version)).to.deep.equal([1, 2]);
-    const { rows: attempts } = await testDb().pool.query<{ outcome: string; error: string | null }>(
-      `select a.outcome, a.error from delivery_attempt a join event e on e.id = a.event_id where e.resource_id = $1 and e.version = 2`,
-      [id],
-    );
-    expect(attempts.map((a) => a.outcome)).to.deep.equal(['success']);
+    // Its attempt is recorded once its settlement commits, a moment after the receipt.
+    const outcomes = async () =>
+      (
+        await testDb().pool.query<{ outcome: string }>(
+          `select a.outcome from delivery_attempt a join event e on e.id = a.event_id where e.resource_id = $1 and e.version = 2`,
+          [id],
+        )
+      ).rows.map((a) => a.outcome);
+    await eventually(async () => (await outcomes()).length > 0, 5000, "version 2's attempt recorded");
+    expect(await outcomes()).to.deep.equal(['success']);
   });
 });

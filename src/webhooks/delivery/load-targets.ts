@@ -1,7 +1,7 @@
 // What a batch of fetched jobs needs to be sent: the stored event bodies and the receivers, read in
 // two plain queries per batch (no ORM on the hot path); for the deliveries a settlement claims, the
-// settling statement reads the same columns itself (targetsFromRows: no load round trip). Secrets are opened here, in memory only, for
-// signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
+// settling statement reads the same columns itself (targetsFromRows: no load round trip). Secrets
+// are opened here, in memory only, for signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
 // sealed at the next start (seal-secrets.ts). A secret that does not open (sealed under a key this
 // process does not hold, or damaged) fails only its own receiver: it is reported in
 // `secretUnavailable` (a message without secret material) and the worker records its deliveries as
