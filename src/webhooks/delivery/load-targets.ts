@@ -1,12 +1,13 @@
 // What a batch of fetched jobs needs to be sent: the stored event bodies and the receivers, read in
 // two plain queries per batch (no ORM on the hot path); for the deliveries a settlement claims, the
 // settling statement reads the same columns itself (targetsFromRows: no load round trip). Secrets
-// are opened here, in memory only, for signing (secret-box.ts); a plain `secret` is a row written by an older version during an upgrade,
-// sealed at the next start (seal-secrets.ts). A secret that does not open (sealed under a key this
-// process does not hold, or damaged) fails only its own receiver: it is reported in
-// `secretUnavailable` (a message without secret material) and the worker records its deliveries as
-// `secret_unavailable` attempts; every other receiver of the batch is sent as usual. A previous secret
-// (a Standard Webhooks rotation's grace) is read only while its grace runs, and opened the same way.
+// are opened here, in memory only, for signing (secret-box.ts); a plain `secret` is a row written
+// by an older version during an upgrade, sealed at the next start (seal-secrets.ts). A secret that
+// does not open (sealed under a key this process does not hold, or damaged) fails only its own
+// receiver: it is reported in `secretUnavailable` (a message without secret material) and the
+// worker records its deliveries as `secret_unavailable` attempts; every other receiver of the batch
+// is sent as usual. A previous secret (a Standard Webhooks rotation's grace) is read only while its
+// grace runs, and opened the same way.
 import type { Pool } from 'pg';
 import type { DeliveryJobData } from '../queue/boss.ts';
 import type { SignatureScheme } from '../receivers/signature-scheme.ts';
