@@ -1,7 +1,7 @@
 // The exact total of a filtered public list read from maintained counts instead of a count over its
 // matches (list-sql.ts), when the filter allows it: facet_count (migration facet_count) for one
-// facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone,
-// list_session (migration list_session) for a session start window alone.
+// facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone; and for a
+// session start window alone, one range of list_session's index (migration list_session), no distinct.
 import type { ListFilter } from './list-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
@@ -21,7 +21,8 @@ const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
  * for any values of a single-valued facet, one value of topic, country or city. The updated_at
  * bounds alone: list_bucket's range counts (migration list_buckets) above each bound plus the rows
  * between the bound and the next range (at most one range's), checked against catalog_count as the
- * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count.
+ * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count. A start
+ * window alone: the session rows that are their record's first in the window, read from the index.
  */
 export function countedTotal(filter: ListFilter, param: (value: unknown, type: string) => string): string | null {
   const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
