@@ -1,6 +1,7 @@
 // The exact total of a filtered public list read from maintained counts instead of a count over its
 // matches (list-sql.ts), when the filter allows it: facet_count (migration facet_count) for one
-// facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone.
+// facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone; and for a
+// session start window alone, one range of list_session's index (migration list_session), no distinct.
 import type { ListFilter } from './list-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
@@ -20,7 +21,8 @@ const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
  * for any values of a single-valued facet, one value of topic, country or city. The updated_at
  * bounds alone: list_bucket's range counts (migration list_buckets) above each bound plus the rows
  * between the bound and the next range (at most one range's), checked against catalog_count as the
- * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count.
+ * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count. A start
+ * window alone: the session rows that are their record's first in the window, read from the index.
  */
 export function countedTotal(filter: ListFilter, param: (value: unknown, type: string) => string): string | null {
   const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
@@ -29,6 +31,18 @@ export function countedTotal(filter: ListFilter, param: (value: unknown, type: s
     const values = [...new Set(filter[name] as string[])];
     if (!SINGLE_VALUED.has(name) && values.length !== 1) return null;
     return `(select coalesce(sum(n), 0) from facet_count where facet = '${FACET_OF[name]}' and value = any(${param(values, 'text[]')}))`;
+  }
+  if (given.length && given.every((name) => name === 'startsFrom' || name === 'startsBefore')) {
+    // Each matching record once: its first session in the window is the one whose previous start
+    // (in the record's own start order) is before the window, or which has none. One range of
+    // list_session_starts, read from the index alone.
+    const from = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : null;
+    const bounds = [
+      from ? `s.starts_at >= ${from}` : null,
+      filter.startsBefore ? `s.starts_at < ${param(filter.startsBefore, 'timestamptz')}` : null,
+      from ? `(s.prev_starts_at is null or s.prev_starts_at < ${from})` : 's.prev_starts_at is null',
+    ].filter(Boolean);
+    return `(select count(*) from list_session s where s.status = 'PUBLISHED' and ${bounds.join(' and ')})`;
   }
   if (given.length && given.every((name) => name === 'updatedSince' || name === 'updatedBefore')) {
     // The lower bound of the first range at or after `bound` (scalars: a row constructor of them is an index condition).

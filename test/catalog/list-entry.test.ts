@@ -1,7 +1,8 @@
 // The catalog's narrow rows behind the filtered lists (migration list_entry, catalog/list-sql.ts):
 // after any mix of writes through the one write path (bulk seed, upserts that change values and
 // sessions, publish, archive, delete, raw statements of many rows), list_entry holds exactly one
-// row per record, with the values its columns and its session rows give.
+// row per record, with the values its columns and its session rows give; list_session one row per
+// session, with its record's status and the start before it.
 import { expect } from 'chai';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
@@ -20,6 +21,12 @@ const DERIVED = `
          array(select distinct floor(extract(epoch from s.starts_at) / 86400)::int from lo_session s where s.learning_opportunity_id = lo.id order by 1) as start_days
     from learning_opportunity lo`;
 const KEPT = `select id, status, updated_at, format, language, provider_name, topics, countries, cities, starts, start_days from list_entry`;
+// What list_session must hold (migration list_session): a row per session with its record's status
+// and the start before it in the record's start order (equal starts: one of them gets the other's).
+const DERIVED_SESSIONS = `
+  select lo.id, lo.status, s.starts_at, lag(s.starts_at) over (partition by lo.id order by s.starts_at) as prev_starts_at
+    from learning_opportunity lo join lo_session s on s.learning_opportunity_id = lo.id`;
+const KEPT_SESSIONS = `select id, status, starts_at, prev_starts_at from list_session`;
 
 async function expectEntriesExact(): Promise<void> {
   const pool = testDb().pool;
@@ -30,9 +37,12 @@ async function expectEntriesExact(): Promise<void> {
   const derived = await rows(DERIVED);
   expect(derived.length).to.be.greaterThan(20);
   expect(await rows(KEPT)).to.deep.equal(derived);
+  const sessions = await rows(DERIVED_SESSIONS);
+  expect(sessions.length).to.be.greaterThan(derived.length);
+  expect(await rows(KEPT_SESSIONS)).to.deep.equal(sessions);
 }
 
-describe('narrow rows of the filtered lists (list_entry)', () => {
+describe('narrow rows of the filtered lists (list_entry, list_session)', () => {
   before(() => resetCatalog());
   after(() => resetCatalog());
 

@@ -211,6 +211,18 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       },
       { query: 'sort=updatedAt', match: () => true, sort: ascending },
       { query: 'sort=nextSessionStartsAt', match: () => true, sort: byNextStart },
+      // Counted over the matches, found once for the count and the page (records without a future session last).
+      {
+        query: `format=ONLINE,HYBRID&language=${de}&sort=nextSessionStartsAt`,
+        match: (r) => r.format !== 'IN_PERSON' && r.language === de,
+        sort: byNextStart,
+      },
+      // A start window alone: counted from list_session, the page in next-session order.
+      {
+        query: `startsFrom=${iso(from + 30 * DAY)}&sort=nextSessionStartsAt`,
+        match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) >= from + 30 * DAY),
+        sort: byNextStart,
+      },
       { query: 'sort=-updatedAt', match: () => true },
     ];
     for (const c of cases) await expectMatches(c, 41);
