@@ -54,11 +54,15 @@ describe('operator console in a browser', function () {
     await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
   }
   const rowOf = (page: Page, text: string) => page.locator('tr', { hasText: text });
-  const cell = async (page: Page, row: ReturnType<typeof rowOf>, column: string) =>
-    row
+  // The headers are read once the row is there: while the receivers load there is no table yet, and
+  // the index -1 of a column not found would pick the row's last cell (seen: 'Disable Rotate secret…').
+  const cell = async (page: Page, row: ReturnType<typeof rowOf>, column: string) => {
+    await row.waitFor();
+    return await row
       .locator('td')
       .nth((await page.locator('thead th').allInnerTexts()).indexOf(column))
       .innerText();
+  };
 
   before(async function () {
     this.timeout(600_000);

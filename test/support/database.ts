@@ -3,6 +3,7 @@
 // clone of that template for every test file. Files never see each other's rows, so they can run
 // in parallel (`npm test` runs mocha --parallel) and a test may empty its own tables at will.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { connectDatabase } from '../../src/app/database.ts';
 import { cloneDatabase, databaseUrl, startScratchPostgres, type ScratchPostgres } from './scratch-postgres.ts';
 
@@ -13,6 +14,7 @@ export async function startTestPostgres(): Promise<TestServer> {
   const serverUrl = process.env.DATABASE_URL;
   const server = await startScratchPostgres({ serverUrl, prefix: 'lods-test' });
   try {
+    if (!serverUrl) await skipDurability(server.url);
     const template = await connectDatabase(server.url, { poolMax: 2, connectTimeoutMs: 3000, migrate: true });
     await template.close();
     // Clones are made from another database (DATABASE_URL's own, or the embedded cluster's
@@ -25,10 +27,43 @@ export async function startTestPostgres(): Promise<TestServer> {
   }
 }
 
-/** A fresh migrated database for one test file, cloned from the template. */
-export function cloneTestDatabase(server: {
+/**
+ * The suite's throw-away cluster neither flushes nor syncs: a commit waiting for its WAL to reach the
+ * disk took 4-10 ms on a busy test machine, and the suite commits tens of thousands of times. Nothing
+ * in it survives the run, and no test stops this cluster abruptly (the tests of crashes kill the
+ * service's processes or clusters of their own). A server named by DATABASE_URL is left as it is
+ * (each clone skips only the wait: cloneTestDatabase).
+ */
+async function skipDurability(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // One statement per query: ALTER SYSTEM refuses to run in the implicit transaction of several.
+    for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes'])
+      await client.query(`alter system set ${setting} = off`);
+    await client.query('select pg_reload_conf()');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A fresh migrated database for one test file, cloned from the template. Its sessions do not wait
+ * for their commits to reach the disk (synchronous_commit off: a crash of the server could lose the
+ * last commits, never corrupt anything), on a DATABASE_URL server too.
+ */
+export async function cloneTestDatabase(server: {
   adminUrl: string;
   template: string;
 }): Promise<{ url: string; drop: () => Promise<void> }> {
-  return cloneDatabase(server.adminUrl, server.template, `lods_test_${process.pid}_${randomBytes(4).toString('hex')}`);
+  const name = `lods_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const clone = await cloneDatabase(server.adminUrl, server.template, name);
+  const client = new pg.Client({ connectionString: server.adminUrl });
+  await client.connect();
+  try {
+    await client.query(`alter database ${name} set synchronous_commit = off`);
+  } finally {
+    await client.end();
+  }
+  return clone;
 }
