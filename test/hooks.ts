@@ -48,10 +48,6 @@ let stagedBefore: string[] = [];
 let runtimeDirBefore = true;
 
 export async function mochaGlobalSetup(): Promise<void> {
-  // A mocha run inside this one (test/ops/suite-hygiene.test.ts runs a test file in a child mocha)
-  // clones the enclosing run's template instead of starting and migrating a cluster of its own; the
-  // enclosing run stops it.
-  if (process.env[SERVER_ENV]) return;
   stagedBefore = await stagedBinaries();
   runtimeDirBefore = existsSync(runtimeDirPath());
   server = await startTestPostgres();
@@ -59,8 +55,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
-  if (!server) return;
-  await server.stop();
+  await server?.stop();
   for (const path of await stagedBinaries())
     if (!stagedBefore.includes(path)) await rm(path, { recursive: true, force: true });
   // The shared directory too, when this run made it and nothing else is in it.
