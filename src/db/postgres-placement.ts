@@ -1,5 +1,6 @@
 // Where the embedded PostgreSQL's binaries and cluster live. PostgreSQL refuses to run as root, so a
-// root process runs it as the OS user `postgres`, who must be able to reach both. A checkout in a
+// root process runs it as an existing unprivileged OS user (`postgres`, else `nobody`; none is ever
+// created: starting or testing changes no account on the machine), who must be able to reach both. A checkout in a
 // private directory (`mktemp -d`, /root/...) is out of that user's reach: then the binaries are
 // staged (hard links, or a copy across file systems) and the cluster is placed under a root-owned,
 // world-traversable directory in /var/tmp, keyed by the original path and reused on later runs.
@@ -16,26 +17,29 @@ import { OperatorError } from '../kernel/errors.ts';
 export class EmbeddedPostgresError extends OperatorError {}
 
 /** The OS user PostgreSQL runs as: null when it is ourselves (not root). */
-export type PostgresIdentity = { uid: number; gid: number } | null;
+export type PostgresIdentity = { name: string; uid: number; gid: number } | null;
 
-const OS_USER = 'postgres';
+/** The OS users a root process runs PostgreSQL as, the first that exists; none is created. */
+export const OS_USERS = ['postgres', 'nobody'] as const;
 const USE_DATABASE_URL = 'set DATABASE_URL to a PostgreSQL server instead';
 
 let identity: Promise<PostgresIdentity> | undefined;
 
-/** As root: the uid/gid of the OS user `postgres`, created (as a system user) if missing. */
+/** As root: the first of OS_USERS that exists (see rootIdentity); null when we are not root. */
 export function postgresIdentity(): Promise<PostgresIdentity> {
-  identity ??= Promise.resolve().then(() => {
-    if (process.getuid?.() !== 0) return null;
-    const found = lookUpUser() ?? (createUser() && lookUpUser());
-    if (!found) {
-      throw new EmbeddedPostgresError(
-        `The embedded PostgreSQL cannot run as root and there is no OS user "${OS_USER}" to run it as (useradd failed): create that user, or ${USE_DATABASE_URL}.`,
-      );
-    }
-    return found;
-  });
+  identity ??= Promise.resolve().then(() => (process.getuid?.() === 0 ? rootIdentity(lookUpUser) : null));
   return identity;
+}
+
+/** The first of OS_USERS that `lookUp` finds; without one, an error that says what to do. */
+export function rootIdentity(lookUp: (name: string) => PostgresIdentity): NonNullable<PostgresIdentity> {
+  for (const name of OS_USERS) {
+    const found = lookUp(name);
+    if (found) return found;
+  }
+  throw new EmbeddedPostgresError(
+    `The embedded PostgreSQL cannot run as root and none of the OS users ${OS_USERS.map((n) => `"${n}"`).join(', ')} exists to run it as: create one, or ${USE_DATABASE_URL}.`,
+  );
 }
 
 /** The directory holding bin/, lib/ and share/ of the bundled PostgreSQL, reachable by `ids`. */
@@ -125,7 +129,7 @@ async function checkRuntimeDir(ids: NonNullable<PostgresIdentity>): Promise<stri
   await chmod(dir, 0o755);
   if (!canReach(ids, dir)) {
     throw new EmbeddedPostgresError(
-      `The embedded PostgreSQL runs as the OS user "${OS_USER}", who cannot reach ${dir} either; ${USE_DATABASE_URL}.`,
+      `The embedded PostgreSQL runs as the OS user "${ids.name}", who cannot reach ${dir} either; ${USE_DATABASE_URL}.`,
     );
   }
   return dir;
@@ -143,21 +147,11 @@ function canReach(ids: NonNullable<PostgresIdentity>, path: string): boolean {
   return spawnSync('test', ['-x', path], { uid: ids.uid, gid: ids.gid, stdio: 'ignore' }).status === 0;
 }
 
-function lookUpUser(): PostgresIdentity {
-  const id = (flag: string) => spawnSync('id', [flag, OS_USER], { encoding: 'utf8' });
+function lookUpUser(name: string): PostgresIdentity {
+  const id = (flag: string) => spawnSync('id', [flag, name], { encoding: 'utf8' });
   const [uid, gid] = [id('-u'), id('-g')];
   if (uid.status !== 0 || gid.status !== 0) return null;
-  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
-
-function createUser(): boolean {
-  const groupExists = spawnSync('getent', ['group', OS_USER], { stdio: 'ignore' }).status === 0;
-  const group = groupExists ? ['--gid', OS_USER] : ['--user-group'];
-  return (
-    spawnSync('useradd', ['--system', ...group, '--no-create-home', '--shell', '/usr/sbin/nologin', OS_USER], {
-      stdio: 'ignore',
-    }).status === 0
-  );
+  return { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
 function keyOf(path: string): string {

@@ -1,7 +1,9 @@
 // `npm test` changes nothing on the machine (issue 18 item 13): a browser test with no browser at
 // hand skips with one line saying how to enable it, and runs no package manager on the way. Tried
-// as it happens: a real browser test file (Chromium's, then Firefox's) in a mocha child process,
-// with no browser to find and with a PATH whose package managers only record that they were called.
+// as it happens: a real browser test file (Chromium's, then Firefox's) in a mocha child process
+// (which starts its own embedded PostgreSQL, as root too), with no browser to find and with a PATH
+// whose package managers and account tools only record that they were called. As root, the
+// embedded PostgreSQL runs as an existing OS user and never creates one.
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,9 +11,22 @@ import { join, resolve } from 'node:path';
 import { expect } from 'chai';
 import { findChromium } from '../support/chromium.ts';
 import { findFirefox } from '../support/firefox.ts';
+import { OS_USERS, rootIdentity } from '../../src/db/postgres-placement.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
-const PACKAGE_MANAGERS = ['apt-get', 'apt', 'dpkg', 'snap', 'yum', 'dnf', 'apk', 'sudo'];
+const PACKAGE_MANAGERS = [
+  'apt-get',
+  'apt',
+  'dpkg',
+  'snap',
+  'yum',
+  'dnf',
+  'apk',
+  'sudo',
+  'useradd',
+  'adduser',
+  'groupadd',
+];
 
 describe('the suite leaves the machine alone', function () {
   this.timeout(120_000);
@@ -48,6 +63,27 @@ describe('the suite leaves the machine alone', function () {
         await rm(shims, { recursive: true, force: true });
       }
     });
+
+  it('as root, the embedded PostgreSQL runs as postgres, else nobody, and creates no account when neither exists', () => {
+    const looked: string[] = [];
+    const users = (present: Record<string, number>) => (name: string) => {
+      looked.push(name);
+      return name in present ? { name, uid: present[name]!, gid: present[name]! } : null;
+    };
+    expect(rootIdentity(users({ postgres: 105, nobody: 65534 }))).to.deep.equal({
+      name: 'postgres',
+      uid: 105,
+      gid: 105,
+    });
+    expect(rootIdentity(users({ nobody: 65534 }))).to.deep.equal({ name: 'nobody', uid: 65534, gid: 65534 });
+    looked.length = 0;
+    expect(() => rootIdentity(users({})))
+      .to.throw(/none of the OS users "postgres", "nobody" exists to run it as: create one, or set DATABASE_URL/)
+      .with.property('message')
+      .that.does.not.include('\n');
+    // Only looked up, in order: nothing was created in between.
+    expect(looked).to.deep.equal([...OS_USERS]);
+  });
 
   it('the browser test takes CHROMIUM_PATH, and without a browser says in one line how to enable it', () => {
     expect(findChromium({ CHROMIUM_PATH: process.execPath })).to.deep.equal({ path: process.execPath });

@@ -1,5 +1,5 @@
 // A clone as root makes it: what `git clone` + `npm ci` leave in a `mktemp -d` directory (0700),
-// out of the OS user postgres's reach, for the tests of the embedded PostgreSQL's placement.
+// out of the reach of the OS user PostgreSQL runs as, for the tests of the embedded PostgreSQL's placement.
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

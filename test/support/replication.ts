@@ -1,13 +1,15 @@
 // A real primary and streaming replica for the read-replica tests, built from the machine's
-// PostgreSQL binaries (initdb, pg_basebackup, pg_ctl), run as the OS user postgres when we are root.
+// PostgreSQL binaries (initdb, pg_basebackup, pg_ctl), run as root as the embedded cluster's OS user
+// (postgresIdentity: `postgres`, else `nobody`).
 // Null when the binaries are missing (the tests then skip, saying why).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { postgresIdentity } from '../../src/db/postgres-placement.ts';
 
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -19,13 +21,11 @@ export type Replicated = {
 };
 
 const run = promisify(execFile);
-const asRoot = userInfo().uid === 0;
 
-/** Runs a PostgreSQL binary, as postgres when we are root (PostgreSQL refuses to run as root). */
+/** Runs a PostgreSQL binary, as another OS user when we are root (PostgreSQL refuses to run as root). */
 async function pg(binary: string, args: string[]): Promise<void> {
-  const path = join(PG_BIN, binary);
-  if (asRoot) await run('runuser', ['-u', 'postgres', '--', path, ...args]);
-  else await run(path, args);
+  const ids = await postgresIdentity();
+  await run(join(PG_BIN, binary), args, ids ? { uid: ids.uid, gid: ids.gid } : {});
 }
 
 function freePort(): Promise<number> {
@@ -47,11 +47,8 @@ export function replicationUnavailable(): string | null {
 
 export async function startReplicated(): Promise<Replicated> {
   const dir = await mkdtemp(join(tmpdir(), 'lods-replication-'));
-  if (asRoot) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    const { stdout: gid } = await run('id', ['-g', 'postgres']);
-    await chown(dir, Number(stdout), Number(gid));
-  }
+  const ids = await postgresIdentity();
+  if (ids) await chown(dir, ids.uid, ids.gid);
   await chmod(dir, 0o700);
   const primary = join(dir, 'primary');
   const replica = join(dir, 'replica');

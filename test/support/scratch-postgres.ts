@@ -24,7 +24,7 @@ export async function startScratchPostgres(options: {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await chmod(dir, 0o755); // as root, PostgreSQL runs as the OS user postgres
+    await chmod(dir, 0o755); // as root, PostgreSQL runs as another OS user (postgresIdentity)
     const embedded = await startEmbeddedPostgres({
       dir: join(dir, 'pg'),
       database: options.prefix.replace(/\W/g, '_'),
