@@ -19,6 +19,7 @@ import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { testDb } from '../hooks.ts';
 import { silentLogger, startTestApi } from './api.ts';
+import { startReceiver, type TestReceiver } from './receiver.ts';
 
 /** The suite's SECRET_ENCRYPTION_KEY (also given to CLI child processes) and its keyring. */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -160,4 +161,23 @@ export async function insertBareEvent(db: Database = testDb()): Promise<string> 
 export async function removeBareEvent(eventId: string, db: Database = testDb()): Promise<void> {
   await db.pool.query('delete from delivery_attempt where event_id = $1', [eventId]);
   await db.pool.query('delete from event where id = $1', [eventId]);
+}
+
+/**
+ * The webhook stack and test receiver of a file's tests: a fresh receiver (and empty webhook tables)
+ * before each test, which starts its own stack (`world.stack = await startWebhookStack(...)`); both
+ * stopped after it.
+ */
+export function webhookTestWorld(): { stack: WebhookStack | null; receiver: TestReceiver } {
+  const world = { stack: null as WebhookStack | null, receiver: undefined as unknown as TestReceiver };
+  beforeEach(async () => {
+    await resetWebhooks();
+    world.receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    await world.stack?.stop();
+    world.stack = null;
+    await world.receiver.close();
+  });
+  return world;
 }

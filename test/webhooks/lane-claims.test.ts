@@ -10,8 +10,8 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
-import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { type ReceivedRequest } from '../support/receiver.ts';
+import { eventually, startWebhookStack, webhookTestWorld } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Body = { resource: { id: string; version: number }; data: { title: string } | null };
@@ -21,56 +21,46 @@ const of = (requests: ReceivedRequest[], resourceId: string) =>
 
 describe("a lane's next delivery, claimed by the settlement of the one before it", function () {
   this.timeout(60_000);
-  let stack: WebhookStack | null = null;
-  let receiver: TestReceiver;
-  beforeEach(async () => {
-    await resetWebhooks();
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    await stack?.stop();
-    stack = null;
-    await receiver.close();
-  });
+  const world = webhookTestWorld();
 
   it('is sent with its own body, signed, in order, for every version of a record changed many times', async () => {
-    stack = await startWebhookStack();
+    world.stack = await startWebhookStack();
     const secret = 'lane-claims-secret-0123456789abcdef';
-    await stack.addReceiver(receiver.url, { secret });
+    await world.stack.addReceiver(world.receiver.url, { secret });
     const id = randomUUID();
     const input = buildLearningOpportunityInput({ id });
-    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-    await stack.api.writes.publish(id);
+    await world.stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await world.stack.api.writes.publish(id);
     for (let i = 1; i <= 12; i++)
-      await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
-    await eventually(async () => of(receiver.requests, id).length === 13, 15_000, 'thirteen deliveries');
-    const bodies = of(receiver.requests, id);
+      await world.stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
+    await eventually(async () => of(world.receiver.requests, id).length === 13, 15_000, 'thirteen deliveries');
+    const bodies = of(world.receiver.requests, id);
     expect(bodies.map((b) => b.resource.version)).to.deep.equal([...Array(13).keys()].map((i) => i + 1));
     expect(bodies.slice(1).map((b) => b.data?.title)).to.deep.equal(
       [...Array(12).keys()].map((i) => `Version ${i + 1}`),
     );
     // Signed with the receiver's secret and carrying the version header, as a fetched delivery is.
-    for (const r of receiver.requests.filter((r) => bodyOf(r).resource.id === id)) {
+    for (const r of world.receiver.requests.filter((r) => bodyOf(r).resource.id === id)) {
       expect(r.headers['x-service-resource-version']).to.equal(String(bodyOf(r).resource.version));
       expect(verifyDelivery({ rawBody: r.body, headers: r.headers, secret }).ok, 'signature').to.equal(true);
     }
   });
 
   it('sends an event committed while the settlement waited for its lane, instead of dropping it', async () => {
-    stack = await startWebhookStack();
-    await stack.addReceiver(receiver.url);
+    world.stack = await startWebhookStack();
+    await world.stack.addReceiver(world.receiver.url);
     const id = randomUUID();
     const input = buildLearningOpportunityInput({ id });
     // Version 1 is answered after a while, so that version 2 can be written while it is in flight.
-    receiver.reply((r) => (bodyOf(r).resource.version === 1 ? { delayMs: 500 } : { status: 200 }));
-    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-    await stack.api.writes.publish(id);
-    await eventually(async () => of(receiver.requests, id).length === 1, 5000, 'version 1 in flight');
+    world.receiver.reply((r) => (bodyOf(r).resource.version === 1 ? { delayMs: 500 } : { status: 200 }));
+    await world.stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await world.stack.api.writes.publish(id);
+    await eventually(async () => of(world.receiver.requests, id).length === 1, 5000, 'version 1 in flight');
     const { rows } = await testDb().pool.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [
       id,
     ]);
     const doc = rows[0]!.doc;
-    const record = createChangeRecorder(createFanOut({ boss: stack.boss, orm: testDb().orm }));
+    const record = createChangeRecorder(createFanOut({ boss: world.stack.boss, orm: testDb().orm }));
     // Version 2's transaction holds the lane's row (its enqueue appended to the lane) until version
     // 1's settling statement waits for that row; then it commits. The statement's snapshot predates
     // the commit: it sees version 2 in the lane, but not its event row.
@@ -96,8 +86,8 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
           "version 1's settlement waiting for the lane",
         );
       });
-    await eventually(async () => of(receiver.requests, id).length === 2, 5000, 'version 2');
-    expect(of(receiver.requests, id).map((b) => b.resource.version)).to.deep.equal([1, 2]);
+    await eventually(async () => of(world.receiver.requests, id).length === 2, 5000, 'version 2');
+    expect(of(world.receiver.requests, id).map((b) => b.resource.version)).to.deep.equal([1, 2]);
     // Its attempt is recorded once its settlement commits, a moment after the receipt.
     const outcomes = async () =>
       (

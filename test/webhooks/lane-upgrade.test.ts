@@ -9,8 +9,8 @@ import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { BOSS_SCHEMA, DELIVERY_QUEUE, enqueueDeliveries } from '../../src/webhooks/queue/boss.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
-import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { type ReceivedRequest } from '../support/receiver.ts';
+import { eventually, startWebhookStack, testSecrets, webhookTestWorld } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Body = { type: string; resource: { id: string; version: number } };
@@ -19,29 +19,19 @@ const of = (requests: ReceivedRequest[], id: string) => requests.filter((r) => b
 
 describe('jobs queued without a lane during an upgrade', function () {
   this.timeout(60_000);
-  let stack: WebhookStack | null = null;
-  let receiver: TestReceiver;
-  beforeEach(async () => {
-    await resetWebhooks();
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    await stack?.stop();
-    stack = null;
-    await receiver.close();
-  });
+  const world = webhookTestWorld();
 
   it('are delivered in version order, one at a time, before the events queued after them', async () => {
-    stack = await startWebhookStack({ worker: false });
-    const { id: receiverId } = await stack.addReceiver(receiver.url);
+    world.stack = await startWebhookStack({ worker: false });
+    const { id: receiverId } = await world.stack.addReceiver(world.receiver.url);
     const [a, b] = [randomUUID(), randomUUID()];
     const db = testDb();
     for (const id of [a, b]) {
       const input = buildLearningOpportunityInput({ id });
-      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-      await stack.api.writes.publish(id);
+      await world.stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await world.stack.api.writes.publish(id);
       for (let i = 0; i < 2; i++)
-        await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
+        await world.stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: `Version ${i}` }));
     }
     // Queued the old way (a job each, no lane), newest first: versions 1-3 of record a, which has no
     // lane; versions 2 and 3 of record b, whose lane holds version 1 (queued by the new code).
@@ -54,8 +44,8 @@ describe('jobs queued without a lane during an upgrade', function () {
     );
     const old = events.filter((e) => e.resource_id === a || e.version !== '1');
     await enqueueDeliveries(
-      stack.boss,
-      stack.boss.getDb(),
+      world.stack.boss,
+      world.stack.boss.getDb(),
       old.map((e) => ({ eventId: e.id, receiverId, attempt: 1 })),
     );
     const { rows: laneB } = await db.pool.query<{ head_event: string }>(
@@ -71,26 +61,26 @@ describe('jobs queued without a lane during an upgrade', function () {
     expect(laneB).to.have.length(1);
     // Then version 4 of each, by the new code.
     for (const id of [a, b])
-      await stack.api.writes.upsert(
+      await world.stack.api.writes.upsert(
         parseLearningOpportunityInput({ ...buildLearningOpportunityInput({ id }), title: 'Version 4' }),
       );
-    receiver.reply({ status: 200, delayMs: 40 });
+    world.receiver.reply({ status: 200, delayMs: 40 });
     const worker = await startDeliveryWorker({
-      boss: stack.boss,
+      boss: world.stack.boss,
       pool: db.pool,
-      config: stack.config,
+      config: world.stack.config,
       logger: silentLogger,
       secrets: testSecrets,
     });
     try {
       await eventually(
-        async () => of(receiver.requests, a).length >= 4 && of(receiver.requests, b).length >= 4,
+        async () => of(world.receiver.requests, a).length >= 4 && of(world.receiver.requests, b).length >= 4,
         20_000,
         'four deliveries of each record',
       );
       await new Promise((resolve) => setTimeout(resolve, 300)); // anything more would arrive by now
       for (const id of [a, b]) {
-        const requests = of(receiver.requests, id);
+        const requests = of(world.receiver.requests, id);
         expect(
           requests.map((r) => bodyOf(r).resource.version),
           `record ${id}`,
@@ -107,13 +97,13 @@ describe('jobs queued without a lane during an upgrade', function () {
   });
 
   it('leaves test events alone: they have no record and no lane', async () => {
-    stack = await startWebhookStack();
-    const { id: receiverId } = await stack.addReceiver(receiver.url);
+    world.stack = await startWebhookStack();
+    const { id: receiverId } = await world.stack.addReceiver(world.receiver.url);
     const { sendTestEvent } = await import('../../src/webhooks/delivery/test-event.ts');
-    const sent = await sendTestEvent({ pool: testDb().pool, boss: stack.boss }, receiverId);
-    await eventually(async () => receiver.requests.length === 1, 5000, 'the test event');
-    expect(bodyOf(receiver.requests[0]!).type).to.equal('WEBHOOK_TEST');
-    expect(receiver.requests[0]!.headers['x-service-event-id']).to.equal(sent.eventId);
+    const sent = await sendTestEvent({ pool: testDb().pool, boss: world.stack.boss }, receiverId);
+    await eventually(async () => world.receiver.requests.length === 1, 5000, 'the test event');
+    expect(bodyOf(world.receiver.requests[0]!).type).to.equal('WEBHOOK_TEST');
+    expect(world.receiver.requests[0]!.headers['x-service-event-id']).to.equal(sent.eventId);
     const { rows } = await testDb().pool.query('select 1 from delivery_lane where receiver_id = $1', [receiverId]);
     expect(rows).to.have.length(0);
   });
