@@ -4,13 +4,10 @@
 // exactly what a count over the tables gives; and the totals read from facet_count and list_bucket
 // equal a count(*) of the matching published records, on both sides of every range bound.
 import { expect } from 'chai';
-import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createListReads, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
-import { seedCatalog } from '../../src/catalog/seed.ts';
-import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
-import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
+import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
+import { resetCatalog } from '../support/factories.ts';
 
 type Count = { facet: string; value: string; n: string };
 
@@ -42,60 +39,7 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
 
   it('facet_count equals a count over the tables after mixed writes (bulk, upsert, publish, archive, delete)', async function () {
     this.timeout(120_000);
-    const pool = testDb().pool;
-    await seedCatalog(pool, { count: 1500, seed: 2299, batchSize: 250 });
-    await expectCountsExact();
-
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
-    // New drafts count for nothing until published; then a bulk publish.
-    const inputs = Array.from({ length: 30 }, (_, i) =>
-      buildLearningOpportunityInput({
-        format: i % 2 ? 'ONLINE' : 'IN_PERSON',
-        topics: ['facet-test', `t${i % 3}`, 'facet-test'],
-      }),
-    );
-    await writes.upsertMany(inputs.map((input) => parseLearningOpportunityInput(input)));
-    await expectCountsExact();
-    await writes.publishMany(inputs.map((input) => input.id));
-    await expectCountsExact();
-    // Published records change their values and sessions (one statement for many), then some are
-    // archived, republished and deleted.
-    const changed = inputs.slice(0, 12).map((input, i) =>
-      parseLearningOpportunityInput({
-        ...input,
-        format: 'HYBRID',
-        language: i % 2 ? 'fr' : null,
-        topics: ['changed'],
-        sessions: [
-          {
-            ...(input.sessions as Record<string, unknown>[])[0]!,
-            location: { name: 'Hall', address: '2 Rue', city: 'Lyon', country: 'FR' },
-          },
-          {
-            ...(input.sessions as Record<string, unknown>[])[1]!,
-            location: { name: 'Hall', address: '3 Rue', city: 'Lyon', country: 'FR' },
-          },
-        ],
-      }),
-    );
-    await writes.upsertMany(changed);
-    await expectCountsExact();
-    for (const input of inputs.slice(10, 16)) await writes.archive(input.id);
-    await expectCountsExact();
-    await writes.publishMany(inputs.slice(10, 13).map((input) => input.id));
-    for (const input of inputs.slice(20, 25)) await writes.delete(input.id);
-    await expectCountsExact();
-    // Raw statements of many rows: an update that moves them, a bulk archive and a bulk delete.
-    await pool.query(
-      `update learning_opportunity set updated_at = updated_at + interval '1 second' where id in (select id from learning_opportunity order by id limit 400)`,
-    );
-    await pool.query(
-      `update learning_opportunity set status = 'ARCHIVED' where id in (select id from learning_opportunity where status = 'PUBLISHED' order by id desc limit 200)`,
-    );
-    await pool.query(
-      `delete from learning_opportunity where id in (select id from learning_opportunity order by updated_at limit 300)`,
-    );
-    await expectCountsExact();
+    await runMixedCatalogWrites({ seedCount: 1500, seed: 2299, topic: 'facet-test', check: expectCountsExact });
   });
 
   it('reads totals from the counts exactly as count(*) gives them, on both sides of every range bound', async function () {

@@ -4,12 +4,9 @@
 // row per record, with the values its columns and its session rows give; list_session one row per
 // session, with its record's status and the start before it.
 import { expect } from 'chai';
-import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { seedCatalog } from '../../src/catalog/seed.ts';
-import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
-import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
+import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
+import { resetCatalog } from '../support/factories.ts';
 
 // What list_entry must hold, derived from the catalog's columns and its session rows, as text.
 const DERIVED = `
@@ -48,56 +45,6 @@ describe('narrow rows of the filtered lists (list_entry, list_session)', () => {
 
   it('equal the catalog and its sessions after mixed writes (bulk, upsert, publish, archive, delete)', async function () {
     this.timeout(120_000);
-    const pool = testDb().pool;
-    await seedCatalog(pool, { count: 600, seed: 2212, batchSize: 250 });
-    await expectEntriesExact();
-
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
-    const inputs = Array.from({ length: 30 }, (_, i) =>
-      buildLearningOpportunityInput({
-        format: i % 2 ? 'ONLINE' : 'IN_PERSON',
-        topics: ['entry-test', `t${i % 3}`, 'entry-test'],
-      }),
-    );
-    await writes.upsertMany(inputs.map((input) => parseLearningOpportunityInput(input)));
-    await writes.publishMany(inputs.map((input) => input.id));
-    await expectEntriesExact();
-    // New values and sessions (two in one city, one without a location), then archive, republish, delete.
-    const changed = inputs.slice(0, 12).map((input, i) =>
-      parseLearningOpportunityInput({
-        ...input,
-        format: 'HYBRID',
-        language: i % 2 ? 'fr' : null,
-        topics: ['changed'],
-        sessions: [
-          {
-            ...(input.sessions as Record<string, unknown>[])[0]!,
-            location: { name: 'Hall', address: '2 Rue', city: 'Lyon', country: 'FR' },
-          },
-          {
-            ...(input.sessions as Record<string, unknown>[])[1]!,
-            location: { name: 'Hall', address: '3 Rue', city: 'Lyon', country: 'FR' },
-          },
-          { ...(input.sessions as Record<string, unknown>[])[0]!, id: crypto.randomUUID(), location: null },
-        ],
-      }),
-    );
-    await writes.upsertMany(changed);
-    await expectEntriesExact();
-    for (const input of inputs.slice(10, 16)) await writes.archive(input.id);
-    await writes.publishMany(inputs.slice(10, 13).map((input) => input.id));
-    for (const input of inputs.slice(20, 25)) await writes.delete(input.id);
-    await expectEntriesExact();
-    // Raw statements of many rows: an update that moves them, a bulk archive and a bulk delete.
-    await pool.query(
-      `update learning_opportunity set updated_at = updated_at + interval '1 second' where id in (select id from learning_opportunity order by id limit 300)`,
-    );
-    await pool.query(
-      `update learning_opportunity set status = 'ARCHIVED' where id in (select id from learning_opportunity where status = 'PUBLISHED' order by id desc limit 100)`,
-    );
-    await pool.query(
-      `delete from learning_opportunity where id in (select id from learning_opportunity order by updated_at limit 150)`,
-    );
-    await expectEntriesExact();
+    await runMixedCatalogWrites({ seedCount: 600, seed: 2212, topic: 'entry-test', check: expectEntriesExact });
   });
 });
