@@ -17,6 +17,7 @@ import { connectDatabase } from '../../src/app/database.ts';
 import { createLogger } from '../../src/kernel/logger.ts';
 import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { startServiceSide, type Update } from './service-run.ts';
+import { timeStatements } from './statement-timer.ts';
 
 const env = process.env;
 const LIVE = Number(env.PROBE_LIVE ?? 666);
@@ -60,25 +61,9 @@ const config = { ...loadConfig(env).webhooks, allowPrivateTargets: true };
 const logger = createLogger({ level: 'warn', destination: process.stderr });
 const pg = await startScratchPostgres({ serverUrl: env.DATABASE_URL, prefix: 'lods-probe-hot-live' });
 const db = await connectDatabase(pg.url, { poolMax: 20, connectTimeoutMs: 5000, migrate: true });
-const stats = new Map<string, { n: number; ms: number; max: number }>();
-const original = db.pool.query.bind(db.pool) as (...a: unknown[]) => Promise<unknown>;
-(db.pool as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-  const q = args[0] as { name?: string; text?: string; values?: unknown[][] };
-  const name =
-    typeof q === 'string' ? (q as string).trim().slice(0, 40) : (q.name ?? q.text?.trim().slice(0, 40) ?? '?');
-  const t = now();
-  try {
-    return await original(...args);
-  } finally {
-    const ms = now() - t;
-    const s = stats.get(name) ?? { n: 0, ms: 0, max: 0 };
-    s.n++;
-    s.ms += ms;
-    s.max = Math.max(s.max, ms);
-    stats.set(name, s);
-    if (name === 'webhook-load-events') for (const id of (q.values?.[0] ?? []) as string[]) loadEnd.set(id, now());
-  }
-};
+const stats = timeStatements(db.pool, (name, q) => {
+  if (name === 'webhook-load-events') for (const id of (q.values?.[0] ?? []) as string[]) loadEnd.set(id, now());
+});
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/kernel/logger.ts';
 import { startScratchPostgres } from '../../test/support/scratch-postgres.ts';
 import { startServiceSide, type Update } from './service-run.ts';
 import { createCpuMeter } from './cpu.ts';
+import { timeStatements } from './statement-timer.ts';
 
 const env = process.env;
 const COUNT = Number(env.PROBE_COUNT ?? 2000);
@@ -41,23 +42,7 @@ if (env.PROBE_EXPLAIN) {
     });
   });
 }
-const stats = new Map<string, { n: number; ms: number; rows: number }>();
-const original = db.pool.query.bind(db.pool) as (...a: unknown[]) => Promise<unknown>;
-(db.pool as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-  const q = args[0] as { name?: string; text?: string; values?: unknown[][] };
-  const name =
-    typeof q === 'string' ? (q as string).trim().slice(0, 40) : (q.name ?? q.text?.trim().slice(0, 40) ?? '?');
-  const t = now();
-  try {
-    return await original(...args);
-  } finally {
-    const s = stats.get(name) ?? { n: 0, ms: 0, rows: 0 };
-    s.n++;
-    s.ms += now() - t;
-    s.rows += Array.isArray(q.values?.[0]) ? q.values[0].length : 0;
-    stats.set(name, s);
-  }
-};
+const stats = timeStatements(db.pool);
 try {
   await seedCatalog(db.pool, { count: COUNT + 1, seed: 42 });
   const { rows: records } = await db.pool.query<{ id: string; doc: string }>(
