@@ -11,6 +11,12 @@
 import type { Pool } from 'pg';
 import type { DeliveryJobData } from '../queue/boss.ts';
 import type { SignatureScheme } from '../receivers/signature-scheme.ts';
+import {
+  EVENT_TO_SEND_COLUMNS,
+  type EventRow,
+  RECEIVER_TO_SEND_COLUMNS,
+  type ReceiverRow,
+} from '../queue/send-rows.ts';
 import { type SecretKeyring, SecretKeyError } from '../secrets/secret-box.ts';
 
 export type EventToSend = { id: string; type: string; version: number; body: Buffer };
@@ -27,30 +33,6 @@ export type ReceiverToSend = {
   secretUnavailable: string | null;
 };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
-
-/** A receiver row as read for sending (RECEIVER_TO_SEND_COLUMNS); bytea as a Buffer (pg) or '\\x' hex (JSON). */
-export type ReceiverRow = {
-  id: string;
-  url: string;
-  secret: string | null;
-  secret_ciphertext: Buffer | string | null;
-  secret_key_id: string | null;
-  previous_ciphertext: Buffer | string | null;
-  previous_key_id: string | null;
-  scheme: SignatureScheme;
-  enabled: boolean;
-  latest_state: boolean;
-};
-/** An event row as read for sending (EVENT_TO_SEND_COLUMNS); version a string (pg's bigint) or a number (JSON). */
-export type EventRow = { id: string; type: string; version: string | number; body: string };
-
-/** The columns of an event to send, of the event aliased `e`. */
-export const EVENT_TO_SEND_COLUMNS = 'e.id, e.type, e.version, e.body';
-/** The columns of a receiver to send to, of the receiver aliased `r` (a previous secret only while its grace runs). */
-export const RECEIVER_TO_SEND_COLUMNS = `r.id, r.url, r.secret, r.secret_ciphertext, r.secret_key_id, r.enabled,
-  replace(r.signature_scheme, '_', '-') as scheme, r.delivery_mode = 'latest_state' as latest_state,
-  case when r.previous_secret_expires_at > now() then r.previous_secret_ciphertext end as previous_ciphertext,
-  case when r.previous_secret_expires_at > now() then r.previous_secret_key_id end as previous_key_id`;
 
 export async function loadTargets(
   pool: Pool,

@@ -5,12 +5,7 @@ import type { PoolClient } from 'pg';
 import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob, type DeliveryJobData } from './boss.ts';
-import {
-  EVENT_TO_SEND_COLUMNS,
-  type EventRow,
-  RECEIVER_TO_SEND_COLUMNS,
-  type ReceiverRow,
-} from '../delivery/load-targets.ts';
+import { EVENT_TO_SEND_COLUMNS, type EventRow, RECEIVER_TO_SEND_COLUMNS, type ReceiverRow } from './send-rows.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
