@@ -98,18 +98,25 @@ const ctx = {
   },
 };
 
+// Each navigation renders into a detached fragment and shows it only if no later navigation started
+// meanwhile: a hash change and an Apply a moment apart used to append two tables to one page.
+let latestRoute = 0;
+
 async function route() {
   if (!scopes) return;
+  const generation = ++latestRoute;
+  const view = document.createDocumentFragment();
   const [, page, id] = (location.hash || '#/').slice(1).split('/');
   try {
-    if (page === 'receivers' && id) await renderReceiver(main, ctx, decodeURIComponent(id));
-    else if (page === 'events' && id) await renderEvent(main, ctx, decodeURIComponent(id));
-    else if (page === 'events' || (!page && !scopes.includes('receivers:manage'))) await renderEvents(main, ctx);
-    else await renderReceivers(main, ctx);
+    if (page === 'receivers' && id) await renderReceiver(view, ctx, decodeURIComponent(id));
+    else if (page === 'events' && id) await renderEvent(view, ctx, decodeURIComponent(id));
+    else if (page === 'events' || (!page && !scopes.includes('receivers:manage'))) await renderEvents(view, ctx);
+    else await renderReceivers(view, ctx);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return signOut(describe(error));
-    main.replaceChildren(h('p', { class: 'error', role: 'alert' }, describe(error)));
+    view.replaceChildren(h('p', { class: 'error', role: 'alert' }, describe(error)));
   }
+  if (generation === latestRoute && scopes) main.replaceChildren(view);
 }
 
 async function start() {

@@ -260,6 +260,33 @@ describe('operator console in a browser', function () {
     await page.close();
   });
 
+  it('shows only the page of the latest Apply when an earlier one answers later (no second table)', async () => {
+    const eventId = await publishOne();
+    const page = await signIn(admin);
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await page.getByRole('link', { name: eventId }).waitFor();
+    // The first Apply (published events only) answers a second late; the second (all events) at once.
+    let slowAnswered = false;
+    await page.route('**/graphql', async (request) => {
+      const body = request.request().postDataJSON() as { query: string; variables?: { type?: string } };
+      if (body.query.includes('webhookEvents') && body.variables?.type === 'LEARNING_OPPORTUNITY_PUBLISHED') {
+        await new Promise((r) => setTimeout(r, 1000));
+        slowAnswered = true;
+      }
+      await request.continue();
+    });
+    await page.getByLabel('Type').selectOption('LEARNING_OPPORTUNITY_PUBLISHED');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByLabel('Type').selectOption('');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await eventually(async () => slowAnswered, 10_000, 'the slow answer arrived');
+    await page.waitForTimeout(200); // time for a stale render to land, were it still shown
+    expect(await page.getByRole('link', { name: eventId }).count()).to.equal(1);
+    expect(await page.locator('main table').count()).to.equal(1);
+    expect(await page.getByLabel('Type').inputValue()).to.equal('');
+    await page.close();
+  });
+
   it('GraphiQL at /console/graphql runs a query with the signed-in key', async () => {
     const page = await signIn(admin);
     await page.goto(`${stack.api.url}/console/graphql`);
