@@ -39,14 +39,19 @@ export const PAGE_SQL = {
                          order by updated_at desc, id desc limit $1) l
                 window w as (order by updated_at desc, id desc rows unbounded preceding)) p
          where p.rn = 1 or p.upto <= $4) p`,
-  // Internal readers (GraphQL, every status): a plain offset over learning_opportunity_order, but
-  // skipped index-only (keys first, then each doc by primary key) so a deep page never reads the
-  // skipped rows and no plan is tempted into sorting the table.
+  // Internal readers (GraphQL, every status): the same lower bound from the counts of every record
+  // (list_page_start_all, migration list_bucket_all_statuses), keys read index-only and then each
+  // doc by primary key, so a deep page costs what the first one does.
   internal: `
     select (select sum(n) from catalog_count) as total,
            (select coalesce(string_agg((select d.doc from learning_opportunity d where d.id = k.id), ',' order by k.updated_at desc, k.id desc), '')
               from (select id, updated_at from learning_opportunity
-                     order by updated_at desc, id desc limit $1 offset $2) k) as docs`,
+                     where (updated_at, id) <= (select x.updated_at, x.id
+                                                  from list_page_start_all($2) s
+                                                  cross join lateral (select updated_at, id from learning_opportunity
+                                                                       where (updated_at, id) < (s.start_at, s.start_id)
+                                                                       order by updated_at desc, id desc offset s.skip limit 1) x)
+                     order by updated_at desc, id desc limit $1) k) as docs`,
 } as const;
 
 export const ONE_SQL = {

@@ -1,58 +1,79 @@
-// The public list reaches deep offsets through the range counts of list_bucket (migration
-// list_buckets). Whatever the writes do to the ranges (splits, merges, concurrent writers, a count
-// gone wrong), every page must be exactly the one a plain OFFSET over the same order gives.
+// The public list (published records) and the internal one (every status, GraphQL) reach deep
+// offsets through the range counts of list_bucket (migrations list_buckets, list_bucket_all_statuses).
+// Whatever the writes do to the ranges (splits, merges, status changes, concurrent writers, a count
+// gone wrong), every page of either list must be exactly the one a plain OFFSET over the same order gives.
 import { expect } from 'chai';
 import pg from 'pg';
-import { createCatalogReads } from '../../src/catalog/read-model.ts';
+import { createCatalogReads, PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, type Visibility } from '../../src/catalog/read-model.ts';
 import { testDb } from '../hooks.ts';
 import { resetCatalog } from '../support/factories.ts';
 
-type Bucket = { lo_id: string; n: string };
+type Bucket = { lo_id: string; n: string; n_all: string };
+const VISIBILITIES: Visibility[] = ['public', 'internal'];
 const LOWEST = '00000000-0000-0000-0000-000000000000';
 
-/** Inserts `count` published rows in one statement, with many ties in updated_at (whole seconds). */
-async function insertPublished(count: number, spreadSeconds: number): Promise<void> {
+/**
+ * Inserts `count` rows in one statement, with many ties in updated_at (whole seconds): published
+ * ones, or `drafts` of every ten drafts and one in ten archived, interleaved in list order.
+ */
+async function insertRows(count: number, spreadSeconds: number, drafts = 0): Promise<void> {
   await testDb().pool.query(
     `insert into learning_opportunity (id, title, format, status, published_at, created_at, updated_at, doc)
-     select id, 'Bucket test', 'ONLINE', 'PUBLISHED', at, at, at, json_build_object('id', id)::text
-       from (select gen_random_uuid() as id, timestamptz '2026-01-01' + floor(random() * $2) * interval '1 second' as at
-               from generate_series(1, $1)) g`,
-    [count, spreadSeconds],
+     select id, 'Bucket test', 'ONLINE', status, case when status = 'DRAFT' then null else at end, at, at, json_build_object('id', id)::text
+       from (select gen_random_uuid() as id, timestamptz '2026-01-01' + floor(random() * $2) * interval '1 second' as at,
+                    case when i % 10 < $3 then 'DRAFT' when i % 10 = 9 then 'ARCHIVED' else 'PUBLISHED' end as status
+               from generate_series(1, $1) i) g`,
+    [count, spreadSeconds, drafts],
   );
 }
 
-async function expectedIds(): Promise<string[]> {
+async function expectedIds(visibility: Visibility = 'public'): Promise<string[]> {
   const { rows } = await testDb().pool.query<{ id: string }>(
-    `select id from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`,
+    `select id from learning_opportunity where ${visibility === 'public' ? `status = 'PUBLISHED'` : 'true'} order by updated_at desc, id desc`,
   );
   return rows.map((r) => r.id);
 }
 
 async function buckets(): Promise<Bucket[]> {
-  return (await testDb().pool.query<Bucket>('select lo_id, n from list_bucket order by lo_updated_at, lo_id')).rows;
+  return (await testDb().pool.query<Bucket>('select lo_id, n, n_all from list_bucket order by lo_updated_at, lo_id'))
+    .rows;
 }
 
-/** Every count equals the published rows in its range, and they add up to catalog_count. */
+/**
+ * Every range's counts equal its published rows (n) and all its rows (n_all), and they add up to
+ * catalog_count's published row and its sum.
+ */
 async function expectExactCounts(): Promise<void> {
-  const { rows } = await testDb().pool.query<{ bad: string; total: string; counted: string }>(`
+  const { rows } = await testDb().pool.query(`
     select (select count(*) from (
-              select b.n, (select count(*) from learning_opportunity lo
-                            where lo.status = 'PUBLISHED' and (lo.updated_at, lo.id) >= (b.lo_updated_at, b.lo_id)
-                              and (lo.updated_at, lo.id) < (coalesce(b.hi_at, 'infinity'), coalesce(b.hi_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))) as actual
+              select b.n, b.n_all,
+                     count(*) filter (where lo.status = 'PUBLISHED') as published, count(lo.id) as every
                 from (select *, lead(lo_updated_at) over w as hi_at, lead(lo_id) over w as hi_id from list_bucket window w as (order by lo_updated_at, lo_id)) b
-            ) c where c.n <> c.actual) as bad,
-           (select n from catalog_count where status = 'PUBLISHED') as total,
-           (select sum(n) from list_bucket) as counted`);
-  expect(rows[0]).to.deep.equal({ bad: '0', total: rows[0]!.counted, counted: rows[0]!.counted });
+                left join learning_opportunity lo on (lo.updated_at, lo.id) >= (b.lo_updated_at, b.lo_id)
+                 and (lo.updated_at, lo.id) < (coalesce(b.hi_at, 'infinity'), coalesce(b.hi_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'))
+               group by b.lo_updated_at, b.lo_id, b.n, b.n_all
+            ) c where c.n <> c.published or c.n_all <> c.every) as bad,
+           (select n from catalog_count where status = 'PUBLISHED') as published,
+           (select sum(n) from list_bucket) as counted,
+           (select sum(n) from catalog_count) as every,
+           (select sum(n_all) from list_bucket) as counted_all`);
+  const row = rows[0] as Record<string, string>;
+  expect(row).to.deep.equal({
+    bad: '0',
+    published: row.counted,
+    counted: row.counted,
+    every: row.counted_all,
+    counted_all: row.counted_all,
+  });
 }
 
 /** Walks the whole list through the read model at `limit` and compares it with the plain order. */
-async function expectEveryPageExact(limit: number): Promise<void> {
+async function expectEveryPageExact(limit: number, visibility: Visibility = 'public'): Promise<void> {
   const reads = createCatalogReads(testDb().pool);
-  const expected = await expectedIds();
+  const expected = await expectedIds(visibility);
   const seen: string[] = [];
   for (let offset = 0; offset <= expected.length; offset += limit) {
-    const page = await reads.getPage(limit, offset, 'public');
+    const page = await reads.getPage(limit, offset, visibility);
     expect(page.totalCount).to.equal(expected.length);
     const ids = (JSON.parse(`[${page.results}]`) as { id: string }[]).map((r) => r.id);
     expect(ids, `page at offset ${offset}`).to.deep.equal(expected.slice(offset, offset + limit));
@@ -61,31 +82,73 @@ async function expectEveryPageExact(limit: number): Promise<void> {
   expect(seen).to.deep.equal(expected);
 }
 
-describe('public list paging over range counts (list_bucket)', () => {
+type PlanNode = {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+};
+
+/** Rows (or index entries) of learning_opportunity that the page statement read (EXPLAIN ANALYZE), every scan summed. */
+async function rowsRead(limit: number, offset: number, visibility: Visibility): Promise<number> {
+  const values = visibility === 'public' ? [limit, offset, null, PAGE_MAX_BYTES_DEFAULT] : [limit, offset];
+  const { rows } = await testDb().pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `explain (analyze, format json) ${PAGE_SQL[visibility]}`,
+    values,
+  );
+  const sum = (node: PlanNode): number =>
+    (node['Relation Name'] === 'learning_opportunity'
+      ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops']
+      : 0) + (node.Plans ?? []).reduce((total, child) => total + sum(child), 0);
+  return sum(rows[0]!['QUERY PLAN'][0].Plan);
+}
+
+describe('list paging over range counts (list_bucket), public and internal', () => {
   before(() => resetCatalog());
   after(() => resetCatalog());
 
-  it('splits a bulk insert into ranges of at most 1024 and pages exactly across their bounds', async function () {
+  it('splits a bulk insert into ranges of at most 1024 records of any status and pages exactly across their bounds', async function () {
     this.timeout(60_000);
-    await insertPublished(3000, 2000);
+    await insertRows(3000, 2000, 2); // 2,100 published, 600 drafts, 300 archived
     const ranges = await buckets();
     expect(ranges.length).to.be.within(3, 8);
-    expect(Math.max(...ranges.map((b) => Number(b.n)))).to.be.at.most(1024);
+    expect(Math.max(...ranges.map((b) => Number(b.n_all)))).to.be.at.most(1024);
     await expectExactCounts();
-    await expectEveryPageExact(97);
-    // limit=1 on both sides of every range bound (a bound is where offsets switch ranges)
     const reads = createCatalogReads(testDb().pool);
-    const expected = await expectedIds();
-    let through = 0;
-    for (const b of [...ranges].reverse()) {
-      through += Number(b.n);
-      for (const offset of [through - 1, through, through + 1]) {
-        const page = await reads.getPage(1, offset, 'public');
-        expect(page.results ? (JSON.parse(page.results) as { id: string }).id : undefined, `offset ${offset}`).to.equal(
-          expected[offset],
-        );
+    for (const visibility of VISIBILITIES) {
+      await expectEveryPageExact(97, visibility);
+      // limit=1 on both sides of every range bound (a bound is where offsets switch ranges)
+      const expected = await expectedIds(visibility);
+      let through = 0;
+      for (const b of [...ranges].reverse()) {
+        through += Number(visibility === 'public' ? b.n : b.n_all);
+        for (const offset of [through - 1, through, through + 1]) {
+          const page = await reads.getPage(1, offset, visibility);
+          expect(
+            page.results ? (JSON.parse(page.results) as { id: string }).id : undefined,
+            `${visibility} offset ${offset}`,
+          ).to.equal(expected[offset]);
+        }
       }
+      // The last page reads about one range and the page, not every key above it (a plain OFFSET).
+      expect(await rowsRead(100, expected.length - 100, visibility), visibility).to.be.below(1024 + 300);
     }
+  });
+
+  it('keeps the internal list exact where drafts far outnumber published records (ranges cut by every status)', async function () {
+    this.timeout(60_000);
+    await insertRows(2500, 500, 9); // 2,250 drafts, 250 archived: no published record among them
+    expect(Math.max(...(await buckets()).map((b) => Number(b.n_all)))).to.be.at.most(1024);
+    await expectExactCounts();
+    await expectEveryPageExact(100, 'internal');
+    await expectEveryPageExact(100, 'public');
+    // A draft's edit moves it to the top of the internal list only.
+    const pool = testDb().pool;
+    await pool.query(`update learning_opportunity set updated_at = now()
+                       where id in (select id from learning_opportunity where status = 'DRAFT' order by random() limit 700)`);
+    await expectExactCounts();
+    await expectEveryPageExact(100, 'internal');
   });
 
   it('stays exact while records move to the top, get archived and deleted (ranges split and merge)', async function () {
@@ -102,14 +165,14 @@ describe('public list paging over range counts (list_bucket)', () => {
       `delete from learning_opportunity where id in (select id from learning_opportunity where status = 'PUBLISHED' order by random() limit 300)`,
     );
     const ranges = await buckets();
-    expect(ranges.filter((b) => b.lo_id !== LOWEST && Number(b.n) < 128)).to.deep.equal([]);
+    expect(ranges.filter((b) => b.lo_id !== LOWEST && Number(b.n_all) < 128)).to.deep.equal([]);
     await expectExactCounts();
-    await expectEveryPageExact(100);
+    for (const visibility of VISIBILITIES) await expectEveryPageExact(100, visibility);
   });
 
   it('stays exact under concurrent single-record writers', async function () {
     this.timeout(60_000);
-    const ids = (await expectedIds()).slice(0, 400);
+    const ids = (await expectedIds('internal')).slice(0, 400); // drafts and archived ones among them
     const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
     await Promise.all(writers.map((c) => c.connect()));
     try {
@@ -130,17 +193,18 @@ describe('public list paging over range counts (list_bucket)', () => {
       await Promise.all(writers.map((c) => c.end()));
     }
     await expectExactCounts();
-    await expectEveryPageExact(100);
+    for (const visibility of VISIBILITIES) await expectEveryPageExact(100, visibility);
   });
 
-  it('falls back to a plain offset, still exact, if the counts ever disagree with catalog_count', async () => {
+  it('falls back to a plain offset, still exact, if the counts ever disagree with catalog_count', async function () {
+    this.timeout(60_000);
     const pool = testDb().pool;
     const [first] = await buckets();
-    await pool.query(`update list_bucket set n = n + 5 where lo_id = $1`, [first!.lo_id]);
+    await pool.query(`update list_bucket set n = n + 5, n_all = n_all + 5 where lo_id = $1`, [first!.lo_id]);
     try {
-      await expectEveryPageExact(100);
+      for (const visibility of VISIBILITIES) await expectEveryPageExact(100, visibility);
     } finally {
-      await pool.query(`update list_bucket set n = n - 5 where lo_id = $1`, [first!.lo_id]);
+      await pool.query(`update list_bucket set n = n - 5, n_all = n_all - 5 where lo_id = $1`, [first!.lo_id]);
     }
     await expectExactCounts();
   });
