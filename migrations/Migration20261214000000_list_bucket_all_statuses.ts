@@ -110,22 +110,20 @@ export class Migration20261214000000_list_bucket_all_statuses extends Migration 
           array(select status = 'PUBLISHED' from old_rows order by id));
         return null;
       end $$`);
-    // Rows whose key or published state changed move: out of their old range, into their new one.
+    // Rows whose key or published state changed move: out of their old range, into their new one
+    // (one pass over the transition tables for both sides).
     this.addSql(`
       create or replace function list_bucket_after_update() returns trigger language plpgsql as $$
       declare
-        moved uuid[] := array(select n.id from new_rows n join old_rows o on o.id = n.id
-                               where o.updated_at <> n.updated_at or (o.status = 'PUBLISHED') <> (n.status = 'PUBLISHED')
-                               order by n.id);
+        a_at timestamptz[]; a_id uuid[]; a_pub boolean[];
+        r_at timestamptz[]; r_id uuid[]; r_pub boolean[];
       begin
-        if cardinality(moved) = 0 then return null; end if;
-        perform list_bucket_apply(
-          array(select n.updated_at from new_rows n where n.id = any(moved) order by n.id),
-          array(select n.id from new_rows n where n.id = any(moved) order by n.id),
-          array(select n.status = 'PUBLISHED' from new_rows n where n.id = any(moved) order by n.id),
-          array(select o.updated_at from old_rows o where o.id = any(moved) order by o.id),
-          array(select o.id from old_rows o where o.id = any(moved) order by o.id),
-          array(select o.status = 'PUBLISHED' from old_rows o where o.id = any(moved) order by o.id));
+        select array_agg(n.updated_at order by n.id), array_agg(n.id order by n.id), array_agg(n.status = 'PUBLISHED' order by n.id),
+               array_agg(o.updated_at order by o.id), array_agg(o.id order by o.id), array_agg(o.status = 'PUBLISHED' order by o.id)
+          into a_at, a_id, a_pub, r_at, r_id, r_pub
+          from new_rows n join old_rows o on o.id = n.id
+         where o.updated_at <> n.updated_at or (o.status = 'PUBLISHED') <> (n.status = 'PUBLISHED');
+        perform list_bucket_apply(a_at, a_id, a_pub, r_at, r_id, r_pub);
         return null;
       end $$`);
     this.addSql(`
