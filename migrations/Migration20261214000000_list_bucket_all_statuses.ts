@@ -3,8 +3,8 @@ import { Migration } from '@mikro-orm/migrations';
 // Deep pages of the internal list (GraphQL, every status) in constant time, as the public list's
 // are (migration list_buckets): each range of list_bucket also counts every record in it, whatever
 // its status (`n_all`; `n` stays the published ones), and `list_page_start_all(offset)` finds an
-// internal page's start from those counts as `list_page_start(offset)` does a public one's (kept
-// as it was: processes of the previous version go on calling it during an upgrade). Ranges are now split and merged by `n_all`, so a
+// internal page's start from those counts as `list_page_start(offset)` does a public one's (its
+// signature kept: processes of the previous version go on calling it during an upgrade). Ranges are now split and merged by `n_all`, so a
 // range holds at most 1,024 records of any status (and so at most 1,024 published ones): the skip
 // inside one range stays short on both lists. The triggers count every row whose key or published
 // state changed, so an edit of a draft now updates the newest range's counts too, as an edit of a
@@ -134,22 +134,24 @@ export class Migration20261214000000_list_bucket_all_statuses extends Migration 
         return null;
       end $$`);
 
-    // Where an internal page at p_offset starts, as list_page_start (migration list_buckets) finds a
-    // public one's: the upper bound of the range holding position p_offset among every record, and
-    // how many records of that range lie above it. Falls back to a plain offset from the top if the
-    // counts ever disagree with catalog_count.
+    // Where a page at p_offset starts: the upper bound of the range holding position p_offset and how
+    // many records of that range lie above it, among the published records (list_page_start, the
+    // public list, as migration list_buckets made it) or every record (list_page_start_all, the
+    // internal list). Stable, so it reads the statement's snapshot: counts and rows agree. Should the
+    // counts ever disagree with catalog_count, a plain offset from the top (slow, still exact).
     this.addSql(`
-      create function list_page_start_all(p_offset bigint, out start_at timestamptz, out start_id uuid, out skip bigint)
+      create function list_page_start_in(p_offset bigint, every_status boolean, out start_at timestamptz, out start_id uuid, out skip bigint)
       language plpgsql stable as $$
       begin
-        if (select sum(n) from catalog_count) is distinct from (select sum(n_all) from list_bucket) then
+        if (select case when every_status then sum(n) else sum(n) filter (where status = 'PUBLISHED') end from catalog_count)
+           is distinct from (select sum(case when every_status then n_all else n end) from list_bucket) then
           start_at := 'infinity'; start_id := 'ffffffff-ffff-ffff-ffff-ffffffffffff'; skip := p_offset;
           return;
         end if;
-        select coalesce(b.hi_at, 'infinity'), coalesce(b.hi_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'), p_offset - (b.through - b.n_all)
+        select coalesce(b.hi_at, 'infinity'), coalesce(b.hi_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'), p_offset - (b.through - b.k)
           into start_at, start_id, skip
-          from (select n_all, sum(n_all) over w as through, lag(lo_updated_at) over w as hi_at, lag(lo_id) over w as hi_id
-                  from list_bucket
+          from (select k, sum(k) over w as through, lag(lo_updated_at) over w as hi_at, lag(lo_id) over w as hi_id
+                  from (select case when every_status then n_all else n end as k, lo_updated_at, lo_id from list_bucket) x
                 window w as (order by lo_updated_at desc, lo_id desc)) b
          where b.through > p_offset
          order by b.through
@@ -158,6 +160,12 @@ export class Migration20261214000000_list_bucket_all_statuses extends Migration 
           start_at := '-infinity'; start_id := '00000000-0000-0000-0000-000000000000'; skip := 0;
         end if;
       end $$`);
+    this.addSql(`
+      create or replace function list_page_start(p_offset bigint, out start_at timestamptz, out start_id uuid, out skip bigint)
+      language sql stable as $$ select * from list_page_start_in(p_offset, false) $$`);
+    this.addSql(`
+      create function list_page_start_all(p_offset bigint, out start_at timestamptz, out start_id uuid, out skip bigint)
+      language sql stable as $$ select * from list_page_start_in(p_offset, true) $$`);
 
     // Backfill: every record counted in the range holding its key, then ranges re-cut by n_all.
     this.addSql(`lock table learning_opportunity in share mode`);
