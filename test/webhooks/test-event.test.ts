@@ -73,6 +73,8 @@ describe('webhook test events (Send test event, receivers test)', function () {
       'x-service-event-type': 'WEBHOOK_TEST',
       'user-agent': 'Service-Data-API-Webhooks/1',
     });
+    // Its body has no resource.version (it is about no record), so no header claims one.
+    expect(delivery!.headers).to.not.have.property('x-service-resource-version');
     const verified = verifyDelivery({ rawBody: delivery!.body, headers: delivery!.headers, secret: SECRET });
     expect(verified).to.deep.include({ ok: true, signed: true });
     expect(verified.ok && verified.other).to.deep.equal(body);

@@ -18,7 +18,7 @@ import type { NextStep } from './retry-policy.ts';
 import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
-import { deliveryHeaders } from '@lods/receiver-kit';
+import { deliveryHeaders, WEBHOOK_TEST_EVENT_TYPE } from '@lods/receiver-kit';
 
 /** A fetched job with what sending it needs (undefined: its event or receiver is gone). */
 export type Item = {
@@ -131,7 +131,9 @@ export class SendSlots {
         const headers = deliveryHeaders({
           eventId,
           eventType: event.type,
-          resourceVersion: event.version,
+          // A test event is about no record: its body has no resource.version, so neither do its headers
+          // (the column's default 1 would contradict the body).
+          resourceVersion: event.type === WEBHOOK_TEST_EVENT_TYPE ? null : event.version,
           body: event.body,
           secret: receiver.secret,
           previousSecret: receiver.previousSecret,
