@@ -41,6 +41,9 @@ export function parseListArguments(args: Args): ListQuery {
     if (value === undefined || value === null) continue;
     if (value.length === 0 || value.length > LIST_VALUES_MAX || value.some((v) => v === ''))
       problems.push({ name: `filter.${name}`, reason: `must hold 1 to ${LIST_VALUES_MAX} non-empty values` });
+    // PostgreSQL text cannot hold NUL: such a value would fail the statement, not match.
+    else if (value.some((v) => v.includes('\u0000')))
+      problems.push({ name: `filter.${name}`, reason: 'must not contain NUL characters' });
     else filter[name] = [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;

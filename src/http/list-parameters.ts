@@ -65,6 +65,9 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
       problems.push({ name, reason: 'must be a comma-separated list of non-empty values' });
     else if (items.length > LIST_VALUES_MAX)
       problems.push({ name, reason: `must hold at most ${LIST_VALUES_MAX} values` });
+    // PostgreSQL text cannot hold NUL: such a value would fail the statement (a 500), not match.
+    else if (items.some((item) => item.includes('\u0000')))
+      problems.push({ name, reason: 'must not contain NUL characters' });
     else if (allowed && items.some((item) => !allowed.includes(item)))
       problems.push({ name, reason: `must be among ${allowed.join(', ')}` });
     else return [...new Set(items)];

@@ -136,4 +136,44 @@ describe('sync over the change feed', function () {
     expect(resumed).to.deep.include({ mode: 'incremental', events: 2 });
     expect(copy).to.deep.equal(await publicCatalog(api, key));
   });
+
+  it('library: records archived or deleted during the first walk move no unchanged record out of the copy', async () => {
+    const start = await head(api, key);
+    for (let i = 0; i < 12; i++) await createRecord(api.writes, { title: `Walked ${i}` });
+    await collect(api, key, start, 12);
+    // Pages of 5; right after the first page, two of its records leave the public list. An offset
+    // walk then reads its second page two places too far down: two records that never change again
+    // are in neither the walk nor the feed.
+    const inner = createCatalogClient({ baseUrl: api.url, apiKey: key, minRetryDelayMs: 5 });
+    let pages = 0;
+    const client: typeof inner = {
+      ...inner,
+      async listLearningOpportunities(params = {}, call) {
+        const page = await inner.listLearningOpportunities({ ...params, limit: 5 }, call);
+        if (pages++ === 0) {
+          const before = await head(api, key);
+          await api.writes.archive(page.results[0]!.id);
+          await api.writes.delete(page.results[1]!.id);
+          await collect(api, key, before, 2);
+        }
+        return page;
+      },
+    };
+    const copy = new Map<string, unknown>();
+    await sync({
+      client,
+      state: null,
+      apply: async (batch) => {
+        if (batch.reset) copy.clear();
+        for (const c of batch.changes) {
+          if (c.op === 'upsert') copy.set(c.id, c.record);
+          else copy.delete(c.id);
+        }
+      },
+    });
+    const catalog = await publicCatalog(api, key);
+    expect(catalog.size).to.equal(10);
+    expect([...copy.keys()].sort()).to.deep.equal([...catalog.keys()].sort());
+    expect(copy).to.deep.equal(catalog);
+  });
 });

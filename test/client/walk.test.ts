@@ -38,6 +38,29 @@ describe('walk over a fake /v1', () => {
     expect(progress).to.deep.equal([3, 6, 7]);
   });
 
+  it('keyset: a record removed above the walk moves no record past it, and records of one instant span pages', async () => {
+    // A10 B9 C8 D8 E8 F8 G7 H6 (C..F share an instant, ordered by id descending); A leaves the list
+    // after page 1. By offset, page 2 would start at E (D missed); by keyset it goes on after C.
+    const ids = Array.from({ length: 8 }, () => randomUUID());
+    const [a, b, c, d, e, f, g, h] = [10, 9, 8, 8, 8, 8, 7, 6].map((m, i) => fakeRecord(ids[i]!, at(m)));
+    const sameInstant = inListOrder([c!, d!, e!, f!]);
+    let list = [a!, b!, ...sameInstant, g!, h!];
+    server = await startFakeCatalog((n) => {
+      if (n === 1) list = list.filter((r) => r.id !== a!.id);
+      return list;
+    });
+    const result = await walk({ client: clientFor(server.url), limit: 3, keyset: true });
+    const asked = server.requests.map((r) => {
+      const p = new URL(r.url, 'http://x').searchParams;
+      return `${p.get('offset')} ${p.get('updatedBefore')}`;
+    });
+    const justAfter8 = new Date(Date.parse(at(8)) + 1).toISOString();
+    // Page 2 skips the one record of that instant read on page 1; page 3 the four read by then.
+    expect(asked).to.deep.equal(['0 null', `1 ${justAfter8}`, `4 ${justAfter8}`]);
+    expect([...result.records.keys()]).to.have.members(ids);
+    expect(result.duplicates).to.equal(0);
+  });
+
   it('de-duplicates when an update mid-walk shifts records down a page (each id once, later copy kept)', async () => {
     // A5 B4 C3 D2 E1; after page 1 (A, B), C is updated: it moves to the top and B slides onto page 2.
     const [a, b, c, d, e] = [5, 4, 3, 2, 1].map((m) => fakeRecord(randomUUID(), at(m)));

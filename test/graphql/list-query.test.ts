@@ -85,6 +85,7 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
       [{ filter: { topic: Array.from({ length: 51 }, (_, i) => `t${i}`) } }, 'filter.topic'],
       [{ sort: 'RELEVANCE' }, 'sort'],
       [{ search: '  ++ ' }, 'search'],
+      [{ filter: { city: ['a\u0000b'] } }, 'filter.city'],
     ] as [Record<string, unknown>, string][]) {
       const error = onlyError(await graphql(api, key, LIST, variables));
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');

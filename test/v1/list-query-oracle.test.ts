@@ -380,6 +380,8 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       ['q=%20%2B%2B%20', ['q']],
       [`topic=${Array.from({ length: 51 }, (_, i) => `t${i}`).join(',')}`, ['topic']],
       ['language=en,,de', ['language']],
+      // A NUL cannot be in stored text: a 400, not a failed statement (was a 500).
+      ['provider=a%00b&city=%00&topic=x,%00', ['provider', 'city', 'topic']],
       ['limit=0&format=HYBRID&sort=nope', ['limit', 'sort']],
     ];
     for (const [query, names] of bad) expectInvalidParams(await list(`?${query}`), names);

@@ -83,7 +83,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   const fullWalk = async (): Promise<string> => {
     result.mode = 'full';
     const { cursor } = await client.getEventsHead(call);
-    const walked = await walk({ client, signal, onProgress: (p) => onProgress?.({ phase: 'walk', walk: p }) });
+    // By keyset: an offset walk misses records that move up when others are removed meanwhile, and
+    // no event brings back a record that did not change.
+    const walked = await walk({
+      client,
+      signal,
+      keyset: true,
+      onProgress: (p) => onProgress?.({ phase: 'walk', walk: p }),
+    });
     result.walked = walked.count;
     await apply({
       reset: true,

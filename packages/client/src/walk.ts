@@ -40,6 +40,16 @@ export type WalkOptions = {
   onPage?: (records: readonly LearningOpportunity[], firstSeq: number) => void | Promise<void>;
   /** Keep the winning records in `result.records` (default true). */
   keepRecords?: boolean;
+  /**
+   * Page by `updatedAt` instead of by offset (default false): every page after the first asks for
+   * the records updated before the last one read (`updatedBefore`). An offset walk misses a record
+   * for every record archived or deleted above its position while it walks (the rest of the list
+   * moves up one place), and a record that does not change again is not brought back by any
+   * event; a keyset walk is not moved by removals above it, and a record updated meanwhile leaves
+   * its range for the top of the list, where the feed that follows the walk brings it (sync).
+   * Needs a service with the list filters (CONTRACT.md 13).
+   */
+  keyset?: boolean;
   signal?: AbortSignal;
 };
 
@@ -62,7 +72,7 @@ export type WalkResult = {
 };
 
 export async function walk(options: WalkOptions): Promise<WalkResult> {
-  const { client, limit = 100, onProgress, onPage, keepRecords = true, signal } = options;
+  const { client, limit = 100, onProgress, onPage, keepRecords = true, keyset = false, signal } = options;
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`walk: limit must be a positive integer, got ${limit}`);
   const call: CallOptions = signal ? { signal } : {};
@@ -72,8 +82,14 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
   let pages = 0;
   let received = 0;
 
+  // Keyset: `bound` is just after the last record's updatedAt, and `offset` skips the records of
+  // that same instant already read (the list is by updatedAt, then id, descending). Only records
+  // sharing one millisecond are still paged by offset among themselves.
+  let bound: string | null = null;
+  let firstTotal: number | null = null;
   for (let offset = 0; ;) {
-    const page = await client.listLearningOpportunities({ limit, offset }, call);
+    const params = bound === null ? { limit, offset } : { limit, offset, updatedBefore: bound };
+    const page = await client.listLearningOpportunities(params, call);
     pages++;
     const { results } = page;
     await onPage?.(results, received);
@@ -88,9 +104,21 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
       if (keepRecords) records.set(record.id, record);
     }
     const totalCount = page.pagination.totalCount;
-    onProgress?.({ pages, received, unique: index.size, totalCount });
+    // A keyset page counts what is left of its range: progress shows the first page's count.
+    firstTotal ??= totalCount;
+    onProgress?.({ pages, received, unique: index.size, totalCount: keyset ? firstTotal : totalCount });
     // The empty page also ends a walk whose totalCount shrank or was wrong.
     if (results.length === 0 || offset + results.length >= totalCount) break;
+    if (keyset) {
+      const last = results[results.length - 1]!.updatedAt;
+      const after = new Date(Date.parse(last) + 1).toISOString();
+      let same = 0;
+      while (same < results.length && results[results.length - 1 - same]!.updatedAt === last) same++;
+      // Still inside the same instant (the whole page was it): skip what was read of it so far.
+      offset = after === bound ? offset + results.length : same;
+      bound = after;
+      continue;
+    }
     // From `next`: a page holds fewer than `limit` records before the end when its bytes reached
     // the service's PAGE_MAX_BYTES (a service without `next` steps by `limit`, never clamped).
     offset = page.pagination.next ?? offset + limit;
