@@ -66,7 +66,7 @@ function registerList(receivers: Command, config: Config): void {
 function registerUpdate(receivers: Command, config: Config): void {
   receivers
     .command('update')
-    .description('change a receiver URL, its subscription and/or its signature scheme')
+    .description('change a receiver URL, its subscription, its signature scheme and/or its delivery mode')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
