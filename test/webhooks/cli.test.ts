@@ -98,6 +98,23 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       ],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
       [
+        [
+          'receivers',
+          'update',
+          '00000000-0000-4000-8000-000000000002',
+          '--type',
+          'LEARNING_OPPORTUNITY_UPDATED',
+          '--all-types',
+        ],
+        2,
+        /--type and --all-types exclude each other/,
+      ],
+      [
+        ['deliveries', 'replay-dead', '--event', '00000000-0000-4000-8000-000000000003'],
+        3,
+        /Event 00000000-0000-4000-8000-000000000003 was not found/,
+      ],
+      [
         ['events', 'redeliver', '00000000-0000-4000-8000-000000000000'],
         3,
         /Event 00000000-0000-4000-8000-000000000000 was not found/,
