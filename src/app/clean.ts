@@ -5,7 +5,10 @@ import { ConfigError, loadConfig } from '../kernel/config.ts';
 import { cleanEmbedded } from '../db/clean-embedded.ts';
 
 try {
-  process.exitCode = await cleanEmbedded(loadConfig().dataDir, (line) => process.stdout.write(`${line}\n`));
+  const config = loadConfig();
+  process.exitCode = await cleanEmbedded(config.dataDir, (line) => process.stdout.write(`${line}\n`), {
+    databaseUrl: config.databaseUrl,
+  });
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`${error.message}\n`);

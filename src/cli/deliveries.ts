@@ -7,6 +7,13 @@ import { positiveInt } from './arguments.ts';
 import { output, progress, table, withDatabase } from './run.ts';
 import { withBoss } from './with-boss.ts';
 
+// `remaining` counts the receiver's (or every) dead letters left, whatever --event picked: with it,
+// other events' letters stay too, not only those of disabled receivers.
+const remainingWhy = (eventId: string | undefined) =>
+  eventId === undefined
+    ? ' (those of disabled receivers)'
+    : " (other events' letters, and those of disabled receivers)";
+
 const receiverOption = (value: string | undefined) => (value === undefined ? undefined : parseId(value, 'receiver'));
 
 export function registerDeliveryCommands(program: Command, config: Config): void {
@@ -58,7 +65,7 @@ export function registerDeliveryCommands(program: Command, config: Config): void
         opts.json,
         result,
         () =>
-          `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (their record has a newer delivery; --include-superseded sends them); ${result.remaining} remain (disabled receivers).`,
+          `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (their record has a newer delivery; --include-superseded sends them); ${result.remaining} remain${remainingWhy(eventId)}.`,
       );
     });
 }

@@ -12,7 +12,7 @@ import {
   removeReceiver,
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
-import { output, table, withDatabase } from './run.ts';
+import { CliError, output, table, withDatabase } from './run.ts';
 import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
 import { withBoss } from './with-boss.ts';
 import { registerAddReceiver } from './receiver-add.ts';
@@ -66,7 +66,7 @@ function registerList(receivers: Command, config: Config): void {
 function registerUpdate(receivers: Command, config: Config): void {
   receivers
     .command('update')
-    .description('change a receiver URL, its subscription and/or its signature scheme')
+    .description('change a receiver URL, its subscription, its signature scheme and/or its delivery mode')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
@@ -79,6 +79,12 @@ function registerUpdate(receivers: Command, config: Config): void {
         id: string,
         opts: { url?: string; type: string[]; allTypes?: boolean; scheme?: string; mode?: string; json?: boolean },
       ) => {
+        // Both would be a subscription and its opposite: refuse rather than let one silently win.
+        if (opts.allTypes && opts.type.length)
+          throw new CliError(
+            '--type and --all-types exclude each other: give the types, or --all-types for every type',
+            2,
+          );
         const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
         const changed = await withDatabase(config, async (db) =>
           updateReceiver(await receiverDeps(config, db), parseId(id), {

@@ -15,6 +15,10 @@ import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cl
 import { checkoutLeftovers, runtimeDirPath } from './postgres-placement.ts';
 
 const DATA_DIR_FILES = ['embedded-url', 'demo-key', 'secret-key'];
+// With DATABASE_URL set (and no SECRET_ENCRYPTION_KEY) the generated secret-key seals that
+// database's receiver secrets, which clean does not touch: removing it would leave them sealed
+// under a key nobody holds, and the next start or migrate on that database refuses.
+const KEPT_WITH_DATABASE_URL = 'secret-key';
 
 /** The first process (pid) whose executable lies under `dir`, or null (Linux /proc; elsewhere null). */
 async function runningFrom(dir: string): Promise<number | null> {
@@ -28,7 +32,11 @@ async function runningFrom(dir: string): Promise<number | null> {
 }
 
 /** What `npm run clean` printed and its exit code (1: a cluster is in use, nothing removed). */
-export async function cleanEmbedded(dataDir: string, say: (line: string) => void): Promise<number> {
+export async function cleanEmbedded(
+  dataDir: string,
+  say: (line: string) => void,
+  options: { databaseUrl?: string } = {},
+): Promise<number> {
   const { clusters, runtimeEntries } = await checkoutLeftovers(resolve(dataDir, 'pg'));
   for (const cluster of clusters) {
     const state = await clusterState(cluster);
@@ -43,8 +51,15 @@ export async function cleanEmbedded(dataDir: string, say: (line: string) => void
   const paths = [
     ...clusters.flatMap((c) => [c, passwordFile(c), ownerFile(c)]),
     ...runtimeEntries,
-    ...DATA_DIR_FILES.map((name) => resolve(dataDir, name)),
+    ...DATA_DIR_FILES.filter((name) => !(options.databaseUrl && name === KEPT_WITH_DATABASE_URL)).map((name) =>
+      resolve(dataDir, name),
+    ),
   ];
+  const keptKey = resolve(dataDir, KEPT_WITH_DATABASE_URL);
+  if (options.databaseUrl && existsSync(keptKey))
+    say(
+      `kept ${keptKey}: with DATABASE_URL set it may seal that database's receiver secrets (move it into SECRET_ENCRYPTION_KEY, or remove it yourself once no database needs it)`,
+    );
   let removed = 0;
   for (const path of paths) {
     if (!existsSync(path)) continue;

@@ -98,6 +98,23 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       ],
       [['receivers', 'disable', 'not-a-uuid'], 2, /id: must be a UUID/],
       [
+        [
+          'receivers',
+          'update',
+          '00000000-0000-4000-8000-000000000002',
+          '--type',
+          'LEARNING_OPPORTUNITY_UPDATED',
+          '--all-types',
+        ],
+        2,
+        /--type and --all-types exclude each other/,
+      ],
+      [
+        ['deliveries', 'replay-dead', '--event', '00000000-0000-4000-8000-000000000003'],
+        3,
+        /Event 00000000-0000-4000-8000-000000000003 was not found/,
+      ],
+      [
         ['events', 'redeliver', '00000000-0000-4000-8000-000000000000'],
         3,
         /Event 00000000-0000-4000-8000-000000000000 was not found/,
@@ -168,5 +185,32 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const refused = await cli('events', 'redeliver', eventId, '--receiver', info.id);
     expect(refused.code, refused.stderr).to.equal(5);
     expect(refused.stderr).to.match(/Receiver .* is disabled; enable it first/);
+  });
+
+  it("replay-dead --event says the letters left are other events', not disabled receivers'", async () => {
+    receiver.reply({ status: 500 });
+    const info = await stack.addReceiver(receiver.url, { secret: SECRET });
+    const eventIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      eventIds.push(
+        (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
+          .id,
+      );
+    }
+    await eventually(
+      async () => (await listDeadLetters(testDb().pool, { receiverId: info.id })).length === 2,
+      5000,
+      'two dead letters',
+    );
+
+    receiver.reply({ status: 200 });
+    const one = await cli('deliveries', 'replay-dead', '--receiver', info.id, '--event', eventIds[0]!);
+    expect(one.code, one.stderr).to.equal(0);
+    // The receiver is enabled: the letter left is the other event's.
+    expect(one.stdout).to.include('Replayed 1 dead letters; 0 skipped as superseded');
+    expect(one.stdout).to.include("1 remain (other events' letters, and those of disabled receivers).");
   });
 });

@@ -2,7 +2,7 @@
 // and the replay recipe moves a dead letter back to the delivery queue as attempt 1.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, REPLAY_PRIORITY } from '../../src/webhooks/queue/boss.ts';
 import {
   insertBareEvent,
   jobs,
@@ -71,5 +71,11 @@ describe('docs/webhooks-sql.md recipes', () => {
       [DELIVERY_QUEUE, receiverId],
     );
     expect(rows[0].n).to.equal(3);
+    // Below live deliveries, as `deliveries replay-dead` puts them (operations.md section 7).
+    const replayed = await testDb().pool.query<{ priority: number }>(
+      `select priority from ${BOSS_SCHEMA}.job where name = $1 and group_id = $2 and (data->>'attempt')::int = 1`,
+      [DELIVERY_QUEUE, receiverId],
+    );
+    expect(replayed.rows.map((r) => r.priority)).to.deep.equal([REPLAY_PRIORITY]);
   });
 });

@@ -99,7 +99,7 @@ export async function listDeadLetters(
  * Moves dead letters of enabled receivers back to the delivery queue (attempt 1, same event id), in
  * batches of `batchSize`, each one transaction, behind every other delivery (REPLAY_PRIORITY: a
  * large replay does not hold up the live deliveries to other receivers). Dead letters of disabled
- * receivers stay. An unknown `receiverId` is NOT_FOUND. With `eventId`, only that event's dead letters
+ * receivers stay. An unknown `receiverId` or `eventId` is NOT_FOUND. With `eventId`, only that event's dead letters
  * (one, with `receiverId`: the console's "Replay").
  */
 export async function replayDeadLetters(
@@ -114,6 +114,10 @@ export async function replayDeadLetters(
 ): Promise<{ replayed: number; superseded: number; remaining: number }> {
   const receiverId = options.receiverId ?? null;
   if (receiverId) await requireReceiver(deps.pool, receiverId);
+  // Like the receiver: a mistyped event id is NOT_FOUND, not "0 replayed". Events that dead letters
+  // need are kept by retention, so an event that is gone has none.
+  if (options.eventId && !(await deps.pool.query('select 1 from event where id = $1', [options.eventId])).rowCount)
+    throw notFound(`Event ${options.eventId}`);
   let replayed = 0;
   let superseded = 0;
   for (;;) {
