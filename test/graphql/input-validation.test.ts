@@ -84,6 +84,11 @@ const CASES: [string, Change, string[]][] = [
   ],
   ['a lower-case currency', () => ({ price: { amount: '10.00', currency: 'eur' } }), ['input.price.currency']],
   ['a four-letter currency', () => ({ price: { amount: '10.00', currency: 'EURO' } }), ['input.price.currency']],
+  [
+    'a currency code ISO 4217 does not have',
+    () => ({ price: { amount: '10.00', currency: 'XXY' } }),
+    ['input.price.currency'],
+  ],
   ['a language that is no tag', () => ({ language: 'not a language!' }), ['input.language']],
   ['a one-letter language', () => ({ language: 'e' }), ['input.language']],
   ['an empty language', () => ({ language: '' }), ['input.language']],
