@@ -68,6 +68,13 @@ const httpUrl = z
   }, 'must be an absolute http(s) URL without credentials');
 export const optionalUrl = httpUrl.nullish().transform((v) => v ?? null);
 
+// Three capitals alone let "XXY" or "ABC" through. ICU's currency names know every ISO 4217 code,
+// withdrawn ones (DEM, HRK) included, so a record stored with an old code can still be re-sent.
+const CURRENCY_NAMES = new Intl.DisplayNames('en', { type: 'currency', fallback: 'none' });
+export const currency = z
+  .string()
+  .refine((s) => /^[A-Z]{3}$/.test(s) && CURRENCY_NAMES.of(s) !== undefined, 'must be an ISO 4217 code, e.g. EUR');
+
 export const language = z
   .string()
   .max(35)

@@ -5,6 +5,7 @@ import { AppError, badInput, type InvalidParam } from '../kernel/errors.ts';
 import { DEADLINE_TYPES, FORMATS, type LearningOpportunityContent } from './record.ts';
 import { checkRenderedSize } from './record-size.ts';
 import {
+  currency,
   decimal,
   items,
   language,
@@ -105,7 +106,7 @@ const contentSchema = z.object({
     .nullish()
     .transform((v) => v ?? []),
   price: z
-    .object({ amount: decimal, currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. EUR') })
+    .object({ amount: decimal, currency })
     .nullish()
     .transform((v) => v ?? null),
   sessions: items(session),

@@ -67,9 +67,12 @@ export function paceBodies(pacing: BodyPacing, maxBodyBytes: number): RequestHan
   return (req, res, next) => {
     const keyId = req.principal!.keyId;
     const length = req.headers['content-length'];
-    // Without a length (chunked) the body is charged once read (chargeRead); over the size limit it
-    // is refused unread (413).
-    if (length === undefined || Number(length) > maxBodyBytes) return next();
+    // Without a length (chunked) the body is charged once read (chargeRead).
+    if (length === undefined) return next();
+    // A declared length over the limit is refused unread, and the connection closed: express.json
+    // would drain every byte (20 MB at the client's pace, uncharged) before its 413.
+    if (Number(length) > maxBodyBytes)
+      return next(new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts'));
     const wait = pacing.reserve(keyId, Number(length));
     if (wait === null) {
       const seconds = Math.max(1, Math.ceil(pacing.retryAfterMs(keyId, Number(length)) / 1000));

@@ -20,6 +20,24 @@ export function schemaDetailsForGraphqlReadOnly(schema: GraphQLSchema): ApolloSe
             for (const error of errors ?? []) error.message = error.message.replace(SUGGESTION, '');
           };
         },
+        // A variable that does not fit its type is refused after validation, by graphql-js's
+        // coercion, whose messages suggest too ('Field "titel" ... Did you mean "title"?').
+        async willSendResponse({ response }) {
+          if (response.body.kind !== 'single' || !response.body.singleResult.errors) return;
+          response.body.singleResult.errors = response.body.singleResult.errors.map((error) => {
+            const params = error.extensions?.invalidParams as { name: string; reason: string }[] | undefined;
+            return {
+              ...error,
+              message: error.message.replace(SUGGESTION, ''),
+              ...(params && {
+                extensions: {
+                  ...error.extensions,
+                  invalidParams: params.map((p) => ({ ...p, reason: p.reason.replace(SUGGESTION, '') })),
+                },
+              }),
+            };
+          });
+        },
         async didResolveOperation({ document }) {
           if (validate(schema, document, [NoSchemaIntrospectionCustomRule]).length === 0) return;
           throw new GraphQLError(

@@ -19,6 +19,7 @@ import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
 import { unavailableAs503 } from './unavailable-status.ts';
+import { variableProblems } from './variable-problems.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 export const SCHEMA_DIR = resolve(import.meta.dirname, '../../schema');
@@ -60,6 +61,7 @@ export async function createGraphQLMiddleware(deps: {
       schemaDetailsForGraphqlReadOnly(deps.schema),
       queryLimits(deps.schema, deps.limits),
       unavailableAs503(),
+      variableProblems(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
       compiledQueries(deps.schema),
     ],

@@ -1,5 +1,6 @@
 // POST /graphql takes at most GRAPHQL_MAX_BODY_BYTES (1 MiB here; the default is 4 MiB): a larger body is a 413 problem and writes nothing; a body
 // just under the limit is served.
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
@@ -56,6 +57,26 @@ describe('POST /graphql body limit', () => {
     const id = crypto.randomUUID();
     expectProblem(await post(upsertBody(id, 3 * LIMIT)), 413);
     expect(await exists(id)).to.equal(false);
+  });
+
+  it('answers a declared over-limit length with the 413 at once, before the body is sent', async () => {
+    const { host, port } = new URL(api.url);
+    const socket = connect(Number(port), host.replace(/:\d+$/, ''));
+    const head = new Promise<string>((resolve, reject) => {
+      socket.once('data', (chunk) => resolve(chunk.toString('latin1')));
+      socket.once('error', reject);
+    });
+    // Headers only: a client about to upload 20 MB learns the answer without sending a byte of it.
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${20 * LIMIT}\r\n\r\n`,
+    );
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('no answer within 2 s'), 2000));
+    try {
+      expect(await Promise.race([head, timeout])).to.match(/^HTTP\/1\.1 413 /);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('rejects an over-limit body sent chunked (no Content-Length) the same way', async () => {

@@ -7,6 +7,8 @@ import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { UPSERT } from '../support/graphql-documents.ts';
 import { expectProblem } from '../support/problem.ts';
 
 type Answer = {
@@ -126,6 +128,17 @@ describe('/graphql edges', () => {
     const withRead = await post(reader, query);
     expect(code(withRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
     expect(withRead.body.errors?.[0]?.message).to.match(/Did you mean "learningOpportunit/);
+  });
+
+  it('suggests nothing in the errors of a variable that does not fit its type, without graphql:read', async () => {
+    const input = { ...buildLearningOpportunityInput(), format: 'ONLIN', titel: 'x' };
+    const query = JSON.stringify({ query: UPSERT, variables: { input } });
+    const withoutRead = await post(writerOnly, query);
+    expect(withoutRead.status).to.equal(400);
+    expect(code(withoutRead)).to.equal('BAD_USER_INPUT');
+    expect(withoutRead.text).not.to.match(/Did you mean|"title"|ONLINE/);
+    const withRead = await post(reader, query);
+    expect(withRead.text).to.match(/Did you mean/);
   });
 
   it('lets only graphql:read introspect: a receivers:manage or catalog:write key gets 403 FORBIDDEN and no schema', async () => {

@@ -84,6 +84,11 @@ const CASES: [string, Change, string[]][] = [
   ],
   ['a lower-case currency', () => ({ price: { amount: '10.00', currency: 'eur' } }), ['input.price.currency']],
   ['a four-letter currency', () => ({ price: { amount: '10.00', currency: 'EURO' } }), ['input.price.currency']],
+  [
+    'a currency code ISO 4217 does not have',
+    () => ({ price: { amount: '10.00', currency: 'XXY' } }),
+    ['input.price.currency'],
+  ],
   ['a language that is no tag', () => ({ language: 'not a language!' }), ['input.language']],
   ['a one-letter language', () => ({ language: 'e' }), ['input.language']],
   ['an empty language', () => ({ language: '' }), ['input.language']],
@@ -198,26 +203,40 @@ describe('GraphQL input validation', () => {
     });
   }
 
-  // Enums, required fields and Int are checked by GraphQL itself before any resolver runs.
-  const TYPE_LEVEL: [string, Change][] = [
-    ['an unknown format', () => ({ format: 'PAPER' })],
-    ['an unknown session format', session({ format: 'VR' })],
-    ['an unknown deadline type', item('deadlines', { type: 'SOON' })],
-    ['a lower-case enum value', () => ({ format: 'online' })],
-    ['a missing title', () => ({ title: null })],
-    ['a fractional capacity', session({ capacity: 1.5 })],
-    ['a rating given as a string', item('externalReviews', { rating: '4.5' })],
-    ['an unknown field', () => ({ status: 'PUBLISHED' })],
+  // Enums, required fields and Int are checked by GraphQL itself before any resolver runs; the
+  // field is still named in invalidParams, as for every other bad input.
+  const TYPE_LEVEL: [string, Change, string][] = [
+    ['an unknown format', () => ({ format: 'PAPER' }), 'input.format'],
+    ['an unknown session format', session({ format: 'VR' }), 'input.sessions[0].format'],
+    ['an unknown deadline type', item('deadlines', { type: 'SOON' }), 'input.deadlines[0].type'],
+    ['a lower-case enum value', () => ({ format: 'online' }), 'input.format'],
+    ['a missing title', () => ({ title: null }), 'input.title'],
+    ['a fractional capacity', session({ capacity: 1.5 }), 'input.sessions[0].capacity'],
+    ['a rating given as a string', item('externalReviews', { rating: '4.5' }), 'input.externalReviews[0].rating'],
+    ['an unknown field', () => ({ status: 'PUBLISHED' }), 'input.status'],
   ];
-  for (const [what, change] of TYPE_LEVEL) {
-    it(`rejects ${what} at the GraphQL type level (HTTP 400, BAD_USER_INPUT) and writes nothing`, async () => {
+  for (const [what, change, name] of TYPE_LEVEL) {
+    it(`rejects ${what} at the GraphQL type level (HTTP 400, BAD_USER_INPUT naming ${name}) and writes nothing`, async () => {
       const fresh = buildLearningOpportunityInput();
       const res = await graphql(api, writer, UPSERT, { input: { ...fresh, ...change(fresh) } });
       expect(res.status).to.equal(400);
-      expect(onlyError(res).extensions?.code).to.equal('BAD_USER_INPUT');
+      const error = onlyError(res);
+      expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
+      expect((error.extensions?.invalidParams as { name: string }[]).map((p) => p.name)).to.deep.equal([name]);
       expect(await storedDoc(fresh.id)).to.equal(null);
     });
   }
+
+  it('names a type-level problem by the argument, whatever the client called its variable', async () => {
+    const fresh = buildLearningOpportunityInput();
+    const bulk = 'mutation($rows: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $rows) { id } }';
+    const res = await graphql(api, writer, bulk, { rows: [fresh, { ...fresh, id: randomUUID(), title: null }] });
+    expect(res.status).to.equal(400);
+    expect(onlyError(res).extensions?.invalidParams).to.deep.equal([
+      { name: 'inputs[1].title', reason: 'Expected non-nullable type "String!" not to be null' },
+    ]);
+    expect(await storedDoc(fresh.id)).to.equal(null);
+  });
 
   it('accepts current IANA zone names that ICU lists under older aliases', async () => {
     for (const timezone of ['Asia/Kolkata', 'Europe/Kyiv', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+1']) {
