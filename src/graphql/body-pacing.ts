@@ -69,8 +69,8 @@ export function paceBodies(pacing: BodyPacing, maxBodyBytes: number): RequestHan
     const length = req.headers['content-length'];
     // Without a length (chunked) the body is charged once read (chargeRead).
     if (length === undefined) return next();
-    // A declared length over the limit is refused unread, and the connection closed: express.json
-    // would drain every byte (20 MB at the client's pace, uncharged) before its 413.
+    // A declared length over the limit is answered 413 at once: express.json would first read every
+    // byte (20 MB at the client's pace, uncharged). Node discards what still arrives after the answer.
     if (Number(length) > maxBodyBytes)
       return next(new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts'));
     const wait = pacing.reserve(keyId, Number(length));
