@@ -68,7 +68,7 @@ type KeyJson = {
 };
 
 describe('CLI keys', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let api: Api;
   let created: KeyJson & { key: string };
   const probe = (key: string) => getJson(api, '/v1/learning-opportunities?limit=1', key);

@@ -55,7 +55,7 @@ async function runCliAs(uid: number, args: string[], env: Record<string, string>
 }
 
 describe('cli sync: refuses, before any request, local files it could only fail on or damage', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let api: Api;
   let key: string;
   let counting: ScriptedServer;
@@ -191,7 +191,7 @@ describe('cli sync: refuses, before any request, local files it could only fail 
 });
 
 describe('cli sync: one run per --state at a time (a lock file beside it)', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let api: Api;
   let key: string;
   let dir: string;

@@ -43,7 +43,7 @@ async function changeCatalog(api: Api, key: string, existing: { id: string }[]):
 }
 
 describe('sync over the change feed', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let api: Api;
   let key: string;
   let dir: string;

@@ -23,7 +23,7 @@ import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from 
 const SECRET = 'parity-test-secret-0123456789abcdef';
 
 describe('console actions = CLI commands', function () {
-  this.timeout(90_000);
+  this.timeout(180_000); // four CLI runs and a browser: 70 s seen on a slow 2-core machine with 4 files in parallel
   let stack: WebhookStack;
   let browser: Browser | null = null;
   let page: Page;

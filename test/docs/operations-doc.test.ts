@@ -33,7 +33,7 @@ describe('docs/operations.md', () => {
   });
 
   it('has an `npm run cli -- ...` line for every command and subcommand of the CLI', async function () {
-    this.timeout(60_000);
+    this.timeout(120_000);
     const cli = (...args: string[]) =>
       run(process.execPath, [join(ROOT, 'src/cli/main.ts'), ...args, '--help'], {
         env: { ...process.env, LOG_LEVEL: 'silent' },
