@@ -4,7 +4,6 @@
 // files the embedded default keeps in DATA_DIR (embedded-url, demo-key, secret-key). Nothing of
 // another checkout (other keys) is touched. A cluster in use by a running service is not removed
 // (the command refuses, removing nothing); one left running by a killed service is stopped first.
-// The shared runtime directory goes too when nothing of any checkout is left in it.
 // Staged binaries that a running PostgreSQL executes (another cluster of this checkout, such as the
 // test suite's throw-away ones) are kept: removing them would break it mid-run.
 import { existsSync } from 'node:fs';
@@ -12,7 +11,7 @@ import { readdir, readlink, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { passwordFile } from './embedded-postgres.ts';
 import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
-import { checkoutLeftovers, runtimeDirPath } from './postgres-placement.ts';
+import { checkoutLeftovers } from './postgres-placement.ts';
 
 const DATA_DIR_FILES = ['embedded-url', 'demo-key', 'secret-key'];
 // With DATABASE_URL set (and no SECRET_ENCRYPTION_KEY) the generated secret-key seals that
@@ -72,9 +71,9 @@ export async function cleanEmbedded(
     say(`removed ${path}`);
     removed += 1;
   }
-  // The directories themselves only when nothing else is in them (rmdir refuses a directory that is
-  // not empty, so another checkout's entries keep the shared runtime directory).
-  for (const dir of [resolve(dataDir), dirname(clusters[1]!), runtimeDirPath()]) {
+  // The directories themselves only when nothing else is in them (the shared runtime directory stays:
+  // another checkout may be placing things in it right now).
+  for (const dir of [resolve(dataDir), dirname(clusters[1]!)]) {
     if (existsSync(dir) && (await readdir(dir)).length === 0)
       await rmdir(dir).then(
         () => say(`removed ${dir}`),
