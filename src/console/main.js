@@ -98,14 +98,14 @@ const ctx = {
   },
 };
 
-// Each navigation renders into a detached fragment and shows it only if no later navigation started
-// meanwhile: a hash change and an Apply a moment apart used to append two tables to one page.
-let latestRoute = 0;
-
+// Each navigation clears the page at once and renders into a container of its own: a render that a
+// later navigation overtook (an Apply pressed while the page was loading) goes on into its container,
+// no longer in the page, instead of appending a second table to the new one. (Keeping the old page
+// up until the new one was ready let clicks land on buttons about to be replaced.)
 async function route() {
   if (!scopes) return;
-  const generation = ++latestRoute;
-  const view = document.createDocumentFragment();
+  const view = document.createElement('div');
+  main.replaceChildren(view);
   const [, page, id] = (location.hash || '#/').slice(1).split('/');
   try {
     if (page === 'receivers' && id) await renderReceiver(view, ctx, decodeURIComponent(id));
@@ -116,7 +116,6 @@ async function route() {
     if (error instanceof ApiError && error.status === 401) return signOut(describe(error));
     view.replaceChildren(h('p', { class: 'error', role: 'alert' }, describe(error)));
   }
-  if (generation === latestRoute && scopes) main.replaceChildren(view);
 }
 
 async function start() {
