@@ -83,7 +83,10 @@ describe('console actions = CLI commands', function () {
   before(async function () {
     this.timeout(600_000);
     await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
+    // One attempt (a failure is a dead letter at once), so a slow answer must not count as one: the
+    // receivers run in this process, which the browser and the CLI runs keep busy on a loaded 2-core
+    // machine (the suite's 1 s timeout once turned the console's test event into a dead letter).
+    stack = await startWebhookStack({ config: { maxAttempts: 1, timeoutMs: 15_000 } });
     browser = await launchChromiumOrSkip(this);
     const add = async () => {
       const receiver = await startReceiver();

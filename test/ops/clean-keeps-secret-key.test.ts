@@ -7,14 +7,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { REPO } from '../support/service-process.ts';
+import { privateClone } from '../support/private-clone.ts';
+
+// From a clone of its own: as root, clean also removes the checkout's staged PostgreSQL binaries,
+// which other tests of this checkout start clusters from at the same time.
+let clone = '';
 
 function clean(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'npm',
       ['run', '--silent', 'clean'],
-      { cwd: REPO, env: { ...process.env, SECRET_ENCRYPTION_KEY: '', ...env } },
+      { cwd: join(clone, 'p'), env: { ...process.env, SECRET_ENCRYPTION_KEY: '', ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
@@ -23,6 +27,12 @@ function clean(env: Record<string, string>): Promise<{ code: number; stdout: str
 describe('npm run clean and the secret key of a DATABASE_URL database', function () {
   this.timeout(60_000);
   let data: string;
+  before(async () => {
+    clone = await privateClone();
+  });
+  after(async () => {
+    await rm(clone, { recursive: true, force: true });
+  });
   beforeEach(async () => {
     data = await mkdtemp(join(tmpdir(), 'lods-clean-key-'));
     await writeFile(join(data, 'secret-key'), 'key-sealing-that-database\n', { mode: 0o600 });

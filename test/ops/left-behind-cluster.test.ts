@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { privateClone } from '../support/private-clone.ts';
-import { REPO, type ServiceProcess, startService } from '../support/service-process.ts';
+import { type ServiceProcess, startService } from '../support/service-process.ts';
 
 /** A data directory PostgreSQL can reach (mkdtemp makes 0700 ones). */
 async function dataDir(): Promise<string> {
@@ -85,13 +85,18 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
   });
 
   it('npm run clean refuses while the service runs, then stops a left-behind cluster and removes it with its password and DATA_DIR files', async () => {
+    // From a clone of its own: as root, clean also removes the checkout's staged binaries, which
+    // other tests of this checkout start PostgreSQL from at the same time (CI saw `initdb ENOENT`).
+    const clone = await privateClone();
+    cleanups.push(clone);
+    const cwd = join(clone, 'p');
     const data = await dataDir();
     cleanups.push(data);
-    const service = await startService({ env: { DATA_DIR: data } });
+    const service = await startService({ cwd, env: { DATA_DIR: data } });
     services.push(service);
     const dir = clusterDir(service);
 
-    const refused = await clean(REPO, { DATA_DIR: data });
+    const refused = await clean(cwd, { DATA_DIR: data });
     expect(refused.code, refused.stdout + refused.stderr).to.equal(1);
     expect(refused.stdout).to.include(
       `the embedded PostgreSQL in ${dir} is in use by process ${service.child.pid}: stop the service (Ctrl-C) first; nothing was removed`,
@@ -100,7 +105,7 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
 
     const orphan = postmasterPid(dir);
     await killed(service);
-    const cleaned = await clean(REPO, { DATA_DIR: data });
+    const cleaned = await clean(cwd, { DATA_DIR: data });
     expect(cleaned.code, cleaned.stdout + cleaned.stderr).to.equal(0);
     expect(running(orphan)).to.equal(false);
     expect(cleaned.stdout).to.include(`stopped the embedded PostgreSQL (pid ${orphan}) in ${dir}`);
@@ -115,7 +120,7 @@ describe('an embedded PostgreSQL left behind by a killed service', function () {
       expect(existsSync(path), path).to.equal(false);
     }
     expect(existsSync(data), 'the emptied DATA_DIR goes too').to.equal(false);
-    expect((await clean(REPO, { DATA_DIR: data })).stdout).to.include('nothing to remove');
+    expect((await clean(cwd, { DATA_DIR: data })).stdout).to.include('nothing to remove');
   });
 
   it('as root from a private clone: npm run clean removes its cluster and staged binaries under /var/tmp, and nothing else there', async function () {
