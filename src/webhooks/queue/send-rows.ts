@@ -19,7 +19,7 @@ export type ReceiverRow = {
 /** An event row as read for sending (EVENT_TO_SEND_COLUMNS); version a string (pg's bigint) or a number (JSON). */
 export type EventRow = { id: string; type: string; version: string | number; body: string };
 
-/** The columns of an event to send, of the event aliased `e`. */
+/** The columns of an event to send, of the event aliased `e` (the settling statement returns the same four as `claimEvent*`). */
 export const EVENT_TO_SEND_COLUMNS = 'e.id, e.type, e.version, e.body';
 /** The columns of a receiver to send to, of the receiver aliased `r` (a previous secret only while its grace runs). */
 export const RECEIVER_TO_SEND_COLUMNS = `r.id, r.url, r.secret, r.secret_ciphertext, r.secret_key_id, r.enabled,
