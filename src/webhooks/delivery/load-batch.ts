@@ -14,7 +14,7 @@ import type { DeliveryJob } from '../queue/boss.ts';
 import { adoptLanelessJobs } from '../queue/lane-adoption.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import type { InFlight } from './in-flight.ts';
-import type { Claims } from '../queue/settle-jobs.ts';
+import type { Claims } from '../queue/settled-claims.ts';
 import { loadTargets, type ReceiverToSend, type Targets, targetsFromRows } from './load-targets.ts';
 import { recordLostAttempts } from './record-attempt.ts';
 import type { Item, ReceiverQueues } from './send-slots.ts';

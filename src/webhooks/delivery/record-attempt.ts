@@ -11,7 +11,8 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { reportAutomaticDisables } from '../receivers/auto-disable.ts';
 import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../queue/boss.ts';
-import { type Claims, type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
+import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
+import type { Claims } from '../queue/settled-claims.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
 import type { SendResult } from './send-webhook.ts';
 

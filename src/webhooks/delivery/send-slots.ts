@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../../kernel/metrics.ts';
 import type { DeliveryJob, WebhookConfig } from '../queue/boss.ts';
-import type { Claims } from '../queue/settle-jobs.ts';
+import type { Claims } from '../queue/settled-claims.ts';
 import { headSuperseded } from '../queue/lane-reads.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import type { InFlight } from './in-flight.ts';

@@ -4,8 +4,9 @@
 import type { PoolClient } from 'pg';
 import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
-import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJob, type DeliveryJobData } from './boss.ts';
-import { type EventRow, RECEIVER_TO_SEND_COLUMNS, type ReceiverRow } from './send-rows.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
+import { RECEIVER_TO_SEND_COLUMNS } from './send-rows.ts';
+import { type ClaimColumns, type Claims, claimsOf } from './settled-claims.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
@@ -30,12 +31,6 @@ export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
 export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
-/**
- * With `claim`, the deliveries that lanes moved up, inserted as claims of the caller (send them, or
- * hand them back), with the rows of their events and receivers (delivery/load-targets.ts
- * targetsFromRows) and the ids of those behind which more events of their record wait (`followed`).
- */
-export type Claims = { jobs: DeliveryJob[]; events: EventRow[]; receivers: ReceiverRow[]; followed: Set<string> };
 export type SettleResult = {
   outcomes: SettleOutcome[];
   disabled: DisabledReceiver[];
@@ -186,50 +181,13 @@ const SETTLE_SQL = `
     left join event e on e.id = m.head_event and f.id is not null
    order by k.n`;
 
-type SettleRow = SettleOutcome & {
-  disabledId: string | null;
-  reason: DisabledReceiver['reason'] | null;
-  failingSince: string | null;
-  setAside: number;
-  claimId: string | null;
-  claimData: DeliveryJobData | null;
-  claimExpireSeconds: number | null;
-  claimGroupId: string | null;
-  claimFollowed: boolean | null;
-  claimEventId: string | null;
-  claimEventType: string | null;
-  claimEventVersion: string | null;
-  claimEventBody: string | null;
-  claimedReceivers: ReceiverRow[] | null;
-};
-
-/** The claims of a settling statement's rows (one per settlement at most), with their events and receivers. */
-function claimsOf(rows: readonly SettleRow[]): Claims {
-  const claims: Claims = { jobs: [], events: [], receivers: rows[0]?.claimedReceivers ?? [], followed: new Set() };
-  for (const r of rows) {
-    if (r.claimId === null || r.claimData === null) continue;
-    // As pg-boss's fetch returns a job, without the AbortSignal it adds for its own work handlers.
-    claims.jobs.push({
-      id: r.claimId,
-      name: DELIVERY_QUEUE,
-      data: r.claimData,
-      retryCount: 0,
-      expireInSeconds: r.claimExpireSeconds!,
-      heartbeatSeconds: null,
-      groupId: r.claimGroupId,
-    } as DeliveryJob);
-    if (r.claimFollowed) claims.followed.add(r.claimId);
-    // Missing when the event committed after this statement's snapshot: the loader reads it (load-batch.ts).
-    if (r.claimEventId !== null)
-      claims.events.push({
-        id: r.claimEventId,
-        type: r.claimEventType!,
-        version: r.claimEventVersion!,
-        body: r.claimEventBody!,
-      });
-  }
-  return claims;
-}
+type SettleRow = SettleOutcome &
+  ClaimColumns & {
+    disabledId: string | null;
+    reason: DisabledReceiver['reason'] | null;
+    failingSince: string | null;
+    setAside: number;
+  };
 
 /**
  * Settles claims in one statement through `db` (a pool, or a transaction's client): an outcome per
