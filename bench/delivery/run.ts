@@ -46,6 +46,8 @@ const positive = (name: string, fallback: number) => {
 };
 const COUNT = positive('BENCH_COUNT', 3000);
 const ROUNDS = positive('BENCH_ROUNDS', 3);
+// Rounds of the ordered drain row (ordering-run.ts): bare, drain, bare on a backlog of their own each; the median ratio counts.
+const ORDERED_ROUNDS = positive('BENCH_ORDERED_ROUNDS', 3);
 // Discarded first: the worker's first round pays for JIT, pools and prepared statements (its live p99 was 0.9-1.4 s, later rounds' 20-250 ms).
 const WARMUP_ROUNDS = Number(env.BENCH_WARMUP_ROUNDS ?? 1);
 if (!Number.isInteger(WARMUP_ROUNDS) || WARMUP_ROUNDS < 0)
@@ -342,6 +344,7 @@ async function main(): Promise<void> {
       receiver,
       drafts,
       count: COUNT,
+      orderedRounds: ORDERED_ROUNDS,
       batch: BATCH,
       rate: RATE,
       secret: SECRET,
