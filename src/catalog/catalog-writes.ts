@@ -1,7 +1,8 @@
 // The content platform's writes. Each call is one transaction, for one record or a batch: the
 // changes, the re-rendered records and their events (with delivery jobs) commit together or not at
 // all. A single-record write is a batch of one. Writers of the same id are serialised by
-// transaction-scoped advisory locks, taken in id order so that two batches cannot deadlock.
+// transaction-scoped advisory locks, taken in id order so that two batches cannot deadlock; in one
+// process they first queue in memory (id-gate.ts), so that waiting writers hold no connection.
 // Set-based: a batch of n records costs one lock statement, one load, one statement clearing the
 // nested rows of replaced records and one writing the records (write-docs.ts, the statement seed
 // uses too), then the events of the changed records: one insert, one receiver query and one insert
@@ -18,6 +19,7 @@ import type { LearningOpportunityContent } from './record.ts';
 import { archiveNext, planTransitions, planUpserts, publishNext, type Transition } from './write-plans.ts';
 import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
 import { deleteNestedRows, writeDocs } from './write-docs.ts';
+import { createIdGate, type IdGate } from './id-gate.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
 
@@ -36,15 +38,22 @@ type Deps = {
   recordChange: ChangeRecorder;
   clock?: () => Date;
   committed?: (ids: readonly string[]) => void;
+  /** The process's queue per id (made by createCatalogWrites). */
+  gate: IdGate;
 };
 
 const now = (deps: Deps): Date => deps.clock?.() ?? new Date();
 
-/** One transaction over `ids`; `committed` hears of them once it has committed. */
+/** One transaction over `ids`, entered once no other call of this process holds them; `committed` hears of them once it has committed. */
 async function inTransaction<T>(deps: Deps, ids: readonly string[], work: (em: EntityManager) => Promise<T>) {
-  const result = await deps.orm.em.fork().transactional(work);
-  deps.committed?.(ids);
-  return result;
+  const leave = await deps.gate.enter(ids);
+  try {
+    const result = await deps.orm.em.fork().transactional(work);
+    deps.committed?.(ids);
+    return result;
+  } finally {
+    leave();
+  }
 }
 
 /**
@@ -109,7 +118,8 @@ function deleteOne(deps: Deps, id: string): Promise<string> {
  * cache drops them at once, so that this process never answers its own writes with an old version;
  * other processes hear of them by NOTIFY).
  */
-export function createCatalogWrites(deps: Deps) {
+export function createCatalogWrites(options: Omit<Deps, 'gate'>) {
+  const deps: Deps = { ...options, gate: createIdGate() };
   const first = async (docs: Promise<string[]>): Promise<string> => (await docs)[0]!;
   return {
     upsertMany: (contents: readonly LearningOpportunityContent[]) => upsertMany(deps, contents),

@@ -43,8 +43,11 @@ describe('catalog writes', () => {
     await writes.delete(input.id); // dated 2031: it would lead every later internal list
   });
 
+  // A writer per call, as separate processes: one process's writers of an id queue in memory first
+  // (id-gate.ts); these race at the database's lock.
+  const separateWriter = () => createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+
   it('serialises concurrent first upserts of one id: all succeed, one record, last content wins whole', async () => {
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     const base = buildLearningOpportunityInput();
     const versions = [1, 2, 3, 4, 5].map((n) =>
       parseLearningOpportunityInput({
@@ -53,7 +56,7 @@ describe('catalog writes', () => {
         sessions: (base.sessions as unknown[]).slice(0, n % 2 ? 1 : 2),
       }),
     );
-    const results = await Promise.allSettled(versions.map((v) => writes.upsert(v)));
+    const results = await Promise.allSettled(versions.map((v) => separateWriter().upsert(v)));
     expect(
       results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
     ).to.deep.equal([]);
@@ -76,9 +79,9 @@ describe('catalog writes', () => {
     const input = buildLearningOpportunityInput();
     await writes.upsert(parseLearningOpportunityInput(input));
     await Promise.all([
-      writes.publish(input.id),
-      writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Raced edit' })),
-      writes.publish(input.id),
+      separateWriter().publish(input.id),
+      separateWriter().upsert(parseLearningOpportunityInput({ ...input, title: 'Raced edit' })),
+      separateWriter().publish(input.id),
     ]);
     const { rows } = await testDb().pool.query<{ doc: string; status: string; title: string }>(
       'select doc, status, title from learning_opportunity where id = $1',
