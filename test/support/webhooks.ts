@@ -128,6 +128,28 @@ export async function pendingDeliveries(receiverId: string, db: Database = testD
   return rows.map((r) => r.id);
 }
 
+/**
+ * What the queue holds for a receiver (its lanes, its jobs in both queues, its attempts), for the
+ * message of a test that waited in vain for a delivery.
+ */
+export async function deliveryState(receiverId: string, db: Database = testDb()): Promise<string> {
+  const [lanes, queued, attempts] = await Promise.all([
+    db.pool.query(
+      'select resource_id, head_job, head_event, waiting, queued_version, delivered_version, touched_at from delivery_lane where receiver_id = $1',
+      [receiverId],
+    ),
+    db.pool.query(
+      `select id, name, state, retry_count, priority, data, start_after, started_on from ${BOSS_SCHEMA}.job where data->>'receiverId' = $1 order by created_on`,
+      [receiverId],
+    ),
+    db.pool.query(
+      'select event_id, attempt, outcome, status_code, dead_lettered, started_at from delivery_attempt where receiver_id = $1 order by id',
+      [receiverId],
+    ),
+  ]);
+  return JSON.stringify({ lanes: lanes.rows, jobs: queued.rows, attempts: attempts.rows });
+}
+
 /** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
 export async function eventually<T>(
   check: () => Promise<T | null | undefined | false>,
