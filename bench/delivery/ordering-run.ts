@@ -10,7 +10,9 @@
 //            for the same code in one half hour).
 //   hot:     1,000 changes to one record committed with the worker stopped; the worker starts and
 //            BENCH_COUNT / 3 other records are published live (paced at BENCH_RATE, 4 streams): their
-//            commit-to-receipt latency (target p99 <= 20 ms), and how long the hot record took.
+//            commit-to-receipt latency (target p99 <= 20 ms), and how long the hot record took; just
+//            before, the same live traffic to other records without the hot record (a control: what
+//            the machine gives at that moment without it).
 //   latest:  the receiver switched to LATEST_STATE; BENCH_COUNT changes over BENCH_COUNT / 10 records
 //            committed with the worker stopped (an outage), then drained: deliveries sent vs changes.
 import type { Database } from '../../src/app/database.ts';
@@ -34,7 +36,8 @@ type Cpu = { processUs: number; databaseUs: number | null };
 export type OrderingRows = {
   /** The round of median ratio, with every round's ratio. */
   spread: SpreadRound & { ratios: number[]; records: number };
-  hot: { live: Summary; hotChanges: number; hotDeliveredMs: number; cpu: Cpu };
+  /** `control`: the same live traffic just before, without the hot record. */
+  hot: { live: Summary; control: Summary; hotChanges: number; hotDeliveredMs: number; cpu: Cpu };
   latest: { changes: number; records: number; sent: number; drainMs: number };
 };
 
@@ -137,6 +140,39 @@ async function spreadRound(
   return { drain, bare, ratio, cpu };
 }
 
+/**
+ * Publishes `records` live (one change per transaction, 4 streams, paced at BENCH_RATE) with the worker
+ * running, waits for them and `alsoExpected` other deliveries, and summarises the live changes' commit
+ * to receipt; `arrivedAt` has every arrival.
+ */
+async function publishLive(
+  ctx: OrderingContext,
+  records: readonly Draft[],
+  name: string,
+  since: string,
+  alsoExpected: number,
+): Promise<{ live: Summary; arrivedAt: Map<string, number> }> {
+  const { db, service, receiver } = ctx;
+  const committed = await service.publishLive(
+    records.map((r) => ({ id: r.id, doc: version(r.doc, 300) })),
+    { producer: 'recorder', streams: 4, batch: 1, rate: ctx.rate },
+  );
+  await receiver.waitFor(alsoExpected + records.length);
+  const { arrivals, duplicates } = await receiver.collect();
+  const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>(
+    'select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2',
+    [records.map((r) => r.id), since],
+  );
+  const arrivedAt = new Map(arrivals);
+  const delivered = liveEvents.filter((e) => arrivedAt.has(e.id));
+  const latencies = delivered.map((e) => arrivedAt.get(e.id)! - committed.get(e.resource_id)!);
+  const spanMs = Math.max(...delivered.map((e) => arrivedAt.get(e.id)!)) - Math.min(...committed.values());
+  return {
+    live: summarize({ name, delivered: latencies.length, spanMs, latenciesMs: latencies, duplicates }),
+    arrivedAt,
+  };
+}
+
 export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRows> {
   const { db, service, receiver, drafts, count, log } = ctx;
   await service.stopWorker();
@@ -154,7 +190,14 @@ export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRow
   const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]!;
   const spread = { ...middle, ratios, records: spreadRecords.length };
 
-  // hot
+  // hot, after a control: the same live traffic to other records without the hot record
+  const controlRecords = drafts.slice(
+    spreadRecords.length + Math.floor(count / 3),
+    spreadRecords.length + 2 * Math.floor(count / 3),
+  );
+  log(`ordering: control, ${controlRecords.length} live changes without a hot record (paced at ${ctx.rate}/s)...`);
+  await service.drain();
+  const { live: control } = await publishLive(ctx, controlRecords, 'live, no hot record (control)', mark[0]!.at, 0);
   await service.stopWorker();
   const hotRecord = drafts[drafts.length - 1]!;
   const HOT = 1000;
@@ -171,31 +214,11 @@ export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRow
   );
   const hotMeter = await ctx.cpu();
   const hotStart = await service.drain();
-  const committed = await service.publishLive(
-    liveRecords.map((r) => ({ id: r.id, doc: version(r.doc, 300) })),
-    { producer: 'recorder', streams: 4, batch: 1, rate: ctx.rate },
-  );
-  await receiver.waitFor(hotIds.size + liveRecords.length);
+  const { live, arrivedAt } = await publishLive(ctx, liveRecords, 'live beside a hot record', mark[0]!.at, hotIds.size);
   const hotCpu = await hotMeter(hotIds.size + liveRecords.length);
-  const { arrivals, duplicates } = await receiver.collect();
-  const { rows: liveEvents } = await db.pool.query<{ id: string; resource_id: string }>(
-    'select id, resource_id from event where resource_id = any($1::uuid[]) and occurred_at >= $2',
-    [liveRecords.map((r) => r.id), mark[0]!.at],
-  );
-  const arrivedAt = new Map(arrivals);
-  const delivered = liveEvents.filter((e) => arrivedAt.has(e.id));
-  const latencies = delivered.map((e) => arrivedAt.get(e.id)! - committed.get(e.resource_id)!);
-  const spanMs = Math.max(...delivered.map((e) => arrivedAt.get(e.id)!)) - Math.min(...committed.values());
-  const live = summarize({
-    name: 'live beside a hot record',
-    delivered: latencies.length,
-    spanMs,
-    latenciesMs: latencies,
-    duplicates,
-  });
   const hotDeliveredMs = Math.max(...[...hotIds].map((id) => arrivedAt.get(id) ?? Infinity)) - hotStart;
   log(
-    `ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms; the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms; CPU per delivery: worker and producers ${cpuText(hotCpu)}`,
+    `ordering: live p50 ${live.p50?.toFixed(1)} ms, p99 ${live.p99?.toFixed(1)} ms (control without the hot record: p99 ${control.p99?.toFixed(1)} ms); the hot record's ${hotIds.size} deliveries in ${hotDeliveredMs.toFixed(0)} ms; CPU per delivery: worker and producers ${cpuText(hotCpu)}`,
   );
 
   // latest
@@ -222,7 +245,7 @@ export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRow
   log(
     `ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`,
   );
-  return { spread, hot: { live, hotChanges: hotIds.size, hotDeliveredMs, cpu: hotCpu }, latest };
+  return { spread, hot: { live, control, hotChanges: hotIds.size, hotDeliveredMs, cpu: hotCpu }, latest };
 }
 
 /** The ordering rows' table and verdicts, as printed after the rounds (or alone with BENCH_ONLY=ordering). */
@@ -234,9 +257,9 @@ export function orderingReport(
   const { spread, hot, latest } = rows;
   return (
     `\nordering rows (once, after the rounds)\n` +
-    `${table([spread.drain, spread.bare, hot.live])}\n` +
+    `${table([spread.drain, spread.bare, hot.live, hot.control])}\n` +
     `  ordered drain (${count} changes, 4 per record over ${spread.records} records) >= ${targets.orderedRatio}x bare, median of ${spread.ratios.length} rounds : ${verdict(spread.ratio >= targets.orderedRatio)} (${spread.ratio.toFixed(2)}x; rounds ${spread.ratios.map((r) => `${r.toFixed(2)}x`).join(', ')}; CPU per delivery in the median round: worker ${cpuText(spread.cpu)})\n` +
-    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms; CPU per delivery: worker and producers ${cpuText(hot.cpu)})\n` +
+    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms; the same traffic without it just before: ${hot.control.p99?.toFixed(1)} ms; CPU per delivery: worker and producers ${cpuText(hot.cpu)})\n` +
     `  LATEST_STATE after an outage: ${latest.sent} deliveries sent for ${latest.changes} changes to ${latest.records} records (drained in ${latest.drainMs.toFixed(0)} ms)\n`
   );
 }
