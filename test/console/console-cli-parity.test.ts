@@ -16,9 +16,8 @@ import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 import { cli } from '../support/cli.ts';
-import { publishOne } from '../support/console-world.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, publishOne, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 
 const SECRET = 'parity-test-secret-0123456789abcdef';
 

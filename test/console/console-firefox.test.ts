@@ -12,10 +12,10 @@ import type { Browser, ElementHandle, Page } from 'puppeteer-core';
 import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { testDb } from '../hooks.ts';
-import { type ConsoleWorld, publishOne, startConsoleWorld } from '../support/console-world.ts';
+import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
 import { firefoxOrSkip, launchFirefox } from '../support/firefox.ts';
 import { type FirefoxChrome, firefoxChrome } from '../support/firefox-chrome.ts';
-import { eventually } from '../support/webhooks.ts';
+import { eventually, publishOne } from '../support/webhooks.ts';
 
 const SECRET = 'console-firefox-secret-0123456789abcdef';
 const SCREENSHOTS = process.env.LODS_CONSOLE_SCREENSHOTS ? resolve(import.meta.dirname, '../../docs/console') : null;

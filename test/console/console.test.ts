@@ -14,8 +14,8 @@ import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
-import { type ConsoleWorld, publishOne as publish, startConsoleWorld } from '../support/console-world.ts';
-import { deliveryState, eventually, type WebhookStack } from '../support/webhooks.ts';
+import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
+import { deliveryState, eventually, publishOne as publish, type WebhookStack } from '../support/webhooks.ts';
 
 const SECRET = 'console-test-secret-0123456789abcdef';
 const SCREENSHOTS = process.env.LODS_CONSOLE_SCREENSHOTS ? resolve(import.meta.dirname, '../../docs/console') : null;

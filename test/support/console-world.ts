@@ -2,10 +2,7 @@
 // the real service and delivery worker of this test file's database (one attempt per delivery, so a
 // failing receiver has a dead letter at once), an API key that may do everything the console offers,
 // real HTTP receivers, and publications that become events.
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { testDb } from '../hooks.ts';
 import { createTestKey } from './api.ts';
-import { buildLearningOpportunityInput } from './factories.ts';
 import { startReceiver, type TestReceiver } from './receiver.ts';
 import { resetWebhooks, startWebhookStack, type WebhookStack } from './webhooks.ts';
 
@@ -36,13 +33,4 @@ export async function startConsoleWorld(): Promise<ConsoleWorld> {
       for (const r of receivers) await r.close();
     },
   };
-}
-
-/** Publishes a new learning opportunity; the id of its LEARNING_OPPORTUNITY_PUBLISHED event. */
-export async function publishOne(stack: WebhookStack): Promise<string> {
-  const input = buildLearningOpportunityInput();
-  await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-  await stack.api.writes.publish(input.id);
-  return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
-    .id;
 }

@@ -1,6 +1,7 @@
 // The webhook stack for tests: pg-boss on the suite's database, the API with the real fan-out and
 // (unless told otherwise) a delivery worker, all with small timings.
 import type { PgBoss } from 'pg-boss';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { loadConfig } from '../../src/kernel/config.ts';
 import type { Database } from '../../src/app/database.ts';
 import type { Logger } from '../../src/kernel/logger.ts';
@@ -19,6 +20,7 @@ import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { testDb } from '../hooks.ts';
 import { silentLogger, startTestApi } from './api.ts';
+import { buildLearningOpportunityInput } from './factories.ts';
 import { startReceiver, type TestReceiver } from './receiver.ts';
 
 /** The suite's SECRET_ENCRYPTION_KEY (also given to CLI child processes) and its keyring. */
@@ -202,4 +204,13 @@ export function webhookTestWorld(): { stack: WebhookStack | null; receiver: Test
     await world.receiver.close();
   });
   return world;
+}
+
+/** Publishes a new learning opportunity; the id of its LEARNING_OPPORTUNITY_PUBLISHED event. */
+export async function publishOne(stack: WebhookStack): Promise<string> {
+  const input = buildLearningOpportunityInput();
+  await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+  await stack.api.writes.publish(input.id);
+  return (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
+    .id;
 }

@@ -1,12 +1,10 @@
 // The operator commands, run as a user would (a child process on the suite's database): --json
 // prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
 import { expect } from 'chai';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { cli, json } from '../support/cli.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, publishOne, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'cli-test-secret-do-not-print-0123';
@@ -146,12 +144,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
   it('redelivers an event, lists dead letters and replays them, keeping the event id', async () => {
     receiver.reply({ status: 500 });
     const info = await stack.addReceiver(receiver.url, { secret: SECRET });
-    const input = buildLearningOpportunityInput();
-    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-    await stack.api.writes.publish(input.id);
-    const eventId = (
-      await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])
-    ).rows[0]!.id;
+    const eventId = await publishOne(stack);
 
     // One attempt (WEBHOOK_MAX_ATTEMPTS = 1 here), then a dead letter.
     await eventually(async () => (await listDeadLetters(testDb().pool)).length > 0, 5000, 'a dead letter');
@@ -191,15 +184,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     receiver.reply({ status: 500 });
     const info = await stack.addReceiver(receiver.url, { secret: SECRET });
     const eventIds: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const input = buildLearningOpportunityInput();
-      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-      await stack.api.writes.publish(input.id);
-      eventIds.push(
-        (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
-          .id,
-      );
-    }
+    for (let i = 0; i < 2; i++) eventIds.push(await publishOne(stack));
     await eventually(
       async () => (await listDeadLetters(testDb().pool, { receiverId: info.id })).length === 2,
       5000,

@@ -5,7 +5,6 @@
 // the old key while an API already restarted with the new one seals a secret (README key rotation).
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createLogger } from '../../src/kernel/logger.ts';
 import { deliveryAttempts } from '../../src/kernel/metrics.ts';
 import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts';
@@ -13,11 +12,11 @@ import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { createTestKey, graphql } from '../support/api.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import {
   eventually,
   jobs,
+  publishOne,
   resetWebhooks,
   startWebhookStack,
   TEST_SECRET_KEY,
@@ -58,15 +57,7 @@ describe('a receiver secret that cannot be opened', function () {
 
   async function publish(count: number): Promise<string[]> {
     const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const input = buildLearningOpportunityInput();
-      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-      await stack.api.writes.publish(input.id);
-      ids.push(
-        (await testDb().pool.query<{ id: string }>('select id from event where resource_id = $1', [input.id])).rows[0]!
-          .id,
-      );
-    }
+    for (let i = 0; i < count; i++) ids.push(await publishOne(stack));
     return ids;
   }
   const attemptsOf = async (receiverId: string) =>
