@@ -15,13 +15,8 @@ export function schemaDetailsForGraphqlReadOnly(schema: GraphQLSchema): ApolloSe
     async requestDidStart({ contextValue }) {
       if (contextValue.principal.scopes.has('graphql:read')) return;
       return {
-        async validationDidStart() {
-          return async (errors) => {
-            for (const error of errors ?? []) error.message = error.message.replace(SUGGESTION, '');
-          };
-        },
-        // A variable that does not fit its type is refused after validation, by graphql-js's
-        // coercion, whose messages suggest too ('Field "titel" ... Did you mean "title"?').
+        // Every error of the answer: validation's, and those of graphql-js's coercion of variables
+        // (after validation), whose messages and invalidParams suggest too ('Did you mean "title"?').
         async willSendResponse({ response }) {
           if (response.body.kind !== 'single' || !response.body.singleResult.errors) return;
           response.body.singleResult.errors = response.body.singleResult.errors.map((error) => {
