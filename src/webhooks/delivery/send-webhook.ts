@@ -127,20 +127,37 @@ function post(
         ? done('success', code, null, excerpt())
         : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
 
-    const request = target.module.request({
-      ...target.options,
-      method: 'POST',
-      agent: how.agent,
-      lookup: how.lookup,
-      headers: { ...how.headers, 'content-length': String(how.body.length) },
-    });
+    let request: http.ClientRequest;
     const timer = setTimeout(() => {
       // Headers already in: the status decides; the body was only being drained.
       finish(status === null ? done('timeout', null, 'timeout', null) : byStatus(status));
       request.destroy();
     }, timeoutMs);
 
-    request.on('response', (response) => {
+    const send = (retried: boolean) => {
+      request = target.module.request({
+        ...target.options,
+        method: 'POST',
+        // The retry on a connection of its own (no agent), not on another kept-alive one.
+        agent: retried ? false : how.agent,
+        lookup: how.lookup,
+        headers: { ...how.headers, 'content-length': String(how.body.length) },
+      });
+      request.on('response', (response) => onResponse(response));
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (status !== null) return finish(byStatus(status));
+        // A kept-alive connection the receiver closed as it was being reused (its idle timeout):
+        // the request never reached it. Sent once more, within the same deadline (what Node's
+        // documentation advises for reusedSocket); a receiver de-duplicates anyway. Seen in the suite:
+        // a replay became a connection_error dead letter its receiver never saw.
+        if (!retried && !settled && request.reusedSocket && STALE_SOCKET_ERRORS.has(error.code ?? ''))
+          return send(true);
+        finish(done('connection_error', null, errorClass(error), null));
+      });
+      request.end(how.body);
+    };
+
+    const onResponse = (response: http.IncomingMessage) => {
       status = response.statusCode ?? 0;
       response.on('data', (chunk: Buffer) => {
         if (received < EXCERPT_BYTES) chunks.push(chunk);
@@ -152,14 +169,13 @@ function post(
       });
       response.on('end', () => finish(byStatus(status!)));
       response.on('error', () => finish(byStatus(status!)));
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (status !== null) return finish(byStatus(status));
-      finish(done('connection_error', null, errorClass(error), null));
-    });
-    request.end(how.body);
+    };
+    send(false);
   });
 }
+
+/** How a reused keep-alive connection that the receiver had closed fails. */
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE']);
 
 const TARGETS_KEPT = 10_000;
 
