@@ -48,6 +48,8 @@ export function createReceiverQueues<T>(options: {
     queued: () => queued,
     /** Nothing of receiver `id` is being sent or queued. */
     idle: (id: string): boolean => (receivers.get(id)?.busy ?? 0) + (receivers.get(id)?.waiting.length ?? 0) === 0,
+    /** Receiver `id` has answered here (its queue is sized from its response times, not the small guess for an unknown one). */
+    measured: (id: string): boolean => (receivers.get(id)?.avgMs ?? null) !== null,
     /** Receivers with no room, to leave out of the next fetch. */
     full: (): string[] => [...receivers].filter(([, r]) => room(r) <= 0).map(([id]) => id),
     /**
