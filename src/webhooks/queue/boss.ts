@@ -36,7 +36,11 @@ type QueueConfig = Pick<
 >;
 
 /** A delivery job's payload: ids and the attempt number only, never a secret or a body. */
-export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number };
+/**
+ * A delivery job's payload. `step`: how many deliveries the job carried before this one (a lane's head
+ * job moves on to the lane's next event in place, settle-jobs.ts REUSED_CTE); part of the settling fence.
+ */
+export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number; step?: number };
 export type DeliveryJob = Job<DeliveryJobData>;
 /**
  * A dead letter's payload: the delivery and how many attempts it had; `reason` is set when it was set

@@ -144,12 +144,14 @@ export async function enqueueOrdered(
 
 /**
  * The lane part of the settling statement (settle-jobs.ts), over its relations `k` (the settlements:
- * job_id, event_id, receiver_id, next, next_job, outcome, held), `disabled` (receivers this statement
- * disables) and `set_aside` (waiting jobs of disabled receivers taken out: job_id). Defines:
+ * job_id, event_id, receiver_id, next, next_job, outcome, held, claim), `disabled` (receivers this
+ * statement disables) and `set_aside` (waiting jobs of disabled receivers taken out: job_id). Defines:
  * - lane_moved: the lanes whose head was settled here: a retry keeps the lane (its new job `next_job`
- *   is the head); done or dead moves the next waiting event up (head_job = next_job, a new job made
- *   by the caller from lane_promoted, `followed` when more events wait behind it) or leaves the lane idle; a receiver disabled (here or before)
- *   takes its waiting events out as dead letters (lane_set_aside);
+ *   is the head); done or dead moves the next waiting event up or leaves the lane idle. The event
+ *   moved up rides on the settled job itself when the settling worker claims it (`reused`, the
+ *   caller updates that job), else on a new job `next_job` made by the caller from lane_promoted;
+ *   `followed` when more events wait behind it. A receiver disabled (here or before) takes its
+ *   waiting events out as dead letters (lane_set_aside);
  * - lanes_aside: the lanes of heads that set_aside took out, emptied the same way.
  */
 export const LANES_ASIDE_CTE = `lanes_aside as (
@@ -159,7 +161,7 @@ export const LANES_ASIDE_CTE = `lanes_aside as (
 
 export const LANE_CTES = `
   lane_locked as materialized (
-    select l.receiver_id, l.resource_id, k.job_id, k.next, k.next_job, k.outcome = 'success' as ok, e.version,
+    select l.receiver_id, l.resource_id, k.job_id, k.next, k.next_job, k.claim, k.outcome = 'success' as ok, e.version,
            (k.receiver_id in (select id from disabled) or not coalesce(r.enabled, false)) as stop,
            coalesce(r.delivery_mode = 'latest_state', false) as latest, cardinality(l.waiting) as waiting_n
       from k
@@ -171,11 +173,17 @@ export const LANE_CTES = `
        for update of l),
   -- keep: a retry stays the head, unless a newer event waits behind it for a LATEST_STATE receiver
   -- (then the retry is superseded: not enqueued, and the newer one moves up).
+  -- reuse (the settling worker claims, k.claim): the next waiting event moves up on the settled job
+  -- itself (settle-jobs.ts REUSED_CTE), so head_job does not change. (touched_at still does: left
+  -- alone, the lane's update could be a HOT one, but lookups then walked the row's chain of versions,
+  -- 95 µs each on a table autovacuum had not visited, against 2-4 µs.)
   lane_next as materialized (
-    select x.*, x.next = 'retry' and not x.stop and not (x.latest and x.waiting_n > 0) as keep from lane_locked x),
+    select y.*, y.claim and not y.keep and not y.stop and y.waiting_n > 0 as reuse
+      from (select x.*, x.next = 'retry' and not x.stop and not (x.latest and x.waiting_n > 0) as keep from lane_locked x) y),
   lane_moved as (
     update delivery_lane l set
-      head_job = case when x.stop then null when x.keep then x.next_job when cardinality(l.waiting) = 0 then null else x.next_job end,
+      head_job = case when x.stop then null when x.keep then x.next_job when cardinality(l.waiting) = 0 then null
+                      when x.reuse then l.head_job else x.next_job end,
       head_event = case when x.stop then null when x.keep then l.head_event when cardinality(l.waiting) = 0 then null else l.waiting[1] end,
       waiting = case when x.stop then '{}' when x.keep then l.waiting else l.waiting[2:] end,
       replaced = case when x.stop then l.waiting else '{}' end,
@@ -184,10 +192,10 @@ export const LANE_CTES = `
       from lane_next x
      where l.receiver_id = x.receiver_id and l.resource_id = x.resource_id
     returning l.receiver_id, l.head_job, l.head_event, x.keep as retried, x.next = 'retry' and not x.keep and not x.stop as superseded_retry, x.job_id as settled_job, l.replaced,
-              cardinality(l.waiting) > 0 as followed),
+              cardinality(l.waiting) > 0 as followed, x.reuse as reused),
   ${LANES_ASIDE_CTE},
   lane_promoted as (
-    select head_event as event_id, receiver_id, head_job as job_id, followed from lane_moved where not retried and head_job is not null),
+    select head_event as event_id, receiver_id, head_job as job_id, followed from lane_moved where not retried and not reused and head_job is not null),
   lane_set_aside as (
     select unnest(replaced) as event_id, receiver_id from lane_moved
     union all select unnest(replaced), receiver_id from lanes_aside)`;

@@ -6,7 +6,7 @@ import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
 import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
 import { RECEIVER_TO_SEND_COLUMNS } from './send-rows.ts';
-import { type ClaimColumns, type Claims, claimsOf } from './settled-claims.ts';
+import { type ClaimColumns, type Claims, claimsOf, REUSED_CTE } from './settled-claims.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
 
@@ -51,26 +51,22 @@ const SET_ASIDE_CTE = `set_aside as (
     returning j.id as job_id, (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
 
 // The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id)`: the
-// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0; or
-// 'claim': the same, inserted already claimed by the settling worker, as a fetch would, so that it
-// is sent without waiting for a fetch), or a
+// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0), or a
 // dead letter ('dead', `attempt` being the attempts made), with the queue's own settings (what
 // boss.insert() writes; boss-schema.test.ts compares the two). `job_id`, when given, is the new job's
 // id (a lane's new head, lanes.ts).
 const FOLLOW_UPS_CTE = `followed as (
-    insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, state, started_on, heartbeat_on, ${JOB_SETTINGS_COLUMNS})
+    insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, ${JOB_SETTINGS_COLUMNS})
     select coalesce(f.job_id, gen_random_uuid()), q.name,
            case when f.next <> 'dead' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
                 else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
            case when f.next <> 'dead' then f.receiver_id::text end,
            t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second',
-           (case when f.next = 'claim' then 'active' else 'created' end)::${BOSS_SCHEMA}.job_state,
-           case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end, case when f.next = 'claim' then ${BOSS_SCHEMA}.job_now() end,
            ${jobSettings('q')}
       from follow f
       cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
       join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
-    returning id, name, data, state, expire_seconds, group_id)`;
+    returning id)`;
 
 const SET_ASIDE_SQL = `
   with disabled as (select unnest($1::uuid[]) as id),
@@ -102,31 +98,33 @@ export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds:
   return rows[0]!.n;
 }
 
-// One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced delete of the claimed
-// jobs (state active at the fetched retry count: a job that expired and was handed to another worker
-// is not ours any more), the attempt rows (also for claims no longer ours: the attempt happened),
-// for claims still ours whose receiver exists, the follow-up job with the queue's own settings
-// (what boss.insert() writes; the schema test compares the two), the receivers' health from the
-// recorded attempts (receiver-health-sql.ts), and, for a receiver that this disables, its waiting
-// deliveries moved to the dead letters (SET_ASIDE_CTE, as for an operator's disable). `id = any($1)`
-// makes the delete a primary-key lookup per job rather than a scan of the queue's whole backlog; the
-// fetched retry counts are looked up by job id in one jsonb object built once (an InitPlan), not
-// joined with `s`: the planner, which expects 10 rows of an unnest, nested that join the wrong way
-// round and scanned all of `s` once per deleted job (24 of a 47 ms statement for 236 settlements).
+// One statement, so one round trip and atomic without BEGIN/COMMIT: the fenced lock of the claimed
+// jobs (`held`: state active at the fetched retry count and step: a job that expired and was handed
+// to another worker, or that carries a later delivery, is not ours any more), the attempt rows (also
+// for claims no longer ours: the attempt happened), for claims still ours whose receiver exists, the
+// follow-up job with the queue's own settings (what boss.insert() writes; the schema test compares
+// the two), the receivers' health from the recorded attempts (receiver-health-sql.ts), for a
+// receiver that this disables, its waiting deliveries moved to the dead letters (SET_ASIDE_CTE, as
+// for an operator's disable), and the held jobs deleted or reused (REUSED_CTE). `id = any($1)` makes
+// the lock a primary-key lookup per job rather than a scan of the queue's whole backlog; the fences
+// are looked up by job id in one jsonb object built once (an InitPlan), not joined with `s`: the
+// planner, which expects 10 rows of an unnest, nested that join the wrong way round and scanned all
+// of `s` once per job (24 of a 47 ms statement for 236 settlements). The claims are joined with the
+// settlements by the settled job's id (the reused job's own).
 const SETTLE_SQL = `
   with s as (
-    select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
+    select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
                          $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[])
-      with ordinality as s (job_id, retry_count, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
+      with ordinality as s (job_id, fence, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
                             error, excerpt, outcome, next, delay_ms, reason, record, n)),
-  held as (
-    delete from ${BOSS_SCHEMA}.job j
+  held as materialized (
+    select j.id from ${BOSS_SCHEMA}.job j
      where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.state = 'active'
-       and j.retry_count = ((select jsonb_object($1::uuid[]::text[], $2::int[]::text[])) ->> j.id::text)::int
-    returning j.id),
+       and j.retry_count || ':' || coalesce(j.data->>'step', '0') = (select jsonb_object($1::uuid[]::text[], $2::text[])) ->> j.id::text
+       for update of j),
   k as materialized (
     select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
-           gen_random_uuid() as next_job from s),
+           gen_random_uuid() as next_job, $17::boolean as claim from s),
   recorded as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
@@ -154,7 +152,7 @@ const SETTLE_SQL = `
     union all
     select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null from set_aside
     union all
-    select event_id, receiver_id, 0, case when $17::boolean then 'claim' else 'promote' end, 0, null, job_id from lane_promoted
+    select event_id, receiver_id, 0, 'promote', 0, null, job_id from lane_promoted
     union all
     select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lane_set_aside),
   -- A LATEST_STATE retry that a newer waiting event superseded: its next attempt is not made.
@@ -162,7 +160,12 @@ const SETTLE_SQL = `
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
     select k.event_id, k.receiver_id, k.attempt + 1, now(), 0, 'superseded'
       from k join lane_moved m on m.settled_job = k.job_id where m.superseded_retry),
-  ${FOLLOW_UPS_CTE}
+  ${FOLLOW_UPS_CTE},
+  -- The settled jobs: deleted, or (claim) carrying their lane's next event.
+  released as (
+    delete from ${BOSS_SCHEMA}.job j
+     where j.name = '${DELIVERY_QUEUE}' and j.id in (select id from held) and j.id not in (select settled_job from lane_moved where reused)),
+  ${REUSED_CTE}
   select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
          (select count(*)::int from set_aside) as "setAside",
          -- The claim of the lane this settlement moved up, on the settlement's own row, with its event's
@@ -170,15 +173,14 @@ const SETTLE_SQL = `
          -- Built as JSON they took a third of the statement (escaping every body, then joining the
          -- claims with the lanes once per claim), and as much again to parse in the worker.
          f.id as "claimId", f.data as "claimData", f.expire_seconds as "claimExpireSeconds", f.group_id as "claimGroupId",
-         m.followed as "claimFollowed", e.id as "claimEventId", e.type as "claimEventType",
+         f.followed as "claimFollowed", e.id as "claimEventId", e.type as "claimEventType",
          e.version as "claimEventVersion", e.body as "claimEventBody",
          -- The claims' receivers (a few), on the first row only.
          case when k.n = 1 then (select json_agg(c) from (select ${RECEIVER_TO_SEND_COLUMNS} from receiver r
-            where r.id in (select (data->>'receiverId')::uuid from followed where state = 'active')) c) end as "claimedReceivers"
+            where r.id in (select (data->>'receiverId')::uuid from reused)) c) end as "claimedReceivers"
     from k left join health_updated u on u.id = k.receiver_id and u.reason is not null
-    left join lane_moved m on m.settled_job = k.job_id and not m.retried
-    left join followed f on f.id = m.head_job and f.state = 'active'
-    left join event e on e.id = m.head_event and f.id is not null
+    left join reused f on f.id = k.job_id
+    left join event e on e.id = (f.data->>'eventId')::uuid
    order by k.n`;
 
 type SettleRow = SettleOutcome &
@@ -206,7 +208,8 @@ export async function settleJobs(
     text: SETTLE_SQL,
     values: [
       column((s) => s.job.id),
-      column((s) => s.job.retryCount),
+      // The fence: the retry count fetched, and how many deliveries the job carried before (REUSED_CTE).
+      column((s) => `${s.job.retryCount}:${s.data.step ?? 0}`),
       column((s) => s.data.eventId),
       column((s) => s.data.receiverId),
       column((s) => s.data.attempt),
