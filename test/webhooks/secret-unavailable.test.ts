@@ -43,7 +43,9 @@ describe('a receiver secret that cannot be opened', function () {
     await resetWebhooks();
     logged = [];
     stack = await startWebhookStack({
-      config: { maxAttempts: MAX_ATTEMPTS, backoffBaseMs: 50, backoffMaxMs: 100 },
+      // The healthy receiver lives in this busy test process: a slow answer must not become a retry
+      // (a duplicate it would then receive; seen once in a full run on a loaded machine).
+      config: { maxAttempts: MAX_ATTEMPTS, backoffBaseMs: 50, backoffMaxMs: 100, timeoutMs: 15_000 },
       logger: createLogger({ level: 'info', destination: logSink }),
     });
     healthy = await startReceiver();
