@@ -1,6 +1,7 @@
 // webhooks/queue/ writes pgboss.job with its own statements where pg-boss's API takes more round trips or
 // has no call (settling with the attempt row, handing claims back, the NOTIFY channel). These tests
 // fail when pg-boss's schema or behaviour moves away from what those statements assume.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import {
   BOSS_SCHEMA,
@@ -11,9 +12,11 @@ import {
   handBackJobs,
   listenForDeliveries,
 } from '../../src/webhooks/queue/boss.ts';
+import { enqueueOrdered } from '../../src/webhooks/queue/lanes.ts';
 import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
 import {
   insertBareEvent,
+  jobs,
   removeBareEvent,
   resetWebhooks,
   startWebhookStack,
@@ -104,6 +107,47 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
       (await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }]))
         .outcomes,
     ).to.deep.equal([{ held: true, receiverExists: true }]);
+  });
+
+  it("moves a lane's settled job on to its next event as the settler's claim, and a stale settlement of the earlier delivery is not ours", async () => {
+    const { pool } = testDb();
+    await pool.query(`delete from ${BOSS_SCHEMA}.job where name = $1`, [DELIVERY_QUEUE]);
+    const resourceId = randomUUID();
+    const [first, second] = [randomUUID(), randomUUID()];
+    await pool.query(
+      `insert into event (id, type, resource_id, occurred_at, body, version)
+       values ($1, 'LEARNING_OPPORTUNITY_UPDATED', $3, now(), '{}', 1), ($2, 'LEARNING_OPPORTUNITY_UPDATED', $3, now(), '{}', 2)`,
+      [first, second, resourceId],
+    );
+    try {
+      await enqueueOrdered(
+        (text, values) => pool.query(text, values),
+        [first, second].map((id) => ({ eventId: id, receiverId })),
+      );
+      const head = await claim();
+      expect(head.data).to.deep.equal({ eventId: first, receiverId, attempt: 1 });
+      const settled = await settleJobs(pool, [{ job: head, data: head.data, attempt: null, next: { kind: 'done' } }], {
+        claim: true,
+      });
+      expect(settled.outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
+      const [next] = settled.claimed.jobs;
+      // The same job, still active, now carrying the second event.
+      expect([next!.id, next!.data]).to.deep.equal([head.id, { eventId: second, receiverId, attempt: 1, step: 1 }]);
+      expect(await jobs(DELIVERY_QUEUE)).to.deep.equal([{ state: 'active', data: next!.data }]);
+      // The first delivery settled again (a worker that lost its claim and never knew): same id, same
+      // retry count, but not the step the job is at.
+      expect(
+        (await settleJobs(pool, [{ job: head, data: head.data, attempt: null, next: { kind: 'done' } }])).outcomes,
+      ).to.deep.equal([{ held: false, receiverExists: true }]);
+      expect(await jobs(DELIVERY_QUEUE)).to.have.length(1);
+      expect(
+        (await settleJobs(pool, [{ job: next!, data: next!.data, attempt: null, next: { kind: 'done' } }])).outcomes,
+      ).to.deep.equal([{ held: true, receiverExists: true }]);
+      expect(await jobs(DELIVERY_QUEUE)).to.deep.equal([]);
+    } finally {
+      await pool.query('delete from delivery_lane where resource_id = $1', [resourceId]);
+      await pool.query('delete from event where id = any($1::uuid[])', [[first, second]]);
+    }
   });
 
   it('hears pg-boss announce a new delivery job on the channel it derives', async () => {

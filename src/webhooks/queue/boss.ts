@@ -35,10 +35,10 @@ type QueueConfig = Pick<
   | 'bossMaintenanceIntervalSeconds'
 >;
 
-/** A delivery job's payload: ids and the attempt number only, never a secret or a body. */
 /**
- * A delivery job's payload. `step`: how many deliveries the job carried before this one (a lane's head
- * job moves on to the lane's next event in place, settle-jobs.ts REUSED_CTE); part of the settling fence.
+ * A delivery job's payload: ids and the attempt number only, never a secret or a body. `step`: how many
+ * deliveries the job carried before this one (a lane's head job moves on to the lane's next event in
+ * place, settled-claims.ts REUSED_CTE); part of the settling fence.
  */
 export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number; step?: number };
 export type DeliveryJob = Job<DeliveryJobData>;

@@ -174,7 +174,7 @@ export const LANE_CTES = `
   -- keep: a retry stays the head, unless a newer event waits behind it for a LATEST_STATE receiver
   -- (then the retry is superseded: not enqueued, and the newer one moves up).
   -- reuse (the settling worker claims, k.claim): the next waiting event moves up on the settled job
-  -- itself (settle-jobs.ts REUSED_CTE), so head_job does not change. (touched_at still does: left
+  -- itself (settled-claims.ts REUSED_CTE), so head_job does not change. (touched_at still does: left
   -- alone, the lane's update could be a HOT one, but lookups then walked the row's chain of versions,
   -- 95 µs each on a table autovacuum had not visited, against 2-4 µs.)
   lane_next as materialized (
