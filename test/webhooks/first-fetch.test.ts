@@ -1,10 +1,11 @@
 // A worker that starts with a backlog knows nothing of its receivers yet, so each gets a small queue
-// (receiver-queues.ts) and the first fetch finds room for a few of its jobs. The rest wait a moment
-// for the receiver's first answers (delivery/load-batch.ts FIRST_ANSWERS_WAIT_MS): a fast receiver's
+// (receiver-queues.ts) and the first fetch finds room for a few of its jobs. The rest wait for the
+// receiver's first answers, up to FIRST_ANSWERS_WAIT_MS (delivery/load-batch.ts): a fast receiver's
 // queue then takes them all, and nothing goes back to the queue to be fetched and loaded again; a
 // receiver that has not answered by then gets the rest handed back, as before. Hand-backs are counted
 // by a trigger on pg-boss's job table (active -> created).
 import { expect } from 'chai';
+import { FIRST_ANSWERS_WAIT_MS } from '../../src/webhooks/delivery/load-batch.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { enqueueOrdered } from '../../src/webhooks/queue/lanes.ts';
 import { BOSS_SCHEMA } from '../../src/webhooks/queue/boss.ts';
@@ -51,20 +52,20 @@ describe('a worker starting with a backlog', () => {
     await testDb().pool.query(`drop trigger if exists test_hand_back on ${BOSS_SCHEMA}.job`);
   });
 
-  /** BACKLOG deliveries of distinct records to the receiver, queued while no worker runs; then a worker starts. */
-  async function backlogThenStart(): Promise<void> {
+  /** `count` deliveries of distinct records to the receiver, queued while no worker runs; then a worker starts. */
+  async function backlogThenStart(count: number, timeoutMs = stack.config.timeoutMs): Promise<void> {
     const { pool } = testDb();
     const { id: receiverId } = await stack.addReceiver(receiver.url);
-    const events = await Promise.all(Array.from({ length: BACKLOG }, () => insertBareEvent()));
+    const events = await Promise.all(Array.from({ length: count }, () => insertBareEvent()));
     const { queued } = await enqueueOrdered(
       (text, values) => pool.query(text, values),
       events.map((eventId) => ({ eventId, receiverId })),
     );
-    expect(queued).to.equal(BACKLOG);
+    expect(queued).to.equal(count);
     worker = await startDeliveryWorker({
       boss: stack.boss,
       pool,
-      config: stack.config,
+      config: { ...stack.config, timeoutMs },
       logger: silentLogger,
       secrets: testSecrets,
     });
@@ -74,18 +75,19 @@ describe('a worker starting with a backlog', () => {
     (await testDb().pool.query<{ n: number }>('select count(*)::int as n from test_hand_back')).rows[0]!.n;
 
   it('hands nothing back to a fast receiver: its first answers make room for the whole first fetch', async () => {
-    await backlogThenStart();
+    await backlogThenStart(BACKLOG);
     await receiver.waitFor(BACKLOG, 10_000);
     expect(await handBacks()).to.equal(0);
   });
 
-  it('hands back what a receiver that has not answered yet has no room for, and delivers it later', async () => {
-    receiver.reply({ status: 200, delayMs: 150 });
-    await backlogThenStart();
-    await receiver.waitFor(BACKLOG, 20_000);
+  it('hands back what a receiver that has not answered within the wait has no room for, and delivers it later', async () => {
+    const slow = 16;
+    receiver.reply({ status: 200, delayMs: FIRST_ANSWERS_WAIT_MS + 400 });
+    await backlogThenStart(slow, 3000);
+    await receiver.waitFor(slow, 20_000);
     // Room for 8 (4 in flight, 4 queued) of the first fetch; the receiver's first answer comes after the wait.
-    expect(await handBacks()).to.be.at.least(BACKLOG - 8);
+    expect(await handBacks()).to.be.at.least(slow - 8);
     const ids = new Set(receiver.requests.map((r) => r.headers['x-service-event-id']));
-    expect(ids.size, 'each delivery sent once').to.equal(BACKLOG);
+    expect(ids.size, 'each delivery sent once').to.equal(slow);
   });
 });

@@ -4,7 +4,7 @@
 // - fetched (the pump's fetch rounds): a job handed out again after its worker was lost gets a
 //   `worker_lost` attempt row first, and jobs without a lane (enqueued the pre-lanes way during an
 //   upgrade) are put into their lanes first (queue/lane-adoption.ts); what finds no room is handed back,
-//   after a short wait (FIRST_ANSWERS_WAIT_MS) when its receiver has not answered here yet;
+//   after waiting for its receiver's first answers when it has not answered here yet (#park);
 // - claimed by a settlement (the next delivery of a lane, queue/lanes.ts): its event and receiver come
 //   with it from the settling statement (no load round trip), and it takes the place of the delivery
 //   settled, never handed back for want of room.
@@ -35,14 +35,16 @@ export type BatchLoaderDeps = {
 };
 
 /**
- * How long jobs that found no room wait, when their receiver has not answered here yet, before being
- * handed back. An unknown receiver's queue is small (receiver-queues.ts), so the first fetch after a
- * start finds room for 8 of 200 jobs; a fast receiver's first answers come within a few ms and size
- * its queue for all of them, where a hand-back cost a statement now and a fetch and a load again
- * (192 of the 2,000 deliveries of each drain in bench:delivery). Far below the 2 s by which a job's
- * expiry exceeds what it may wait in a queue (worker.ts).
+ * The longest jobs that found no room wait, when their receiver has not answered here yet, for its
+ * first answers before being handed back. An unknown receiver's queue is small (receiver-queues.ts),
+ * so the first fetch after a start finds room for 8 of 200 jobs; a receiver's first answers size its
+ * queue from its response times, and the parked jobs are offered again every PARK_POLL_MS until none
+ * waits for an unknown receiver. A hand-back costs a statement now and a fetch and a load again (192
+ * of the 2,000 deliveries of each drain in bench:delivery were handed back). 500 ms of parking stays
+ * inside the 2 s by which a job's expiry exceeds its longest wait in a queue (worker.ts).
  */
-export const FIRST_ANSWERS_WAIT_MS = 20;
+export const FIRST_ANSWERS_WAIT_MS = 500;
+const PARK_POLL_MS = 5;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -54,6 +56,8 @@ export class BatchLoader {
   readonly #fetched: Promise<boolean>[] = [];
   /** Loads of claims whose events the settling statement could not see: not among those that hold fetch rounds back. */
   readonly #claimed = new Set<Promise<boolean>>();
+  /** Jobs parked for their receivers' first answers (FIRST_ANSWERS_WAIT_MS): not among those that hold fetch rounds back. */
+  readonly #parked = new Set<Promise<void>>();
   /** Receivers whose secret did not open at their last load: warned about once, until it opens again. */
   readonly #unopenable = new Set<string>();
 
@@ -117,7 +121,7 @@ export class BatchLoader {
 
   /** Resolves when every load under way has ended. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.#fetched, ...this.#claimed]);
+    await Promise.allSettled([...this.#fetched, ...this.#claimed, ...this.#parked]);
   }
 
   /** Loads a batch's events and receivers and queues it (`followed`: claims, see claimed()); false when nothing could be queued. */
@@ -152,12 +156,13 @@ export class BatchLoader {
         }));
       inFlight.loaded(jobs.length);
       // Claims take the places of the deliveries whose settlements claimed them (see claimed()).
-      let excess = queues.accept(items, { always: followed !== undefined });
+      const excess = queues.accept(items, { always: followed !== undefined });
       this.#deps.dispatch();
       if (excess.some((i) => !queues.measured(i.job.data.receiverId)) && !this.#deps.closing()) {
-        await sleep(FIRST_ANSWERS_WAIT_MS);
-        if (!this.#deps.closing()) excess = queues.accept(excess);
-        this.#deps.dispatch();
+        const parked = this.#park(excess);
+        this.#parked.add(parked);
+        void parked.finally(() => this.#parked.delete(parked));
+        return true;
       }
       await this.#deps.handBack(excess);
       return excess.length < jobs.length;
@@ -167,6 +172,22 @@ export class BatchLoader {
       await this.#deps.handBack(jobs.map((job) => ({ job, event: undefined, receiver: undefined })));
       return false;
     }
+  }
+
+  /** Offers `excess` again until no job of it waits for a receiver that has not answered yet, or FIRST_ANSWERS_WAIT_MS; hands back the rest. */
+  async #park(excess: Item[]): Promise<void> {
+    const { queues, closing, dispatch, handBack } = this.#deps;
+    const deadline = performance.now() + FIRST_ANSWERS_WAIT_MS;
+    let rest = excess;
+    while (!closing() && performance.now() < deadline && rest.some((i) => !queues.measured(i.job.data.receiverId))) {
+      await sleep(PARK_POLL_MS);
+      if (closing()) break;
+      rest = queues.accept(rest);
+      dispatch();
+    }
+    if (!closing() && rest.length > 0) rest = queues.accept(rest);
+    dispatch();
+    await handBack(rest);
   }
 
   /** Warns once per receiver whose secret did not open at its load, until it opens again. */
