@@ -54,10 +54,11 @@ export class BatchLoader {
   // pump round: a round ends when its last fetch returns, so that a job committed meanwhile is fetched
   // at once instead of after the loads of the round before.
   readonly #fetched: Promise<boolean>[] = [];
-  /** Loads of claims whose events the settling statement could not see: not among those that hold fetch rounds back. */
-  readonly #claimed = new Set<Promise<boolean>>();
-  /** Jobs parked for their receivers' first answers (FIRST_ANSWERS_WAIT_MS): not among those that hold fetch rounds back. */
-  readonly #parked = new Set<Promise<void>>();
+  /**
+   * Work under way that does not hold fetch rounds back: loads of claims whose events the settling
+   * statement could not see, and jobs parked for their receivers' first answers (#park).
+   */
+  readonly #aside = new Set<Promise<unknown>>();
   /** Receivers whose secret did not open at their last load: warned about once, until it opens again. */
   readonly #unopenable = new Set<string>();
 
@@ -115,13 +116,18 @@ export class BatchLoader {
     this.#deps.dispatch();
     if (unseen.length === 0) return;
     const load = this.#load(unseen, followed);
-    this.#claimed.add(load);
-    void load.finally(() => this.#claimed.delete(load));
+    this.#setAside(load);
   }
 
   /** Resolves when every load under way has ended. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.#fetched, ...this.#claimed, ...this.#parked]);
+    await Promise.allSettled([...this.#fetched, ...this.#aside]);
+  }
+
+  /** Tracks `work` until it ends (see #aside). */
+  #setAside(work: Promise<unknown>): void {
+    this.#aside.add(work);
+    void work.finally(() => this.#aside.delete(work));
   }
 
   /** Loads a batch's events and receivers and queues it (`followed`: claims, see claimed()); false when nothing could be queued. */
@@ -159,9 +165,7 @@ export class BatchLoader {
       const excess = queues.accept(items, { always: followed !== undefined });
       this.#deps.dispatch();
       if (excess.some((i) => !queues.measured(i.job.data.receiverId)) && !this.#deps.closing()) {
-        const parked = this.#park(excess);
-        this.#parked.add(parked);
-        void parked.finally(() => this.#parked.delete(parked));
+        this.#setAside(this.#park(excess));
         return true;
       }
       await this.#deps.handBack(excess);
@@ -185,8 +189,6 @@ export class BatchLoader {
       rest = queues.accept(rest);
       dispatch();
     }
-    if (!closing() && rest.length > 0) rest = queues.accept(rest);
-    dispatch();
     await handBack(rest);
   }
 

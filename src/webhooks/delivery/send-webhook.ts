@@ -143,7 +143,7 @@ function post(
         lookup: how.lookup,
         headers: { ...how.headers, 'content-length': String(how.body.length) },
       });
-      request.on('response', (response) => onResponse(response));
+      request.on('response', onResponse);
       request.on('error', (error: NodeJS.ErrnoException) => {
         if (status !== null) return finish(byStatus(status));
         // A kept-alive connection the receiver closed as it was being reused (its idle timeout):

@@ -65,8 +65,7 @@ const FOLLOW_UPS_CTE = `followed as (
            ${jobSettings('q')}
       from follow f
       cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
-      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end
-    returning id)`;
+      join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
 
 const SET_ASIDE_SQL = `
   with disabled as (select unnest($1::uuid[]) as id),
