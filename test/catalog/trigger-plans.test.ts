@@ -19,7 +19,6 @@ const BATCH = 3000;
 const ROWS_PER_RECORD = 20;
 
 type PlanNode = {
-  'Node Type': string;
   'Actual Rows': number;
   'Actual Loops': number;
   'Rows Removed by Filter'?: number;

@@ -69,7 +69,7 @@ describe('change feed long poll', function () {
     // a moment; a waiter holding one would hold it for its whole 20 s wait.
     const inUse = () => pool.totalCount - pool.idleCount;
     let fewest = inUse();
-    for (const until = Date.now() + 2000; fewest > 0 && Date.now() < until; fewest = Math.min(fewest, inUse()))
+    for (const deadline = Date.now() + 2000; fewest > 0 && Date.now() < deadline; fewest = Math.min(fewest, inUse()))
       await new Promise((resolve) => setTimeout(resolve, 2));
     expect(fewest, 'fewest connections in use while three requests wait').to.equal(0);
     expect(api.feed.waiters.waiting()).to.equal(3);
