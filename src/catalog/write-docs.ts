@@ -118,7 +118,12 @@ const UPDATED_ON_CONFLICT = {
   lifecycle: ['status', 'published_at', 'updated_at', 'doc'],
 };
 
-// The docs travel as lines (docsParameter). Even a lifecycle write is this insert, so that there is
+// The docs travel as lines (docsParameter), split by unnest(string_to_array(...)): planned with
+// the parameter's value, that array is a constant whose length the planner counts, where
+// string_to_table is estimated at 1,000 rows whatever the text. Costed as 1,000 records with their
+// nested rows, a one-record write crossed jit_above_cost on servers with JIT (PostgreSQL 15 here) and
+// spent 30 of its 40 ms compiling (bench/README.md, "JIT on single writes").
+// Even a lifecycle write is this insert, so that there is
 // one statement to keep in step with the columns; ON CONFLICT finds each present row through the
 // primary key (an UPDATE ... FROM the docs, tried, was no faster). `written` holds the records
 // inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone
@@ -130,7 +135,7 @@ function writeDocsSql(onConflict: OnConflict): string {
       ? 'do nothing'
       : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
   return `
-  with input as (select doc, doc::jsonb as r from string_to_table($1::text, E'\\n') as doc),
+  with input as (select doc, doc::jsonb as r from unnest(string_to_array($1::text, E'\\n')) as doc),
   upserted as (
     insert into learning_opportunity (${LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).join(', ')}, doc)
     select ${LEARNING_OPPORTUNITY_COLUMNS.map((c) => read('r', c)).join(', ')}, doc
