@@ -104,6 +104,7 @@ describe('one write path for the mutations and seed', () => {
     expect(await events()).to.equal(0);
     await resetCatalog();
   });
+
   it('plans a write of one record as one record: below jit_above_cost, so a server with JIT does not compile it', async () => {
     // Costed as 1,000 records (string_to_table's fixed estimate), every single write crossed
     // jit_above_cost and spent 30 of its 40 ms compiling on PostgreSQL 15 with JIT.
