@@ -5,12 +5,12 @@
 // whose package managers and account tools only record that they were called. As root, the
 // embedded PostgreSQL runs as an existing OS user and never creates one.
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'chai';
-import { findChromium } from '../support/chromium.ts';
-import { findFirefox } from '../support/firefox.ts';
+import { findChromium, launchChromiumOrSkip } from '../support/chromium.ts';
+import { findFirefox, firefoxOrSkip, launchFirefox } from '../support/firefox.ts';
 import { OS_USERS, rootIdentity } from '../../src/db/postgres-placement.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -106,4 +106,24 @@ describe('the suite leaves the machine alone', function () {
       .that.includes("install Debian's firefox-esr package (as .ci/run does)")
       .and.not.include('\n');
   });
+  // Chromium wrote its crash reporter's settings to ~/.config/chromium, Firefox its crash helper's to
+  // ~/.config/mozilla, and dconf its cache to ~/.cache: left in root's home by every run with browsers.
+  const BROWSERS: { name: string; start: (context: Mocha.Context) => Promise<{ close(): Promise<void> }> }[] = [
+    { name: 'Chromium', start: (context) => launchChromiumOrSkip(context) },
+    { name: 'Firefox', start: (context) => launchFirefox(firefoxOrSkip(context)) },
+  ];
+  for (const { name, start } of BROWSERS)
+    it(`${name}, started and closed as the browser tests do, writes nothing in the home directory`, async function () {
+      const home = await mkdtemp(join(tmpdir(), 'lods-home-'));
+      const before = process.env.HOME;
+      process.env.HOME = home;
+      try {
+        const browser = await start(this);
+        await browser.close();
+        expect(await readdir(home, { recursive: true })).to.deep.equal([]);
+      } finally {
+        process.env.HOME = before;
+        await rm(home, { recursive: true, force: true });
+      }
+    });
 });

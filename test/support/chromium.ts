@@ -4,6 +4,7 @@
 // line saying how to enable it. CI (.ci/run) installs Chromium before `npm test`.
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { withPrivateHome } from './browser-home.ts';
 
 const DEFAULT_PATH = '/usr/bin/chromium';
 
@@ -39,5 +40,5 @@ export async function launchChromiumOrSkip(context: Mocha.Context): Promise<Brow
     console.warn(`    skipped (browser test): ${found.missing}`);
     context.skip();
   }
-  return await chromium.launch({ executablePath: found.path, args: ARGS });
+  return await withPrivateHome((env) => chromium.launch({ executablePath: found.path, args: ARGS, env }));
 }

@@ -5,6 +5,7 @@
 // skipped with one line saying how to enable it. CI (.ci/run) installs Debian's firefox-esr.
 import { existsSync } from 'node:fs';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { withPrivateHome } from './browser-home.ts';
 
 const DEFAULT_PATHS = ['/usr/bin/firefox-esr', '/usr/bin/firefox'];
 
@@ -40,15 +41,18 @@ export function firefoxOrSkip(context: Mocha.Context): string {
  * window (test/support/firefox-chrome.ts), and its password manager is on as in a user's Firefox.
  */
 export async function launchFirefox(executablePath: string, options: { chrome?: boolean } = {}): Promise<Browser> {
-  return await puppeteer.launch({
-    browser: 'firefox',
-    protocol: 'webDriverBiDi',
-    executablePath,
-    headless: true,
-    defaultViewport: { width: 1400, height: 900 },
-    ...(options.chrome && {
-      args: ['-remote-allow-system-access'],
-      extraPrefsFirefox: { 'signon.rememberSignons': true },
+  return await withPrivateHome((env) =>
+    puppeteer.launch({
+      env,
+      browser: 'firefox',
+      protocol: 'webDriverBiDi',
+      executablePath,
+      headless: true,
+      defaultViewport: { width: 1400, height: 900 },
+      ...(options.chrome && {
+        args: ['-remote-allow-system-access'],
+        extraPrefsFirefox: { 'signon.rememberSignons': true },
+      }),
     }),
-  });
+  );
 }
