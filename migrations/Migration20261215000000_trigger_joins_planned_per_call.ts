@@ -30,11 +30,12 @@ export class Migration20261215000000_trigger_joins_planned_per_call extends Migr
         perform list_bucket_apply(a_at, a_id, a_pub, r_at, r_id, r_pub);
         return null;
       end $$`);
-    this.addSql(`
-      create or replace function list_entry_after_delete() returns trigger language plpgsql as $$ begin
-        execute 'delete from list_entry where id in (select id from old_rows)';
-        return null;
-      end $$`);
+    for (const table of ['list_entry', 'list_session'])
+      this.addSql(`
+        create or replace function ${table}_after_delete() returns trigger language plpgsql as $$ begin
+          execute 'delete from ${table} where id in (select id from old_rows)';
+          return null;
+        end $$`);
     this.addSql(`
       create or replace function list_session_after_write() returns trigger language plpgsql as $$ begin
         execute $q$
@@ -49,11 +50,6 @@ export class Migration20261215000000_trigger_joins_planned_per_call extends Migr
             from list_entry e cross join unnest(e.starts) t(s)
            where e.id in (select id from changed)
            order by e.id, t.s$q$;
-        return null;
-      end $$`);
-    this.addSql(`
-      create or replace function list_session_after_delete() returns trigger language plpgsql as $$ begin
-        execute 'delete from list_session where id in (select id from old_rows)';
         return null;
       end $$`);
   }

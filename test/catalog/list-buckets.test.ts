@@ -7,6 +7,7 @@ import pg from 'pg';
 import { createCatalogReads, PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, type Visibility } from '../../src/catalog/read-model.ts';
 import { testDb } from '../hooks.ts';
 import { resetCatalog } from '../support/factories.ts';
+import { type PlanNode, planNodes, rowsTouched } from '../support/query-plans.ts';
 
 type Bucket = { lo_id: string; n: string; n_all: string };
 const VISIBILITIES: Visibility[] = ['public', 'internal'];
@@ -82,14 +83,6 @@ async function expectEveryPageExact(limit: number, visibility: Visibility = 'pub
   expect(seen).to.deep.equal(expected);
 }
 
-type PlanNode = {
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-};
-
 /** Rows (or index entries) of learning_opportunity that the page statement read (EXPLAIN ANALYZE), every scan summed. */
 async function rowsRead(limit: number, offset: number, visibility: Visibility): Promise<number> {
   const values = visibility === 'public' ? [limit, offset, null, PAGE_MAX_BYTES_DEFAULT] : [limit, offset];
@@ -97,11 +90,9 @@ async function rowsRead(limit: number, offset: number, visibility: Visibility): 
     `explain (analyze, format json) ${PAGE_SQL[visibility]}`,
     values,
   );
-  const sum = (node: PlanNode): number =>
-    (node['Relation Name'] === 'learning_opportunity'
-      ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops']
-      : 0) + (node.Plans ?? []).reduce((total, child) => total + sum(child), 0);
-  return sum(rows[0]!['QUERY PLAN'][0].Plan);
+  return planNodes(rows[0]!['QUERY PLAN'][0].Plan)
+    .filter((node) => node['Relation Name'] === 'learning_opportunity')
+    .reduce((total, node) => total + rowsTouched(node), 0);
 }
 
 describe('list paging over range counts (list_bucket), public and internal', () => {

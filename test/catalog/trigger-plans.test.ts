@@ -13,27 +13,16 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { testDb } from '../hooks.ts';
 import { resetCatalog } from '../support/factories.ts';
+import { type PlanNode, planNodes, rowsTouched } from '../support/query-plans.ts';
 
 const BATCH = 3000;
 /** Rows any one plan node may read per written record (a linear plan reads a few). */
 const ROWS_PER_RECORD = 20;
 
-type PlanNode = {
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Join Filter'?: number;
-  Plans?: PlanNode[];
-};
 type LoggedPlan = { 'Query Text': string; Plan: PlanNode };
 
 /** The most rows one node of the plan read or produced, over all its loops. */
-function busiestNode(node: PlanNode): number {
-  const own =
-    (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Join Filter'] ?? 0)) *
-    node['Actual Loops'];
-  return Math.max(own, ...(node.Plans ?? []).map(busiestNode));
-}
+const busiestNode = (plan: PlanNode): number => Math.max(...planNodes(plan).map(rowsTouched));
 
 // A record with one topic and one session, so that every trigger has rows to write.
 const INSERT_SQL = `
