@@ -63,12 +63,15 @@ export const isPlainList = (query: ListQuery): boolean =>
   query.facets.length === 0;
 
 /**
- * The tsquery text of a search: its words (letters and digits) quoted, joined with AND, the last one
- * also a prefix ("machine learn" finds "Machine Learning"). to_tsquery stems each word with the
- * 'english' configuration and drops stop words. Null when the text holds no word.
+ * The tsquery texts of a search: `words`, every word (letters and digits) quoted and joined with AND
+ * but the last, and `last`, the last word as a prefix ("machine learn" finds "Machine Learning").
+ * to_tsquery stems each word with the 'english' configuration and drops stop words; the last word
+ * is kept even when it is one ("a" and "the" are the start of many words: "q=the" finds "Theory"),
+ * see list-sql.ts. Null when the text holds no word.
  */
-export function searchQuery(text: string): string | null {
+export function searchQuery(text: string): { words: string; last: string } | null {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu);
   if (!words) return null;
-  return words.map((w, i) => `'${w}'${i === words.length - 1 ? ':*' : ''}`).join(' & ');
+  const quoted = words.map((w) => `'${w}'`);
+  return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };
 }

@@ -154,8 +154,12 @@ export function listStatement(
   const searched = query.q !== null;
   const { base, entry, status } = conditions(query, visibility, param, searched ? 'e' : 'b');
   // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
+  // The last word, a prefix, falls back to the 'simple' configuration when 'english' drops it as a
+  // stop word: with 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
+  const search = searched ? searchQuery(query.q!) : null;
   const tsq = searched
-    ? `, (select to_tsquery('english', ${param(searchQuery(query.q!) ?? '', 'text')}) as query) tsq`
+    ? `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${param(search?.last ?? '', 'text')})) as query
+         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${param(search?.last ?? '', 'text')}) l) tsq`
     : '';
   const where = [...base];
   if (searched) where.push('b.search @@ tsq.query');

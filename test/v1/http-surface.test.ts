@@ -95,6 +95,25 @@ describe('HTTP surface of /v1', () => {
     expect((await getJson(api, `/v1/learning-opportunities/${id}`, key)).status).to.equal(200);
   });
 
+  it('answers a query string that is not valid percent-encoding with a 400 naming the parameter, not an empty list', async () => {
+    // querystring kept "%zz" as it is and made bytes that are not UTF-8 into U+FFFD: a 200 with no results.
+    for (const [query, names] of [
+      ['city=%zz', ['city']],
+      ['city=Berlin&q=%E0%A4%A', ['q']],
+      ['language=%ff', ['language']],
+      ['ci%zzty=Berlin&topic=%', ['ci%zzty', 'topic']],
+    ] as const) {
+      const res = await getJson(api, `/v1/learning-opportunities?${query}`, key);
+      expect(expectInvalidParams(res, [...names]).detail, query).to.include('percent-encoding');
+    }
+    expectInvalidParams(await getJson(api, '/v1/events?limit=%zz', key), ['limit']);
+    // Valid escapes of UTF-8 text, "+" for a space and a literal "%25" still work.
+    for (const query of ['city=K%C3%B6ln', 'q=machine+learning', 'provider=100%25%20Online'])
+      expect((await getJson(api, `/v1/learning-opportunities?${query}`, key)).status, query).to.equal(200);
+    // The key is checked first: without one it is a 401, as for any other bad parameter.
+    expect((await getJson(api, '/v1/learning-opportunities?city=%zz', null)).status).to.equal(401);
+  });
+
   it('links problem types to a description', async () => {
     const problem = expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', key), 400);
     const doc = await getJson(api, problem.type, null);

@@ -6,7 +6,6 @@
 // against the limit; its re-reads at every wake-up re-check the key only (a key revoked while it
 // waits gets 401).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
 import { encodeCursor } from '../../feed/cursor.ts';
 import { parseFeedQuery } from '../../feed/feed-query.ts';
@@ -15,6 +14,7 @@ import { readWithWait } from '../../feed/long-poll.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
 import type { V1Serve } from './routes.ts';
+import { parseQueryString } from './query-string.ts';
 
 /** 200 with the body, or 304 when the client's If-None-Match holds this tag (the body is then never built). */
 function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: () => string): void {
@@ -27,7 +27,7 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
   const { reads, waiters } = deps.feed;
 
   const events: V1Serve = async (req, res, at) => {
-    const query = parseFeedQuery(parseQuery(at.query));
+    const query = parseFeedQuery(parseQueryString(at.query));
     // A client that goes away stops waiting (and frees its slot) at once.
     const gone = new AbortController();
     res.on('close', () => gone.abort());

@@ -4,7 +4,6 @@
 // holds catalog:read. A record and every list item are the stored bytes; a matching If-None-Match
 // is a 304 (conditional.ts). Every problem goes back to the dispatcher's one problem writer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
 import { parseId } from '../../kernel/ids.ts';
 import { type CatalogReads, pageOf, renderedPageBytes, renderPage } from '../../catalog/read-model.ts';
 import { notFound } from '../../kernel/errors.ts';
@@ -13,6 +12,7 @@ import { isPlainList, type ListReads } from '../../catalog/list-query.ts';
 import { parseListQuery, serveListPage } from './list-page.ts';
 import { badPathEncoding } from '../problem.ts';
 import type { V1Serve } from './routes.ts';
+import { parseQueryString } from './query-string.ts';
 
 const ONE_PREFIX = '/v1/learning-opportunities/';
 
@@ -37,7 +37,7 @@ async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse
 }
 
 async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
-  const { limit, offset, list } = parseListQuery(parseQuery(query));
+  const { limit, offset, list } = parseListQuery(parseQueryString(query));
   const held = heldTags(req.headers['if-none-match']);
   // Filters, search, fields or facets (CONTRACT.md 13); the plain list keeps its own fast path.
   if (!isPlainList(list)) return serveListPage(deps.lists, res, list, limit, offset, held);
