@@ -14,6 +14,10 @@ import { timeStatements } from './statement-timer.ts';
 const env = process.env;
 const COUNT = Number(env.PROBE_COUNT ?? 2000);
 const HOT = Number(env.PROBE_HOT ?? 300);
+// The ordered round commits 4 versions of COUNT / 4 records in transactions of 20 changes: with fewer
+// than 20 records one transaction would hold two changes of a record, which the recorder refuses
+// (a batch never repeats an id, events/record-change.ts).
+if (!(COUNT >= 80)) throw new Error('PROBE_COUNT must be at least 80 (4 versions of at least 20 records)');
 const now = () => performance.now();
 const arrivals: number[] = [];
 const server = createServer({ keepAlive: true }, (req, res) => {
