@@ -16,7 +16,7 @@ export function parseQueryString(query: string): ParsedUrlQuery {
     const equals = pair.indexOf('=');
     const name = equals === -1 ? pair : pair.slice(0, equals);
     if (!decodes(name) || (equals !== -1 && !decodes(pair.slice(equals + 1))))
-      bad.add(decodes(name) ? decode(name) : unescape(name).slice(0, NAME_SHOWN));
+      bad.add((decodes(name) ? decode(name) : unescape(name)).slice(0, NAME_SHOWN));
   }
   if (bad.size > 0)
     throw new AppError(
