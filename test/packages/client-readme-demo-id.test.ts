@@ -21,6 +21,9 @@ describe("the client README's sample id", () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lods-demo-'));
   });
   after(async () => {
+    // The demo catalog goes too: in serial mode (`npx mocha test/packages/*.test.ts`) the next file
+    // shares this database, and packed.test.ts expects only its own records.
+    await resetCatalog();
     await api?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
