@@ -46,7 +46,6 @@ const nextStart = (r: Rec): number | null => {
   const future = r.sessions.map((s) => Date.parse(s.startsAt)).filter((t) => t > Date.now());
   return future.length ? Math.min(...future) : null;
 };
-// The searchable words of a record, lower case (title, summary, description, provider, topics).
 /** PostgreSQL's English stop words that start with "a" (tsearch_data/english.stop): never indexed. */
 const A_STOP_WORDS = new Set([
   'a',
@@ -64,6 +63,7 @@ const A_STOP_WORDS = new Set([
   'as',
   'at',
 ]);
+// The searchable words of a record, lower case (title, summary, description, provider, topics).
 const words = (r: Rec) =>
   [r.title, r.summary, r.description, r.provider?.name, ...r.topics]
     .join(' ')
