@@ -157,9 +157,10 @@ export function listStatement(
   // The last word, a prefix, falls back to the 'simple' configuration when 'english' drops it as a
   // stop word: with 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
   const search = searched ? searchQuery(query.q!) : null;
+  const last = searched ? param(search?.last ?? '', 'text') : '';
   const tsq = searched
-    ? `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${param(search?.last ?? '', 'text')})) as query
-         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${param(search?.last ?? '', 'text')}) l) tsq`
+    ? `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
+         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`
     : '';
   const where = [...base];
   if (searched) where.push('b.search @@ tsq.query');

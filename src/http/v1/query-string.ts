@@ -3,7 +3,7 @@
 // keeps a malformed escape as it is ("%zz") and turns bytes that are not UTF-8 into U+FFFD, so
 // `?city=%zz` matched nothing and answered 200 with an empty list, hiding the caller's encoding bug.
 import { type ParsedUrlQuery, parse, unescape } from 'node:querystring';
-import { AppError } from '../../kernel/errors.ts';
+import { badQueryEncoding } from '../problem.ts';
 
 /** Longest parameter name quoted back in a problem (the rest of a long name says nothing more). */
 const NAME_SHOWN = 64;
@@ -15,25 +15,19 @@ export function parseQueryString(query: string): ParsedUrlQuery {
     if (!pair.includes('%')) continue;
     const equals = pair.indexOf('=');
     const name = equals === -1 ? pair : pair.slice(0, equals);
-    if (!decodes(name) || (equals !== -1 && !decodes(pair.slice(equals + 1))))
-      bad.add((decodes(name) ? decode(name) : unescape(name)).slice(0, NAME_SHOWN));
+    const shownName = decoded(name);
+    if (shownName === null || (equals !== -1 && decoded(pair.slice(equals + 1)) === null))
+      bad.add((shownName ?? unescape(name)).slice(0, NAME_SHOWN));
   }
-  if (bad.size > 0)
-    throw new AppError(
-      'BAD_USER_INPUT',
-      `${[...bad].join(', ')}: not valid percent-encoding of UTF-8 text (escape "%" as %25)`,
-      { invalidParams: [...bad].map((name) => ({ name, reason: 'is not valid percent-encoding of UTF-8 text' })) },
-    );
+  if (bad.size > 0) throw badQueryEncoding([...bad]);
   return parse(query);
 }
 
-const decode = (text: string) => decodeURIComponent(text.replaceAll('+', ' '));
-
-function decodes(text: string): boolean {
+/** `text` percent-decoded as a form value ("+" is a space), or null when it is not valid percent-encoding of UTF-8. */
+function decoded(text: string): string | null {
   try {
-    decode(text);
-    return true;
+    return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
-    return false;
+    return null;
   }
 }
