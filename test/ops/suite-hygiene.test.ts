@@ -2,9 +2,11 @@
 // hand skips with one line saying how to enable it, and runs no package manager on the way. Tried
 // as it happens: a real browser test file (Chromium's, then Firefox's) in a mocha child process
 // (which starts its own embedded PostgreSQL, as root too), with no browser to find and with a PATH
-// whose package managers and account tools only record that they were called. As root, the
+// whose package managers and account tools only record that they were called; dpkg's status, apt's
+// history, /etc/passwd and /etc/group must read the same after it (a call by absolute path). As root, the
 // embedded PostgreSQL runs as an existing OS user and never creates one.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,6 +30,19 @@ const PACKAGE_MANAGERS = [
   'groupadd',
 ];
 
+// What installing a package or creating an account changes, whoever runs it and by whatever path
+// (the shims below only catch calls through PATH). A file that is absent or unreadable reads as ''.
+const MACHINE_FILES = ['/var/lib/dpkg/status', '/var/log/apt/history.log', '/etc/passwd', '/etc/group'];
+async function machineState(): Promise<Record<string, string>> {
+  const entries = await Promise.all(
+    MACHINE_FILES.map(async (path) => {
+      const content = await readFile(path).catch(() => Buffer.alloc(0));
+      return [path, createHash('sha256').update(content).digest('hex')] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
 describe('the suite leaves the machine alone', function () {
   this.timeout(120_000);
 
@@ -45,6 +60,7 @@ describe('the suite leaves the machine alone', function () {
           await chmod(join(shims, name), 0o755);
         }
         const env = { ...process.env, PATH: `${shims}:${process.env.PATH}`, [variable]: `/nonexistent/${browser}` };
+        const before = await machineState();
         const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((done, fail) =>
           execFile(
             join(REPO, 'node_modules/.bin/mocha'),
@@ -59,6 +75,7 @@ describe('the suite leaves the machine alone', function () {
         expect(output.match(/skipped \(browser test\)/g)).to.have.length(1);
         expect(output).to.match(/0 passing[\s\S]*pending/);
         expect(await readFile(calls, 'utf8').catch(() => '')).to.equal('');
+        expect(await machineState(), 'packages and accounts, as before the run').to.deep.equal(before);
       } finally {
         await rm(shims, { recursive: true, force: true });
       }
