@@ -30,6 +30,12 @@ export { freePort } from './postgres-process.ts';
 export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
 
 const WRONG_PASSWORD = '28P01';
+// The port is one the kernel had free a moment before postgres binds it, from the same range that
+// outgoing connections take their local ports from: under a busy test suite another process took
+// it in between (postgres: "could not bind ... Address already in use"). A start that fails that
+// way is made again on another port.
+const PORT_ATTEMPTS = 5;
+const PORT_TAKEN = 'Address already in use';
 
 /**
  * Starts (initialising on first use) a cluster for `dir` and makes sure `database` exists. The cluster
@@ -43,16 +49,21 @@ export async function startEmbeddedPostgres(options: {
   onLog?: (message: string) => void;
   /** Things an operator should know (a left-behind cluster stopped, an old password replaced). */
   onWarning?: (message: string) => void;
+  /** Where each attempt's port comes from (default freePort; a test hands out a taken one first). */
+  choosePort?: () => Promise<number>;
 }): Promise<EmbeddedDatabase> {
   const ids = await postgresIdentity();
   const home = await reachableBinaries(ids);
   const dir = await placeCluster(ids, options.dir);
   // Kept for the error message: postgres says why it stopped only in its output.
   const recent: string[] = [];
+  // Whether postgres said, since the current attempt began, that its port was taken.
+  let portTaken: boolean;
   const log = (message: string) => {
     options.onLog?.(message);
     recent.push(message.trim());
     if (recent.length > 10) recent.shift();
+    if (message.includes(PORT_TAKEN)) portTaken = true;
   };
   const state = await clusterState(dir);
   if (state.state === 'running') {
@@ -64,22 +75,30 @@ export async function startEmbeddedPostgres(options: {
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   const password = await clusterPassword(dir, ids);
   if (fresh) await initialise(home, dir, ids, log);
-  const port = await freePort();
   // Who runs it (written again once postgres holds the directory's lock: of two starts at once, the
   // one whose postgres won): a later start tells a cluster in use from one whose starter was killed.
   const owned = () => writeFile(ownerFile(dir), `${process.pid}\n`, { mode: 0o600 });
   await owned();
   let child: ChildProcess | null = null;
-  try {
-    child = await runPostgres(home, dir, port, ids, log);
-    await owned();
-  } catch (error) {
-    if (child) await stopProcess(child);
-    throw new EmbeddedPostgresError(
-      `The embedded PostgreSQL did not start in ${dir} (is another process using this data directory?)` +
-        (recent.length ? `; its last output:\n  ${recent.join('\n  ')}` : ''),
-      { cause: error },
-    );
+  let port = 0;
+  for (let attempt = 1; child === null; attempt++) {
+    port = await (options.choosePort ?? freePort)();
+    portTaken = false;
+    try {
+      child = await runPostgres(home, dir, port, ids, log);
+      await owned();
+    } catch (error) {
+      if (child) await stopProcess(child);
+      if (child === null && portTaken && attempt < PORT_ATTEMPTS) {
+        log(`port ${port} was taken before postgres could bind it; starting again on another port`);
+        continue;
+      }
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL did not start in ${dir} (is another process using this data directory?)` +
+          (recent.length ? `; its last output:\n  ${recent.join('\n  ')}` : ''),
+        { cause: error },
+      );
+    }
   }
   const url = `postgresql://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${options.database}`;
   await openDatabase({ url, port, password, fresh, dir, child, onWarning: options.onWarning });

@@ -4,11 +4,11 @@
 // Null when the binaries are missing (the tests then skip, saying why).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { appendFile, chmod, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../src/db/embedded-postgres.ts';
 import { postgresIdentity } from '../../src/db/postgres-placement.ts';
 
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -28,17 +28,6 @@ async function pg(binary: string, args: string[]): Promise<void> {
   await run(join(PG_BIN, binary), args, ids ? { uid: ids.uid, gid: ids.gid } : {});
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export function replicationUnavailable(): string | null {
   for (const b of ['initdb', 'pg_basebackup', 'pg_ctl'])
     if (!existsSync(join(PG_BIN, b))) return `${join(PG_BIN, b)} is missing (set PG_BIN to a PostgreSQL bin directory)`;
@@ -52,7 +41,6 @@ export async function startReplicated(): Promise<Replicated> {
   await chmod(dir, 0o700);
   const primary = join(dir, 'primary');
   const replica = join(dir, 'replica');
-  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const settings = (port: number) =>
     `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`;
   let started: string[] = [];
@@ -60,14 +48,29 @@ export async function startReplicated(): Promise<Replicated> {
     await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
     started = started.filter((d) => d !== data);
   };
+  // Starts the cluster in `data` on a free port (configured in `conf`, last setting wins), again on
+  // another one if that port was taken before postgres bound it (as db/embedded-postgres.ts does).
+  const startOnFreePort = async (data: string, conf: string, extra: string): Promise<number> => {
+    const log = join(dir, `${data === primary ? 'primary' : 'replica'}.log`);
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      await appendFile(join(data, conf), `${settings(port)}${extra}`);
+      try {
+        await pg('pg_ctl', ['-D', data, '-l', log, '-w', 'start']);
+        started.push(data);
+        return port;
+      } catch (error) {
+        const taken = (await readFile(log, 'utf8').catch(() => '')).includes('Address already in use');
+        if (!taken || attempt === 5) throw error;
+        await rm(log, { force: true });
+      }
+    }
+  };
+  let primaryPort: number;
+  let replicaPort: number;
   try {
     await pg('initdb', ['-D', primary, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    await appendFile(
-      join(primary, 'postgresql.conf'),
-      `${settings(primaryPort)}wal_level = replica\nmax_wal_senders = 4\n`,
-    );
-    await pg('pg_ctl', ['-D', primary, '-l', join(dir, 'primary.log'), '-w', 'start']);
-    started.push(primary);
+    primaryPort = await startOnFreePort(primary, 'postgresql.conf', 'wal_level = replica\nmax_wal_senders = 4\n');
     await pg('pg_basebackup', [
       '-h',
       '127.0.0.1',
@@ -81,9 +84,7 @@ export async function startReplicated(): Promise<Replicated> {
       '-X',
       'stream',
     ]);
-    await appendFile(join(replica, 'postgresql.auto.conf'), `${settings(replicaPort)}hot_standby = on\n`);
-    await pg('pg_ctl', ['-D', replica, '-l', join(dir, 'replica.log'), '-w', 'start']);
-    started.push(replica);
+    replicaPort = await startOnFreePort(replica, 'postgresql.auto.conf', 'hot_standby = on\n');
   } catch (error) {
     for (const d of [...started]) await stopCluster(d);
     await rm(dir, { recursive: true, force: true });
