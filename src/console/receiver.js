@@ -114,13 +114,18 @@ async function deadLettersSection(ctx, id) {
   );
   const replay = (eventId) => async () => {
     const { replayWebhookDeadLetters: r } = await gql(
-      'mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }',
+      'mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed superseded remaining } }',
       { id, eventId },
     );
+    const plural = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
+    // A superseded letter would regress the receiver (its record has a newer delivery to it): skipped, and said so.
+    const skipped = `${plural(r.superseded)} skipped as superseded (their record has a newer delivery to this receiver; \`deliveries replay-dead --include-superseded\` sends them anyway)`;
     return {
       message: r.replayed
-        ? `Replayed ${r.replayed} dead letter${r.replayed === 1 ? '' : 's'}; ${r.remaining} remain.`
-        : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,
+        ? `Replayed ${plural(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`
+        : r.superseded
+          ? `Nothing replayed: ${skipped}; ${r.remaining} remain.`
+          : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,
     };
   };
   return h(

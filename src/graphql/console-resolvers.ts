@@ -68,6 +68,7 @@ export function consoleResolvers(deps: { pool: Pool; boss: PgBoss }) {
         replayDeadLetters(deps, {
           receiverId: parseId(args.receiverId, 'receiverId'),
           eventId: optionalId(args.eventId, 'eventId'),
+          includeSuperseded: args.includeSuperseded === true,
         }),
       ),
     },

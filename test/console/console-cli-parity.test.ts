@@ -10,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { listReceivers, type ReceiverInfo } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 import { cli } from '../support/cli.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -169,6 +171,37 @@ describe('console actions = CLI commands', function () {
       'same state',
     );
     expect((await states())[0]).to.include({ deadDeliveries: 0 });
+  });
+
+  it('Replay all skips, and says it skipped, a dead letter whose record has since reached the receiver newer', async () => {
+    const eventId = await deadLetterForBoth();
+    const { rows } = await testDb().pool.query<{ resource_id: string }>('select resource_id from event where id = $1', [
+      eventId,
+    ]);
+    const before = [viaConsole.receiver.requests.length, viaCli.receiver.requests.length];
+    // The record changes again, and both receivers get that newer version.
+    await stack.api.writes.upsert(
+      parseLearningOpportunityInput(buildLearningOpportunityInput({ id: rows[0]!.resource_id, title: 'Newer' })),
+    );
+    await arrived(viaConsole, before[0]! + 1);
+    await arrived(viaCli, before[1]! + 1);
+    await expectSameState();
+    expect((await states())[0]).to.include({ deadDeliveries: 1, waitingDeliveries: 0 });
+
+    await receiverPage();
+    await page.getByRole('button', { name: 'Replay all' }).click();
+    await page.getByText('Nothing replayed: 1 dead letter skipped as superseded').waitFor();
+    const run = await cli('deliveries', 'replay-dead', '--receiver', viaCli.id);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.include('Replayed 0 dead letters; 1 skipped as superseded');
+    await expectSameState();
+    expect((await states())[0]).to.include({ deadDeliveries: 0, waitingDeliveries: 0 });
+    // Neither receiver got the old version again.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect([viaConsole.receiver.requests.length, viaCli.receiver.requests.length]).to.deep.equal([
+      before[0]! + 1,
+      before[1]! + 1,
+    ]);
   });
 
   it('Send test event and Rotate secret', async () => {

@@ -21,6 +21,7 @@ type Hour = { hour: string; attempts: number; successes: number };
 const HISTORY = `query($hours: Int) { webhookDeliveryHistory(hours: $hours) { receiverId hours { hour attempts successes } } }`;
 const DEAD = `query($id: ID) { webhookDeadLetters(receiverId: $id) { eventId eventType receiverId attempts lastStatusCode lastError } }`;
 const REPLAY = `mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed remaining } }`;
+const REPLAY_ALL = `mutation($id: ID!, $include: Boolean) { replayWebhookDeadLetters(receiverId: $id, includeSuperseded: $include) { replayed superseded remaining } }`;
 
 async function insertAttempt(
   eventId: string,
@@ -160,6 +161,41 @@ describe('GraphQL: console reads and actions', function () {
     expect((await call(REPLAY, { id: '00000000-0000-4000-8000-000000000000' })).codes).to.deep.equal(['NOT_FOUND']);
     expect((await call(DEAD, { id: r.id }, reader)).codes).to.deep.equal(['FORBIDDEN']);
     expect((await call(REPLAY, { id: r.id }, reader)).codes).to.deep.equal(['FORBIDDEN']);
+  });
+
+  it('skips a dead letter whose record the receiver already has newer, says so, and sends it with includeSuperseded', async () => {
+    const r = await stack.addReceiver('http://127.0.0.1:9/superseded');
+    // Versions 1 and 2 of one record; version 2 reached the receiver (its lane says so).
+    const { rows } = await testDb().pool.query<{ id: string; version: string }>(
+      `insert into event (id, type, resource_id, version, occurred_at, body)
+       select gen_random_uuid(), 'LEARNING_OPPORTUNITY_UPDATED', r.id, v, now(), '{}'
+         from (select gen_random_uuid() as id) r, generate_series(1, 2) v
+       returning id, version::text`,
+    );
+    const [v1, v2] = [rows.find((e) => e.version === '1')!.id, rows.find((e) => e.version === '2')!.id];
+    await testDb().pool.query(
+      `insert into delivery_lane (receiver_id, resource_id, queued_version, delivered_version)
+       select $1, resource_id, 2, 2 from event where id = $2`,
+      [r.id, v2],
+    );
+    await insertDeadLetter(stack.boss, { eventId: v1, receiverId: r.id, attempts: 8 });
+
+    expect((await call(REPLAY_ALL, { id: r.id })).data).to.deep.equal({ replayed: 0, superseded: 1, remaining: 0 });
+    expect(await jobs(DELIVERY_QUEUE, { receiverId: r.id })).to.deep.equal([]);
+    const { rows: attempts } = await testDb().pool.query<{ outcome: string }>(
+      'select outcome from delivery_attempt where receiver_id = $1 and event_id = $2',
+      [r.id, v1],
+    );
+    expect(attempts.map((a) => a.outcome)).to.deep.equal(['superseded']);
+
+    // Told to, it sends the old version anyway.
+    await insertDeadLetter(stack.boss, { eventId: v1, receiverId: r.id, attempts: 8 });
+    expect((await call(REPLAY_ALL, { id: r.id, include: true })).data).to.deep.equal({
+      replayed: 1,
+      superseded: 0,
+      remaining: 0,
+    });
+    expect((await jobs(DELIVERY_QUEUE, { receiverId: r.id })).map((j) => j.data.eventId)).to.deep.equal([v1]);
   });
 
   it('lists stored events by type and resource (test events only when asked for) and tells the caller its scopes', async () => {
