@@ -21,7 +21,7 @@ import { clusterPassword, initialise, passwordFile, replaceLegacyPassword, USER 
 import { connectCreatingDatabase } from './create-database.ts';
 import { clusterState, ownerFile, stopLeftBehindCluster } from './left-behind-cluster.ts';
 import { EmbeddedPostgresError, placeCluster, postgresIdentity, reachableBinaries } from './postgres-placement.ts';
-import { freePort, runPostgres, stopProcess } from './postgres-process.ts';
+import { freePort, PortTakenError, runPostgres, stopProcess } from './postgres-process.ts';
 
 export { passwordFile } from './cluster-password.ts';
 export { freePort } from './postgres-process.ts';
@@ -30,12 +30,9 @@ export { freePort } from './postgres-process.ts';
 export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
 
 const WRONG_PASSWORD = '28P01';
-// The port is one the kernel had free a moment before postgres binds it, from the same range that
-// outgoing connections take their local ports from: under a busy test suite another process took
-// it in between (postgres: "could not bind ... Address already in use"). A start that fails that
-// way is made again on another port.
+// A start whose port another process took first (PortTakenError: under a busy test suite, once) is
+// made again on another port, up to this many times.
 const PORT_ATTEMPTS = 5;
-const PORT_TAKEN = 'Address already in use';
 
 /**
  * Starts (initialising on first use) a cluster for `dir` and makes sure `database` exists. The cluster
@@ -57,13 +54,10 @@ export async function startEmbeddedPostgres(options: {
   const dir = await placeCluster(ids, options.dir);
   // Kept for the error message: postgres says why it stopped only in its output.
   const recent: string[] = [];
-  // Whether postgres said, since the current attempt began, that its port was taken.
-  let portTaken: boolean;
   const log = (message: string) => {
     options.onLog?.(message);
     recent.push(message.trim());
     if (recent.length > 10) recent.shift();
-    if (message.includes(PORT_TAKEN)) portTaken = true;
   };
   const state = await clusterState(dir);
   if (state.state === 'running') {
@@ -83,14 +77,13 @@ export async function startEmbeddedPostgres(options: {
   let port = 0;
   for (let attempt = 1; child === null; attempt++) {
     port = await (options.choosePort ?? freePort)();
-    portTaken = false;
     try {
       child = await runPostgres(home, dir, port, ids, log);
       await owned();
     } catch (error) {
       if (child) await stopProcess(child);
-      if (child === null && portTaken && attempt < PORT_ATTEMPTS) {
-        log(`port ${port} was taken before postgres could bind it; starting again on another port`);
+      if (error instanceof PortTakenError && attempt < PORT_ATTEMPTS) {
+        log(`${error.message}; starting again on another port`);
         continue;
       }
       throw new EmbeddedPostgresError(

@@ -23,7 +23,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Runs postgres on `dir` at 127.0.0.1:`port` (no Unix socket); resolves once it accepts connections. */
+/**
+ * Runs postgres on `dir` at 127.0.0.1:`port` (no Unix socket); resolves once it accepts connections,
+ * rejects with PortTakenError when the port was taken.
+ */
 export async function runPostgres(
   home: string,
   dir: string,
@@ -49,7 +52,7 @@ export async function runPostgres(
   );
   watch(child);
   try {
-    await untilReady(child, log);
+    await untilReady(child, port, log);
   } catch (error) {
     await stopProcess(child);
     throw error;
@@ -57,15 +60,32 @@ export async function runPostgres(
   return child;
 }
 
-function untilReady(child: ChildProcess, log: (message: string) => void): Promise<void> {
+/**
+ * postgres could not listen on its port: another process had bound it between freePort() and
+ * postgres's own bind (the port comes from the range outgoing connections draw from). Starting
+ * again on another port is the remedy (embedded-postgres.ts).
+ */
+export class PortTakenError extends Error {
+  readonly port: number;
+  constructor(port: number) {
+    super(`port ${port} was taken before postgres could bind it`);
+    this.port = port;
+  }
+}
+
+function untilReady(child: ChildProcess, port: number, log: (message: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
+    let portTaken = false;
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       log(text);
+      if (text.includes('Address already in use')) portTaken = true;
       if (text.includes('database system is ready to accept connections')) resolve();
     });
     child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`postgres exited (code ${code}, signal ${signal})`)));
+    child.once('exit', (code, signal) =>
+      reject(portTaken ? new PortTakenError(port) : new Error(`postgres exited (code ${code}, signal ${signal})`)),
+    );
   });
 }
 
