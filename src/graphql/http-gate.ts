@@ -17,7 +17,7 @@ import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
-import { type BodyPacing, chargeRead, paceBodies } from './body-pacing.ts';
+import { type BodyPacing, paceBodies } from './body-pacing.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -90,7 +90,7 @@ export function graphqlGate(deps: {
     authorize,
     requireJson,
     paceBodies(deps.pacing, deps.maxBodyBytes),
-    express.json({ limit: deps.maxBodyBytes, verify: chargeRead(deps.pacing) }),
+    express.json({ limit: deps.maxBodyBytes }),
     limitTokens,
   ];
 }

@@ -1,10 +1,15 @@
 // The per-key pace of GraphQL request bodies (graphql/body-pacing.ts, issue 18 item 4): within the
 // burst a body is read at once; beyond it the next body waits unread until its bytes are due; one
 // that would wait over 10 s is refused at once (429 problem, Retry-After, connection closed); other
-// keys are not held back; a chunked body is charged once read.
+// keys are not held back; a chunked body (no Content-Length) is paced the same way: it waits for the
+// key's debt before it is read, and its bytes are charged as they are read, reading paused while the
+// key is in debt.
+import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
+import { MAX_WAIT_MS, createBodyPacing } from '../../src/graphql/body-pacing.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 
@@ -66,9 +71,10 @@ describe('GraphQL body pacing', function () {
     expect(next.status).to.equal(200);
   });
 
-  it('charges a chunked body (no Content-Length) once read: the next body waits for it', async () => {
-    const key = await createTestKey(['graphql:read']);
-    const chunked = await new Promise<number>((resolve, reject) => {
+  /** POSTs `body` chunked (node:http, no Content-Length), written in 64 KiB chunks at once. */
+  const postChunked = (key: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; text: string; ms: number }>((resolve, reject) => {
+      const started = performance.now();
       const url = new URL(`${api.url}/graphql`);
       const req = request(
         {
@@ -76,22 +82,79 @@ describe('GraphQL body pacing', function () {
           port: url.port,
           path: '/graphql',
           method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
         },
         (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode!));
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, text, ms: performance.now() - started }));
         },
       );
       req.on('error', reject);
-      const body = bodyOf(768 * KIB);
       for (let i = 0; i < body.length; i += 64 * KIB) req.write(body.slice(i, i + 64 * KIB));
       req.end();
     });
-    expect(chunked).to.equal(200);
-    // 768 KiB charged against a 256 KiB burst: a small body now waits about 2 s.
-    const after = await post(key, bodyOf(KIB));
-    expect(after.status).to.equal(200);
-    expect(after.ms).to.be.at.least(1500);
+
+  it("reads a key's chunked bodies (no Content-Length) at its pace once past the burst, like bodies with one", async () => {
+    const [busy, other] = [await createTestKey(['graphql:read']), await createTestKey(['graphql:read'])];
+    const body = bodyOf(200 * KIB);
+    const started = performance.now();
+    // Three chunked bodies of 200 KiB at 256 KiB/s after a 256 KiB burst: ~1.3 s for the 344 KiB
+    // past the burst. Unpaced, they took a few ms.
+    const sent = [postChunked(busy, body), postChunked(busy, body), postChunked(busy, body)];
+    const small = await post(other, '{"query":"{ __typename }"}');
+    const answers = await Promise.all(sent);
+    const finishedAt = performance.now() - started;
+    for (const answer of answers) expect(JSON.parse(answer.text)).to.deep.equal({ data: { __typename: 'Query' } });
+    expect(finishedAt, 'three chunked bodies took their bytes’ time').to.be.at.least(0.6 * 1340);
+    expect(small.status).to.equal(200);
+    expect(small.ms, 'another key is not paced by this one').to.be.below(finishedAt);
+  });
+
+  it('reads one large chunked body at the pace: its bytes past the burst wait while it is read', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // 768 KiB at 256 KiB/s past a 256 KiB burst: ~2 s. Unpaced, it was read at once.
+    const chunked = await postChunked(key, bodyOf(768 * KIB));
+    expect(chunked.status).to.equal(200);
+    expect(chunked.ms).to.be.at.least(0.6 * 2000);
+  });
+
+  it('holds a chunked body, unread, while the key is in debt', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // A 768 KiB body with Content-Length puts the key ~2 s in debt (it waits for it, unread); a small
+    // chunked body sent right after waits for that debt before it is read.
+    const declared = post(key, bodyOf(768 * KIB));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chunked = await postChunked(key, bodyOf(KIB));
+    expect(chunked.status).to.equal(200);
+    expect(chunked.ms).to.be.at.least(0.6 * 1900);
+    expect((await declared).status).to.equal(200);
+  });
+
+  it('paces a chunked gzip body by the bytes it is sent in', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // Random padding hardly compresses: ~780 KiB of gzip, ~2 s past the burst at 256 KiB/s.
+    const body = gzipSync(bodyOf(0).replace('""', JSON.stringify(randomBytes(576 * KIB).toString('base64'))));
+    const chunked = await postChunked(key, body, { 'content-encoding': 'gzip' });
+    expect(JSON.parse(chunked.text)).to.deep.equal({ data: { __typename: 'Query' } });
+    expect(chunked.ms).to.be.at.least((0.6 * (body.length - BURST) * 1000) / RATE);
+  });
+});
+
+describe('GraphQL body pacing: the chunked debt', () => {
+  it('pauses reading while the key is past its burst, and tells how long it owes', () => {
+    let t = 0;
+    const pacing = createBodyPacing({ bytesPerSecond: 1000, burstBytes: 1000, now: () => t });
+    expect(pacing.charge('k', 500), 'within the burst').to.equal(0);
+    expect(pacing.charge('k', 1000), '500 bytes past the burst').to.equal(500);
+    expect(pacing.owedMs('k')).to.equal(500);
+    expect(pacing.owedMs('other'), 'other keys owe nothing').to.equal(0);
+    t = 500;
+    expect(pacing.owedMs('k')).to.equal(0);
+    // A chunked body of a key owing more than MAX_WAIT_MS is refused (paceBodies): owedMs says so.
+    pacing.charge('k', MAX_WAIT_MS + 1);
+    expect(pacing.owedMs('k')).to.be.above(MAX_WAIT_MS);
+    expect(pacing.retryAfterMs('k', 0)).to.equal(1);
   });
 });

@@ -2,24 +2,39 @@
 // array), but refused when a name or value is not valid percent-encoding of UTF-8 text: querystring
 // keeps a malformed escape as it is ("%zz") and turns bytes that are not UTF-8 into U+FFFD, so
 // `?city=%zz` matched nothing and answered 200 with an empty list, hiding the caller's encoding bug.
+// Refused too, whatever the parameter, is a name or value holding a NUL (`%00`): no stored text can
+// hold one (PostgreSQL text cannot), and `q=a%00b` searched for "a b" and answered 200.
 import { type ParsedUrlQuery, parse, unescape } from 'node:querystring';
+import { type InvalidParam, badInput } from '../../kernel/errors.ts';
 import { badQueryEncoding } from '../problem.ts';
 
 /** Longest parameter name quoted back in a problem (the rest of a long name says nothing more). */
 const NAME_SHOWN = 64;
+const NUL = '\u0000';
+const NUL_REASON = 'must not contain NUL characters';
 
-/** The parameters of `query` (the text after `?`); a 400 names each one that is not valid percent-encoding. */
+/** The parameters of `query` (the text after `?`); a 400 names each one that is not valid percent-encoding or holds a NUL. */
 export function parseQueryString(query: string): ParsedUrlQuery {
-  const bad = new Set<string>();
+  const badEncoding = new Set<string>();
+  const withNul = new Set<string>();
   for (const pair of query.split('&')) {
-    if (!pair.includes('%')) continue;
+    if (!pair.includes('%') && !pair.includes(NUL)) continue;
     const equals = pair.indexOf('=');
     const name = equals === -1 ? pair : pair.slice(0, equals);
     const shownName = decoded(name);
-    if (shownName === null || (equals !== -1 && decoded(pair.slice(equals + 1)) === null))
-      bad.add((shownName ?? unescape(name)).slice(0, NAME_SHOWN));
+    const value = equals === -1 ? '' : decoded(pair.slice(equals + 1));
+    // A NUL in a name is shown as it was sent (%00), not as a control character.
+    const shown = (shownName ?? unescape(name)).replaceAll(NUL, '%00').slice(0, NAME_SHOWN);
+    if (shownName === null || value === null) badEncoding.add(shown);
+    else if (shownName.includes(NUL) || value.includes(NUL)) withNul.add(shown);
   }
-  if (bad.size > 0) throw badQueryEncoding([...bad]);
+  // Every parameter at fault at once, each with its reason.
+  const nulProblems: InvalidParam[] = [...withNul].map((name) => ({ name, reason: NUL_REASON }));
+  if (badEncoding.size > 0) {
+    const encodingError = badQueryEncoding([...badEncoding]);
+    throw nulProblems.length === 0 ? encodingError : badInput([...encodingError.invalidParams!, ...nulProblems]);
+  }
+  if (nulProblems.length > 0) throw badInput(nulProblems);
   return parse(query);
 }
 
