@@ -6,6 +6,8 @@ import type { ListFilter } from './list-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
 const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
+// Filters that ignore case (list-sql.ts): a value stands for every stored spelling of it.
+const ANY_CASE = new Set(['country', 'city']);
 const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
   format: 'format',
   language: 'language',
@@ -18,18 +20,30 @@ const FACET_OF: Partial<Record<keyof ListFilter, string>> = {
 /**
  * The exact total of the public catalog read from maintained counts, when the filter allows it
  * (else null: a count over the matches). One facet filter alone: facet_count (migration facet_count),
- * for any values of a single-valued facet, one value of topic, country or city. The updated_at
+ * for any values of a single-valued facet, one value of topic, country or city. Country and city
+ * ignore case: facet_count counts each stored spelling apart, so one value's total is the count of
+ * its only spelling present, read by (facet, lower(value)) (migration places_any_case); should the
+ * published records hold it in several spellings (`Lyon`, `LYON`), a record may hold two of them
+ * and the sum would count it twice: then `matches`, the count over the matches. The updated_at
  * bounds alone: list_bucket's range counts (migration list_buckets) above each bound plus the rows
  * between the bound and the next range (at most one range's), checked against catalog_count as the
  * plain list's deep pages are (read-model.ts): if the ranges ever disagree, a plain count. A start
  * window alone: the session rows that are their record's first in the window, read from the index.
  */
-export function countedTotal(filter: ListFilter, param: (value: unknown, type: string) => string): string | null {
+export function countedTotal(
+  filter: ListFilter,
+  param: (value: unknown, type: string) => string,
+  matches: string,
+): string | null {
   const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
   if (given.length === 1 && FACET_OF[given[0]!]) {
     const name = given[0]!;
     const values = [...new Set(filter[name] as string[])];
     if (!SINGLE_VALUED.has(name) && values.length !== 1) return null;
+    if (ANY_CASE.has(name)) {
+      const spellings = `from facet_count where facet = '${FACET_OF[name]}' and lower(value) = lower(${param(values[0], 'text')}) and n > 0`;
+      return `(select case when (select count(*) ${spellings}) <= 1 then (select coalesce(sum(n), 0) ${spellings}) else ${matches} end)`;
+    }
     return `(select coalesce(sum(n), 0) from facet_count where facet = '${FACET_OF[name]}' and value = any(${param(values, 'text[]')}))`;
   }
   if (given.length && given.every((name) => name === 'startsFrom' || name === 'startsBefore')) {

@@ -21,10 +21,13 @@ export type ListFilter = {
   updatedSince?: Date;
   updatedBefore?: Date;
   format?: string[];
+  /** BCP 47 tags, canonical (canonicalLanguages): the parsers write them so. */
   language?: string[];
   topic?: string[];
   provider?: string[];
+  /** Any session's country: free text, compared in lower case (list-sql.ts). */
   country?: string[];
+  /** Any session's city: free text, compared in lower case (list-sql.ts). */
   city?: string[];
   startsFrom?: Date;
   startsBefore?: Date;
@@ -61,6 +64,27 @@ export const isPlainList = (query: ListQuery): boolean =>
   query.sort === '-updatedAt' &&
   query.fields === null &&
   query.facets.length === 0;
+
+/**
+ * The values of a `language` filter in the form the catalog stores languages in (catalog/input.ts):
+ * BCP 47 tags, canonical as Intl.getCanonicalLocales writes them (`de`, `pt-BR`, `zh-Hant-TW`). Tags
+ * ignore case, so `DE` and `PT-br` are `de` and `pt-BR`, and find what those find (the index and
+ * maintained counts of the stored value serve them). A value that is no tag (`de_DE`) is kept as
+ * given: no stored language is spelled so, it matches nothing, as before. Distinct, in order.
+ */
+export function canonicalLanguages(values: readonly string[]): string[] {
+  return [
+    ...new Set(
+      values.map((value) => {
+        try {
+          return Intl.getCanonicalLocales(value)[0] ?? value;
+        } catch {
+          return value;
+        }
+      }),
+    ),
+  ];
+}
 
 /**
  * The tsquery texts of a search: `words`, every word (letters and digits) quoted and joined with AND

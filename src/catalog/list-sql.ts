@@ -73,8 +73,10 @@ function conditions(
   if (filter.language) base.push(`b.language = any(${param(filter.language, 'text[]')})`);
   if (filter.provider) base.push(`b.provider_name = any(${param(filter.provider, 'text[]')})`);
   if (filter.topic) entry.push(`${e}.topics && ${param(filter.topic, 'text[]')}`);
-  if (filter.country) entry.push(`${e}.countries && ${param(filter.country, 'text[]')}`);
-  if (filter.city) entry.push(`${e}.cities && ${param(filter.city, 'text[]')}`);
+  // Countries and cities are free text, stored as sent: both sides in lower case (`city=berlin` finds
+  // `Berlin`), read from list_entry's GINs of the lowered arrays (migration places_any_case).
+  if (filter.country) entry.push(`lower_each(${e}.countries) && lower_each(${param(filter.country, 'text[]')})`);
+  if (filter.city) entry.push(`lower_each(${e}.cities) && lower_each(${param(filter.city, 'text[]')})`);
   if (filter.startsFrom || filter.startsBefore) {
     const bounds = [];
     if (filter.startsFrom) bounds.push(`t >= ${param(filter.startsFrom, 'timestamptz')}`);
@@ -172,7 +174,8 @@ export function listStatement(
   const matching = `from ${table}${tsq} where ${whereSql}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
   const byStatusOnly = !searched && Object.entries(filter).every(([name, v]) => name === 'status' || v === undefined);
-  const counted = visibility === 'public' && !searched ? countedTotal(filter, param) : null;
+  const counted =
+    visibility === 'public' && !searched ? countedTotal(filter, param, `(select count(*) ${matching})`) : null;
   const total =
     counted ??
     (!byStatusOnly

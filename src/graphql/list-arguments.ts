@@ -3,6 +3,7 @@
 // bad value a BAD_USER_INPUT naming its argument (e.g. `filter.updatedSince`).
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import {
+  canonicalLanguages,
   LIST_VALUES_MAX,
   type ListFacet,
   type ListFilter,
@@ -44,7 +45,8 @@ export function parseListArguments(args: Args): ListQuery {
     // PostgreSQL text cannot hold NUL: such a value would fail the statement, not match.
     else if (value.some((v) => v.includes('\u0000')))
       problems.push({ name: `filter.${name}`, reason: 'must not contain NUL characters' });
-    else filter[name] = [...new Set(value)];
+    // Languages canonical, countries and cities in any case, as the REST parameters (http/list-parameters.ts).
+    else filter[name] = name === 'language' ? canonicalLanguages(value) : [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;
   if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))

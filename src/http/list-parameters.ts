@@ -4,6 +4,7 @@
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import { FORMATS } from '../catalog/record.ts';
 import {
+  canonicalLanguages,
   LIST_FACETS,
   LIST_SORTS,
   LIST_VALUES_MAX,
@@ -82,9 +83,11 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
     if (date) filter[name] = date;
     else problems.push({ name, reason: 'must be a timestamp such as 2026-03-01T09:00:00.000Z' });
   }
+  // Languages as the catalog stores them (canonical BCP 47: `DE` is `de`); countries and cities are
+  // compared in lower case by the statement (catalog/list-sql.ts); the others exactly.
   for (const name of LIST_FILTERS) {
     const values = list(name, name === 'format' ? FORMATS : undefined);
-    if (values) filter[name] = values;
+    if (values) filter[name] = name === 'language' ? canonicalLanguages(values) : values;
   }
   const q = one('q') ?? null;
   if (q !== null && (q.length > Q_MAX || searchQuery(q) === null))
