@@ -9,6 +9,7 @@ import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
 import { createReadPool, type Queryable } from '../db/read-replicas.ts';
+import type { ConnectionSource } from '../db/deadline-reads.ts';
 import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
 import type { Logger } from '../kernel/logger.ts';
 
@@ -20,7 +21,7 @@ export type Database = {
   /** The primary: writes, keys management, pg-boss, and reads outside /v1 and GraphQL queries. */
   pool: Pool;
   /** The /v1 reads and GraphQL's catalog and feed queries: a healthy read replica when DATABASE_READ_URL names any, else the primary. */
-  readPool: Queryable;
+  readPool: Queryable & ConnectionSource;
   url: string;
   embedded: boolean;
   /** The migrations applied when it was opened (none unless opened to migrate). */

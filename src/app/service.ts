@@ -15,7 +15,7 @@ import { webhookResolvers } from '../graphql/webhook-resolvers.ts';
 import { createEventAttemptsLoader } from '../graphql/event-attempts-loader.ts';
 import { feedResolvers } from '../graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from '../catalog/read-model.ts';
-import { createListReads } from '../catalog/list-query.ts';
+import { createListReads, type QueryClass } from '../catalog/list-query.ts';
 import { createVersionCache, type VersionCache } from '../catalog/version-cache.ts';
 import type { Config } from '../kernel/config.ts';
 import type { Database } from './database.ts';
@@ -23,7 +23,11 @@ import { createChangeRecorder, type EventFanOut } from '../events/record-change.
 import { type ChangeFeed, startChangeFeed } from '../feed/change-feed.ts';
 import { createKeyCache, type KeyCache } from '../auth/key-cache.ts';
 import { createListenConnection } from '../db/listen-connection.ts';
-import { withReadTimeout } from '../db/timeouts.ts';
+import { readsWithin } from '../db/deadline-reads.ts';
+import type { Queryable } from '../db/queryable.ts';
+import { openQueryPool } from '../db/query-pool.ts';
+import { createQueryGate } from '../kernel/query-gate.ts';
+import { closedSignal } from '../http/closed-signal.ts';
 import { buildSchema, createGraphQLMiddleware } from '../graphql/server.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { ReceiverDeps } from '../webhooks/receivers/receivers.ts';
@@ -41,12 +45,16 @@ export type Api = {
   close: () => Promise<void>;
 };
 
-/** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes. */
+/**
+ * `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes. `queryClass`: where the
+ * API's list reads run (admitted, on connections of their own); else on `db.readPool` as they are.
+ */
 export function createCatalog(
-  db: Database,
+  db: { orm: Database['orm']; readPool: Queryable },
   fanOut: EventFanOut | null = null,
   versions: VersionCache | null = null,
   pageMaxBytes?: number,
+  queryClass?: QueryClass,
 ) {
   const reads = createCatalogReads(db.readPool, versions, pageMaxBytes);
   const writes = createCatalogWrites({
@@ -54,7 +62,7 @@ export function createCatalog(
     recordChange: createChangeRecorder(fanOut),
     ...(versions ? { committed: versions.drop } : {}),
   });
-  const lists = createListReads(db.readPool, pageMaxBytes);
+  const lists = createListReads(queryClass ?? db.readPool, pageMaxBytes);
   return { reads, writes, lists };
 }
 
@@ -62,7 +70,11 @@ export function createCatalog(
 export type ReceiverManagement = Omit<ReceiverDeps, 'pool'>;
 
 export async function startApi(
-  config: Pick<Config, 'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'etagCache' | 'feed' | 'db'>,
+  config: Pick<
+    Config,
+    'port' | 'host' | 'http' | 'graphql' | 'rateLimit' | 'keyCache' | 'etagCache' | 'feed' | 'db' | 'query'
+  > &
+    Partial<Pick<Config, 'readReplicas'>>,
   db: Database,
   logger: Logger,
   fanOut: EventFanOut | null = null,
@@ -70,10 +82,25 @@ export async function startApi(
 ): Promise<Api> {
   // Off with read replicas (catalog/version-cache.ts): their reads could refill it with a retired version.
   const versions = db.readPool === db.pool ? createVersionCache(config.etagCache) : null;
-  // The requests' reads give up after DB_READ_TIMEOUT_MS (db/timeouts.ts): a frozen database is a 503 within seconds.
-  const readPool = withReadTimeout(db.readPool, config.db.readTimeoutMs);
-  const primaryReads = withReadTimeout(db.pool, config.db.readTimeoutMs);
-  const catalog = createCatalog({ ...db, readPool }, fanOut, versions, config.http.pageMaxBytes);
+  // The requests' reads are cancelled in PostgreSQL after DB_READ_TIMEOUT_MS (db/deadline-reads.ts):
+  // a slow read or a frozen database is a 503 within seconds, and nothing of it runs on.
+  const readTimeoutMs = config.db.readTimeoutMs;
+  const readPool = readsWithin(db.readPool, readTimeoutMs);
+  const primaryReads = readsWithin(db.pool, readTimeoutMs);
+  // The query class: admitted per key and per process, on connections of its own (db/query-pool.ts).
+  const queryPool = openQueryPool({
+    url: db.url,
+    max: config.query.total,
+    readTimeoutMs,
+    connectTimeoutMs: config.db.connectTimeoutMs,
+    ...(db.readPool !== db.pool && config.readReplicas ? { replicas: config.readReplicas } : {}),
+    logger,
+  });
+  const queryClass: QueryClass = {
+    gate: createQueryGate(config.query),
+    reads: (signal) => readsWithin(queryPool, readTimeoutMs, signal),
+  };
+  const catalog = createCatalog({ orm: db.orm, readPool }, fanOut, versions, config.http.pageMaxBytes, queryClass);
   const server = createHttpServer(config.http, logger);
   const feed = startChangeFeed({
     pool: primaryReads,
@@ -110,6 +137,7 @@ export async function startApi(
       await graphql.stop();
       await limiter?.stop();
       await listen.close();
+      await queryPool.close();
     },
   };
 }
@@ -136,7 +164,11 @@ async function startGraphQL(parts: Parts & { server: Server; receivers: Receiver
   ]);
   return await createGraphQLMiddleware({
     schema,
-    newContext: (principal) => ({ principal, eventAttempts: createEventAttemptsLoader(db.pool) }),
+    newContext: (principal, res) => ({
+      principal,
+      signal: closedSignal(res),
+      eventAttempts: createEventAttemptsLoader(db.pool),
+    }),
     limits: parts.config.graphql,
     logger: parts.logger,
     httpServer: parts.server,

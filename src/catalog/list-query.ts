@@ -4,6 +4,7 @@
 // The unfiltered list never comes here: it keeps its own fast path (read-model.ts).
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/read-replicas.ts';
+import type { QueryGate } from '../kernel/query-gate.ts';
 import type { FacetCounts, ListFacet, ListPage, ListQuery } from './list-model.ts';
 import { listStatement } from './list-sql.ts';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget, type Visibility } from './read-model.ts';
@@ -22,11 +23,23 @@ const canonical = (query: ListQuery): string =>
 
 export type ListReads = ReturnType<typeof createListReads>;
 
+/**
+ * Where the API runs its list reads: admission per key and per process (kernel/query-gate.ts), and
+ * reads on the query class's own connections, cancelled in PostgreSQL at their deadline or when
+ * `signal` aborts (db/deadline-reads.ts).
+ */
+export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal) => Queryable };
+/** Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away. */
+export type ListCaller = { keyId: string; signal?: AbortSignal };
+
 /** What a filtered page keeps of its byte budget for the facets (at most 5 x 20 values). */
 const FACETS_RESERVE_BYTES = 63 * 1024;
 
-/** `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes (GraphQL pages pass `bounded: false`). */
-export function createListReads(pool: Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
+/**
+ * `on`: the API's query class, or a plain Queryable (tools and tests: no admission, no deadline).
+ * `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes (GraphQL pages pass `bounded: false`).
+ */
+export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
   // The plain list's budget (the envelope kept out, read-model.ts), less the facets' reserve.
   const budget = pageBudget(pageMaxBytes) - FACETS_RESERVE_BYTES;
   return {
@@ -36,10 +49,15 @@ export function createListReads(pool: Queryable, pageMaxBytes = PAGE_MAX_BYTES_D
       limit: number,
       offset: number,
       visibility: Visibility,
+      caller: ListCaller,
       bounded = true,
     ): Promise<ListPage> {
-      const row = (await pool.query<ListRow>(listStatement(query, limit, offset, visibility, bounded ? budget : null)))
-        .rows[0]!;
+      const statement = listStatement(query, limit, offset, visibility, bounded ? budget : null);
+      const { rows } =
+        'gate' in on
+          ? await on.gate.run(caller.keyId, () => on.reads(caller.signal).query<ListRow>(statement), caller.signal)
+          : await on.query<ListRow>(statement);
+      const row = rows[0]!;
       const facets: FacetCounts | null = query.facets.length ? {} : null;
       for (const f of query.facets)
         facets![f] = (row[`facet_${f}`] ?? []).map(([value, n]) => ({ value, count: Number(n) }));

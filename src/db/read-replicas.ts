@@ -7,7 +7,7 @@
 // A replica that is down or behind by more than `maxLagMs` is skipped; with none left the reads go to
 // the primary. A read that fails to reach its replica is retried on the primary at once, so a broken
 // replica never fails a read.
-import pg, { type Pool, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import pg, { type Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { isDatabaseUnavailable } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { Queryable } from './queryable.ts';
@@ -18,7 +18,12 @@ export type { Queryable };
 
 export type ReplicaStatus = { url: string; healthy: boolean; lagMs: number | null };
 
-export type ReadPool = Queryable & { status: () => ReplicaStatus[]; close: () => Promise<void> };
+export type ReadPool = Queryable & {
+  /** A connection of a healthy replica (of the primary when none is, or when the replica cannot be reached). */
+  connect: () => Promise<PoolClient>;
+  status: () => ReplicaStatus[];
+  close: () => Promise<void>;
+};
 
 type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null };
 
@@ -113,6 +118,17 @@ export function createReadPool(deps: Deps): ReadPool {
           'read replica unreachable: read served by the primary',
         );
         return await deps.primary.query<R>(config);
+      }
+    },
+    async connect(): Promise<PoolClient> {
+      const replica = pick();
+      if (!replica) return await deps.primary.connect();
+      try {
+        return await replica.pool.connect();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        replica.healthy = false;
+        return await deps.primary.connect();
       }
     },
     status: () => replicas.map((r) => ({ url: redact(r.url), healthy: r.healthy, lagMs: r.lagMs })),

@@ -2,7 +2,7 @@
 // INTERNAL_SERVER_ERROR (logged, never shown).
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { AppError, ERROR_CODES, toAppError } from '../kernel/errors.ts';
+import { AppError, ClientGone, ERROR_CODES, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
 import { withoutVariableValue } from './variable-values.ts';
 
@@ -37,7 +37,9 @@ export function formatGraphQLError(logger: Logger) {
       };
     }
     const appError = toAppError(original);
-    if (appError.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: original }, 'unhandled GraphQL error');
+    // A read abandoned by its client (ClientGone) answers no one: not worth an error line.
+    if (appError.code === 'INTERNAL_SERVER_ERROR' && !(original instanceof ClientGone))
+      logger.error({ err: original }, 'unhandled GraphQL error');
     const extensions: Record<string, unknown> = { code: appError.code };
     if (appError.invalidParams) extensions.invalidParams = appError.invalidParams;
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };

@@ -15,6 +15,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 /** Made per request (service.ts): the caller, and loaders whose batches never span requests. */
 export type GraphQLContext = {
   principal: Principal;
+  /** Aborts when the client goes away before its answer is complete: expensive reads stop then. */
+  signal?: AbortSignal;
   eventAttempts: EventAttemptsLoader;
   /** Set while compiled-execution.ts runs a query: pages whose stored bytes are the answer (stored-results.ts). */
   storedPages?: StoredPages;
@@ -46,7 +48,14 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
         const list = parseListArguments(args);
         const page = isPlainList(list)
           ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null }
-          : await deps.lists.getPage(list, limit, offset, 'internal', false);
+          : await deps.lists.getPage(
+              list,
+              limit,
+              offset,
+              'internal',
+              { keyId: ctx.principal.keyId, signal: ctx.signal },
+              false,
+            );
         const text = `[${page.results}]`;
         let results: unknown;
         if (ctx.storedPages && selectsStoredRecords(info)) {

@@ -4,7 +4,7 @@
 // executor (compiled-execution.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
@@ -38,7 +38,7 @@ export function buildSchema(resolvers: IResolvers[]): GraphQLSchema {
 export async function createGraphQLMiddleware(deps: {
   schema: GraphQLSchema;
   /** Called once per request, for that request only. */
-  newContext: (principal: Principal) => GraphQLContext;
+  newContext: (principal: Principal, res: ServerResponse) => GraphQLContext;
   limits: QueryLimits;
   logger: Logger;
   httpServer?: Server;
@@ -69,7 +69,7 @@ export async function createGraphQLMiddleware(deps: {
   await apollo.start();
   const middleware = expressMiddleware(apollo, {
     // graphqlGate (http-gate.ts) authenticated the caller and checked a GraphQL scope before this runs.
-    context: async ({ req }) => deps.newContext(req.principal!),
+    context: async ({ req, res }) => deps.newContext(req.principal!, res),
   });
   return { middleware, stop: () => apollo.stop() };
 }

@@ -1,7 +1,7 @@
 // RFC 7807 problem details: every non-2xx answer of the HTTP surface goes through here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { AppError, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
+import { AppError, ClientGone, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -51,6 +51,7 @@ export function answerError(
   err: unknown,
   instance: string,
 ): void {
+  if (err instanceof ClientGone) return void res.destroy(); // the client went away: no one to answer
   const error = mapHttpError(err);
   const path = instance.split('?', 1)[0];
   if (error.code === 'INTERNAL_SERVER_ERROR')

@@ -75,6 +75,10 @@ export const settingsSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
   // The client-side bound of the API's reads (/v1, GraphQL catalog and feed queries, key look-ups): a frozen database fails them within seconds (issue 18).
   DB_READ_TIMEOUT_MS: int(0, 3_600_000).default(5000),
+  // Admission of the query class (search, filters, facets, another sort): kernel/query-gate.ts.
+  QUERY_MAX_CONCURRENT_PER_KEY: int(1, 1000).default(2),
+  QUERY_MAX_CONCURRENT: int(1, 200).optional(), // default: half of DB_POOL_MAX, at least 1
+  QUERY_QUEUE_WAIT_MS: int(0, 60_000).default(1000),
   GRAPHQL_MAX_COST: int(1, 10_000_000).default(50_000),
   GRAPHQL_MAX_DEPTH: int(1, 100).default(8),
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),

@@ -1,6 +1,7 @@
 // What the service is configured with (Config): the settings of kernel/config-schema.ts grouped by
 // the part of the service that reads them, with what each means; kernel/config.ts builds it.
 import type { Settings } from './config-schema.ts';
+import type { QueryGateLimits } from './query-gate.ts';
 
 type LogLevel = NonNullable<Settings['LOG_LEVEL']>;
 
@@ -15,6 +16,8 @@ export type Config = Readonly<{
   production: boolean;
   role: 'all' | 'api' | 'worker';
   db: Readonly<{ poolMax: number; connectTimeoutMs: number; statementTimeoutMs: number; readTimeoutMs: number }>;
+  /** The query class's admission and its own connections (kernel/query-gate.ts): per key, per process, the longest wait. */
+  query: Readonly<QueryGateLimits>;
   http: Readonly<{
     requestTimeoutMs: number;
     headersTimeoutMs: number;

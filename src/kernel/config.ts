@@ -100,6 +100,11 @@ function apiSections(e: Settings) {
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
       readTimeoutMs: e.DB_READ_TIMEOUT_MS,
     }),
+    query: Object.freeze({
+      perKey: e.QUERY_MAX_CONCURRENT_PER_KEY,
+      total: e.QUERY_MAX_CONCURRENT ?? Math.max(1, Math.floor(e.DB_POOL_MAX / 2)),
+      queueWaitMs: e.QUERY_QUEUE_WAIT_MS,
+    }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,

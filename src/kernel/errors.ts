@@ -49,6 +49,14 @@ export class AppError extends Error {
   }
 }
 
+/** What a read abandoned by its client rejects with (http/closed-signal.ts): there is no one left to answer. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client went away');
+    this.name = 'ClientGone';
+  }
+}
+
 /** A failure at start the operator can act on: its message says why and what to do, so it has no stack. */
 export class OperatorError extends Error {
   constructor(message: string, options?: ErrorOptions) {

@@ -64,3 +64,49 @@ export const receiversDisabled = new Counter({
   labelNames: ['reason'] as const,
   registers: [registry],
 });
+
+/** The query class's admission (kernel/query-gate.ts): reads running, waiting, and refused by which limit. */
+export const queryGateRunning = new Gauge({
+  name: 'lods_query_running',
+  help: 'Search, filter and facet list reads running in this process (at most QUERY_MAX_CONCURRENT)',
+  registers: [registry],
+});
+export const queryGateWaiting = new Gauge({
+  name: 'lods_query_waiting',
+  help: 'Search, filter and facet list reads waiting for a slot (at most QUERY_QUEUE_WAIT_MS each)',
+  registers: [registry],
+});
+export const queryGateRefused = new Counter({
+  name: 'lods_query_refused_total',
+  help: 'Search, filter and facet list reads refused with 429 after waiting, by the limit that was full (key: QUERY_MAX_CONCURRENT_PER_KEY, process: QUERY_MAX_CONCURRENT)',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+export const readsCancelled = new Counter({
+  name: 'lods_db_reads_cancelled_total',
+  help: 'API reads cancelled in PostgreSQL, by reason (deadline: DB_READ_TIMEOUT_MS passed; disconnect: the client went away)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+let catchUpReader: (() => Promise<{ receiverId: string; pending: number }[]>) | null = null;
+/**
+ * Per receiver that had a catch-up on enable (webhooks/catch-up/): its records not delivered yet.
+ * Read from the database at scrape time through the reader the API process sets (setCatchUpReader),
+ * so every replica reports the same; no series when it cannot be read.
+ */
+export const catchUpPending = new Gauge({
+  name: 'lods_webhook_catch_up_pending',
+  help: 'Records of a receiver catch-up on enable not delivered yet (still to queue, or queued and not acknowledged), per receiver',
+  labelNames: ['receiver'] as const,
+  registers: [registry],
+  async collect() {
+    if (!catchUpReader) return;
+    const rows = await catchUpReader().catch(() => null);
+    this.reset();
+    for (const row of rows ?? []) this.set({ receiver: row.receiverId }, row.pending);
+  },
+});
+export function setCatchUpReader(reader: typeof catchUpReader): void {
+  catchUpReader = reader;
+}

@@ -57,6 +57,7 @@ export async function startApiWithLogger(logger: Logger, db: Database = testDb()
       etagCache: DEFAULT_CONFIG.etagCache,
       feed: DEFAULT_CONFIG.feed,
       db: DEFAULT_CONFIG.db,
+      query: DEFAULT_CONFIG.query,
     },
     db,
     logger,

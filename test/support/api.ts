@@ -25,6 +25,8 @@ export type TestApiOptions = {
   feedMaxWaiters?: number;
   /** DB_READ_TIMEOUT_MS (default: the service's). */
   readTimeoutMs?: number;
+  /** QUERY_MAX_CONCURRENT_PER_KEY, QUERY_MAX_CONCURRENT, QUERY_QUEUE_WAIT_MS (default: the service's). */
+  query?: Partial<Config['query']>;
   /** Default: a tenth of feedMaxWaiters, at least 1 (as FEED_MAX_WAITERS_PER_KEY). */
   feedMaxWaitersPerKey?: number;
 };
@@ -41,6 +43,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
       feed: feedConfig(options),
       db: { ...DEFAULT_CONFIG.db, readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONFIG.db.readTimeoutMs },
+      query: { ...DEFAULT_CONFIG.query, ...options.query },
     },
     options.db ?? testDb(),
     options.logger ?? silentLogger,

@@ -5,7 +5,7 @@
 // the cache's age bound (ETAG_CACHE_MAX_AGE_MS, 10 s). Statements are counted by wrapping the real
 // pool's query (they still run).
 import { expect } from 'chai';
-import type { QueryConfig } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createVersionCache } from '../../src/catalog/version-cache.ts';
 import type { Api } from '../../src/app/service.ts';
@@ -26,14 +26,26 @@ describe('record version cache (304 without a statement)', () => {
   before(async () => {
     [api, other] = await Promise.all([startTestApi(), startTestApi()]);
     key = await createTestKey(['catalog:read']);
+    // The API's reads run on a connection they take from the pool (db/deadline-reads.ts): count
+    // the record statements of every connection taken so (pg's own pool.query passes a callback).
     const pool = testDb().pool;
-    const query = pool.query;
-    pool.query = function (this: typeof pool, ...args: unknown[]) {
-      const name = (args[0] as QueryConfig).name ?? '';
-      if (name.startsWith('lo-one')) reads.push(name);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof pool.query;
-    restore = () => (pool.query = query);
+    const connect = pool.connect;
+    const counting = new WeakSet<PoolClient>();
+    pool.connect = function (this: typeof pool, ...args: unknown[]) {
+      if (args.length) return (connect as (...a: unknown[]) => unknown).apply(this, args);
+      return (connect as () => Promise<PoolClient>).call(this).then((client) => {
+        if (counting.has(client)) return client;
+        counting.add(client);
+        const query = client.query;
+        client.query = function (this: PoolClient, ...queryArgs: unknown[]) {
+          const name = (queryArgs[0] as QueryConfig | undefined)?.name ?? '';
+          if (name.startsWith('lo-one')) reads.push(name);
+          return (query as (...a: unknown[]) => unknown).apply(this, queryArgs);
+        } as typeof client.query;
+        return client;
+      });
+    } as typeof pool.connect;
+    restore = () => (pool.connect = connect);
   });
   after(async () => {
     restore();
@@ -175,8 +187,18 @@ describe('record version cache, without a notification connection', () => {
   it('is off with read replicas: every conditional GET reads', async () => {
     const db = testDb();
     let reads = 0;
+    // The API's reads take a connection and query on it (db/deadline-reads.ts): count on the connection.
+    const counted = (config: QueryConfig) => (reads += config.name?.startsWith('lo-one') ? 1 : 0);
     const readPool = {
-      query: (config: QueryConfig) => ((reads += config.name?.startsWith('lo-one') ? 1 : 0), db.pool.query(config)),
+      query: (config: QueryConfig) => (counted(config), db.pool.query(config)),
+      connect: async () => {
+        const client = await db.pool.connect();
+        const query = client.query.bind(client) as (config: QueryConfig) => Promise<QueryResult>;
+        return Object.assign(Object.create(client) as PoolClient, {
+          query: (config: QueryConfig) => (counted(config), query(config)),
+          release: (error?: Error) => client.release(error),
+        });
+      },
     };
     const api = await startTestApi({ db: { ...db, readPool } });
     try {

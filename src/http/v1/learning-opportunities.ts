@@ -12,6 +12,7 @@ import { isPlainList, type ListReads } from '../../catalog/list-query.ts';
 import { parseListQuery, serveListPage } from './list-page.ts';
 import { badPathEncoding } from '../problem.ts';
 import type { V1Serve } from './routes.ts';
+import { closedSignal } from '../closed-signal.ts';
 import { parseQueryString } from './query-string.ts';
 
 const ONE_PREFIX = '/v1/learning-opportunities/';
@@ -21,7 +22,7 @@ type Deps = { reads: CatalogReads; lists: ListReads };
 /** The list and the record, as the dispatcher calls them. */
 export function learningOpportunityEndpoints(deps: Deps): { list: V1Serve; one: V1Serve } {
   return {
-    list: (req, res, at) => servePage(deps, req, res, at.query),
+    list: (req, res, at) => servePage(deps, req, res, at.query, at.principal!.keyId),
     one: (req, res, at) => serveRecord(deps, req, res, at.path.slice(ONE_PREFIX.length)),
   };
 }
@@ -36,11 +37,19 @@ async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse
   sendCacheable(res, row.etag, held === '*' ? null : row.doc, row.doc_bytes);
 }
 
-async function servePage(deps: Deps, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
+async function servePage(
+  deps: Deps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: string,
+  keyId: string,
+): Promise<void> {
   const { limit, offset, list } = parseListQuery(parseQueryString(query));
   const held = heldTags(req.headers['if-none-match']);
-  // Filters, search, fields or facets (CONTRACT.md 13); the plain list keeps its own fast path.
-  if (!isPlainList(list)) return serveListPage(deps.lists, res, list, limit, offset, held);
+  // Filters, search, fields or facets: the query class, admitted per key (kernel/query-gate.ts) and
+  // cancelled when the client goes away. The plain list keeps its own fast path and connections.
+  if (!isPlainList(list))
+    return serveListPage(deps.lists, res, list, limit, offset, held, { keyId, signal: closedSignal(res) });
   const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);

@@ -4,7 +4,7 @@
 // serves it through its own fast path, byte for byte what it was before these parameters.
 import type { ServerResponse } from 'node:http';
 import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
-import { type ListQuery, type ListReads, renderListPage } from '../../catalog/list-query.ts';
+import { type ListCaller, type ListQuery, type ListReads, renderListPage } from '../../catalog/list-query.ts';
 import { parsePagingQuery } from '../../kernel/paging.ts';
 import { sendCacheable } from '../conditional.ts';
 import { parseListParameters } from '../list-parameters.ts';
@@ -39,8 +39,9 @@ export async function serveListPage(
   limit: number,
   offset: number,
   held: string[] | '*' | null,
+  caller: ListCaller,
 ): Promise<void> {
-  const page = await lists.getPage(list, limit, offset, 'public');
+  const page = await lists.getPage(list, limit, offset, 'public', caller);
   if (held === '*' || held?.includes(page.etag)) return sendCacheable(res, page.etag, null);
   sendCacheable(res, page.etag, renderListPage(page));
 }

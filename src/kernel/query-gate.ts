@@ -1,0 +1,113 @@
+// Admission for the query class: list reads with filters, search, facets, a projection or another
+// sort, the reads whose cost a consumer chooses. Each takes one of its key's slots
+// (QUERY_MAX_CONCURRENT_PER_KEY) and one of the process's (QUERY_MAX_CONCURRENT); a read that finds
+// none waits in line at most QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After. One key
+// can therefore never hold more than its share, and the query class never more than its own
+// connections: the record, the plain list, the feed and writes use another pool and never wait here.
+// Waiters are served first come, first served, skipping those whose key is still at its limit, so
+// one key's queue never blocks another key's turn.
+import { AppError } from './errors.ts';
+import { queryGateRefused, queryGateRunning, queryGateWaiting } from './metrics.ts';
+
+export type QueryGateLimits = { perKey: number; total: number; queueWaitMs: number };
+
+export type QueryGate = {
+  /** Resolves with the slot's release once admitted; rejects with 429 after the queue wait, or when `signal` aborts. */
+  admit(keyId: string, signal?: AbortSignal): Promise<() => void>;
+  /** Runs `read` in a slot of `keyId`. */
+  run<T>(keyId: string, read: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+};
+
+type Waiter = { keyId: string; admitted: () => void; timer: NodeJS.Timeout | undefined };
+
+export function createQueryGate(limits: QueryGateLimits): QueryGate {
+  const perKey = new Map<string, number>();
+  let running = 0;
+  const line: Waiter[] = [];
+
+  const fits = (keyId: string) => running < limits.total && (perKey.get(keyId) ?? 0) < limits.perKey;
+  const take = (keyId: string) => {
+    running++;
+    perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
+    queryGateRunning.set(running);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      running--;
+      const left = perKey.get(keyId)! - 1;
+      if (left) perKey.set(keyId, left);
+      else perKey.delete(keyId);
+      queryGateRunning.set(running);
+      serveLine();
+    };
+  };
+  const leaveLine = (waiter: Waiter) => {
+    const at = line.indexOf(waiter);
+    if (at >= 0) line.splice(at, 1);
+    clearTimeout(waiter.timer);
+    queryGateWaiting.set(line.length);
+  };
+  function serveLine(): void {
+    for (let i = 0; i < line.length && running < limits.total;) {
+      const waiter = line[i]!;
+      if (!fits(waiter.keyId)) {
+        i++;
+        continue;
+      }
+      leaveLine(waiter);
+      waiter.admitted();
+    }
+  }
+
+  function admit(keyId: string, signal?: AbortSignal): Promise<() => void> {
+    if (line.length === 0 && fits(keyId)) return Promise.resolve(take(keyId));
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        keyId,
+        timer: undefined,
+        admitted: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(take(keyId));
+        },
+      };
+      const onAbort = () => {
+        leaveLine(waiter);
+        reject(signal!.reason as Error);
+      };
+      waiter.timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        leaveLine(waiter);
+        reject(refusal(limits, (perKey.get(keyId) ?? 0) >= limits.perKey));
+        serveLine(); // a refused head of the line may have held back others that fit
+      }, limits.queueWaitMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      line.push(waiter);
+      queryGateWaiting.set(line.length);
+      serveLine();
+    });
+  }
+
+  return {
+    admit,
+    async run(keyId, read, signal) {
+      const release = await admit(keyId, signal);
+      try {
+        return await read();
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/** The 429 of a read not admitted in time, naming the limit that was full. */
+function refusal(limits: QueryGateLimits, keyFull: boolean): AppError {
+  queryGateRefused.inc({ limit: keyFull ? 'key' : 'process' });
+  const why = keyFull
+    ? `this API key already runs ${limits.perKey} search, filter or facet requests at a time (QUERY_MAX_CONCURRENT_PER_KEY)`
+    : `this server already runs ${limits.total} search, filter or facet requests at a time (QUERY_MAX_CONCURRENT)`;
+  return new AppError('RATE_LIMITED', `Not admitted within ${limits.queueWaitMs} ms: ${why}; try again shortly`, {
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(limits.queueWaitMs / 1000))) },
+  });
+}

@@ -1,0 +1,146 @@
+// The query class's admission and deadlines, made deterministic: a transaction of the test holds
+// list_entry (which every filtered list reads) locked, so each filtered read blocks in PostgreSQL
+// for as long as the test wants, holding its slot. The record and the plain list do not read
+// list_entry: they must answer meanwhile.
+import { expect } from 'chai';
+import type { PoolClient } from 'pg';
+import type { Api } from '../../src/app/service.ts';
+import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+import { testDb } from '../hooks.ts';
+
+const READ_TIMEOUT_MS = 3000;
+const QUEUE_WAIT_MS = 300;
+const FILTERED = '/v1/learning-opportunities?format=ONLINE';
+
+describe('query class: admission per key and process, deadlines that hold in PostgreSQL', function () {
+  this.timeout(30_000);
+  let api: Api;
+  let locker: PoolClient | null = null;
+  let recordId: string;
+
+  before(async () => {
+    api = await startTestApi({
+      readTimeoutMs: READ_TIMEOUT_MS,
+      query: { perKey: 1, total: 2, queueWaitMs: QUEUE_WAIT_MS },
+    });
+    recordId = (await createRecord(api.writes)).id;
+  });
+  after(async () => {
+    await unlock();
+    await api.close();
+  });
+
+  async function lock(): Promise<void> {
+    locker = await testDb().pool.connect();
+    await locker.query('begin');
+    await locker.query('lock table list_entry in access exclusive mode');
+  }
+  async function unlock(): Promise<void> {
+    if (!locker) return;
+    await locker.query('rollback');
+    locker.release();
+    locker = null;
+  }
+  /** Query-class statements running in PostgreSQL now (the query pool's connections). */
+  async function running(): Promise<number> {
+    const { rows } = await testDb().pool.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and state = 'active' and application_name = 'lods-query'`,
+    );
+    return rows[0]!.n;
+  }
+  async function until(check: () => Promise<boolean>, withinMs: number): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it("refuses a key's read beyond its slots with 429 naming the limit, admits another key, never holds up records and plain lists", async () => {
+    const [a, b] = [await createTestKey(['catalog:read', 'graphql:read']), await createTestKey(['catalog:read'])];
+    await lock();
+    try {
+      const first = getJson(api, FILTERED, a); // takes a's one slot, blocked on the lock
+      await until(async () => (await running()) === 1, 2000);
+      const started = performance.now();
+      const refused = await getJson(api, `${FILTERED}&q=online`, a);
+      const waited = performance.now() - started;
+      expect(refused.status).to.equal(429);
+      expect(refused.headers.get('content-type')).to.match(/^application\/problem\+json/);
+      expect(refused.headers.get('retry-after')).to.equal('1');
+      expect((refused.body as { detail: string }).detail).to.contain('QUERY_MAX_CONCURRENT_PER_KEY');
+      expect(waited).to.be.at.least(QUEUE_WAIT_MS - 20);
+      // The same key through GraphQL: the same slots, a stable code.
+      const viaGraphql = await graphql(
+        api,
+        a,
+        '{ learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } } }',
+      );
+      expect(viaGraphql.body.errors?.[0]?.extensions?.code).to.equal('RATE_LIMITED');
+      // Another key has slots of its own (the process allows two).
+      const second = getJson(api, FILTERED, b);
+      await until(async () => (await running()) === 2, 2000);
+      // The process is full: a third key waits, then 429 naming the process's limit.
+      const c = await createTestKey(['catalog:read']);
+      const full = await getJson(api, FILTERED, c);
+      expect(full.status).to.equal(429);
+      expect((full.body as { detail: string }).detail).to.contain('QUERY_MAX_CONCURRENT)');
+      // Meanwhile the record and the plain list answer at once.
+      for (const path of [`/v1/learning-opportunities/${recordId}`, '/v1/learning-opportunities?limit=5']) {
+        const t = performance.now();
+        expect((await getJson(api, path, a)).status).to.equal(200);
+        expect(performance.now() - t).to.be.below(QUEUE_WAIT_MS);
+      }
+      await unlock();
+      expect((await first).status).to.equal(200);
+      expect((await second).status).to.equal(200);
+      const metrics = await (await fetch(`${api.url}/metrics`)).text();
+      expect(metrics).to.match(/lods_query_refused_total\{limit="key"\} [1-9]/);
+      expect(metrics).to.match(/lods_query_refused_total\{limit="process"\} [1-9]/);
+    } finally {
+      await unlock();
+    }
+  });
+
+  it('cancels the statement in PostgreSQL at the deadline (503), not only the wait for it', async () => {
+    const key = await createTestKey(['catalog:read']);
+    await lock();
+    try {
+      const started = performance.now();
+      const res = await getJson(api, FILTERED, key);
+      const took = performance.now() - started;
+      expect(res.status).to.equal(503);
+      expect(res.headers.get('retry-after')).to.equal('1');
+      expect(took).to.be.within(READ_TIMEOUT_MS - 50, READ_TIMEOUT_MS + 1000);
+      // Still locked: a statement that merely lost its caller would still be waiting on the lock.
+      await until(async () => (await running()) === 0, 1000);
+    } finally {
+      await unlock();
+    }
+  });
+
+  it('cancels the statement at once when the client goes away', async () => {
+    const key = await createTestKey(['catalog:read']);
+    await lock();
+    try {
+      const gone = new AbortController();
+      const request = fetch(`${api.url}${FILTERED}`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: gone.signal,
+      }).catch(() => null);
+      await until(async () => (await running()) === 1, 2000);
+      const abortedAt = performance.now();
+      gone.abort();
+      await request;
+      await until(async () => (await running()) === 0, 500);
+      expect(performance.now() - abortedAt).to.be.below(READ_TIMEOUT_MS - 500); // long before the deadline
+      // Its slot is free again: the key is admitted at once.
+      await unlock();
+      expect((await getJson(api, FILTERED, key)).status).to.equal(200);
+    } finally {
+      await unlock();
+    }
+  });
+});
