@@ -3,9 +3,9 @@
 // been seen costs no round trip of its own (auth/key-cache.ts).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { QueryConfig } from 'pg';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
+import { recordStatements } from '../support/statement-recorder.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 
@@ -90,13 +90,8 @@ describe('the /v1 read handlers', () => {
       ['/v1/learning-opportunities?limit=5', key, 200, 1],
       ['/v1/learning-opportunities/not-a-uuid', key, 400, 0],
     ];
-    const pool = testDb().pool;
-    const query = pool.query;
     const statements: string[] = [];
-    pool.query = function (this: typeof pool, ...args: unknown[]) {
-      statements.push((args[0] as QueryConfig).name ?? 'unnamed');
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof pool.query;
+    const stopRecording = recordStatements(testDb().pool, (name) => statements.push(name));
     const reads = () => statements.filter((name) => name.startsWith('lo-'));
     try {
       // Once the process listens for key changes, a key it has seen is answered from memory: the
@@ -115,7 +110,7 @@ describe('the /v1 read handlers', () => {
         expect(reads().length, `reads for ${status} ${path}`).to.equal(count);
       }
     } finally {
-      pool.query = query;
+      stopRecording();
     }
   });
 });

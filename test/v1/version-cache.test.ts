@@ -10,6 +10,7 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createVersionCache } from '../../src/catalog/version-cache.ts';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
+import { recordStatements } from '../support/statement-recorder.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 
@@ -26,26 +27,9 @@ describe('record version cache (304 without a statement)', () => {
   before(async () => {
     [api, other] = await Promise.all([startTestApi(), startTestApi()]);
     key = await createTestKey(['catalog:read']);
-    // The API's reads run on a connection they take from the pool (db/deadline-reads.ts): count
-    // the record statements of every connection taken so (pg's own pool.query passes a callback).
-    const pool = testDb().pool;
-    const connect = pool.connect;
-    const counting = new WeakSet<PoolClient>();
-    pool.connect = function (this: typeof pool, ...args: unknown[]) {
-      if (args.length) return (connect as (...a: unknown[]) => unknown).apply(this, args);
-      return (connect as () => Promise<PoolClient>).call(this).then((client) => {
-        if (counting.has(client)) return client;
-        counting.add(client);
-        const query = client.query;
-        client.query = function (this: PoolClient, ...queryArgs: unknown[]) {
-          const name = (queryArgs[0] as QueryConfig | undefined)?.name ?? '';
-          if (name.startsWith('lo-one')) reads.push(name);
-          return (query as (...a: unknown[]) => unknown).apply(this, queryArgs);
-        } as typeof client.query;
-        return client;
-      });
-    } as typeof pool.connect;
-    restore = () => (pool.connect = connect);
+    restore = recordStatements(testDb().pool, (name) => {
+      if (name.startsWith('lo-one')) reads.push(name);
+    });
   });
   after(async () => {
     restore();
