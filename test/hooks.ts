@@ -1,12 +1,15 @@
 // Mocha hooks (.mocharc.json requires this file). Global set-up, once per run in the main process:
 // one PostgreSQL server and a migrated template database. Root hooks, once per test file in
 // parallel mode (once per run in serial mode): a clone of the template that only this file's
-// tests use, reached through testDb().
+// tests use, reached through testDb(); at the end, every process the tests started and left running (a
+// failed test or hook leaves them) is stopped: support/child-processes.ts, which also stops them when
+// this process exits or is signalled.
 import { existsSync } from 'node:fs';
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { connectDatabase, type Database } from '../src/app/database.ts';
 import { checkoutLeftovers, runtimeDirPath } from '../src/db/postgres-placement.ts';
+import { stopAllChildren } from './support/child-processes.ts';
 import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
 
 // The processes that tests start (node src/app/main.ts, the CLI, the example receiver) resolve the
@@ -74,6 +77,7 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
+    await stopAllChildren();
     await database?.close();
     database = null;
     await dropDatabase?.();

@@ -1,12 +1,12 @@
 // `npm run cli -- keys ...` as an operator runs it: a real process (Node 24) on the suite's
 // database. Created keys work against the API at once, listings never show a key, revocation is
 // immediate, and bad arguments exit non-zero with a message that says what is wrong.
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, refusedWithin, startTestApi } from '../support/api.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
 type Run = { code: number; stdout: string; stderr: string };
@@ -27,7 +27,7 @@ async function cli(...args: string[]): Promise<Run> {
 
 function spawnCli(args: string[]): Promise<Run> {
   return new Promise((done) => {
-    execFile(
+    execFileChild(
       process.execPath,
       [CLI, ...args],
       {

@@ -1,19 +1,19 @@
 // Who may create and migrate a database: `migrate` and the service's start, never another command
 // (a mistyped DATABASE_URL must not create a database), and several of them at once apply each
 // migration exactly once.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { MIGRATIONS_DIR } from '../../src/db/orm.ts';
 import { testDb } from '../hooks.ts';
 import { REPO } from '../support/service-process.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 type Run = { code: number; stdout: string; stderr: string };
 
 function cli(databaseUrl: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    execFileChild(
       process.execPath,
       ['src/cli/main.ts', ...args],
       { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },

@@ -2,7 +2,6 @@
 // could only fail on or damage, before its first request (a first run walks the whole catalog before
 // it saves): one file for --state and --out, a directory it cannot create its files in, a state or a
 // copy it cannot read. And two runs on one state never run together: the second refuses at once.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -16,6 +15,7 @@ import { until } from '../feed/feed-support.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 const NOBODY = 65534;
 
@@ -34,14 +34,14 @@ async function startCountingProxy(target: string): Promise<ScriptedServer> {
 
 /** The pid of a process that has exited (nothing runs under it now). */
 async function exitedPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
+  const child = spawnChild(process.execPath, ['-e', '']);
   await once(child, 'exit');
   return child.pid!;
 }
 
 /** The command run as another user (root may: it is how a test as root sees directory permissions). */
 async function runCliAs(uid: number, args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+  const child = spawnChild(process.execPath, ['src/cli/main.ts', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     uid,

@@ -3,7 +3,6 @@
 // same bytes as an uninterrupted run; Ctrl-C (SIGINT) or SIGTERM saves what was applied first. The
 // feed here is 83 events read one per page, behind a proxy that can hold a page back, so that a kill
 // or a signal lands while the command is provably in the middle of its run.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +21,7 @@ import { collect, head, until } from '../feed/feed-support.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 const EVENTS = 83; // 10 rounds of 8 updates, an archival, a deletion, a publication again
 const count = (text: string, pattern: RegExp) => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
@@ -29,7 +29,7 @@ const SAVED = /saved \d+ records and the cursor/;
 
 /** The pid of a process that has exited (nothing runs under it now). */
 async function exitedPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
+  const child = spawnChild(process.execPath, ['-e', '']);
   await once(child, 'exit');
   return child.pid!;
 }

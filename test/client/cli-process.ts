@@ -1,5 +1,6 @@
 // `npm run cli -- …` as a child process, for the end-to-end cli tests.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnChild } from '../support/child-processes.ts';
 
 export type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -7,7 +8,7 @@ export type Run = { code: number | null; stdout: string; stderr: string };
 export type RunningCli = { child: ChildProcess; stdout: () => string; stderr: () => string; done: Promise<Run> };
 
 export function startCli(args: string[], env: Record<string, string> = {}): RunningCli {
-  const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+  const child = spawnChild(process.execPath, ['src/cli/main.ts', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,7 +1,6 @@
 // docs/operations.md against the code: every setting src/kernel/config-schema.ts declares is in it, every command of
 // the CLI (as its --help lists them) has its `npm run cli -- ...` line, and what it says DATA_DIR
 // holds with DATABASE_URL is what the service writes there.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,10 +9,11 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { resolveSecretKeyring } from '../../src/webhooks/secrets/secret-keys.ts';
 import { silentLogger } from '../support/api.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OPERATIONS = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
-const run = promisify(execFile);
+const run = promisify(execFileChild);
 
 /** The commands listed under "Commands:" in a --help text (without `help`). */
 const commandsIn = (help: string): string[] =>

@@ -4,7 +4,6 @@
 // catalog:write key sending 1 MiB documents on two connections leaves another key's /v1 p99 within
 // about 2x of what it is unloaded (parsing such a document whole took ~0.45 s of the main thread;
 // past its burst, the key's bodies are read at its pace: body-pacing.test.ts, bench:abuse).
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
@@ -13,6 +12,7 @@ import { createTestKey, DEFAULT_CONFIG, getJson, graphql, startTestApi } from '.
 import { createRecord } from '../support/factories.ts';
 import { generateContent, randomUuid, seededRandom } from '../../src/catalog/generate.ts';
 import { expectProblem } from '../support/problem.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 // The abuser: another process sending 1 MiB documents on two connections (shared with bench:abuse).
 const ABUSER = new URL('../support/graphql-abuser.ts', import.meta.url).pathname;
@@ -96,7 +96,7 @@ describe('GraphQL abuse limits', function () {
 
     // Another process (as an abuser would be) sends them, so this one only serves. Named
     // operations, each small: validation is linear, parsing is the cost (~220,000 tokens).
-    const abuser = spawn(process.execPath, [ABUSER], {
+    const abuser = spawnChild(process.execPath, [ABUSER], {
       env: { ...process.env, URL: `${api.url}/graphql`, KEY: writer },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

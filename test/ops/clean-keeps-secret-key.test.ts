@@ -1,13 +1,13 @@
 // `npm run clean` with DATABASE_URL set: DATA_DIR's generated secret-key seals that database's
 // receiver secrets (no SECRET_ENCRYPTION_KEY outside production), and clean does not touch that
 // database, so the key stays; removing it made the next start or migrate on it refuse for good.
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { privateClone } from '../support/private-clone.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 // From a clone of its own: as root, clean also removes the checkout's staged PostgreSQL binaries,
 // which other tests of this checkout start clusters from at the same time.
@@ -15,7 +15,7 @@ let clone = '';
 
 function clean(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
+    execFileChild(
       'npm',
       ['run', '--silent', 'clean'],
       { cwd: join(clone, 'p'), env: { ...process.env, SECRET_ENCRYPTION_KEY: '', ...env } },

@@ -1,7 +1,6 @@
 // An embedded PostgreSQL left running by `kill -9` of the service that started it (issue 18 item 11):
 // the next start stops it and runs its own, and `npm run clean` removes this checkout's cluster and
 // staged binaries (refusing while a service uses them). Real service processes throughout.
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { privateClone } from '../support/private-clone.ts';
 import { type ServiceProcess, startService } from '../support/service-process.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 /** A data directory PostgreSQL can reach (mkdtemp makes 0700 ones). */
 async function dataDir(): Promise<string> {
@@ -33,7 +33,7 @@ function running(pid: number): boolean {
 
 function clean(cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
+    execFileChild(
       'npm',
       ['run', '--silent', 'clean'],
       { cwd, env: { ...process.env, DATABASE_URL: '', ...env } },

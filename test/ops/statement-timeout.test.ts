@@ -1,13 +1,13 @@
 // DB_STATEMENT_TIMEOUT_MS bounds every statement of the service's pool, on every connection; the
 // migrations, which may rightly wait or run longer, are not bounded by it (the service's start or
 // `migrate`).
-import { execFile } from 'node:child_process';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { testDb } from '../hooks.ts';
 import { REPO } from '../support/service-process.ts';
 import { TEST_SECRET_KEY } from '../support/webhooks.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 describe('statement timeout on the pool', () => {
   let db: Database;
@@ -47,7 +47,7 @@ describe('statement timeout on the pool', () => {
           LOG_LEVEL: 'silent',
           SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
         };
-        execFile(
+        execFileChild(
           process.execPath,
           ['src/cli/main.ts', 'migrate', '--json'],
           { cwd: REPO, env },

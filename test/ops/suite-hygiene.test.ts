@@ -5,7 +5,6 @@
 // whose package managers and account tools only record that they were called; dpkg's status, apt's
 // history, /etc/passwd and /etc/group must read the same after it (a call by absolute path). As root, the
 // embedded PostgreSQL runs as an existing OS user and never creates one.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { expect } from 'chai';
 import { findChromium, launchChromiumOrSkip } from '../support/chromium.ts';
 import { findFirefox, firefoxOrSkip, launchFirefox } from '../support/firefox.ts';
 import { OS_USERS, rootIdentity } from '../../src/db/postgres-placement.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const PACKAGE_MANAGERS = [
@@ -62,7 +62,7 @@ describe('the suite leaves the machine alone', function () {
         const env = { ...process.env, PATH: `${shims}:${process.env.PATH}`, [variable]: `/nonexistent/${browser}` };
         const before = await machineState();
         const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((done, fail) =>
-          execFile(
+          execFileChild(
             join(REPO, 'node_modules/.bin/mocha'),
             [file],
             { cwd: REPO, env, timeout: 110_000 },

@@ -1,13 +1,13 @@
 // `npm pack` in a package folder (README: how to use the client elsewhere) leaves its tarball there:
 // git must ignore it, so a newcomer's checkout does not show stray untracked files.
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { execFileChild } from '../support/child-processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
+const run = promisify(execFileChild);
 
 describe('npm pack leftovers', () => {
   it('the tarball npm pack writes in each package folder is ignored by git', async function () {

@@ -4,7 +4,6 @@
 // fails the install), and run as plain JavaScript (no TypeScript loader) under that Node and under
 // Node 24, as ESM and through require(): the client walks the running service, the kit verifies a
 // real delivery, and the client README's examples run as written.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,8 +15,9 @@ import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { mutate } from '../support/graphql-documents.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
-const run = promisify(execFile);
+const run = promisify(execFileChild);
 const PACKAGES = resolve(import.meta.dirname, '../../packages');
 const SYSTEM_NODE = '/usr/bin/node';
 const SECRET = 'packed-kit-secret-5d2a9c41e7';

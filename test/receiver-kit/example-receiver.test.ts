@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,7 @@ import {
   startExampleReceiver,
   type StoreState,
 } from '../../packages/receiver-kit/examples/receiver.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 const SECRET = 'example-receiver-secret';
 
@@ -199,7 +199,7 @@ describe('example receiver process: fails closed', function () {
   this.timeout(20_000);
   const run = (env: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['packages/receiver-kit/examples/receiver.ts'], {
+      const child = spawnChild(process.execPath, ['packages/receiver-kit/examples/receiver.ts'], {
         env: { ...process.env, WEBHOOK_SECRET: '', WEBHOOK_ALLOW_UNSIGNED: '', PORT: '0', ...env },
       });
       let stdout = '';

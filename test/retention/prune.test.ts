@@ -1,7 +1,6 @@
 // Retention: rows backdated past the window are pruned by `npm run cli -- prune` and by the
 // scheduled job; an event a dead letter still needs is kept (the worker sends its stored body); a
 // cursor from before the pruned range gets 410 cursor-expired; the feed goes on from the watermark.
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { expect } from 'chai';
 import { decodeCursor, type FeedPosition } from '../../src/feed/cursor.ts';
@@ -20,12 +19,13 @@ import {
   type WebhookStack,
 } from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(
+    execFileChild(
       process.execPath,
       [CLI, ...args],
       { env: { ...process.env, DATABASE_URL: testDb().url, LOG_LEVEL: 'warn' }, timeout: 60_000 },

@@ -1,8 +1,8 @@
 // The operator command line as a user runs it: a child process (Node 24) on the suite's database,
 // logs silenced, the suite's secret key; the exit code, stdout and stderr come back.
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { testDb } from '../hooks.ts';
+import { execFileChild } from './child-processes.ts';
 import { TEST_SECRET_KEY } from './webhooks.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
@@ -11,7 +11,7 @@ export type CliRun = { code: number; stdout: string; stderr: string };
 
 export function cli(...args: string[]): Promise<CliRun> {
   return new Promise((done) => {
-    execFile(
+    execFileChild(
       process.execPath,
       [CLI, ...args],
       {

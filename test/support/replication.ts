@@ -1,8 +1,8 @@
 // A real primary and streaming replica for the read-replica tests, built from the machine's
 // PostgreSQL binaries (initdb, pg_basebackup, pg_ctl), run as root as the embedded cluster's OS user
-// (postgresIdentity: `postgres`, else `nobody`).
+// (postgresIdentity: `postgres`, else `nobody`). pg_ctl starts each postgres in a session of its own:
+// it is registered as a process group to end (child-processes.ts) until stop() stops it.
 // Null when the binaries are missing (the tests then skip, saying why).
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, chmod, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/db/embedded-postgres.ts';
 import { postgresIdentity } from '../../src/db/postgres-placement.ts';
+import { adoptGroup, execFileChild } from './child-processes.ts';
 
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -20,7 +21,7 @@ export type Replicated = {
   stop: () => Promise<void>;
 };
 
-const run = promisify(execFile);
+const run = promisify(execFileChild);
 
 /** Runs a PostgreSQL binary, as another OS user when we are root (PostgreSQL refuses to run as root). */
 async function pg(binary: string, args: string[]): Promise<void> {
@@ -44,9 +45,13 @@ export async function startReplicated(): Promise<Replicated> {
   const settings = (port: number) =>
     `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`;
   let started: string[] = [];
+  // Each running postgres's process group (postgres leads it), stopped as fast shutdown does (SIGINT).
+  const forgetGroup = new Map<string, () => void>();
   const stopCluster = async (data: string) => {
     await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
     started = started.filter((d) => d !== data);
+    forgetGroup.get(data)?.();
+    forgetGroup.delete(data);
   };
   // Starts the cluster in `data` on a free port (configured in `conf`, last setting wins), again on
   // another one if that port was taken before postgres bound it (as db/embedded-postgres.ts does).
@@ -58,6 +63,8 @@ export async function startReplicated(): Promise<Replicated> {
       try {
         await pg('pg_ctl', ['-D', data, '-l', log, '-w', 'start']);
         started.push(data);
+        const pid = Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+        forgetGroup.set(data, adoptGroup(pid, 'SIGINT'));
         return port;
       } catch (error) {
         const taken = (await readFile(log, 'utf8').catch(() => '')).includes('Address already in use');

@@ -1,7 +1,10 @@
 // The real service (src/app/main.ts) with a role, in a child process on the suite's database, for tests of several
-// processes side by side: started with a role and extra environment, stopped with SIGTERM.
-import { type ChildProcess, spawn } from 'node:child_process';
+// processes side by side: started with a role and extra environment, stopped with SIGTERM. Each runs in
+// a process group of its own, ended after the test file, or when this process goes, if the test left it
+// running (a failed test, a failed hook: child-processes.ts).
+import type { ChildProcess } from 'node:child_process';
 import { testDb } from '../hooks.ts';
+import { spawnChild, stopChild } from './child-processes.ts';
 
 export type RoleProcess = {
   child: ChildProcess;
@@ -11,7 +14,7 @@ export type RoleProcess = {
 };
 
 export function startRoleProcess(role: 'api' | 'worker', env: Record<string, string> = {}): Promise<RoleProcess> {
-  const child = spawn(process.execPath, ['src/app/main.ts', '--role', role], {
+  const child = spawnChild(process.execPath, ['src/app/main.ts', '--role', role], {
     env: {
       ...process.env,
       DATABASE_URL: testDb().url,
@@ -30,7 +33,10 @@ export function startRoleProcess(role: 'api' | 'worker', env: Record<string, str
     return await exited;
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} process did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      reject(new Error(`${role} process did not start:\n${output}`));
+      void stopChild(child);
+    }, 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       // One JSON log line per event: the API logs 'listening' with its url, the worker 'delivery worker running'.

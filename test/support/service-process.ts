@@ -1,7 +1,9 @@
 // The service as an operator runs it: `npm start` (or `node src/app/main.ts`) in a process group of its
-// own, as a terminal's foreground job is, so that a test can send a signal to the whole group.
-import { type ChildProcess, spawn } from 'node:child_process';
+// own, as a terminal's foreground job is, so that a test can send a signal to the whole group (the
+// group is ended after the test file, or when this process goes, if the test left it: child-processes.ts).
+import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { spawnChild } from './child-processes.ts';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 
@@ -23,9 +25,8 @@ export async function startService(options: {
   viaNpm?: boolean;
 }): Promise<ServiceProcess> {
   const [command, args] = options.viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['src/app/main.ts']];
-  const child = spawn(command, args, {
+  const child = spawnChild(command, args, {
     cwd: options.cwd ?? REPO,
-    detached: true,
     // The embedded default unless the test names a database (the suite's own DATABASE_URL is not one).
     env: {
       ...process.env,

@@ -1,16 +1,17 @@
 // At-least-once across a crash: a worker process killed with SIGKILL in the middle of a delivery
 // loses nothing. Once a worker runs again, the interrupted job expires and is handed out again, and
 // every event arrives.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/app/main.ts', '--role', 'worker'], {
+  const child = spawnChild(process.execPath, ['src/app/main.ts', '--role', 'worker'], {
     env: {
       ...process.env,
       DATABASE_URL: testDb().url,

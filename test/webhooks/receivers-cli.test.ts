@@ -1,7 +1,7 @@
 // The receiver commands that take a secret: --secret-file and --secret-stdin keep it out of ps and
 // shell history (issue 7 item 12), rotate-secret replaces it, reencrypt moves every secret to the
 // current key; none of them prints it.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,13 +12,14 @@ import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
+import { spawnChild } from '../support/child-processes.ts';
 
 const FILE_SECRET = 'from-a-file-secret-3b8e1f0c5a7d';
 const STDIN_SECRET = 'from-stdin-secret-9d2a6c4e8f1b';
 
 function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['src/cli/main.ts', ...args], {
+    const child = spawnChild(process.execPath, ['src/cli/main.ts', ...args], {
       env: {
         ...process.env,
         DATABASE_URL: testDb().url,

@@ -1,7 +1,6 @@
 // Signing secrets at rest: sealed with AES-256-GCM, never in any table (every text, bytea, json and
 // array column of every schema is searched after a real delivery), opened only to sign; plain rows
 // from older versions are sealed at start; a key rotation with reencrypt; production needs a key.
-import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +18,7 @@ import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
+import { execFileChild } from '../support/child-processes.ts';
 
 const SECRET = 'at-rest-secret-8f2c41d7e9a0b3c5';
 const ROTATED = 'at-rest-rotated-1a9e7c3b5d2f4e6a';
@@ -223,7 +223,7 @@ describe('the secret encryption key', () => {
 
   it('the service refuses to start in production without it (exit 78), before touching a database', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(
+      execFileChild(
         process.execPath,
         ['src/app/main.ts'],
         {

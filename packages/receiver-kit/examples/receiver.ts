@@ -14,11 +14,14 @@
 //
 // Environment: PORT (4000), HOST (127.0.0.1), WEBHOOK_SECRET (required), WEBHOOK_SECRET_PREVIOUS (also
 // accepted, during a rotation), WEBHOOK_ALLOW_UNSIGNED=1 (start without a secret and accept unsigned
-// deliveries: for a receiver registered without one), RECEIVER_STORE_PATH (./.data/example-receiver.json).
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+// deliveries: for a receiver registered without one), RECEIVER_STORE_PATH (where the store goes; by
+// default example-receiver.json in a directory of the user's own in the OS temp dir, defaultStorePath:
+// outside the checkout, so it is neither in the service's DATA_DIR, .data, nor in `npm run clean`'s way).
+import { appendFile, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import express from 'express';
 import {
   applyEvent,
@@ -213,6 +216,27 @@ export async function startExampleReceiver(options: {
   };
 }
 
+/** The store without RECEIVER_STORE_PATH: in lods-example-receiver-<uid> (a directory of this user's) in the OS temp dir. */
+export function defaultStorePath(): string {
+  const user = process.getuid?.() ?? userInfo().username;
+  return join(tmpdir(), `lods-example-receiver-${user}`, 'example-receiver.json');
+}
+
+/**
+ * Makes the default store's directory (0700), refusing one that is not this user's own directory:
+ * anybody may create a name in the temp dir first (or a link there to somewhere else).
+ */
+async function ownDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) =>
+    e.code === 'EEXIST' ? undefined : Promise.reject(e),
+  );
+  const stat = await lstat(dir);
+  if (!stat.isDirectory() || (process.getuid && stat.uid !== process.getuid()))
+    throw new Error(
+      `${dir} is not a directory of yours: remove it, or set RECEIVER_STORE_PATH to put the store elsewhere`,
+    );
+}
+
 async function main(): Promise<void> {
   const env = process.env;
   const port = Number(env.PORT ?? 4000);
@@ -228,7 +252,8 @@ async function main(): Promise<void> {
   const secrets = [secret, env.WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => Boolean(s));
   // A Standard Webhooks secret (whsec_ + base64), as `receivers add --scheme standard-webhooks` prints one.
   const standard = secret !== null && /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret);
-  const storePath = env.RECEIVER_STORE_PATH || './.data/example-receiver.json';
+  const storePath = env.RECEIVER_STORE_PATH || defaultStorePath();
+  if (!env.RECEIVER_STORE_PATH) await ownDirectory(dirname(storePath));
   const receiver = await startExampleReceiver({
     port,
     host: env.HOST || '127.0.0.1',
