@@ -203,6 +203,7 @@ function requestHandler(
     feed: parts.feed,
     logger,
     corsOrigins: config.http.corsOrigins,
+    pageMaxBytes: config.http.pageMaxBytes,
   });
   return (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
 }

@@ -7,7 +7,9 @@ import type { Queryable } from '../db/read-replicas.ts';
 import { badInput, notFound } from '../kernel/errors.ts';
 import { ApiKey } from './entities.ts';
 
-export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write', 'receivers:manage'] as const;
+// calendar:read: GET /v1/calendar.ics alone, the one path that takes its key as `?key=` (calendar
+// apps send no headers), so that a key that ends up in a calendar app's settings reads nothing else.
+export const SCOPES = ['catalog:read', 'graphql:read', 'catalog:write', 'receivers:manage', 'calendar:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 /** Every scope that grants some GraphQL operation: /graphql lets in a key holding any of them. */
 export const GRAPHQL_SCOPES: readonly Scope[] = ['graphql:read', 'catalog:write', 'receivers:manage'];

@@ -1,5 +1,8 @@
 // Authentication, one step for every endpoint (the /v1 reads and GraphQL): parse the Bearer
-// header, find the live key by its hash, require a scope; one set of errors.
+// header, find the live key by its hash, require a scope; one set of errors. One path alone, the
+// calendar (GET /v1/calendar.ics: calendar apps send no headers), also takes its key as `?key=`
+// (authenticateQueryKey); every other path reads the Authorization header only, and a `key`
+// parameter there is an unknown parameter like any other.
 import { AppError } from '../kernel/errors.ts';
 import { hashKey, looksLikeKey, type Principal, type Scope } from './api-keys.ts';
 import type { KeyCache } from './key-cache.ts';
@@ -54,20 +57,51 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
 /**
  * The authentication of every request (the /v1 reads, the feed, GraphQL): the live key with the
  * presented key's hash, from the process's key cache. Throws UNAUTHENTICATED for a missing,
- * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (null: any live key will
- * do; GraphQL checks its scopes per field).
+ * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (several: it must hold
+ * one of them; null: any live key will do; GraphQL checks its scopes per field).
  */
 export async function authenticate(
   headers: readonly string[] | undefined,
-  scope: Scope | null,
+  scope: Scope | readonly Scope[] | null,
   keys: KeyCache,
 ): Promise<Principal> {
-  const key = presentedKey(headers);
+  const principal = await liveKey(presentedKey(headers), keys);
+  if (scope) requireAnyScope(principal, typeof scope === 'string' ? [scope] : scope);
+  return principal;
+}
+
+/** The name of the query parameter that may carry the key, on the one path that takes it there. */
+export const QUERY_KEY_PARAMETER = 'key';
+
+/**
+ * The authentication of a key given in the request target (`?key=`; `values`: every value of that
+ * parameter), for the one path that takes it (the calendar). Such a key must hold `scope` itself: a
+ * key that sits in a URL (a calendar app's settings, its sync logs) reads nothing else. Exactly one
+ * key per request (RFC 6750 2: one method only): a key in the URL beside an Authorization header,
+ * or two `key` parameters, is UNAUTHENTICATED (invalid_request). No message quotes the key.
+ */
+export async function authenticateQueryKey(
+  values: readonly string[],
+  headers: readonly string[] | undefined,
+  scope: Scope,
+  keys: KeyCache,
+): Promise<Principal> {
+  const invalid = (message: string) =>
+    new AppError('UNAUTHENTICATED', message, { headers: challenge(', error="invalid_request"') });
+  if (headers?.length)
+    throw invalid(`Send the API key once: in the Authorization header or as ?${QUERY_KEY_PARAMETER}=, not both`);
+  if (values.length !== 1) throw invalid(`Send exactly one ${QUERY_KEY_PARAMETER} parameter`);
+  const principal = await liveKey(values[0]!, keys);
+  requireScope(principal, scope);
+  return principal;
+}
+
+/** The live key `key` (as presented), or throws UNAUTHENTICATED (malformed, unknown or revoked). */
+async function liveKey(key: string, keys: KeyCache): Promise<Principal> {
   const principal = looksLikeKey(key) ? await keys.principal(hashKey(key)) : null;
   if (!principal)
     throw new AppError('UNAUTHENTICATED', 'The API key is unknown or has been revoked', {
       headers: challenge(', error="invalid_token"'),
     });
-  if (scope) requireScope(principal, scope);
   return principal;
 }

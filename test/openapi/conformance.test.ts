@@ -7,8 +7,9 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { openEmptyDatabase, openProxiedDatabase } from '../ops/ops-support.ts';
-import { type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
+import { HTTP_METHODS, type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
 import { encodeCursor, FEED_START } from '../../src/feed/cursor.ts';
+import { openSocket, type RawAnswer, readUntilClosed } from '../support/raw-http.ts';
 
 type Call = { method?: string; path: string; key?: string | null; headers?: Record<string, string>; status: number };
 
@@ -211,6 +212,67 @@ describe('OpenAPI conformance of real responses', () => {
       ]) {
         expect(validator.check({ ...badRequest, text: JSON.stringify(variant) })).to.have.length.greaterThan(0);
       }
+    });
+  });
+
+  describe('answered by the HTTP server before any route (408, 431), on every operation', () => {
+    const HEADERS_TIMEOUT_MS = 300;
+    let api: Api;
+    before(async () => {
+      api = await startTestApi({ http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 3000 } });
+    });
+    after(() => api?.close());
+
+    const operations = Object.entries(validator.doc.paths).flatMap(([template, item]) =>
+      HTTP_METHODS.filter((m) => m in item).map((m) => ({
+        method: m.toUpperCase(),
+        path: template.replace('{id}', randomUUID()),
+      })),
+    );
+
+    /** What a client of `method` reads of a raw answer: no body after a HEAD (RFC 9110 9.3.2). */
+    const observed = (method: string, path: string, answer: RawAnswer): ObservedResponse => ({
+      method,
+      path,
+      status: answer.status ?? 0,
+      headers: new Headers(answer.headers),
+      text: method === 'HEAD' ? '' : answer.body,
+    });
+
+    /** Writes `request` and reads until the server closes the connection (it never ends the request itself). */
+    async function exchange(request: string): Promise<RawAnswer> {
+      const socket = await openSocket(api.url);
+      const answer = readUntilClosed(socket);
+      socket.write(request);
+      return await answer;
+    }
+
+    it('431 for headers over the limit, and 408 for headers that never end, each as the document says', async () => {
+      expect(operations.map((o) => o.method))
+        .to.include('GET')
+        .and.include('HEAD');
+      const problems: string[] = [];
+      const answers = await Promise.all(
+        operations.flatMap(({ method, path }) => [
+          exchange(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`).then(
+            (answer) => ({ method, path, answer, status: 431 }),
+          ),
+          // The request line and one header, then nothing: cut at the headers timeout.
+          exchange(`${method} ${path} HTTP/1.1\r\nHost: x\r\n`).then((answer) => ({
+            method,
+            path,
+            answer,
+            status: 408,
+          })),
+        ]),
+      );
+      for (const { method, path, answer, status } of answers) {
+        if (answer.status !== status) problems.push(`${method} ${path}: expected ${status}, got ${answer.status}`);
+        if (answer.headers.connection !== 'close')
+          problems.push(`${method} ${path} -> ${status}: not Connection: close`);
+        problems.push(...validator.check(observed(method, path, answer)));
+      }
+      expect(problems, problems.join('\n')).to.deep.equal([]);
     });
   });
 

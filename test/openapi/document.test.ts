@@ -220,7 +220,18 @@ describe('the OpenAPI document', () => {
       statuses.push(status);
     }
     // Every status /v1 can answer with a problem is documented.
-    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 410, 429, 500, 503]);
+    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 408, 410, 429, 431, 500, 503]);
+  });
+
+  it('lists 408 and 431 on every operation: the HTTP server answers them on every path, before any route', () => {
+    const missing = operations.flatMap(({ path, method, op }) =>
+      ['408', '431'].filter((status) => !(status in op.responses)).map((status) => `${method} ${path}: ${status}`),
+    );
+    expect(missing).to.deep.equal([]);
+    for (const { method, op } of operations.filter((o) => o.method === 'get')) {
+      expect(op.responses['408'], method).to.deep.equal({ $ref: '#/components/responses/RequestTimeout' });
+      expect(op.responses['431'], method).to.deep.equal({ $ref: '#/components/responses/RequestHeaderFieldsTooLarge' });
+    }
   });
 
   it('is served at GET /v1/openapi.json without a key, as stored, while the other /v1 paths still need one', async () => {

@@ -129,6 +129,12 @@ export class OpenApiValidator {
     const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
     if (!(mediaType in content))
       return [...problems, `${where}: content type ${mediaType} not documented (${Object.keys(content).join(', ')})`];
+    if (!/[/+]json$/.test(mediaType)) {
+      // A text body (the calendar): checked against its schema as the string it is.
+      const validateText = this.schemaAt(`${pointer}/content/${escapePointer(mediaType)}/schema`);
+      if (!validateText(res.text)) problems.push(`${where}: body: ${this.ajv.errorsText(validateText.errors)}`);
+      return problems;
+    }
     let body: unknown;
     try {
       body = JSON.parse(res.text);

@@ -1,9 +1,13 @@
 // Schemathesis-style request generation from schema/openapi.json: for every operation, requests
 // with each parameter set to values its own schema allows (positive) and to values it forbids
-// (negative). Values of a format the generator cannot fabricate (the feed cursor) come from the
-// document's response `links`, as a stateful tester would take them from earlier responses.
+// (negative). A parameter with a `pattern` gets strings generated from the pattern itself
+// (pattern-values.ts), the least and greatest of every choice among them, and near misses of those.
+// Values of a format the generator cannot fabricate (the feed cursor) come from the document's
+// response `links`, as a stateful tester would take them from earlier responses.
 import { randomUUID } from 'node:crypto';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { deref, HTTP_METHODS, type Json, type OpenApiDoc } from './openapi-validator.ts';
+import { nearMisses, type PatternSchema, valuesOfPattern } from './pattern-values.ts';
 
 export type Parameter = { name: string; in: 'query' | 'path' | 'header'; required: boolean; schema: Json };
 export type Operation = {
@@ -25,6 +29,31 @@ const KNOWN_FORMATS = new Set(['uuid', 'date-time']);
  * does): sent alone they are a 400 by design. The list test covers them with their partner.
  */
 const NEEDS_ANOTHER_PARAMETER = new Set(['sort=relevance']);
+
+/** How many values a pattern gives a parameter (valid ones; about as many near misses). */
+const PATTERN_VALUES = 16;
+
+/** A seed per parameter, so that a failure replays with the same values. */
+const seedOf = (name: string): number =>
+  [...name].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619), 2166136261);
+
+const hasPattern = (s: Json): s is Json & PatternSchema => typeof s.pattern === 'string';
+
+/**
+ * The grammar of the `date-time` format (RFC 3339 section 5.6, `T` or `t`, any fraction): what a
+ * tester generates for a `date-time` without a pattern. ajv-formats then keeps the real instants
+ * (days of the month, leap seconds only at 23:59:60 UTC), as its validation of the format does.
+ */
+const RFC3339_DATE_TIME =
+  '^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$';
+const DATE_TIME = fullFormats['date-time'] as { validate: (value: string) => boolean };
+const formatAllows = (s: Json, value: string): boolean => s.format !== 'date-time' || DATE_TIME.validate(value);
+
+/** True when the string `value` is one the (string) schema allows by its pattern and lengths. */
+const allowedByPattern = (s: PatternSchema, value: string): boolean =>
+  new RegExp(s.pattern, 'u').test(value) &&
+  value.length >= (s.minLength ?? 0) &&
+  value.length <= (s.maxLength ?? Infinity);
 
 /** A list parameter's item schema (style form, explode false: comma-separated in one value). */
 const itemsOf = (doc: OpenApiDoc | null, s: Json): Json | null => {
@@ -68,36 +97,37 @@ export function operations(doc: OpenApiDoc): Operation[] {
   );
 }
 
-/** A string matching a pattern of the simple form ^[class]{m,n}$ (or null when the pattern is not of that form). */
-function fromCharClassPattern(pattern: string, length: number): string | null {
-  const match = /^\^\[([^\]]+)\]\{(\d+),(\d+)\}\$$/.exec(pattern);
-  if (!match) return null;
-  const chars: string[] = [];
-  for (let i = 0; i < match[1]!.length; i++) {
-    const c = match[1]![i]!;
-    if (match[1]![i + 1] === '-' && i + 2 < match[1]!.length) {
-      for (let code = c.charCodeAt(0); code <= match[1]!.charCodeAt(i + 2); code++)
-        chars.push(String.fromCharCode(code));
-      i += 2;
-    } else if (c !== '\\') chars.push(c);
-  }
-  const n = Math.min(Math.max(length, Number(match[2])), Number(match[3]));
-  return Array.from({ length: n }, (_, i) => chars[(i * 7) % chars.length]).join('');
-}
-
 /** Values the parameter's schema allows; null when the generator cannot make them itself. */
 export function validValues(p: Parameter, linked: LinkedValues, template: string): string[] | null {
   const s = p.schema;
   if (typeof s.format === 'string' && !KNOWN_FORMATS.has(s.format)) return linked.get(`${template} ${p.name}`) ?? [];
-  // The document's own examples are valid values (a generator's first source, as Schemathesis's).
-  if (Array.isArray(s.examples) && s.examples.length) return (s.examples as unknown[]).map(String);
-  if (s.format === 'date-time') return ['2026-03-01T09:00:00.000Z', '2026-03-01T09:00:00Z'];
+  // The document's own examples are valid values too (a generator's first source, as Schemathesis's).
+  const examples = Array.isArray(s.examples) ? (s.examples as unknown[]).map(String) : [];
+  const generated = generate(p);
+  return generated === null ? (examples.length ? examples : null) : [...new Set([...examples, ...generated])];
+}
+
+/** Values made from the parameter's schema alone (pattern, format, enum, items, bounds). */
+function generate(p: Parameter): string[] | null {
+  const s = p.schema;
+  // A pattern and a format both hold: values of the pattern that the format allows too.
+  if (hasPattern(s)) return valuesOfPattern(s, PATTERN_VALUES, seedOf(p.name)).filter((v) => formatAllows(s, v));
+  if (s.format === 'date-time')
+    return valuesOfPattern({ pattern: RFC3339_DATE_TIME }, PATTERN_VALUES, seedOf(p.name)).filter((v) =>
+      formatAllows(s, v),
+    );
   if (Array.isArray(s.enum))
     return (s.enum as unknown[]).map(String).filter((v) => !NEEDS_ANOTHER_PARAMETER.has(`${p.name}=${v}`));
   if (s.type === 'array') {
     const items = itemsOf(null, s) ?? {};
-    const pool = Array.isArray(items.enum) ? (items.enum as unknown[]).map(String) : ['x', 'Berlin'];
-    return [pool[0]!, pool.slice(0, 2).join(',')];
+    const pool = Array.isArray(items.enum)
+      ? (items.enum as unknown[]).map(String)
+      : hasPattern(items)
+        ? valuesOfPattern(items, PATTERN_VALUES / 2, seedOf(p.name))
+        : ['x', 'Berlin', ',', '#!$%&()'];
+    const maxItems = (s.maxItems as number | undefined) ?? pool.length;
+    // One value, two, and (within maxItems) every value of the pool in one parameter.
+    return [...new Set([pool[0]!, pool.slice(0, 2).join(','), pool.slice(0, maxItems).join(',')])];
   }
   if (s.type === 'integer') {
     const min = (s.minimum as number | undefined) ?? 0;
@@ -105,11 +135,14 @@ export function validValues(p: Parameter, linked: LinkedValues, template: string
     return [...new Set([min, max, Math.floor((min + max) / 2), (s.default as number | undefined) ?? min])].map(String);
   }
   if (s.format === 'uuid') return [randomUUID(), randomUUID().toUpperCase()];
-  if (typeof s.pattern === 'string') {
-    const values = [1, 8, 64, 200].map((n) => fromCharClassPattern(s.pattern as string, n));
-    return values.includes(null) ? null : [...new Set(values as string[])];
+  if (s.type === 'string') {
+    const values = ['x', 'with space', '*', '"0123"', 'W/"weak"', '#!$%&()', 'y'.repeat(300)];
+    return values.filter(
+      (v) =>
+        v.length >= ((s.minLength as number | undefined) ?? 0) &&
+        v.length <= ((s.maxLength as number | undefined) ?? Infinity),
+    );
   }
-  if (s.type === 'string') return ['x', 'with space', '*', '"0123"', 'W/"weak"', '#!$%&()', 'y'.repeat(300)];
   return null;
 }
 
@@ -131,11 +164,16 @@ export function invalidValues(p: Parameter): string[] {
     if (typeof s.maxItems === 'number') out.push(Array.from({ length: s.maxItems + 1 }, (_, i) => `v${i}`).join(','));
     if (items.minLength === 1) out.push('a,,b');
   }
-  if (typeof s.pattern === 'string' || s.format === 'uuid') out.push('not valid!', 'x'.repeat(300));
+  if (hasPattern(s) || s.format === 'uuid') out.push('not valid!', 'x'.repeat(300));
   // An unknown format is a value only the service makes: anything well-formed but made up is invalid.
   if (typeof s.format === 'string' && !KNOWN_FORMATS.has(s.format)) out.push('AAAA', 'djEu');
-  if (p.in === 'query' && (typeof s.pattern === 'string' || s.format !== undefined)) out.push('');
-  return out;
+  if (p.in === 'query' && (hasPattern(s) || s.format !== undefined)) out.push('');
+  if (hasPattern(s) && (typeof s.format !== 'string' || KNOWN_FORMATS.has(s.format))) {
+    const seed = seedOf(p.name);
+    out.push(...nearMisses(s, valuesOfPattern(s, PATTERN_VALUES, seed), PATTERN_VALUES, seed));
+  }
+  // Only what the schema really forbids (`not valid!` is a fine search text).
+  return [...new Set(hasPattern(s) ? out.filter((v) => !allowedByPattern(s, v)) : out)];
 }
 
 /** The request target for an operation with the given parameter values (query and path ones). */

@@ -4,23 +4,37 @@
 // the key's rate limit (429; every answer carries the RateLimit headers), with the process's one
 // limiter, shared with GraphQL's gate. The other edges of /v1 admission: CORS (cors.ts, first in
 // the dispatcher) and 100-continue (http/expect-continue.ts, which asks routes.ts for the scopes).
+// A route that takes its key in the URL as well (routes.ts `queryKey`: the calendar) is handed its
+// query string: a `key` parameter there is the key, and must hold that route's own scope.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal, Scope } from '../../auth/api-keys.ts';
-import { authenticate } from '../../auth/bearer.ts';
+import { authenticate, authenticateQueryKey, QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import type { KeyCache } from '../../auth/key-cache.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 
 /** What admission needs: the key cache and the per-key limiter (null: limits off). */
 export type Admission = { keys: KeyCache; limiter: RateLimiter | null };
 
-/** Authenticates the request (401/403) and counts it against the key's rate limit (429). */
+/** The key a route takes in its URL: the request's query string, and the scope such a key must hold. */
+export type QueryKey = { query: string; scope: Scope };
+
+/**
+ * Authenticates the request (401/403) and counts it against the key's rate limit (429). `scope`:
+ * the key must hold it (several: one of them); `queryKey`: the route takes a `?key=` too.
+ */
 export async function admit(
   deps: Admission,
   req: IncomingMessage,
   res: ServerResponse,
-  scope: Scope,
+  scope: Scope | readonly Scope[],
+  queryKey: QueryKey | null = null,
 ): Promise<Principal> {
-  const principal = await authenticate(req.headersDistinct.authorization, scope, deps.keys);
+  // URLSearchParams, not the endpoint's strict parser: a malformed escape elsewhere in the query is
+  // the endpoint's 400, shown only once the key is admitted.
+  const inUrl = queryKey === null ? [] : new URLSearchParams(queryKey.query).getAll(QUERY_KEY_PARAMETER);
+  const principal = inUrl.length
+    ? await authenticateQueryKey(inUrl, req.headersDistinct.authorization, queryKey!.scope, deps.keys)
+    : await authenticate(req.headersDistinct.authorization, scope, deps.keys);
   deps.limiter?.admit(principal, res);
   return principal;
 }

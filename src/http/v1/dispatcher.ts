@@ -5,16 +5,20 @@
 // path goes on to express, whose 404 answers every unknown path alike), the request id, access log
 // line and metrics (trackRequest), 405 with Allow for another method, the one admission step
 // (admission.ts: key and scope, then the rate limit) unless the route is public, the endpoint.
-// Every problem is answered through the one problem writer (problem+json), as express's are.
+// Every problem is answered through the one problem writer (problem+json), as express's are; its
+// `instance` (the request target) leaves any `key` parameter out: the calendar takes its key there
+// (routes.ts), and a key pasted into another path's URL is not echoed either.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListReads } from '../../catalog/list-query.ts';
 import type { CatalogReads } from '../../catalog/read-model.ts';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
 import type { Logger } from '../../kernel/logger.ts';
+import { QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import { answerError, notAllowed } from '../problem.ts';
 import { trackRequest } from '../request-context.ts';
 import { originForm } from '../request-target.ts';
 import { admit, type Admission } from './admission.ts';
+import { calendarEndpoint } from './calendar.ts';
 import { cors } from './cors.ts';
 import { eventEndpoints } from './events.ts';
 import { learningOpportunityEndpoints } from './learning-opportunities.ts';
@@ -28,6 +32,8 @@ export type V1Deps = Admission & {
   logger: Logger;
   /** CORS_ORIGINS (empty: CORS off). */
   corsOrigins: readonly string[];
+  /** PAGE_MAX_BYTES, the bound of a calendar's bytes (default: the service's default). */
+  pageMaxBytes?: number;
 };
 
 /** The request listener of /v1: true when it answered (the path is one of its endpoints, or a CORS preflight). */
@@ -39,6 +45,7 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     '/v1/learning-opportunities/:id': catalog.one,
     '/v1/events': feed.events,
     '/v1/events/head': feed.head,
+    '/v1/calendar.ics': calendarEndpoint(deps),
     '/v1/openapi.json': openApiDocument(),
   };
   const corsHeaders = cors(deps.corsOrigins);
@@ -50,9 +57,10 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     path: string,
     query: string,
   ): Promise<void> {
-    const { methods, scope } = V1_ROUTES[route];
+    const { methods, scope, queryKey } = V1_ROUTES[route];
     if (!methods.includes(req.method!)) throw notAllowed(req.method, [...methods]);
-    const principal = scope === null ? null : await admit(deps, req, res, scope);
+    const principal =
+      scope === null ? null : await admit(deps, req, res, scope, queryKey ? { query, scope: queryKey } : null);
     await endpoints[route](req, res, { path, query, principal });
   }
 
@@ -66,9 +74,27 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     const route = routeOf(path);
     if (route === null) return false;
     const tracked = trackRequest(deps.logger, req, res, { started, route: () => route, path: () => url });
-    serve(route, req, res, path, q < 0 ? '' : url.slice(q + 1)).catch((error: unknown) =>
-      answerError(tracked.log(), req, res, error, url),
+    const query = q < 0 ? '' : url.slice(q + 1);
+    serve(route, req, res, path, query).catch((error: unknown) =>
+      answerError(tracked.log(), req, res, error, withoutKey(path, query)),
     );
     return true;
   };
+}
+
+/** `path?query` without any `key` parameter (its name percent-decoded as the parsers decode it). */
+function withoutKey(path: string, query: string): string {
+  const pairs = query.split('&');
+  const kept = pairs.filter((pair) => !namesKey(pair));
+  const rest = kept.length === pairs.length ? query : kept.join('&');
+  return rest ? `${path}?${rest}` : path;
+}
+
+function namesKey(pair: string): boolean {
+  const name = pair.split('=', 1)[0]!.replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(name) === QUERY_KEY_PARAMETER;
+  } catch {
+    return false;
+  }
 }

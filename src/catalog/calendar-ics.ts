@@ -1,0 +1,180 @@
+// The calendar of a filtered list (GET /v1/calendar.ics, http/v1/calendar.ts): the records the list
+// with the same filter returns, read by the list's own statement (list-query.ts, list-sql.ts) as a
+// projection, rendered as one iCalendar object (RFC 5545) with a VEVENT per session. Bounded like a
+// list page: the CALENDAR_RECORDS_MAX records whose next session is soonest (the list's
+// nextSessionStartsAt order: records without an upcoming session last), whole records only, at most
+// CALENDAR_EVENTS_MAX events and `maxBytes` bytes. The text is a pure function of the records read
+// (DTSTAMP is the record's updatedAt, as RFC 5545 3.8.7.2 has it without METHOD), so the list's
+// entity tag of those records tags the calendar too.
+import type { ListFilter, ListQuery, RecordField } from './list-model.ts';
+
+/** The list parameters a calendar takes: its view of the catalog (the list's own parsing and statement). */
+export const CALENDAR_PARAMETERS = ['format', 'language', 'topic', 'provider', 'country', 'city'] as const;
+/** At most this many records (the ones whose next session is soonest). */
+export const CALENDAR_RECORDS_MAX = 1_000;
+/** At most this many events (sessions); a record whose sessions would pass it is left out, with those after it. */
+export const CALENDAR_EVENTS_MAX = 10_000;
+/** Changes every entity tag when the rendering changes. */
+export const CALENDAR_RENDERING = 'ics-1';
+
+const FIELDS: RecordField[] = ['title', 'summary', 'url', 'format', 'sessions'];
+const PRODID = '-//Learning Opportunities Data Service//Calendar 1//EN';
+const UID_DOMAIN = 'lods';
+const CRLF = '\r\n';
+/** RFC 5545 3.1: lines are folded to at most 75 octets, without the line break. */
+const LINE_OCTETS = 75;
+
+/** The list query of a calendar: its filter, the soonest sessions first, only the fields it renders. */
+export const calendarQuery = (filter: ListFilter): ListQuery => ({
+  filter,
+  q: null,
+  sort: 'nextSessionStartsAt',
+  fields: FIELDS,
+  facets: [],
+});
+
+type Location = { name: string | null; address: string | null; city: string | null; country: string | null };
+type Session = {
+  id: string;
+  startsAt: string;
+  endsAt: string | null;
+  format: string | null;
+  location: Location | null;
+};
+/** The projection the calendar reads (calendarQuery's fields, with id and updatedAt). */
+export type CalendarRecord = {
+  id: string;
+  title: string;
+  summary: string | null;
+  url: string | null;
+  format: string;
+  updatedAt: string;
+  sessions: Session[];
+};
+
+/** A rendered calendar: its text, its events, and whether a bound left records out. */
+export type Calendar = { text: string; events: number; records: number; truncated: boolean };
+
+/**
+ * The iCalendar text of `records` (in the list's order); `matching`: how many records the filter
+ * matches (the list's totalCount), so that a calendar that left some out says so
+ * (X-LODS-TRUNCATED:TRUE). `name`: X-WR-CALNAME.
+ */
+export function renderCalendar(
+  records: readonly CalendarRecord[],
+  matching: number,
+  options: { name: string; maxBytes: number },
+): Calendar {
+  const head = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    `PRODID:${PRODID}`,
+    'CALSCALE:GREGORIAN',
+    `X-WR-CALNAME:${escapeText(options.name)}`,
+    'REFRESH-INTERVAL;VALUE=DURATION:PT1H',
+    'X-PUBLISHED-TTL:PT1H',
+  ]
+    .map(contentLine)
+    .join('');
+  const truncatedLine = contentLine('X-LODS-TRUNCATED:TRUE');
+  const tail = contentLine('END:VCALENDAR');
+  // The bound keeps room for the truncation line and the end.
+  const budget = options.maxBytes - Buffer.byteLength(head) - truncatedLine.length - tail.length;
+  const parts: string[] = [];
+  let bytes = 0;
+  let events = 0;
+  let included = 0;
+  for (const record of records) {
+    if (events + record.sessions.length > CALENDAR_EVENTS_MAX) break;
+    const text = record.sessions.map((session) => renderEvent(record, session)).join('');
+    const size = Buffer.byteLength(text);
+    if (bytes + size > budget) break;
+    parts.push(text);
+    bytes += size;
+    events += record.sessions.length;
+    included++;
+  }
+  const truncated = included < matching;
+  const text = `${head}${truncated ? truncatedLine : ''}${parts.join('')}${tail}`;
+  return { text, events, records: included, truncated };
+}
+
+function renderEvent(record: CalendarRecord, session: Session): string {
+  const start = utcSeconds(session.startsAt);
+  const end = session.endsAt === null ? null : utcSeconds(session.endsAt);
+  const location = locationText(session, record.format);
+  const lines = [
+    'BEGIN:VEVENT',
+    `UID:${session.id}@${UID_DOMAIN}`,
+    `DTSTAMP:${utc(record.updatedAt)}`,
+    `DTSTART:${utc(start)}`,
+    // Without DTEND the event ends when it starts (RFC 5545 3.6.1); DTEND must be later than DTSTART.
+    ...(end !== null && end > start ? [`DTEND:${utc(end)}`] : []),
+    `SUMMARY:${escapeText(record.title)}`,
+    ...(record.summary ? [`DESCRIPTION:${escapeText(record.summary)}`] : []),
+    ...(location ? [`LOCATION:${escapeText(location)}`] : []),
+    ...(record.url ? [`URL:${uriValue(record.url)}`] : []),
+    `LAST-MODIFIED:${utc(record.updatedAt)}`,
+    'END:VEVENT',
+  ];
+  return lines.map(contentLine).join('');
+}
+
+/** The session's place: its location's parts that are set, else "Online" for an online session. */
+function locationText(session: Session, recordFormat: string): string | null {
+  const { location } = session;
+  const parts = location ? [location.name, location.address, location.city, location.country] : [];
+  const set = parts.filter((p): p is string => p !== null && p.trim() !== '');
+  if (set.length) return set.join(', ');
+  return (session.format ?? recordFormat) === 'ONLINE' ? 'Online' : null;
+}
+
+/** An ISO timestamp to the second (iCalendar has no fractions), as milliseconds since 1970. */
+const utcSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000) * 1000;
+
+/** A UTC DATE-TIME (RFC 5545 3.3.5, form #2): 20270301T090000Z. */
+function utc(at: string | number): string {
+  const iso = new Date(typeof at === 'number' ? at : utcSeconds(at)).toISOString();
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+}
+
+// Control characters a TEXT value cannot hold (RFC 5545 3.3.11: any but HTAB; line breaks are escaped).
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+
+/** A TEXT value (RFC 5545 3.3.11): backslash, semicolon, comma and line breaks escaped, other controls dropped. */
+export function escapeText(text: string): string {
+  return text
+    .replace(/\r\n|\r|\n/g, '\n')
+    .replace(CONTROLS, '')
+    .replace(/[\\;,\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}
+
+/** A URI value: as stored (checked http(s) URLs), without the controls a content line cannot hold. */
+const uriValue = (url: string): string => url.replace(CONTROLS, '').replace(/[\r\n]/g, '');
+
+/**
+ * One content line, folded (RFC 5545 3.1): at most 75 octets of UTF-8 per line without the CRLF,
+ * each continuation starting with one space; a fold never splits a character's bytes.
+ */
+export function contentLine(line: string): string {
+  if (Buffer.byteLength(line) <= LINE_OCTETS) return line + CRLF;
+  const out: string[] = [];
+  let current = '';
+  let octets = 0;
+  for (const char of line) {
+    const size = utf8Octets(char.codePointAt(0)!);
+    if (octets + size > LINE_OCTETS) {
+      out.push(current);
+      current = ' ';
+      octets = 1;
+    }
+    current += char;
+    octets += size;
+  }
+  out.push(current);
+  return out.join(CRLF) + CRLF;
+}
+
+const utf8Octets = (codePoint: number): number =>
+  codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
