@@ -1,14 +1,36 @@
 // receivers add: the URL, types and mode are checked first (a bad URL is the first thing said), then
 // the secret: an unsigned receiver is a choice (--unsigned), never the result of a forgotten option.
-import type { Command } from 'commander';
+// Also what every receiver command shares about the one casing of its JSON: --scheme takes both
+// spellings, and --json prints every enum as GraphQL names it (receiverJson).
+import { type Command, Option } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
-import { addReceiver } from '../webhooks/receivers/receivers.ts';
+import { addReceiver, type ReceiverInfo } from '../webhooks/receivers/receivers.ts';
 import { parseDeliveryMode, parseEventTypes } from '../webhooks/receivers/receiver-input.ts';
+import { parseScheme, SCHEME_SPELLINGS, schemeName } from '../webhooks/receivers/signature-scheme.ts';
 import { parseReceiverUrl } from '../webhooks/receivers/target-policy.ts';
 import { CliError, output, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
-import { collect, describe, MODE_HELP, receiverDeps, schemeOption, shown } from './receiver-text.ts';
+import { collect, describe, MODE_HELP, receiverDeps, shown } from './receiver-text.ts';
+
+/** --scheme of add and update, in either spelling: `standard-webhooks` or `STANDARD_WEBHOOKS` (as --json prints it). */
+export const schemeOption = () =>
+  new Option(
+    '--scheme <scheme>',
+    'how deliveries are signed: service-v1 (the default) or standard-webhooks (standardwebhooks.com); also spelled SERVICE_V1, STANDARD_WEBHOOKS (as GraphQL and --json spell them)',
+  ).choices(SCHEME_SPELLINGS);
+
+/**
+ * A receiver as --json prints it: every enum as GraphQL spells it, so `signatureScheme` says
+ * `STANDARD_WEBHOOKS` next to `deliveryMode` `ALL_EVENTS`, and `disabledReason` `FAILING`.
+ */
+export function receiverJson<T extends Pick<ReceiverInfo, 'signatureScheme' | 'disabledReason'>>(receiver: T) {
+  return {
+    ...receiver,
+    signatureScheme: schemeName(receiver.signatureScheme),
+    disabledReason: receiver.disabledReason === null ? null : receiver.disabledReason.toUpperCase(),
+  };
+}
 
 type AddOptions = SecretOptions & {
   url: string;
@@ -45,8 +67,9 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
       parseReceiverUrl(opts.url, config.webhooks);
       parseEventTypes(opts.type);
       parseDeliveryMode(opts.mode);
+      const scheme = parseScheme(opts.scheme);
       const secret = await readSecretOption(opts, false);
-      checkSigning(opts, secret);
+      checkSigning(opts, scheme === 'standard-webhooks', secret);
       if (opts.unsigned)
         process.stderr.write(
           'Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n',
@@ -56,20 +79,19 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
           url: opts.url,
           secret,
           types: opts.type,
-          scheme: opts.scheme,
+          scheme,
           mode: opts.mode,
         }),
       );
-      output(opts.json, added, () => shown(`Added receiver ${describe(added)}.`, added));
+      output(opts.json, receiverJson(added), () => shown(`Added receiver ${describe(added)}.`, added));
     });
 }
 
 /** A secret, --unsigned or a standard-webhooks scheme (which generates one), never two that contradict. */
-function checkSigning(opts: AddOptions, secret: string | undefined): void {
-  const standard = opts.scheme === 'standard-webhooks';
+function checkSigning(opts: AddOptions, standard: boolean, secret: string | undefined): void {
   if (standard && opts.unsigned)
     throw new CliError(
-      '--unsigned contradicts --scheme standard-webhooks: its deliveries are always signed (without a secret given, one is generated)',
+      `--unsigned contradicts --scheme ${opts.scheme}: its deliveries are always signed (without a secret given, one is generated)`,
       2,
     );
   if (secret === undefined && !opts.unsigned && !standard) {

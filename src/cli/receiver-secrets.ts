@@ -10,6 +10,7 @@ import { reencryptSecrets } from '../webhooks/secrets/seal-secrets.ts';
 import { CliError, output, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 import { describe, receiverDeps, shown, wholeHours } from './receiver-text.ts';
+import { receiverJson } from './receiver-add.ts';
 
 export function registerRotateSecret(receivers: Command, config: Config): void {
   addSecretOptions(
@@ -39,7 +40,9 @@ export function registerRotateSecret(receivers: Command, config: Config): void {
       const grace = changed.previousSecretExpiresAt
         ? `; the old secret signs too until ${changed.previousSecretExpiresAt}`
         : '';
-      output(opts.json, changed, () => shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed));
+      output(opts.json, receiverJson(changed), () =>
+        shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed),
+      );
     });
 }
 

@@ -6,18 +6,19 @@ import type { Command } from 'commander';
 import { parseId } from '../kernel/ids.ts';
 import type { Config } from '../kernel/config.ts';
 import {
+  type CatchUp,
   disableReceiver,
   enableReceiver,
   listReceivers,
   removeReceiver,
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
-import { CliError, output, table, withDatabase } from './run.ts';
+import { CliError, output, progress, table, withDatabase } from './run.ts';
 import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
 import { withBoss } from './with-boss.ts';
-import { registerAddReceiver } from './receiver-add.ts';
+import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
-import { collect, describe, MODE_HELP, receiverDeps, schemeOption } from './receiver-text.ts';
+import { collect, describe, MODE_HELP, receiverDeps } from './receiver-text.ts';
 
 export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
@@ -34,7 +35,7 @@ function registerList(receivers: Command, config: Config): void {
   receivers
     .command('list')
     .description(
-      'list receivers (never their secrets), with why a disabled one is disabled and its waiting and dead deliveries',
+      'list receivers (never their secrets), with why a disabled one is disabled, its waiting and dead deliveries and its last catch-up on enable',
     )
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
@@ -53,10 +54,15 @@ function registerList(receivers: Command, config: Config): void {
         'lastFailureAt',
         'waitingDeliveries',
         'deadDeliveries',
+        'catchUp',
       ];
-      output(opts.json, list, () =>
+      output(opts.json, list.map(receiverJson), () =>
         table(
-          list.map((r) => ({ ...r, eventTypes: r.eventTypes.length ? r.eventTypes : 'all' })),
+          list.map((r) => ({
+            ...r,
+            eventTypes: r.eventTypes.length ? r.eventTypes : 'all',
+            catchUp: r.catchUp && catchUpText(r.catchUp),
+          })),
           columns,
         ),
       );
@@ -94,10 +100,13 @@ function registerUpdate(receivers: Command, config: Config): void {
             mode: opts.mode,
           }),
         );
-        output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
+        output(opts.json, receiverJson(changed), () => `Receiver ${describe(changed)}.`);
       },
     );
 }
+
+/** A catch-up in one line: its records, how many are queued, how many not yet delivered. */
+const catchUpText = (c: CatchUp) => `${c.total} records, ${c.queued} queued, ${c.pending} pending`;
 
 /** disable, enable, remove. */
 function registerStateChanges(receivers: Command, config: Config): void {
@@ -110,7 +119,7 @@ function registerStateChanges(receivers: Command, config: Config): void {
       const changed = await withDatabase(config, (db) => disableReceiver({ pool: db.pool }, parseId(id)));
       output(
         opts.json,
-        changed,
+        receiverJson(changed),
         () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`,
       );
     });
@@ -118,13 +127,22 @@ function registerStateChanges(receivers: Command, config: Config): void {
   receivers
     .command('enable')
     .description(
-      'resume deliveries to a receiver and restart its failure clock (see deliveries replay-dead for those set aside)',
+      'resume deliveries to a receiver and restart its failure clock; a disabled one first gets the latest state of every record it missed (its catch-up, queued before the command ends)',
     )
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase(config, (db) => enableReceiver({ pool: db.pool }, parseId(id)));
-      output(opts.json, changed, () => `Receiver ${describe(changed)}.`);
+      const changed = await withDatabase(config, (db) =>
+        enableReceiver({ pool: db.pool }, parseId(id), {
+          onProgress: (records) => progress(`catch-up: ${records} records queued`),
+        }),
+      );
+      output(
+        opts.json,
+        receiverJson(changed),
+        () =>
+          `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
+      );
     });
 
   receivers
@@ -136,7 +154,7 @@ function registerStateChanges(receivers: Command, config: Config): void {
       const removed = await withDatabase(config, (db) => removeReceiver({ pool: db.pool }, parseId(id)));
       output(
         opts.json,
-        removed,
+        receiverJson(removed),
         () =>
           `Removed receiver ${removed.id} (${removed.url}) and ${removed.removedJobs} waiting deliveries or dead letters.`,
       );

@@ -5,7 +5,7 @@ import { h, missingScope, table, time } from './dom.js';
 import { status } from './receivers.js';
 
 const PAGE = 20;
-const OUTCOMES = ['SUCCESS', 'HTTP_ERROR', 'TIMEOUT', 'CONNECTION_ERROR', 'REDIRECT', 'WORKER_LOST'];
+const OUTCOMES = ['SUCCESS', 'HTTP_ERROR', 'TIMEOUT', 'CONNECTION_ERROR', 'REDIRECT', 'THROTTLED', 'WORKER_LOST'];
 const ATTEMPTS = `query($id: ID!, $outcome: DeliveryOutcome, $limit: Int, $offset: Int) {
   deliveryAttempts(receiverId: $id, outcome: $outcome, limit: $limit, offset: $offset) {
     id eventId eventType attempt startedAt durationMs statusCode error responseExcerpt outcome deadLettered } }`;

@@ -67,8 +67,19 @@ async function disable(r) {
 }
 
 async function enable(r) {
-  await gql('mutation($id: ID!) { enableWebhookReceiver(id: $id) { id } }', { id: r.id });
-  return { message: `Enabled ${r.url}. Replay its dead letters on its page to send what was set aside.` };
+  const { enableWebhookReceiver: enabled } = await gql(
+    'mutation($id: ID!) { enableWebhookReceiver(id: $id) { id deadDeliveries catchUp { total pending } } }',
+    { id: r.id },
+  );
+  const total = enabled.catchUp?.total ?? 0;
+  const records = total === 1 ? '1 record' : `${total} records`;
+  const caughtUp = total
+    ? `Catch-up: the ${records} it missed (changed while it was disabled, or never delivered) queued for it, each once in its latest state, before anything newer of the same record (${enabled.catchUp.pending} not delivered yet).`
+    : 'It missed no record while it was disabled.';
+  const dead = enabled.deadDeliveries
+    ? ` Its ${enabled.deadDeliveries} dead letters stay on its page; Replay skips those the catch-up superseded.`
+    : '';
+  return { message: `Enabled ${r.url}. ${caughtUp}${dead}` };
 }
 
 async function rotate(r) {

@@ -16,6 +16,7 @@ import {
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
+import { exportCatchUpGauge } from '../webhooks/catch-up/catch-up.ts';
 
 type Args = Record<string, unknown>;
 type Input = {
@@ -27,6 +28,8 @@ type Input = {
 };
 
 export function receiverResolvers(deps: ReceiverDeps) {
+  // The API process that manages receivers reports their catch-ups on /metrics (read at scrape time).
+  exportCatchUpGauge(deps.pool);
   const manage =
     <T>(run: (args: Args) => Promise<T>) =>
     async (_: unknown, args: Args, ctx: GraphQLContext) => {

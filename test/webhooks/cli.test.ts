@@ -53,6 +53,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     expect(created).to.include({ url: receiver.url, hasSecret: true, enabled: true });
     expect(created.eventTypes).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_DELETED']);
     expect(Object.keys(created).toSorted()).to.deep.equal([
+      'catchUp', // its last catch-up on enable (null: none yet)
       'createdAt',
       'deadDeliveries',
       'deliveryMode',

@@ -51,7 +51,7 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
     expect(added.code, added.stderr).to.equal(0);
     const receiver = json<Listed>(added.stdout);
     expect(receiver).to.include({
-      signatureScheme: 'standard-webhooks',
+      signatureScheme: 'STANDARD_WEBHOOKS',
       hasSecret: true,
       previousSecretExpiresAt: null,
     });
@@ -61,7 +61,7 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
 
     const listed = await cli('receivers', 'list', '--json');
     const row = json<Listed[]>(listed.stdout).find((r) => r.id === receiver.id)!;
-    expect(row).to.include({ signatureScheme: 'standard-webhooks' }).and.not.have.property('secret');
+    expect(row).to.include({ signatureScheme: 'STANDARD_WEBHOOKS' }).and.not.have.property('secret');
     expect(listed.stdout).to.not.include(receiver.secret);
     expect((await cli('receivers', 'list')).stdout).to.include('standard-webhooks');
 
@@ -90,13 +90,14 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
       '--json',
     );
     const { id, signatureScheme } = json<Listed>(added.stdout);
-    expect(signatureScheme).to.equal('service-v1');
+    expect(signatureScheme).to.equal('SERVICE_V1');
     const refused = await cli('receivers', 'rotate-secret', id, '--secret', `${V1_SECRET}-2`, '--grace-hours', '24');
     expect(refused.code).to.equal(2);
     expect(refused.stderr)
       .to.include('--grace-hours is refused')
-      .and.include('carries one signature (SPEC.md section 6)')
-      .and.include('the receiver kit takes a list');
+      .and.include('carries one signature')
+      .and.include('The receiver must accept the new secret first')
+      .and.include('WEBHOOK_SECRET_PREVIOUS=<old>');
     const none = await cli('receivers', 'rotate-secret', id);
     expect(none.code).to.equal(2);
     expect(none.stderr).to.match(/a secret is required/);
@@ -130,9 +131,9 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
     expect((await cli('receivers', 'rotate-secret', id, '--secret', whsec)).code).to.equal(0);
     const switched = await cli('receivers', 'update', id, '--scheme', 'standard-webhooks', '--json');
     expect(switched.code, switched.stderr).to.equal(0);
-    expect(json<Listed>(switched.stdout)).to.include({ signatureScheme: 'standard-webhooks' });
+    expect(json<Listed>(switched.stdout)).to.include({ signatureScheme: 'STANDARD_WEBHOOKS' });
     const back = await cli('receivers', 'update', id, '--scheme', 'service-v1', '--json');
-    expect(json<Listed>(back.stdout)).to.include({ signatureScheme: 'service-v1' });
+    expect(json<Listed>(back.stdout)).to.include({ signatureScheme: 'SERVICE_V1' });
   });
 });
 

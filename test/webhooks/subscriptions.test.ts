@@ -74,7 +74,7 @@ describe('webhook subscriptions', () => {
     }
   });
 
-  it('a disabled receiver gets nothing (no job is even created for it); enabled again, it gets later events', async () => {
+  it('a disabled receiver gets nothing (no job is even created for it); enabled again, it gets the latest state of what changed meanwhile (its catch-up), then later events', async () => {
     const stack = await startWebhookStack();
     try {
       const [off, on] = [await newReceiver(), await newReceiver()];
@@ -84,20 +84,24 @@ describe('webhook subscriptions', () => {
       const first = await lifecycle(stack);
       await on.waitFor(3);
       expect(await jobs(DELIVERY_QUEUE, { receiverId: offInfo.id })).to.deep.equal([]);
+      expect(off.requests).to.deep.equal([]);
       await enableReceiver({ pool: testDb().pool }, offInfo.id);
       const second = await lifecycle(stack);
-      await off.waitFor(3);
-      const resources = off.requests.map(
-        (r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id,
+      await off.waitFor(4);
+      const bodies = off.requests.map(
+        (r) => JSON.parse(r.body.toString()) as { type: string; resource: { id: string; version: number } },
       );
-      expect(new Set(resources)).to.deep.equal(new Set([second]));
-      expect(resources).to.not.include(first);
+      // The record changed while it was disabled: once, its last change (deleted, version 3).
+      expect(bodies.filter((b) => b.resource.id === first).map((b) => [b.type, b.resource.version])).to.deep.equal([
+        ['LEARNING_OPPORTUNITY_DELETED', 3],
+      ]);
+      expect(bodies.filter((b) => b.resource.id === second).map((b) => b.type)).to.deep.equal(typesOf(on).slice(0, 3));
     } finally {
       await stack.stop();
     }
   });
 
-  it('deliveries waiting for a receiver that gets disabled become dead letters, and replay once it is enabled, same event ids', async () => {
+  it('deliveries waiting for a receiver that gets disabled become dead letters, and replay once it is enabled, same event ids (after its catch-up)', async () => {
     const stack = await startWebhookStack({ worker: false });
     try {
       const receiver = await newReceiver();
@@ -133,11 +137,18 @@ describe('webhook subscriptions', () => {
         expect(
           await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id }),
         ).to.deep.equal({ replayed: 0, superseded: 0, remaining: 3 });
+        // Enabled, it gets its catch-up first: the record's latest state, the last of the three.
         await enableReceiver({ pool: testDb().pool }, info.id);
+        await receiver.waitFor(1);
+        expect(receiver.requests[0]!.headers['x-service-event-id']).to.equal(pending[2]);
+        // Which makes the older two superseded for a replay; sent anyway when asked.
         expect(
-          await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: info.id }),
+          await replayDeadLetters(
+            { pool: testDb().pool, boss: stack.boss },
+            { receiverId: info.id, includeSuperseded: true },
+          ),
         ).to.deep.equal({ replayed: 3, superseded: 0, remaining: 0 });
-        await receiver.waitFor(3);
+        await receiver.waitFor(4);
         expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id']))).to.deep.equal(new Set(pending));
         expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: info.id })).to.deep.equal([]);
       } finally {

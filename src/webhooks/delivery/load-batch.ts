@@ -9,6 +9,8 @@
 //   with it from the settling statement (no load round trip), and it takes the place of the delivery
 //   settled, never handed back for want of room.
 // A receiver whose signing secret does not open here is warned about once, until it opens again.
+// A receiver whose row says it asked to be left alone (receiver.throttled_until, a 429/503 with
+// Retry-After seen by any worker) is paused here before its jobs are queued: they go back deferred.
 import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import type { DeliveryJob } from '../queue/boss.ts';
@@ -32,6 +34,8 @@ export type BatchLoaderDeps = {
   handBack: (items: Item[]) => Promise<void>;
   /** True once the worker is stopping. */
   closing: () => boolean;
+  /** Pauses a receiver that asked to be left alone until `until` (Date.now() ms; worker.ts). */
+  pause: (receiverId: string, until: number) => void;
 };
 
 /**
@@ -103,6 +107,7 @@ export class BatchLoader {
       targets = { events: new Map(), receivers: new Map() };
     }
     this.#reportSecrets(targets.receivers.values());
+    this.#pauseThrottled(targets.receivers.values());
     const ready: Item[] = [];
     const unseen: DeliveryJob[] = [];
     for (const job of jobs) {
@@ -111,8 +116,10 @@ export class BatchLoader {
       else unseen.push(job);
     }
     // Never handed back for want of room: that cost a hand-back, a fetch and a load each (1,456 of
-    // 1,500 claims in a loaded run).
-    this.#deps.queues.accept(ready, { always: true });
+    // 1,500 claims in a loaded run). Only a paused receiver's (the settling statement claims none of
+    // those it knows to be paused) go back, deferred.
+    const paused = this.#deps.queues.accept(ready, { always: true });
+    if (paused.length) void this.#deps.handBack(paused);
     this.#deps.dispatch();
     if (unseen.length === 0) return;
     const load = this.#load(unseen, followed);
@@ -152,6 +159,7 @@ export class BatchLoader {
           'deliveries queued without a lane (by a version before lanes) put into their lanes',
         );
       this.#reportSecrets(targets.receivers.values());
+      this.#pauseThrottled(targets.receivers.values());
       const items = jobs
         .filter((job) => !adopted?.moved.has(job.id))
         .map((job) => ({
@@ -164,8 +172,12 @@ export class BatchLoader {
       // Claims take the places of the deliveries whose settlements claimed them (see claimed()).
       const excess = queues.accept(items, { always: followed !== undefined });
       this.#deps.dispatch();
-      if (excess.some((i) => !queues.measured(i.job.data.receiverId)) && !this.#deps.closing()) {
-        this.#setAside(this.#park(excess));
+      // A paused receiver's jobs go back at once (deferred: worker.ts), never parked.
+      const paused = excess.filter((i) => queues.pausedUntil(i.job.data.receiverId) > 0);
+      const rest = paused.length ? excess.filter((i) => !paused.includes(i)) : excess;
+      if (rest.some((i) => !queues.measured(i.job.data.receiverId)) && !this.#deps.closing()) {
+        if (paused.length) await this.#deps.handBack(paused);
+        this.#setAside(this.#park(rest));
         return true;
       }
       await this.#deps.handBack(excess);
@@ -190,6 +202,12 @@ export class BatchLoader {
       dispatch();
     }
     await handBack(rest);
+  }
+
+  /** Pauses the receivers whose rows say they asked to be left alone (a 429/503 with Retry-After). */
+  #pauseThrottled(receivers: Iterable<ReceiverToSend>): void {
+    const now = Date.now();
+    for (const r of receivers) if (r.throttledForMs !== null) this.#deps.pause(r.id, now + r.throttledForMs);
   }
 
   /** Warns once per receiver whose secret did not open at its load, until it opens again. */

@@ -31,6 +31,8 @@ export type ReceiverToSend = {
   /** LATEST_STATE: a delivery is checked for a newer waiting event of its record just before it is sent. */
   latestState: boolean;
   secretUnavailable: string | null;
+  /** The receiver asked to be left alone (a 429/503 with Retry-After) for this many ms yet; null when not. */
+  throttledForMs: number | null;
 };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
@@ -94,7 +96,15 @@ export function targetsFromRows(
     receivers: new Map(
       receiverRows.map((r) => [
         r.id,
-        { id: r.id, url: r.url, enabled: r.enabled, scheme: r.scheme, latestState: r.latest_state, ...open(r) },
+        {
+          id: r.id,
+          url: r.url,
+          enabled: r.enabled,
+          scheme: r.scheme,
+          latestState: r.latest_state,
+          throttledForMs: r.throttled_ms ?? null,
+          ...open(r),
+        },
       ]),
     ),
   };

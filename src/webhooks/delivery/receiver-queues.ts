@@ -12,15 +12,72 @@
 // progress across all workers at `groupFactor` (WEBHOOK_GROUP_FACTOR) times the per-receiver limit
 // (in progress: fetched, queued here or being sent; the fetching worker adds the attempts it is
 // still recording, which are active jobs until their settlement commits).
+//
+// A receiver that asked to be left alone (a 429 or 503 with Retry-After, retry-policy.ts) is paused
+// until then: its queued jobs are taken out (the caller hands them back deferred, receiver-pauses.ts),
+// nothing of it is accepted (not even a lane's claimed next delivery), and it is among the receivers
+// left out of fetches. Requests already on the wire are not recalled.
 
 type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
+type QueueOptions<T> = { limit: number; groupFactor: number; budgetMs: number; receiverOf: (item: T) => string };
 
-export function createReceiverQueues<T>(options: {
-  limit: number;
-  groupFactor: number;
-  budgetMs: number;
-  receiverOf: (item: T) => string;
-}) {
+/** The receivers' queues (above), with paused receivers kept out of them. */
+export function createReceiverQueues<T>(options: QueueOptions<T>) {
+  const queues = createQueues(options);
+  const pauses = createPauses();
+  return {
+    ...queues,
+    /** Receivers with no room, and paused ones, to leave out of the next fetch. */
+    full: (): string[] => {
+      const paused = pauses.current();
+      return [...paused, ...queues.full().filter((id) => !paused.has(id))];
+    },
+    /** Until when receiver `id` is paused (Date.now() ms), or 0 when it is not. */
+    pausedUntil: pauses.until,
+    /** Pauses receiver `id` until `until` (Date.now() ms; only ever extended); returns its queued jobs, to be handed back deferred. */
+    pause(id: string, until: number): T[] {
+      pauses.extend(id, until);
+      return queues.takeWaiting(id);
+    },
+    /** As queues.accept, but the jobs of a paused receiver are never queued (`always` included): returned with the rest. */
+    accept(items: T[], how: { always?: boolean } = {}): T[] {
+      const paused = items.filter((i) => pauses.until(options.receiverOf(i)) > 0);
+      if (paused.length === 0) return queues.accept(items, how);
+      return [
+        ...paused,
+        ...queues.accept(
+          items.filter((i) => !paused.includes(i)),
+          how,
+        ),
+      ];
+    },
+  };
+}
+
+/** Paused receivers: until when (Date.now() ms), each dropped once past. */
+function createPauses() {
+  const paused = new Map<string, number>();
+  /** Until when receiver `id` is paused, or 0. */
+  const until = (id: string): number => {
+    if (paused.size === 0) return 0;
+    const at = paused.get(id);
+    if (at === undefined) return 0;
+    if (at > Date.now()) return at;
+    paused.delete(id);
+    return 0;
+  };
+  return {
+    until,
+    /** Pauses `id` until `at`, unless it is paused longer already. */
+    extend: (id: string, at: number): void => {
+      if (at > (paused.get(id) ?? 0)) paused.set(id, at);
+    },
+    /** The receivers paused now. */
+    current: (): Set<string> => new Set(paused.size === 0 ? [] : [...paused.keys()].filter((id) => until(id) > 0)),
+  };
+}
+
+function createQueues<T>(options: QueueOptions<T>) {
   const { limit, groupFactor, budgetMs } = options;
   const receivers = new Map<string, Receiver<T>>();
   let held = 0;
@@ -38,6 +95,15 @@ export function createReceiverQueues<T>(options: {
   };
   const forget = (id: string, r: Receiver<T>) => {
     if (r.busy === 0 && r.waiting.length === 0 && r.avgMs === null) receivers.delete(id);
+  };
+  /** Takes receiver `id`'s queued jobs out. */
+  const take = (id: string, r: Receiver<T>): T[] => {
+    const taken = r.waiting;
+    r.waiting = [];
+    held -= taken.length;
+    queued -= taken.length;
+    forget(id, r);
+    return taken;
   };
 
   return {
@@ -92,15 +158,14 @@ export function createReceiverQueues<T>(options: {
       r.busy -= 1;
       held -= 1;
       if (durationMs !== null) r.avgMs = r.avgMs === null ? durationMs : r.avgMs * 0.8 + durationMs * 0.2;
-      let handBack: T[] = [];
-      if (unhealthy || (durationMs ?? 0) > budgetMs) {
-        handBack = r.waiting;
-        r.waiting = [];
-        held -= handBack.length;
-        queued -= handBack.length;
-      }
+      const handBack = unhealthy || (durationMs ?? 0) > budgetMs ? take(id, r) : [];
       forget(id, r);
       return handBack;
+    },
+    /** Takes receiver `id`'s queued jobs out (it is paused). */
+    takeWaiting(id: string): T[] {
+      const r = receivers.get(id);
+      return r ? take(id, r) : [];
     },
     /** Everything queued (on stop). */
     takeAll(): T[] {

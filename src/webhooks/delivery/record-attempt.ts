@@ -68,10 +68,7 @@ async function settle(deps: Deps, batch: readonly Waiting[]): Promise<void> {
   const planned = batch.map(({ settlement: s }): Settled => ({
     ...s,
     // A superseded delivery is finished: its lane moves on to the newer event.
-    next:
-      s.result.outcome === 'superseded'
-        ? { kind: 'done' }
-        : nextStep(s.result.outcome === 'success', s.data.attempt, deps.config),
+    next: s.result.outcome === 'superseded' ? { kind: 'done' } : nextStep(s.result, s.data, deps.config),
   }));
   const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
     disableAfterHours: deps.config.disableAfterHours,
@@ -198,6 +195,7 @@ function toJobSettlement(s: Settled): JobSettlement {
       outcome: result.outcome,
     },
     next: s.next,
+    receiverPauseMs: result.retryAfterMs ?? null,
   };
 }
 

@@ -1,6 +1,8 @@
 // Wakes the worker when a retry it scheduled comes due, so that millisecond backoffs are honoured
 // instead of waiting for the next poll. Due times are kept in 5 ms buckets, one timer for the
-// earliest; retries scheduled by other processes are found by the poll.
+// earliest; retries scheduled by other processes are found by the poll. The timer does not keep the
+// process alive (the worker's poll does while it runs): a retry or a receiver's pause (up to an hour)
+// armed as the worker stops must not hold a stopped process open.
 const BUCKET_MS = 5;
 
 export function createRetryTimers(wake: () => void) {
@@ -14,6 +16,7 @@ export function createRetryTimers(wake: () => void) {
     if (timer) clearTimeout(timer);
     timerAt = next;
     timer = setTimeout(fire, Math.max(0, next - Date.now()));
+    timer.unref();
   }
 
   function fire(): void {

@@ -2,7 +2,9 @@
 // the receivers' queues (receiver-queues.ts) as soon as one frees up; a delivery is signed, sent
 // (send-webhook.ts), and its attempt recorded in a group (record-attempt.ts), or dropped unsent when
 // its event or receiver is gone or its receiver disabled (drop-delivery.ts). Counts live in
-// in-flight.ts; the worker decides when to fetch and when to stop.
+// in-flight.ts; the worker decides when to fetch and when to stop. A 429 or 503 with Retry-After
+// pauses its receiver at once (before the slot is refilled), and is recorded as `throttled` while its
+// delivery is within the throttle limits, else as the failure it is (retry-policy.ts).
 import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { deliveryAttempts, deliveryDuration } from '../../kernel/metrics.ts';
@@ -14,7 +16,7 @@ import type { InFlight } from './in-flight.ts';
 import type { EventToSend, ReceiverToSend } from './load-targets.ts';
 import type { createReceiverQueues } from './receiver-queues.ts';
 import { type AttemptRecorder, createAttemptRecorder } from './record-attempt.ts';
-import type { NextStep } from './retry-policy.ts';
+import { type NextStep, type ThrottleLimits, withinThrottleLimits } from './retry-policy.ts';
 import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
 // The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
@@ -64,6 +66,10 @@ export type SendSlotsDeps = {
   retryAt: (at: number) => void;
   /** Deliveries that settling moved up in their lanes, already claimed for this worker (queue/lanes.ts). */
   claimed: (claims: Claims) => void;
+  /** Receiver `receiverId` asked to be left alone until `until` (Date.now() ms): pause it (worker.ts). */
+  pause: (receiverId: string, until: number) => void;
+  /** How much throttling a delivery may meet before it counts as failures (default THROTTLE_LIMITS). */
+  throttleLimits?: ThrottleLimits;
 };
 
 export class SendSlots {
@@ -142,6 +148,9 @@ export class SendSlots {
         });
         result = await this.#sender.send(receiver.url, headers, event.body);
         deliveryDuration.observe(result.durationMs / 1000);
+        // Before its slot is refilled: nothing more goes to it from here until then.
+        if (result.retryAfterMs !== undefined) this.#deps.pause(receiverId, Date.now() + result.retryAfterMs);
+        result = withinThrottleLimits(result, job.data, this.#deps.throttleLimits);
       }
       sent = true;
       this.#deps.inFlight.sent();
@@ -218,6 +227,11 @@ export class SendSlots {
         next.reason === 'receiver_disabled'
           ? 'delivery dead-lettered: its receiver was disabled'
           : 'delivery dead-lettered after its last attempt',
+      );
+    else if (next.kind === 'retry' && result.outcome === 'throttled')
+      this.#deps.logger.info(
+        { ...fields, retryInMs: next.delayMs, throttled: next.throttled },
+        'receiver asked to wait (Retry-After); delivery and receiver paused, not counted as a failure',
       );
     else if (next.kind === 'retry')
       this.#deps.logger.info({ ...fields, retryInMs: next.delayMs }, 'delivery attempt failed; retry scheduled');

@@ -1,25 +1,37 @@
 // The one outbound HTTP call of the service: POST a body to a receiver with a hard deadline, keep-alive
 // connections, redirects never followed (a 3xx fails the attempt), private targets refused unless
 // allowed. The result is a classification; nothing in it (or in any error) carries the secret, the
-// signature or the URL's query.
+// signature or the URL's query. A 429 or 503 with a valid Retry-After is `throttled`, with the wait it
+// asks for (retry-policy.ts parseRetryAfter: delta-seconds or HTTP-date, at most one hour).
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
 import { guardedLookup, isNonPublicAddress, literalHost } from '../receivers/target-policy.ts';
+import { parseRetryAfter } from './retry-policy.ts';
 
 /**
- * What an attempt came to. The worker's own, where nothing was sent: `secret_unavailable` (the
+ * What an attempt came to. `throttled`: the receiver answered 429 or 503 with a valid Retry-After
+ * (backpressure, retry-policy.ts). The worker's own, where nothing was sent: `secret_unavailable` (the
  * receiver's secret did not open) and `superseded` (LATEST_STATE: a newer event of the record waits).
  */
 export type AttemptOutcome =
-  'success' | 'http_error' | 'timeout' | 'connection_error' | 'redirect' | 'secret_unavailable' | 'superseded';
+  | 'success'
+  | 'http_error'
+  | 'timeout'
+  | 'connection_error'
+  | 'redirect'
+  | 'throttled'
+  | 'secret_unavailable'
+  | 'superseded';
 export type SendResult = {
   outcome: AttemptOutcome;
   statusCode: number | null;
   error: string | null;
   responseExcerpt: string | null;
   durationMs: number;
+  /** A 429 or 503 with a valid Retry-After: the wait it asks for (ms from the answer), capped. */
+  retryAfterMs?: number;
 };
 export type WebhookSender = {
   send: (url: string, headers: Record<string, string>, body: Buffer) => Promise<SendResult>;
@@ -113,6 +125,7 @@ function post(
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     let status: number | null = null;
+    let retryAfterMs: number | null = null;
     const chunks: Buffer[] = [];
     let received = 0;
     const finish = (result: SendResult) => {
@@ -122,10 +135,11 @@ function post(
       resolve(result);
     };
     const excerpt = () => (chunks.length ? storedExcerpt(Buffer.concat(chunks)) : null);
-    const byStatus = (code: number) =>
-      code >= 200 && code < 300
-        ? done('success', code, null, excerpt())
-        : done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
+    const byStatus = (code: number): SendResult => {
+      if (code >= 200 && code < 300) return done('success', code, null, excerpt());
+      if (retryAfterMs !== null) return { ...done('throttled', code, null, excerpt()), retryAfterMs };
+      return done(code >= 300 && code < 400 ? 'redirect' : 'http_error', code, null, excerpt());
+    };
 
     let request: http.ClientRequest;
     const timer = setTimeout(() => {
@@ -159,6 +173,8 @@ function post(
 
     const onResponse = (response: http.IncomingMessage) => {
       status = response.statusCode ?? 0;
+      // Measured from the answer's arrival: the wait asked for starts then.
+      if (status === 429 || status === 503) retryAfterMs = parseRetryAfter(response.headers['retry-after'], Date.now());
       response.on('data', (chunk: Buffer) => {
         if (received < EXCERPT_BYTES) chunks.push(chunk);
         received += chunk.length;

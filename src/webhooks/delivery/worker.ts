@@ -20,6 +20,7 @@
 // (pump.ts): it wakes on pg-boss's NOTIFY, on timers for retries it scheduled, when slots free up,
 // and on a poll every WEBHOOK_POLL_INTERVAL_MS; while as many jobs are queued here as can be sent at
 // once, a fetch waits a little for more room. Stuck lanes are swept by lane-sweeper.ts.
+// A receiver that answers 429/503 with Retry-After is paused here until then (receiver-pauses.ts).
 //
 // The worker is a class (DeliveryLoop) with named modes and asserted transitions (worker-modes.ts).
 // What it holds in flight is counted in one place (in-flight.ts).
@@ -30,14 +31,16 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../kernel/logger.ts';
-import { fetchDeliveries, handBackJobs, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
+import { fetchDeliveries, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { InFlight } from './in-flight.ts';
 import { LANE_SWEEP_MS, startLaneSweeper } from './lane-sweeper.ts';
 import { BatchLoader } from './load-batch.ts';
 import { createPump, type Pump } from './pump.ts';
+import { createReceiverPauses, type ReceiverPauses } from './receiver-pauses.ts';
 import { createReceiverQueues } from './receiver-queues.ts';
 import { createRetryTimers } from './retry-timers.ts';
+import type { ThrottleLimits } from './retry-policy.ts';
 import { nextMode, type WorkerMode } from './worker-modes.ts';
 import { type Item, type ReceiverQueues, SendSlots } from './send-slots.ts';
 
@@ -50,6 +53,8 @@ export type DeliveryWorkerOptions = {
   secrets: SecretKeyring;
   /** How often lanes whose head job vanished are looked for, and how long they must be untouched (default LANE_SWEEP_MS). */
   laneSweepMs?: number;
+  /** How much throttling (429/503 with Retry-After) a delivery may meet before it counts as failures (default THROTTLE_LIMITS, retry-policy.ts). */
+  throttleLimits?: ThrottleLimits;
 };
 
 export type DeliveryWorker = {
@@ -83,6 +88,7 @@ export class DeliveryLoop {
   readonly #slots: SendSlots;
   readonly #pump: Pump;
   readonly #retryTimers: ReturnType<typeof createRetryTimers>;
+  readonly #pauses: ReceiverPauses;
   readonly #loader: BatchLoader;
   #listener: { close: () => Promise<void> } | null = null;
   #poll: NodeJS.Timeout | undefined;
@@ -113,6 +119,7 @@ export class DeliveryLoop {
       holdOffMs: () => (this.#queues.queued() + this.#inFlight.loading >= this.#capacity ? FETCH_HOLD_OFF_MS : 0),
     });
     this.#retryTimers = createRetryTimers(this.#pump.wake);
+    this.#pauses = createReceiverPauses(options.boss, this.#queues, this.#logger, this.#retryTimers);
     this.#slots = new SendSlots({
       pool: options.pool,
       config,
@@ -120,10 +127,12 @@ export class DeliveryLoop {
       queues: this.#queues,
       inFlight: this.#inFlight,
       closing: () => this.#closing(),
-      handBack: (items) => this.#handBack(items),
+      handBack: this.#pauses.handBack,
       wake: this.#pump.wake,
       retryAt: (at) => this.#retryTimers.wakeAt(at),
       claimed: (claims) => this.#loader.claimed(claims),
+      pause: this.#pauses.pause,
+      throttleLimits: options.throttleLimits,
     });
     this.#loader = new BatchLoader({
       pool: options.pool,
@@ -132,8 +141,9 @@ export class DeliveryLoop {
       inFlight: this.#inFlight,
       queues: this.#queues,
       dispatch: () => this.#slots.dispatch(),
-      handBack: (items) => this.#handBack(items),
+      handBack: this.#pauses.handBack,
       closing: () => this.#closing(),
+      pause: this.#pauses.pause,
     });
   }
 
@@ -175,7 +185,7 @@ export class DeliveryLoop {
     await this.#loader.settled();
     await this.#listener?.close().catch(() => {});
     // Jobs queued here go back to the queue at once, for another worker (or the next start).
-    await this.#handBack(this.#queues.takeAll());
+    await this.#pauses.handBack(this.#queues.takeAll());
     const deadline = Date.now() + (stopOptions.timeoutMs ?? this.#config.timeoutMs + 5000);
     while (this.#inFlight.unsettled() > 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -196,15 +206,6 @@ export class DeliveryLoop {
   /** No more fetching or sending: stop() has begun. */
   #closing(): boolean {
     return this.#mode === 'stopping' || this.#mode === 'stopped';
-  }
-
-  #handBack(items: Item[]): Promise<void> {
-    return handBackJobs(
-      this.#options.boss,
-      items.map((i) => i.job.id),
-    ).catch((error: unknown) =>
-      this.#logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
-    );
   }
 
   /** Room for more fetched jobs: the queues and the loads under maxHeld, the recordings under maxRecording. */

@@ -38,9 +38,18 @@ type QueueConfig = Pick<
 /**
  * A delivery job's payload: ids and the attempt number only, never a secret or a body. `step`: how many
  * deliveries the job carried before this one (a lane's head job moves on to the lane's next event in
- * place, settled-claims.ts REUSED_CTE); part of the settling fence.
+ * place, settled-claims.ts REUSED_CTE); part of the settling fence. `throttled`, `throttledMs`: the
+ * delivery's earlier attempts answered `throttled` (429/503 with Retry-After), which do not count
+ * toward its attempts, and the total wait they asked for (delivery/retry-policy.ts); absent when none.
  */
-export type DeliveryJobData = { eventId: string; receiverId: string; attempt: number; step?: number };
+export type DeliveryJobData = {
+  eventId: string;
+  receiverId: string;
+  attempt: number;
+  step?: number;
+  throttled?: number;
+  throttledMs?: number;
+};
 export type DeliveryJob = Job<DeliveryJobData>;
 /**
  * A dead letter's payload: the delivery and how many attempts it had; `reason` is set when it was set
@@ -220,4 +229,19 @@ export async function handBackJobs(boss: PgBoss, ids: readonly string[]): Promis
       `update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, heartbeat_on = null where name = $1 and id = any($2::uuid[]) and state = 'active'`,
       [DELIVERY_QUEUE, ids],
     );
+}
+
+/**
+ * Hands fetched jobs back as handBackJobs does, not to be handed out again for `delayMs` (from the
+ * database's clock): the jobs of a receiver that asked to be left alone (a 429 or 503 with
+ * Retry-After, delivery/retry-policy.ts), so that no worker fetches them before then.
+ */
+export async function deferJobs(boss: PgBoss, ids: readonly string[], delayMs: number): Promise<void> {
+  if (ids.length === 0) return;
+  await boss.getDb().executeSql(
+    `update ${BOSS_SCHEMA}.job set state = 'created', started_on = null, heartbeat_on = null,
+              start_after = greatest(start_after, ${BOSS_SCHEMA}.job_now() + $3 * interval '1 millisecond')
+        where name = $1 and id = any($2::uuid[]) and state = 'active'`,
+    [DELIVERY_QUEUE, ids, Math.max(0, Math.ceil(delayMs))],
+  );
 }

@@ -32,10 +32,12 @@ export const jobSettings = (q: string) =>
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
 // newer one pending, would regress the receiver (CONTRACT.md section 11).
 // g: per lane, the new events in version order, and the id of the job that becomes the head if the
-// lane has none (or a LATEST_STATE head still waiting, dropped_heads).
+// lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
+// alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
+// jobs deferred until then (`not_before`).
 const ENQUEUE_SQL = `
   with d as (
-    select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest,
+    select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
            $4::boolean and (e.version < coalesce(l.delivered_version, 0) or (l.head_job is not null and e.version < l.queued_version)) as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
@@ -43,7 +45,7 @@ const ENQUEUE_SQL = `
       left join delivery_lane l on l.receiver_id = u.receiver_id and l.resource_id = e.resource_id),
   g as materialized (
     select receiver_id, resource_id, bool_or(latest) as latest, max(priority) as priority, max(version) as top_version,
-           array_agg(event_id order by version, event_id) as events, gen_random_uuid() as job_id
+           array_agg(event_id order by version, event_id) as events, gen_random_uuid() as job_id, max(throttled_until) as not_before
       from d where not skip group by receiver_id, resource_id),
   -- Driven from this call's LATEST_STATE lanes, and not run at all without one: joined the other way
   -- round, the planner read every queued job of the queue in each writer's enqueue (26 of 27 ms at a
@@ -76,7 +78,7 @@ const ENQUEUE_SQL = `
   jobs as (
     insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, priority, start_after, created_on, keep_until, ${JOB_SETTINGS_COLUMNS})
     select n.head_job, q.name, jsonb_build_object('eventId', n.head_event, 'receiverId', n.receiver_id, 'attempt', 1), n.receiver_id::text, g.priority,
-           ${BOSS_SCHEMA}.job_now(), ${BOSS_SCHEMA}.job_now(), ${BOSS_SCHEMA}.job_now() + q.retention_seconds * interval '1 second', ${jobSettings('q')}
+           greatest(${BOSS_SCHEMA}.job_now(), g.not_before), ${BOSS_SCHEMA}.job_now(), ${BOSS_SCHEMA}.job_now() + q.retention_seconds * interval '1 second', ${jobSettings('q')}
       from lanes n
       join g on g.receiver_id = n.receiver_id and g.resource_id = n.resource_id and n.head_job = g.job_id
       join ${BOSS_SCHEMA}.queue q on q.name = '${DELIVERY_QUEUE}'

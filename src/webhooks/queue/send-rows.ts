@@ -15,6 +15,8 @@ export type ReceiverRow = {
   scheme: SignatureScheme;
   enabled: boolean;
   latest_state: boolean;
+  /** How long (ms, from the database's clock) the receiver asked to be left alone for yet (429/503 with Retry-After); null when not. */
+  throttled_ms: number | null;
 };
 /** An event row as read for sending (EVENT_TO_SEND_COLUMNS); version a string (pg's bigint) or a number (JSON). */
 export type EventRow = { id: string; type: string; version: string | number; body: string };
@@ -25,4 +27,5 @@ export const EVENT_TO_SEND_COLUMNS = 'e.id, e.type, e.version, e.body';
 export const RECEIVER_TO_SEND_COLUMNS = `r.id, r.url, r.secret, r.secret_ciphertext, r.secret_key_id, r.enabled,
   replace(r.signature_scheme, '_', '-') as scheme, r.delivery_mode = 'latest_state' as latest_state,
   case when r.previous_secret_expires_at > now() then r.previous_secret_ciphertext end as previous_ciphertext,
-  case when r.previous_secret_expires_at > now() then r.previous_secret_key_id end as previous_key_id`;
+  case when r.previous_secret_expires_at > now() then r.previous_secret_key_id end as previous_key_id,
+  case when r.throttled_until > now() then ceil(extract(epoch from r.throttled_until - now()) * 1000)::int end as throttled_ms`;

@@ -9,6 +9,7 @@ import { RECEIVER_TO_SEND_COLUMNS } from './send-rows.ts';
 import { type ClaimColumns, type Claims, claimsOf, REUSED_CTE } from './settled-claims.ts';
 import { bossInstalled } from './job-reads.ts';
 import { JOB_SETTINGS_COLUMNS, jobSettings, LANE_CTES, LANES_ASIDE_CTE } from './lanes.ts';
+import { PAUSED_CTE } from './receiver-pause-sql.ts';
 
 /** One finished (or dropped) claim to settle: its fetched attempt, what to record, what follows. */
 export type JobSettlement = {
@@ -23,9 +24,12 @@ export type JobSettlement = {
     excerpt: string | null;
     outcome: string;
   } | null;
-  /** What follows if the claim is still ours: nothing, the next attempt, or a dead letter. */
-  next: { kind: 'done' } | { kind: 'retry'; delayMs: number } | { kind: 'dead'; reason?: string };
+  /** What follows if the claim is still ours: nothing, the next attempt (with the delivery's throttling so far), or a dead letter. */
+  next: { kind: 'done' } | RetryStep | { kind: 'dead'; reason?: string };
+  /** A 429/503's Retry-After (ms): its receiver is left alone that long (receiver-pause-sql.ts). */
+  receiverPauseMs?: number | null;
 };
+type RetryStep = { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number };
 /** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
 export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
@@ -50,21 +54,23 @@ const SET_ASIDE_CTE = `set_aside as (
        and j.name = '${DELIVERY_QUEUE}' and j.state < 'active' and j.data->>'receiverId' in (select id::text from disabled)
     returning j.id as job_id, (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
 
-// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id)`: the
-// next attempt ('retry'), the first attempt of a delivery a lane moved up ('promote', attempt 0), or a
-// dead letter ('dead', `attempt` being the attempts made), with the queue's own settings (what
-// boss.insert() writes; boss-schema.test.ts compares the two). `job_id`, when given, is the new job's
-// id (a lane's new head, lanes.ts).
+// The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id,
+// throttled, throttled_ms, not_before)`: the next attempt ('retry', with its throttled answers if any),
+// the first attempt of a delivery a lane moved up ('promote', attempt 0), or a dead letter ('dead',
+// `attempt` being the attempts made), with the queue's own settings (what boss.insert() writes;
+// boss-schema.test.ts compares the two). `job_id`, when given, is the new job's id (a lane's new head,
+// lanes.ts). A job starts no sooner than `not_before`, if given (receiver-pause-sql.ts).
 const FOLLOW_UPS_CTE = `followed as (
     insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, ${JOB_SETTINGS_COLUMNS})
     select coalesce(f.job_id, gen_random_uuid()), q.name,
            case when f.next <> 'dead' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
+                     || jsonb_strip_nulls(jsonb_build_object('throttled', nullif(f.throttled, 0), 'throttledMs', nullif(f.throttled_ms, 0)))
                 else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
            case when f.next <> 'dead' then f.receiver_id::text end,
            t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second',
            ${jobSettings('q')}
       from follow f
-      cross join lateral (select ${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond' as at) t
+      cross join lateral (select greatest(${BOSS_SCHEMA}.job_now() + f.delay_ms * interval '1 millisecond', f.not_before) as at) t
       join ${BOSS_SCHEMA}.queue q on q.name = case when f.next <> 'dead' then '${DELIVERY_QUEUE}' else '${DEAD_LETTER_QUEUE}' end)`;
 
 const SET_ASIDE_SQL = `
@@ -73,9 +79,9 @@ const SET_ASIDE_SQL = `
   -- The lanes of the heads set aside are emptied too (their waiting deliveries become dead letters).
   ${LANES_ASIDE_CTE},
   follow as (
-    select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason, null::uuid as job_id from set_aside
+    select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason, null::uuid as job_id, null::int as throttled, null::bigint as throttled_ms, null::timestamptz as not_before from set_aside
     union all
-    select unnest(replaced), receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lanes_aside),
+    select unnest(replaced), receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null from lanes_aside),
   ${FOLLOW_UPS_CTE}
   select (select count(*)::int from follow) as n`;
 
@@ -109,28 +115,30 @@ export async function setAsideWaitingDeliveries(client: PoolClient, receiverIds:
 // are looked up by job id in one jsonb object built once (an InitPlan), not joined with `s`: the
 // planner, which expects 10 rows of an unnest, nested that join the wrong way round and scanned all
 // of `s` once per job (24 of a 47 ms statement for 236 settlements). The claims are joined with the
-// settlements by the settled job's id (the reused job's own).
+// settlements by the settled job's id (the reused job's own). Receivers that asked to be left alone: `paused` (receiver-pause-sql.ts).
 const SETTLE_SQL = `
   with s as (
     select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
-                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[])
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[], $18::int[], $19::bigint[], $20::int[])
       with ordinality as s (job_id, fence, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
-                            error, excerpt, outcome, next, delay_ms, reason, record, n)),
+                            error, excerpt, outcome, next, delay_ms, reason, record, throttled, throttled_ms, pause_ms, n)),
   held as materialized (
     select j.id from ${BOSS_SCHEMA}.job j
      where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.state = 'active'
        and j.retry_count || ':' || coalesce(j.data->>'step', '0') = (select jsonb_object($1::uuid[]::text[], $2::text[])) ->> j.id::text
        for update of j),
+  ${PAUSED_CTE},
   k as materialized (
     select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
-           gen_random_uuid() as next_job, $17::boolean as claim from s),
+           gen_random_uuid() as next_job, p.until as paused_until, $17::boolean and p.until is null as claim
+      from s left join paused p on p.receiver_id = s.receiver_id),
   recorded as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
       from k where record and receiver_exists),
-  -- A superseded delivery was not sent: it says nothing of the receiver's health.
+  -- Neither a superseded delivery (not sent) nor a throttled answer (counted false) says anything of health.
   health_in as (
-    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at from k
+    select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at, outcome <> 'throttled' as counted, now() + pause_ms * interval '1 millisecond' as pause_until from k
      where record and receiver_exists and outcome <> 'superseded'),
   ${receiverHealthCtes('$16')},
   disabled as (
@@ -142,18 +150,18 @@ const SETTLE_SQL = `
   -- next waiting delivery up, or go idle; disabled receivers' lanes are emptied into dead letters.
   ${LANE_CTES},
   follow as (
-    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id
+    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id, k.throttled, k.throttled_ms, k.paused_until as not_before
       from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
        and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
-    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null
+    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null, null, null, null
       from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
     union all
-    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null from set_aside
+    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null, null, null, null from set_aside
     union all
-    select event_id, receiver_id, 0, 'promote', 0, null, job_id from lane_promoted
+    select event_id, receiver_id, 0, 'promote', 0, null, job_id, null, null, (select until from paused p where p.receiver_id = lane_promoted.receiver_id) from lane_promoted
     union all
-    select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null from lane_set_aside),
+    select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null from lane_set_aside),
   -- A LATEST_STATE retry that a newer waiting event superseded: its next attempt is not made.
   superseded_retries as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
@@ -224,6 +232,9 @@ export async function settleJobs(
       column((s) => s.attempt !== null),
       options.disableAfterHours ?? null,
       options.claim ?? false,
+      column((s) => (s.next.kind === 'retry' ? (s.next.throttled ?? 0) : 0)),
+      column((s) => (s.next.kind === 'retry' ? (s.next.throttledMs ?? 0) : 0)),
+      column((s) => (s.attempt !== null ? (s.receiverPauseMs ?? null) : null)),
     ],
   });
   const disabled = new Map<string, DisabledReceiver>();

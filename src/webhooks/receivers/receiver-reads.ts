@@ -8,9 +8,17 @@ import type { DisabledReason } from './receiver-health-sql.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
 import type { SignatureScheme } from './signature-scheme.ts';
+import { catchUpJsonSql } from '../catch-up/catch-up-sql.ts';
 
 export const DELIVERY_MODES = ['ALL_EVENTS', 'LATEST_STATE'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
+/**
+ * The catch-up of a receiver's last enable after it was disabled (webhooks/catch-up/): the records it
+ * missed, each sent once in its latest state. `queued`: handed to the queue; `pending`: not delivered
+ * yet (still to queue, or queued and not yet acknowledged; a dead-lettered one stays pending).
+ */
+export type CatchUp = { total: number; queued: number; pending: number; startedAt: string };
 
 export type ReceiverInfo = {
   id: string;
@@ -33,13 +41,16 @@ export type ReceiverInfo = {
   signatureScheme: SignatureScheme;
   /** While a Standard Webhooks rotation's grace runs: when the old secret stops signing; null otherwise. */
   previousSecretExpiresAt: string | null;
+  /** Its last catch-up on enable; null when it never had one. */
+  catchUp: CatchUp | null;
 };
 
 const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", upper(r.delivery_mode) as "deliveryMode", r.enabled,
   r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
   ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt",
   replace(r.signature_scheme, '_', '-') as "signatureScheme",
-  case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt"`;
+  case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt",
+  ${catchUpJsonSql('r')} as "catchUp"`;
 
 // $1: one receiver id, or null for all.
 const WITH_COUNTS_SQL = `

@@ -10,6 +10,7 @@ import { receiversDisabled } from '../../kernel/metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
+import { type CatchUpOptions, runCatchUp, startCatchUp } from '../catch-up/catch-up.ts';
 import { type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import { parseDeliveryMode, parseEventTypes, parseSecret } from './receiver-input.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
@@ -25,7 +26,7 @@ import {
 } from './signature-scheme.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
-export type { ReceiverInfo } from './receiver-reads.ts';
+export type { CatchUp, ReceiverInfo } from './receiver-reads.ts';
 
 export type ReceiverDeps = { pool: Pool; boss: PgBoss; secrets: SecretKeyring; allowPrivateTargets: boolean };
 
@@ -190,8 +191,8 @@ export async function rotateReceiverSecret(
 }
 
 /**
- * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (replayable
- * after `enable`). Disabling a disabled receiver changes nothing (it keeps its first reason).
+ * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (`enable` sends the
+ * latest state of the records it missed). Disabling a disabled receiver changes nothing (it keeps its first reason).
  */
 export async function disableReceiver(
   deps: Pick<ReceiverDeps, 'pool'>,
@@ -211,13 +212,21 @@ export async function disableReceiver(
   return { ...(await one(deps, id)), setAside };
 }
 
-/** Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). */
-export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
-  const { rowCount } = await deps.pool.query(
-    `update receiver set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null where id = $1`,
-    [id],
-  );
-  if (!rowCount) throw notFound(`Receiver ${id}`);
+/**
+ * Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). A disabled
+ * receiver gets its catch-up (catch-up/catch-up.ts) queued before this returns; `enable` again finishes one cut short.
+ */
+export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string, options: CatchUpOptions = {}) {
+  await inTransaction(deps.pool, async (client) => {
+    const { rows } = await client.query<{ was_enabled: boolean }>(
+      `update receiver r set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null from
+         (select id, enabled as was_enabled from receiver where id = $1 for no key update) old where r.id = old.id returning old.was_enabled`,
+      [id],
+    );
+    if (!rows[0]) throw notFound(`Receiver ${id}`);
+    if (!rows[0].was_enabled) await startCatchUp(client, id);
+  });
+  await runCatchUp(deps.pool, id, options);
   return await one(deps, id);
 }
 

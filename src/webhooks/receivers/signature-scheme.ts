@@ -1,8 +1,9 @@
-// The signature scheme of a receiver (issue 21, CONTRACT.md section 12) and the rules of its secret:
-// SERVICE_V1 (SPEC.md section 6, the default) takes any 16-512 printable ASCII characters, a whsec_
-// one included (used as it is); STANDARD_WEBHOOKS takes `whsec_` + base64 of 24..64 bytes, generated
-// here (32 random bytes) when none is given, and shown once by the call that made it. The names:
-// CLI and receiver kit `service-v1 | standard-webhooks`, GraphQL `SERVICE_V1 | STANDARD_WEBHOOKS`,
+// The signature scheme of a receiver (issue 21) and the rules of its secret: SERVICE_V1 (the
+// service's own x-service-signature, the default) takes any 16-512 printable ASCII characters, a
+// whsec_ one included (used as it is); STANDARD_WEBHOOKS takes `whsec_` + base64 of 24..64 bytes,
+// generated here (32 random bytes) when none is given, and shown once by the call that made it. The
+// names: in the code and the receiver kit `service-v1 | standard-webhooks`; GraphQL and the CLI's
+// JSON `SERVICE_V1 | STANDARD_WEBHOOKS` (schemeName); the CLI's --scheme takes both (parseScheme);
 // the receiver.signature_scheme column `service_v1 | standard_webhooks`.
 import { randomBytes } from 'node:crypto';
 import { badInput } from '../../kernel/errors.ts';
@@ -16,6 +17,13 @@ export const MAX_GRACE_HOURS = 720;
 
 const STANDARD_SECRET_RE = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 const KEY_BYTES = { min: 24, max: 64 };
+
+/** A scheme as GraphQL's enum WebhookSignatureScheme names it (and the CLI's JSON prints it). */
+export type SchemeName = 'SERVICE_V1' | 'STANDARD_WEBHOOKS';
+export const schemeName = (scheme: SignatureScheme): SchemeName => scheme.toUpperCase().replace('-', '_') as SchemeName;
+
+/** Every spelling parseScheme takes: `standard-webhooks` and `STANDARD_WEBHOOKS` alike. */
+export const SCHEME_SPELLINGS: readonly string[] = [...SIGNATURE_SCHEMES, ...SIGNATURE_SCHEMES.map(schemeName)];
 
 /** The scheme named `value` (CLI spelling, or GraphQL's enum name); undefined/null stays so. */
 export function parseScheme(value: string | null | undefined): SignatureScheme | undefined {
@@ -72,5 +80,6 @@ export function parseGraceHours(value: number | null | undefined): number {
 
 /** Why SERVICE_V1 refuses a grace (the CLI and GraphQL both say it). */
 export const NO_GRACE_FOR_SERVICE_V1 =
-  'a SERVICE_V1 delivery carries one signature (SPEC.md section 6), so it cannot be signed with the old and the new secret during a grace: ' +
-  'let the receiver accept both secrets first (the receiver kit takes a list), then rotate without --grace-hours (or switch the receiver to standard-webhooks)';
+  'a SERVICE_V1 delivery carries one signature, so it cannot be signed with the old and the new secret during a grace. ' +
+  'The receiver must accept the new secret first: give it both (with the receiver kit, WEBHOOK_SECRET=<new> and WEBHOOK_SECRET_PREVIOUS=<old>), ' +
+  'then rotate without --grace-hours, and drop the old one once deliveries verify; or switch the receiver to standard-webhooks, whose rotation signs with both';

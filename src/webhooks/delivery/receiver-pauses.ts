@@ -1,0 +1,53 @@
+// Backpressure in the worker (worker.ts): a receiver that answers 429 or 503 with a valid
+// Retry-After (retry-policy.ts) is paused here until then (receiver-queues.ts): its queued jobs go
+// back to the queue deferred until then (queue/boss.ts deferJobs), it is left out of fetches, and a
+// retry timer wakes the pump when the pause ends. The pause is also kept in the receiver's row (the
+// settling statement writes receiver.throttled_until), so that a worker loading one of its jobs later
+// (another process, or a job deferred too little) pauses it as well before sending anything
+// (load-batch.ts). Requests already on the wire, and jobs another worker had already loaded, still go out.
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from '../../kernel/logger.ts';
+import { deferJobs, handBackJobs } from '../queue/boss.ts';
+import type { Item, ReceiverQueues } from './send-slots.ts';
+
+export type ReceiverPauses = {
+  /** Hands jobs back to the queue (never rejects); those of a paused receiver not to be handed out again before its pause ends. */
+  handBack: (items: Item[]) => Promise<void>;
+  /** Receiver `receiverId` asked to be left alone until `until` (Date.now() ms): paused, its queued jobs handed back deferred. */
+  pause: (receiverId: string, until: number) => void;
+};
+
+/** `timers`: the worker's retry timers (retry-timers.ts), which wake its pump when a pause ends. */
+export function createReceiverPauses(
+  boss: PgBoss,
+  queues: ReceiverQueues,
+  logger: Logger,
+  timers: { wakeAt: (at: number) => void },
+): ReceiverPauses {
+  const handBack = (items: Item[]): Promise<void> => {
+    const plain: string[] = [];
+    const deferred = new Map<number, string[]>(); // until -> job ids
+    for (const i of items) {
+      const until = queues.pausedUntil(i.job.data.receiverId);
+      if (until === 0) plain.push(i.job.id);
+      else deferred.set(until, [...(deferred.get(until) ?? []), i.job.id]);
+    }
+    const now = Date.now();
+    return Promise.all([
+      handBackJobs(boss, plain),
+      ...[...deferred].map(([until, ids]) => deferJobs(boss, ids, until - now)),
+    ]).then(
+      () => {},
+      (error: unknown) =>
+        logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
+    );
+  };
+  return {
+    handBack,
+    pause(receiverId, until) {
+      const taken = queues.pause(receiverId, until);
+      timers.wakeAt(until);
+      if (taken.length) void handBack(taken);
+    },
+  };
+}
