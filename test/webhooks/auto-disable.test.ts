@@ -109,7 +109,8 @@ describe('automatic disabling of failing receivers', function () {
     expect(await disabledCount('failing')).to.equal(before + 1);
   });
 
-  it('restarts the clock on enable (one failure does not disable again) and on a success', async () => {
+  it('restarts the clock on enable (one failure does not disable again) and on a success', async function () {
+    this.timeout(60_000); // a loaded parallel run took over 5 s to deliver the catch-up
     receiver.reply({ status: 503 });
     const { id } = await stack.addReceiver(receiver.url);
     await testDb().pool.query(`update receiver set failing_since = now() - interval '200 hours' where id = $1`, [id]);
@@ -118,9 +119,9 @@ describe('automatic disabling of failing receivers', function () {
     // The enable's catch-up sends the record whose delivery was set aside (webhooks/catch-up/): a
     // failure after enable, as is the next change's.
     await enableReceiver({ pool: testDb().pool }, id);
-    await eventually(async () => (await attempts(id)) === 2, 5000, 'the catch-up attempt');
+    await eventually(async () => (await attempts(id)) === 2, 15_000, 'the catch-up attempt');
     await publish();
-    await eventually(async () => (await attempts(id)) === 3, 5000, 'the attempt after enable');
+    await eventually(async () => (await attempts(id)) === 3, 15_000, 'the attempt after enable');
     // Health is written by the statement that records the attempt: visible with it.
     const health = async () =>
       (
