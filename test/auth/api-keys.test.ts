@@ -80,7 +80,8 @@ describe('API keys', () => {
       [
         {
           name: 'scope',
-          reason: 'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write, receivers:manage, calendar:read',
+          reason:
+            'unknown scope catalog:admin; known: catalog:read, graphql:read, catalog:write, receivers:manage, calendar:read',
         },
       ],
     );

@@ -55,7 +55,8 @@ describe('maintained counts of the filtered lists (facet_count, list_bucket)', (
           )
         ).rows[0]!.n,
       );
-    const total = async (filter: ListFilter) => (await reads.getPage(list(filter), 1, 0, 'public', { keyId: 'test' })).totalCount;
+    const total = async (filter: ListFilter) =>
+      (await reads.getPage(list(filter), 1, 0, 'public', { keyId: 'test' })).totalCount;
 
     // Every value of every facet (topic, country and city one at a time; the single-valued ones also several at once).
     const { rows } = await pool.query<Count>(
