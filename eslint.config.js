@@ -29,6 +29,7 @@ export default tseslint.config(
           'window',
           'location',
           'sessionStorage',
+          'localStorage', // only to remove what an older GraphiQL kept there (graphiql-page.js)
           'fetch',
           'crypto',
           'btoa',

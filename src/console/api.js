@@ -3,11 +3,24 @@
 // (FORBIDDEN names the scope that is missing).
 
 const STORAGE_KEY = 'lods.console.apiKey';
+// What GraphiQL keeps (its tabs: typed queries and variables, a rotated secret among them) is kept
+// under this prefix in the same sessionStorage (graphiql-page.js), and goes with the key on sign out.
+export const GRAPHIQL_PREFIX = 'lods.graphiql:';
+
+/** Removes every item of `storage` whose key starts with `prefix`. */
+export function removeItemsStartingWith(storage, prefix) {
+  const keys = [];
+  for (let i = 0; i < storage.length; i++) if (storage.key(i)?.startsWith(prefix)) keys.push(storage.key(i));
+  for (const key of keys) storage.removeItem(key);
+}
 
 export const session = {
   key: () => sessionStorage.getItem(STORAGE_KEY),
   signIn: (key) => sessionStorage.setItem(STORAGE_KEY, key),
-  signOut: () => sessionStorage.removeItem(STORAGE_KEY),
+  signOut: () => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    removeItemsStartingWith(sessionStorage, GRAPHIQL_PREFIX);
+  },
 };
 
 export class ApiError extends Error {

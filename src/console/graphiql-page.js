@@ -2,7 +2,25 @@
 // the key signed in on /console (sessionStorage of this tab): the key goes in the fetcher's
 // Authorization header, never into GraphiQL's header editor (which it may persist) or a URL.
 // React, ReactDOM and GraphiQL are the globals of the UMD scripts that graphql.html loads first.
-import { session } from './api.js';
+// GraphiQL keeps its tabs (typed queries and variables, where a rotated secret may be) in this tab's
+// sessionStorage under GRAPHIQL_PREFIX, never in localStorage: they go on Sign out or with the tab.
+import { GRAPHIQL_PREFIX, removeItemsStartingWith, session } from './api.js';
+
+// What GraphiQL's default storage left in localStorage before (its keys start with "graphiql:").
+removeItemsStartingWith(localStorage, 'graphiql:');
+
+/** GraphiQL's Storage, on sessionStorage under our prefix. */
+const tabStorage = {
+  getItem: (name) => sessionStorage.getItem(GRAPHIQL_PREFIX + name),
+  setItem: (name, value) => sessionStorage.setItem(GRAPHIQL_PREFIX + name, value),
+  removeItem: (name) => sessionStorage.removeItem(GRAPHIQL_PREFIX + name),
+  clear: () => removeItemsStartingWith(sessionStorage, GRAPHIQL_PREFIX),
+  get length() {
+    let n = 0;
+    for (let i = 0; i < sessionStorage.length; i++) if (sessionStorage.key(i)?.startsWith(GRAPHIQL_PREFIX)) n++;
+    return n;
+  },
+};
 
 const DEFAULT_QUERY = `# The signed-in key's scopes; Ctrl-Enter runs the query.
 {
@@ -47,6 +65,11 @@ if (!key) {
         }
       : await post(params);
   ReactDOM.createRoot(root).render(
-    React.createElement(GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }),
+    React.createElement(GraphiQL, {
+      fetcher,
+      defaultQuery: DEFAULT_QUERY,
+      shouldPersistHeaders: false,
+      storage: tabStorage,
+    }),
   );
 }

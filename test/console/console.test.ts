@@ -1,9 +1,9 @@
-// The operator console (/console, CONTRACT.md section 14) in a real headless Chromium, against the
+// The operator console (/console, docs/console.md) in a real headless Chromium, against the
 // real service, worker and receivers: sign in with an API key, a failing receiver's dead letter
 // replayed with "Replay" arrives and its attempt shows, "Send test event" arrives signed (verified
 // with the receiver kit), "Rotate secret" shows the new secret once and deliveries verify with it,
 // a key without receivers:manage sees no receiver actions, and no page logs a console error or a
-// CSP violation. LODS_CONSOLE_SCREENSHOTS=1 also writes docs/console/*.png (README, Operations).
+// CSP violation. LODS_CONSOLE_SCREENSHOTS=1 also writes docs/console/*.png (docs/console.md).
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -316,6 +316,36 @@ describe('operator console in a browser', function () {
     await manager.locator('.graphiql-execute-button').click();
     await manager.locator('.result-window').getByText('receivers:manage').waitFor();
     await manager.close();
+  });
+
+  it('GraphiQL keeps typed queries in this tab only, and Sign out clears them; it links back to the console', async () => {
+    const page = await signIn(admin);
+    // What an older GraphiQL left in localStorage goes when the page loads.
+    await page.evaluate(() => localStorage.setItem('graphiql:query', '{ leftover }'));
+    await page.goto(`${stack.api.url}/console/graphql`);
+    await page.locator('.graphiql-container').waitFor();
+    await page.locator('.graphiql-query-editor .CodeMirror').click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\n# secret-typed-here');
+    const stored = () =>
+      page.evaluate(() => ({
+        local: Object.keys(localStorage).filter((k) => k.includes('graphiql')),
+        session: Object.entries(sessionStorage)
+          .filter(([k]) => k.includes('graphiql'))
+          .map(([, v]) => v)
+          .join('\n'),
+      }));
+    await eventually(
+      async () => (await stored()).session.includes('secret-typed-here'),
+      5000,
+      'GraphiQL saved its tab',
+    );
+    expect((await stored()).local).to.deep.equal([]);
+    await page.getByRole('link', { name: '← Console' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await stored()).to.deep.equal({ local: [], session: '' });
+    await page.close();
   });
 
   it('serves every page and asset from the service with a strict Content-Security-Policy', async () => {
