@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// The change feed (GET /v1/events, CONTRACT.md section 7) and retention. Written by hand:
+// The change feed (GET /v1/events, docs/contract.md, "The change feed") and retention. Written by hand:
 // - event.xid: the id of the transaction that wrote the event (pg_current_xact_id(), a column
 //   default, so the writers are unchanged). The feed reads only below the horizon
 //   pg_snapshot_xmin(pg_current_snapshot()): every transaction with a lower id has ended, so no event

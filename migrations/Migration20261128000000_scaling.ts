@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// HTTP caching (CONTRACT.md 8): the digest of each stored record, the ETag source. Rate limits
-// (CONTRACT.md 9): a per-key override and the usage the API processes share.
+// HTTP caching (docs/contract.md, "Caching"): the digest of each stored record, the ETag source. Rate
+// limits (docs/contract.md, "Rate limits"): a per-key override and the usage the API processes share.
 export class Migration20261128000000_scaling extends Migration {
   override up(): void {
     // A stored generated column: PostgreSQL writes it in the same statement as `doc`, whatever

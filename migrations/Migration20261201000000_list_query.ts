@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Filters, full-text search and sorts of the list (CONTRACT.md 13, src/catalog/list-query.ts).
+// Filters, full-text search and sorts of the list (docs/contract.md, "Filters"; src/catalog/list-query.ts).
 // - `search`: a stored generated column, so PostgreSQL computes it in the same statement that
 //   writes the columns it reads (write-docs.ts, whatever writes): the vector can never disagree with
 //   the doc. Weights: title A, summary B, provider name and topics C, description D; English stemming.

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Test events ("Send test event", `receivers test ID`, CONTRACT.md section 14): a WEBHOOK_TEST event
+// Test events ("Send test event", `receivers test ID`, docs/console.md): a WEBHOOK_TEST event
 // is stored in `event` like any other, so that the worker sends its stored bytes and its attempts are
 // recorded (delivery_attempt.event_id references event), but it is not part of the change feed. Its
 // feed position stays null: every feed statement (pages, head, pending, prune) compares

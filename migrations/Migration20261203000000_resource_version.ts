@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// resource.version (CONTRACT.md section 11): a per-resource counter, strictly increasing across
+// resource.version (docs/contract.md, "Event body"): a per-resource counter, strictly increasing across
 // every event of one resource id, delete and re-create included. Kept in its own table, not
 // derived from max(event.version): retention prunes events, and a re-created id goes on from
 // where it stopped. The writer bumps it in the event's transaction, under the record's advisory

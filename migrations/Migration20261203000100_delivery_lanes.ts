@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Per-record order per receiver (CONTRACT.md section 11, docs/architecture.md "Ordered delivery"):
+// Per-record order per receiver (docs/contract.md, "Delivery guarantees"; docs/architecture.md "Ordered delivery"):
 // one lane per (receiver, resource). While a delivery of the resource to the receiver is open (a
 // job waiting, retrying or in flight: `head_job`), later ones wait in `waiting` (event ids, oldest
 // first) instead of the queue; settling the head promotes the next one in the same statement.

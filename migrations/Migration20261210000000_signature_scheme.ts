@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Standard Webhooks (issue 21, CONTRACT.md section 12): each receiver has a signature scheme,
-// 'service_v1' (SPEC.md section 6, the default: every existing receiver keeps it) or
+// Standard Webhooks (issue 21, docs/contract.md, "Standard Webhooks"): each receiver has a signature scheme,
+// 'service_v1' (docs/contract.md, "Delivery headers and signature"; the default: every existing receiver keeps it) or
 // 'standard_webhooks'; and, while a rotation's grace runs, its previous signing secret, sealed like
 // the current one (AES-256-GCM, see webhooks/secret-box.ts) until previous_secret_expires_at, when it
 // is erased (retention job; the worker never signs with an expired one).

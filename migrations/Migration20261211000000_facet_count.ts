@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Published records per facet value (CONTRACT.md 13, src/catalog/list-query.ts), so that the exact
+// Published records per facet value (docs/contract.md, "Filters"; src/catalog/list-query.ts), so that the exact
 // totalCount of a one-value filter (format=HYBRID, country=DE, ...) and the facets of the unfiltered
 // catalog are primary-key reads instead of a count over every match (bench/README.md, bench:query).
 // Maintained like catalog_count: statement-level triggers in the writing transaction, one per write

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// A narrow row per record for the filtered lists (CONTRACT.md 13, src/catalog/list-sql.ts): what
+// A narrow row per record for the filtered lists (docs/contract.md, "Filters"; src/catalog/list-sql.ts): what
 // their conditions, counts and facets read (status, updated_at, format, language, provider, topics,
 // the sessions' countries, cities and starts), about 300 bytes instead of the catalog's 2.9 kB rows,
 // so that a count or the facets over 40,000 matches visit a narrow heap (bench/README.md,

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 // One narrow row per session of each record for the session-start filters and sort of the filtered
-// lists (CONTRACT.md 13, src/catalog/list-sql.ts): the record's id and status, the session's start
+// lists (docs/contract.md, "Filters"; src/catalog/list-sql.ts): the record's id and status, the session's start
 // and the start before it in the record's own start order (`prev_starts_at`, null for its first).
 // With that, "the record's first session in [from, before)" is one row test (starts_at in the window,
 // prev_starts_at before `from` or null), so the exact count of a start window is an index-only count

@@ -1,4 +1,4 @@
-// The ordering rows of bench:delivery (issue 20; CONTRACT.md section 11), run once after the rounds:
+// The ordering rows of bench:delivery (issue 20; docs/contract.md, "Delivery guarantees"), run once after the rounds:
 //
 //   spread:  BENCH_COUNT UPDATED changes over BENCH_COUNT / 4 records (4 versions each, so three of
 //            every four wait in their lane behind the record's open delivery), committed with the

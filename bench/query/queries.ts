@@ -1,4 +1,4 @@
-// The fixed query set of `npm run bench:query` (CONTRACT.md 13), shared with the EXPLAIN test
+// The fixed query set of `npm run bench:query` (docs/contract.md, "Filters"), shared with the EXPLAIN test
 // (test/v1/list-query-plans.test.ts): each parameter alone, three combinations, q alone and with a
 // filter, a facets request, and the unfiltered list as the reference. Values are common ones of the
 // seed generator (src/catalog/generate.ts), relative to the seed's `now`.

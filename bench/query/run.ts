@@ -1,4 +1,4 @@
-// npm run bench:query: the filtered lists of /v1 (CONTRACT.md 13) on a catalog of BENCH_QUERY_RECORDS
+// npm run bench:query: the filtered lists of /v1 (docs/contract.md, "Filters") on a catalog of BENCH_QUERY_RECORDS
 // (default 1,000,000) published records with the seed generator's realistic spreads. For each query
 // of the fixed set (queries.ts): p50 and p99 of the first page with its exact totalCount, one client
 // after another (BENCH_QUERY_SAMPLES requests), then req/s at BENCH_CONNECTIONS (default 32) for

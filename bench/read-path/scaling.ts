@@ -1,5 +1,5 @@
-// The scaling rows of the read-path benchmark (CONTRACT.md 8 and 9): GET one answered 304 against
-// 200, GET one with rate limits on against off, and two service processes against one.
+// The scaling rows of the read-path benchmark (docs/contract.md, "Caching" and "Rate limits"): GET one answered 304
+// against 200, GET one with rate limits on against off, and two service processes against one.
 import { createClient } from './http-client.ts';
 import { compareSideBySide, compareUnderLoad, type LoadResult, runLoad } from './load.ts';
 import type { ServerUnderTest } from './servers.ts';

@@ -8,7 +8,7 @@ const pagePath = (offset: number) => `/v1/learning-opportunities?limit=${WALK_LI
 export type WalkResult = { pages: number; records: number; bytes: number; totalMs: number };
 export type PageLatency = { firstMs: number; lastMs: number; lastOffset: number };
 
-/** Walks until offset + page size reaches totalCount, as SPEC.md tells a client to. */
+/** Walks until offset + page size reaches totalCount, as docs/contract.md ("REST v1") tells a client to. */
 export async function fullWalk(baseUrl: string, headers: Record<string, string>): Promise<WalkResult> {
   const client = createClient(baseUrl, headers);
   try {

@@ -28,7 +28,7 @@ export const LEVELS = [
   'Bootcamp:',
   'Masterclass in',
 ];
-// Realistic spreads for filters and facets (CONTRACT.md 13): about 2,000 providers, 200 topics, 20
+// Realistic spreads for filters and facets (docs/contract.md, "Filters"): about 2,000 providers, 200 topics, 20
 // languages and 50 countries, each drawn with a long tail (a few values are common, most are rare).
 export const PLACES = [
   'Northwind',

@@ -1,4 +1,4 @@
-// The facets of a filtered list (CONTRACT.md 13): records per value over the whole filtered result,
+// The facets of a filtered list (docs/contract.md, "Filters"): records per value over the whole filtered result,
 // top FACET_TOP values each, most frequent first (ties by value, code point order). Read from the
 // matching records' narrow rows (`m`, list_entry: migration list_entry) in one pass each; the
 // unfiltered public catalog's from facet_count (migration facet_count), no record read.

@@ -1,4 +1,4 @@
-// Filtered, searched, re-sorted, projected and faceted lists (CONTRACT.md 13), in plain SQL on the
+// Filtered, searched, re-sorted, projected and faceted lists (docs/contract.md, "Filters"), in plain SQL on the
 // read pool, for REST (http/list-parameters.ts) and GraphQL alike: one statement per page
 // (list-sql.ts), its answer as the page's bytes and entity tag. The query model is list-model.ts.
 // The unfiltered list never comes here: it keeps its own fast path (read-model.ts).

@@ -1,4 +1,4 @@
-// The one statement of a filtered page (CONTRACT.md 13), from fixed fragments, the values as
+// The one statement of a filtered page (docs/contract.md, "Filters"), from fixed fragments, the values as
 // parameters: the exact total, the page's records (the stored doc, or a projection cut out of the
 // doc's own text: no record is re-rendered in Node) and the facet counts. The conditions, counts
 // and facets read list_entry, the catalog's narrow rows (migration list_entry): `b` is list_entry,

@@ -98,7 +98,7 @@ export const pageOf = (row: PageRow | undefined, limit: number, offset: number):
   results: row?.docs ?? '',
 });
 
-/** PAGE_MAX_BYTES when unset: 8 MiB (README, "Sizes of records and pages"). */
+/** PAGE_MAX_BYTES when unset: 8 MiB (docs/decisions.md, "Sizes of records and pages"). */
 export const PAGE_MAX_BYTES_DEFAULT = 8 * 1024 * 1024;
 /** What a page's records may take of PAGE_MAX_BYTES: the rest is the envelope (pagination; at most a few hundred bytes). */
 export const pageBudget = (maxBytes: number): number => maxBytes - 1024;

@@ -4,7 +4,7 @@
 // - the OpenAPI components schemas/LearningOpportunity, Session, ... (`npm run generate`),
 // - the client package's types (generated from those components by the same command).
 // Timestamps are codecs: JSON strings on the wire, Dates inside the service.
-// Adding a field: README "Adding a field to the record".
+// Adding a field: docs/development.md, "Adding a field to the record".
 import { z } from 'zod';
 
 export const FORMATS = ['ONLINE', 'IN_PERSON', 'HYBRID'] as const;

@@ -6,7 +6,7 @@
 import { badInput } from '../kernel/errors.ts';
 import { type LearningOpportunityContent, renderRecord } from './record.ts';
 
-/** 256 KiB: README, "Sizes of records and pages". */
+/** 256 KiB: docs/decisions.md, "Sizes of records and pages". */
 export const RECORD_MAX_BYTES = 256 * 1024;
 
 const EPOCH = new Date(0);

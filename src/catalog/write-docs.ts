@@ -16,7 +16,7 @@ type Column = [
 ];
 
 // Where each column comes from in the doc (a dotted path for nested objects). A new field of the
-// record gets its column here (README, "Adding a field to the record").
+// record gets its column here (docs/development.md, "Adding a field to the record").
 const LEARNING_OPPORTUNITY_COLUMNS: Column[] = [
   ['id', 'uuid', 'id'],
   ['title', 'text', 'title'],

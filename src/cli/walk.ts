@@ -1,5 +1,5 @@
 // walk --base-url URL --key KEY --out FILE.jsonl [--limit N] [--json]
-// The consumer's nightly full walk over /v1 (SPEC.md 4.1), as an operator tool: every record once,
+// The consumer's nightly full walk over /v1 (docs/contract.md, "REST v1"), as an operator tool: every record once,
 // as JSON lines. It talks HTTP only (no database), so it runs from anywhere a consumer would.
 //
 // Pages are streamed to a partial file as they arrive (memory stays at the id index, not the

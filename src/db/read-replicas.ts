@@ -1,4 +1,4 @@
-// Reads on streaming replicas (CONTRACT.md 9): DATABASE_READ_URL names one or more; the /v1 reads
+// Reads on streaming replicas (docs/contract.md, "Read replicas"): DATABASE_READ_URL names one or more; the /v1 reads
 // and GraphQL queries go to a healthy one (round robin), everything else stays on the primary.
 // Health is measured periodically, never per request: every `checkMs` each replica is asked how far
 // its replay is behind. The time since the last replayed transaction alone would call a replica of an

@@ -1,4 +1,4 @@
-// Which event, if any, a change emits: the table of CONTRACT.md section 5, in one place.
+// Which event, if any, a change emits: the table of docs/contract.md, "Events", in one place.
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@lods/receiver-kit';
 import type { Status } from '../catalog/record.ts';
 

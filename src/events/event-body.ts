@@ -1,6 +1,6 @@
-// The delivery body of an event (SPEC.md section 6). The record's rendered bytes are spliced in
+// The delivery body of an event (docs/contract.md, "Event body"). The record's rendered bytes are spliced in
 // as they are, so `data` is byte for byte what GET /v1/learning-opportunities/{id} returned.
-// `resource.version` orders the events of one resource (CONTRACT.md section 11).
+// `resource.version` orders the events of one resource (docs/contract.md, "Delivery guarantees").
 import type { EventType } from './derive-event.ts';
 
 export function renderEventBody(event: {

@@ -7,7 +7,7 @@ import { deriveEventType, type EventType, type Snapshot } from './derive-event.t
 import { renderEventBody } from './event-body.ts';
 
 export type Change = { resourceId: string; before: Snapshot; after: Snapshot; at: Date };
-/** `version`: the resource's version after this change (resource_version, CONTRACT.md section 11). */
+/** `version`: the resource's version after this change (resource_version; docs/contract.md, "Event body"). */
 export type StoredEvent = {
   id: string;
   type: EventType;

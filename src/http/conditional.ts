@@ -1,4 +1,4 @@
-// HTTP caching of the /v1 reads (CONTRACT.md 8): a strong ETag from the stored digest (never a hash
+// HTTP caching of the /v1 reads (docs/contract.md, "Caching"): a strong ETag from the stored digest (never a hash
 // computed per request), `Cache-Control: private, no-cache` (a client or private cache may keep the
 // answer but must revalidate it), and 304 for a matching If-None-Match.
 import { createHash } from 'node:crypto';

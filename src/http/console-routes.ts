@@ -1,4 +1,4 @@
-// GET /console: the operator console (CONTRACT.md section 14), and /console/graphql: GraphiQL. Static
+// GET /console: the operator console (docs/console.md), and /console/graphql: GraphiQL. Static
 // pages served by the service itself; every asset is a file of src/console/ or of an npm package,
 // listed here by name (nothing else under /console is served). The pages hold no data and no key:
 // they sign in with an API key kept in sessionStorage and call POST /graphql with it, like any client.

@@ -1,4 +1,4 @@
-// The query parameters of GET /v1/learning-opportunities beyond paging (CONTRACT.md 13), read from
+// The query parameters of GET /v1/learning-opportunities beyond paging (docs/contract.md, "Filters"), read from
 // the raw query string: every bad value is a 400 naming its parameter, all of them at once. Unknown
 // parameters are ignored (forward compatibility), as everywhere in /v1.
 import { badInput, type InvalidParam } from '../kernel/errors.ts';

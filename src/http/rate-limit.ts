@@ -1,4 +1,4 @@
-// Per-key rate limits of /v1 and GraphQL (CONTRACT.md 9): a sliding 60 s window per key, so that no
+// Per-key rate limits of /v1 and GraphQL (docs/contract.md, "Rate limits"): a sliding 60 s window per key, so that no
 // 60 s interval admits more than the key's limit (a fixed clock-minute window admitted twice the
 // limit around :00 and gave every key its quota back at the same instant). Admissions are counted
 // in one-second buckets: a bucket counts until 60 s after the latest request admitted in it here

@@ -43,9 +43,9 @@ export const settingsSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
   // 500 records (the bulk mutations' most) of the largest generated content, 6,476 B each, are
-  // 3.09 MiB of variables (README, "Internal GraphQL"); 4 MiB leaves room for larger real records.
+  // 3.09 MiB of variables (docs/graphql.md, "Admission and limits"); 4 MiB leaves room for larger real records.
   GRAPHQL_MAX_BODY_BYTES: int(1024, 50 * 1024 * 1024).default(4 * 1024 * 1024),
-  // The bytes of one REST list page or change-feed page (README, "Sizes of records and pages").
+  // The bytes of one REST list page or change-feed page (docs/decisions.md, "Sizes of records and pages").
   PAGE_MAX_BYTES: int(1024 * 1024, 512 * 1024 * 1024).default(PAGE_MAX_BYTES_DEFAULT),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(8),
   WEBHOOK_TIMEOUT_MS: int(100, 120_000).default(10_000),
@@ -114,7 +114,7 @@ export const settingsSchema = z.object({
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
   LODS_BASE_URL: z.string().optional(),
   LODS_API_KEY: z.string().optional(),
-  // Scaling (CONTRACT.md 9): per-key rate limits of /v1, shared by the API processes through the database.
+  // Scaling (docs/contract.md, "Rate limits"): per-key rate limits of /v1, shared by the API processes in the database.
   RATE_LIMIT_PER_MINUTE: int(0, 2 ** 31 - 1).default(6000),
   RATE_LIMIT_SYNC_MS: int(50, 60_000).default(1000),
   // The API key cache (auth/key-cache.ts): invalidated by NOTIFY; the age bounds an unnoticed outage. 0 = no cache.

@@ -1,4 +1,4 @@
-// Retention (CONTRACT.md sections 7 and 10): delivery attempts older than
+// Retention (docs/contract.md, "Retention"): delivery attempts older than
 // DELIVERY_ATTEMPT_RETENTION_DAYS and events older than EVENT_RETENTION_DAYS are deleted in small
 // batches, each batch one short transaction and one seek on an index:
 // - attempts in primary-key order from the oldest, up to the first one inside the window (ids grow

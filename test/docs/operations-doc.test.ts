@@ -1,6 +1,7 @@
-// docs/operations.md against the code: every setting src/kernel/config-schema.ts declares is in it, every command of
-// the CLI (as its --help lists them) has its `npm run cli -- ...` line, and what it says DATA_DIR
-// holds with DATABASE_URL is what the service writes there.
+// docs/configuration.md and docs/operations.md against the code: every setting src/kernel/config-schema.ts declares
+// is in the one table of docs/configuration.md, every command of the CLI (as its --help lists them) has its
+// `npm run cli -- ...` line in docs/operations.md, and what the table says DATA_DIR holds with DATABASE_URL is what
+// the service writes there.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { execFileChild } from '../support/child-processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OPERATIONS = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+const CONFIGURATION = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
 const run = promisify(execFileChild);
 
 /** The commands listed under "Commands:" in a --help text (without `help`). */
@@ -21,14 +23,14 @@ const commandsIn = (help: string): string[] =>
     .map((m) => m[1]!)
     .filter((c) => c !== 'help');
 
-describe('docs/operations.md', () => {
-  it('documents every setting src/kernel/config-schema.ts declares', () => {
+describe('docs/configuration.md and docs/operations.md', () => {
+  it('documents every setting src/kernel/config-schema.ts declares in docs/configuration.md', () => {
     const config = readFileSync(join(ROOT, 'src/kernel/config-schema.ts'), 'utf8');
     const settings = [...config.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     expect(settings).to.include('DATABASE_URL').and.include('FEED_MAX_WAITERS');
     expect(
-      settings.filter((name) => !OPERATIONS.includes(`\`${name}\``)),
-      'settings missing from docs/operations.md',
+      settings.filter((name) => !CONFIGURATION.includes(`\`${name}\``)),
+      'settings missing from docs/configuration.md',
     ).to.deep.equal([]);
   });
 
@@ -58,7 +60,7 @@ describe('docs/operations.md', () => {
   });
 
   it('is right that DATA_DIR is used with DATABASE_URL too (the generated secret key) when SECRET_ENCRYPTION_KEY is unset', async () => {
-    expect(OPERATIONS).to.match(/\| `DATA_DIR` \|[^\n]*also with `DATABASE_URL`[^\n]*`secret-key`/);
+    expect(CONFIGURATION).to.match(/\| `DATA_DIR` \|[^\n]*also with `DATABASE_URL`[^\n]*`secret-key`/);
     const dataDir = await mkdtemp(join(tmpdir(), 'lods-datadir-'));
     try {
       await resolveSecretKeyring(

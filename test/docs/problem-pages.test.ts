@@ -13,11 +13,17 @@ const sourceFiles = (dir: string): string[] =>
     e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
   );
 
-/** The slugs of every problem type: each error code (problems are written only through one) and every /problems/<slug> named in src, the OpenAPI document and the README. */
+/** The slugs of every problem type: each error code (problems are written only through one) and every /problems/<slug> named in src, the OpenAPI document, the README and docs/. */
 function slugsInUse(): string[] {
-  const texts = [...sourceFiles(join(ROOT, 'src')), join(ROOT, 'schema/openapi.json'), join(ROOT, 'README.md')].map(
-    (f) => readFileSync(f, 'utf8'),
-  );
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(ROOT, 'docs', name));
+  const texts = [
+    ...sourceFiles(join(ROOT, 'src')),
+    join(ROOT, 'schema/openapi.json'),
+    join(ROOT, 'README.md'),
+    ...docs,
+  ].map((f) => readFileSync(f, 'utf8'));
   const named = texts.flatMap((t) => [...t.matchAll(/\/problems\/([a-z][a-z-]*[a-z])/g)].map((m) => m[1]!));
   return [...new Set([...Object.values(ERROR_CODES).map((c) => c.slug), ...named])].sort();
 }

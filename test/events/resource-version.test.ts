@@ -1,4 +1,4 @@
-// resource.version (CONTRACT.md section 11): strictly increasing per resource id across every event,
+// resource.version (docs/contract.md, "Event body"): strictly increasing per resource id across every event,
 // delete and re-create included, not reset when retention prunes events; carried in the stored body
 // (so feed items and deliveries stay the same bytes) and in the x-service-resource-version header;
 // given to events stored before it existed, in feed order, by its migration.

@@ -1,5 +1,5 @@
 // The feed's guarantee: a reader following `next` sees every committed event exactly once, also
-// when transactions commit in another order than they started (CONTRACT.md section 7).
+// when transactions commit in another order than they started (docs/contract.md, "The change feed").
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';

@@ -1,4 +1,4 @@
-// The change feed under HTTP caching (CONTRACT.md 8, issue 11 item 1): GET/HEAD of a feed page and
+// The change feed under HTTP caching (docs/contract.md, "Caching"; issue 11 item 1): GET/HEAD of a feed page and
 // of the head carry a strong ETag and `Cache-Control: private, no-cache`; a held tag gets 304 with
 // no body, after the key check; the tag moves exactly when the page's bytes would.
 import { expect } from 'chai';

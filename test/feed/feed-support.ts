@@ -47,7 +47,7 @@ export async function feed(
  * Long-polls from `after` until at least `count` events have been read; returns them and the cursor
  * after them. Transaction ids and the horizon are per cluster, not per database: with the suite's
  * test files running in parallel on one server, another file's open transaction can hold events of
- * this one back for a moment (as any long transaction does in production, see README).
+ * this one back for a moment (as any long transaction does in production, see docs/consumers.md).
  */
 export async function collect(
   api: Api,

@@ -133,7 +133,7 @@ describe('GraphQL mutations and the lifecycle', () => {
     const res = await graphql(api, writer, ARCHIVE, { id: input.id });
     const error = onlyError(res);
     expect(error.extensions?.code).to.equal('INVALID_STATE_TRANSITION');
-    expect(res.status, 'HTTP status (README: a resolver error, not a 409 problem)').to.equal(200);
+    expect(res.status, 'HTTP status (docs/graphql.md: a resolver error, not a 409 problem)').to.equal(200);
     expect(res.body.data).to.equal(null);
     const read = await graphql<{ learningOpportunity: unknown }>(api, reader, GET_ONE, { id: input.id });
     expect(read.body.data?.learningOpportunity).to.deep.equal(draft);

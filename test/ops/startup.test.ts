@@ -58,7 +58,7 @@ describe('starting and stopping the service', function () {
     expect(service.output()).to.include(`Listening on 0.0.0.0:${port} (every network interface`);
     expect(service.output()).to.match(/Demo API key \(all scopes; kept in .*demo-key\): lods_/);
     expect(service.output()).to.include(`psql "$(cat ${join(data, 'embedded-url')})"`);
-    // The cluster lives under DATA_DIR, as the README says, when PostgreSQL can reach it.
+    // The cluster lives under DATA_DIR, as docs/development.md says, when PostgreSQL can reach it.
     expect(service.logs().find((l) => l.msg === 'embedded PostgreSQL running')?.dir).to.equal(join(data, 'pg'));
     expect((await fetch(`${service.url}/healthz`)).status).to.equal(200);
 

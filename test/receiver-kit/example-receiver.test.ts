@@ -13,7 +13,7 @@ import { spawnChild } from '../support/child-processes.ts';
 
 const SECRET = 'example-receiver-secret';
 
-/** POSTs `event` signed by the algorithm of SPEC.md section 6 (computed here, not by the kit). */
+/** POSTs `event` signed by the algorithm of docs/contract.md, "Delivery headers" (computed here, not by the kit). */
 async function post(
   receiver: ExampleReceiver,
   event: Record<string, unknown> & { id: string; type: string },

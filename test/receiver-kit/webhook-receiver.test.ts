@@ -12,7 +12,7 @@ import {
   webhookReceiver,
 } from '../../packages/receiver-kit/src/index.ts';
 
-// Signed here independently of the kit (the algorithm of SPEC.md section 6), so that a mistake in
+// Signed here independently of the kit (the algorithm of docs/contract.md, "Delivery headers"), so that a mistake in
 // the kit's own signer cannot hide a mistake in its verifier.
 function sign(secret: string, timestamp: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;

@@ -1,4 +1,4 @@
-// Per-key rate limits of /v1 (CONTRACT.md 9): RateLimit-Policy and RateLimit headers on every
+// Per-key rate limits of /v1 (docs/contract.md, "Rate limits"): RateLimit-Policy and RateLimit headers on every
 // answer to a known key, 429 /problems/rate-limited with Retry-After over the limit (without
 // running the read), the key checked first, a per-key override, the feed in the same budget as the
 // records, and a limit shared by two API processes on one database.

@@ -1,4 +1,4 @@
-// Reads on a streaming replica (CONTRACT.md 9), against a real primary and replica built for the
+// Reads on a streaming replica (docs/contract.md, "Read replicas"), against a real primary and replica built for the
 // test: /v1 reads and the change feed come from the replica (a paused replay shows a stale read; a
 // long poll and a cursor ahead of the replica are served by the primary), a replica lagging beyond READ_MAX_LAG_MS is skipped, and a stopped one never
 // fails a read.

@@ -1,4 +1,4 @@
-// HTTP caching of the /v1 reads (CONTRACT.md 8): strong ETags that change exactly when the bytes
+// HTTP caching of the /v1 reads (docs/contract.md, "Caching"): strong ETags that change exactly when the bytes
 // do, Cache-Control: private, no-cache, and 304 for a matching If-None-Match, after the key check.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// GET /v1/learning-opportunities with filters, search, sorts, fields and facets (CONTRACT.md 13),
+// GET /v1/learning-opportunities with filters, search, sorts, fields and facets (docs/contract.md, "Filters"),
 // checked against an oracle: the full walk of the unfiltered list, filtered, sorted and counted in
 // JavaScript. Every page of a filtered list must be exactly the walk's matching records, in the same
 // total order, with the exact totalCount; facets count over the whole filtered result.

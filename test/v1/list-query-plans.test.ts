@@ -1,4 +1,4 @@
-// The plans of the filtered lists (CONTRACT.md 13): for every query of bench:query's fixed set
+// The plans of the filtered lists (docs/contract.md, "Filters"): for every query of bench:query's fixed set
 // (bench/query/queries.ts), EXPLAIN shows no sequential scan of the catalog, of sessions or of list_entry, on a
 // catalog large enough (20,000 records, analyzed) that the planner prefers an index where one fits.
 // enable_seqscan stays on: the planner chooses freely, as in production.

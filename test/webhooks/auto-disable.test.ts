@@ -116,6 +116,13 @@ describe('automatic disabling of failing receivers', function () {
     await testDb().pool.query(`update receiver set failing_since = now() - interval '200 hours' where id = $1`, [id]);
     await publish();
     await disabled(id);
+    // An attempt still in flight at the disable settles after it (a loaded run): its delivery is set
+    // aside then. Enable once nothing waits, so that the catch-up is what sends it.
+    await eventually(
+      async () => (await getReceiver({ pool: testDb().pool }, id))?.waitingDeliveries === 0,
+      15_000,
+      'the set-aside delivery',
+    );
     // The enable's catch-up sends the record whose delivery was set aside (webhooks/catch-up/): a
     // failure after enable, as is the next change's.
     await enableReceiver({ pool: testDb().pool }, id);

@@ -1,4 +1,4 @@
-// The delivery body of SPEC.md section 6 as a consumer sees it, and the check that a parsed body
+// The delivery body (docs/contract.md, "Event body") as a consumer sees it, and the check that a parsed body
 // has that shape. Self-contained (no service imports) so that consumers can copy the kit as is.
 
 export const WEBHOOK_EVENT_TYPES = [

@@ -1,5 +1,5 @@
-// An express (or plain node:http) handler for the consumer's webhook endpoint, following SPEC.md
-// section 6 "Responding": read the raw bytes, verify, de-duplicate on the event id, store the raw
+// An express (or plain node:http) handler for the consumer's webhook endpoint, following
+// docs/contract.md, "Responding and retries": read the raw bytes, verify, de-duplicate on the event id, store the raw
 // event, answer 2xx at once, and process after the response so that slow work never turns into a
 // delivery timeout and a needless retry.
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,6 +1,6 @@
 // The two signatures a delivery can carry, and every delivery header for one body:
-// - SERVICE_V1 (SPEC.md section 6): HMAC-SHA256 over `<timestamp ms>.<raw body>`, hex, as `sha256=<hex>`,
-//   keyed with the secret string as it is.
+// - SERVICE_V1 (docs/contract.md, "Delivery headers"): HMAC-SHA256 over `<timestamp ms>.<raw body>`, hex, as
+//   `sha256=<hex>`, keyed with the secret string as it is.
 // - STANDARD_WEBHOOKS (standardwebhooks.com, spec v1): HMAC-SHA256 over `<webhook-id>.<timestamp s>.<raw body>`,
 //   base64, as `v1,<base64>`, keyed with the bytes of the base64 after `whsec_`; during a rotation's
 //   grace one such signature per secret, space-separated.

@@ -3,7 +3,7 @@
 // a receiver maps each failure to its status without try/catch. Both signature schemes are accepted,
 // told apart by their headers: `webhook-id`/`webhook-timestamp`/`webhook-signature` (Standard
 // Webhooks, timestamp in seconds, `v1,<base64>` signatures keyed with the bytes after `whsec_`) or
-// `x-service-*` (SPEC.md section 6, the default).
+// `x-service-*` (docs/contract.md, "Delivery headers and signature"; the default).
 import { timingSafeEqual } from 'node:crypto';
 import { deliveryKind, HEADERS, type OtherEvent, STANDARD_HEADERS, type WebhookEvent } from './event.ts';
 import { type SignatureScheme, signatureDigest, standardSignatureDigest } from './sign.ts';

@@ -3,7 +3,7 @@
 // keeps the last version it applied per resource and applies an event only when it is newer, so a
 // retried or replayed old delivery can never overwrite newer state, bring a deleted record back or
 // remove a re-published one. The service delivers each record's events in order and a receiver's
-// copy converges without this check too (CONTRACT.md section 11), but at-least-once delivery, an
+// copy converges without this check too (docs/contract.md, "Delivery guarantees"), but at-least-once delivery, an
 // operator's `--include-superseded` replay or a repair from the feed racing live deliveries still
 // hand a receiver old events: the check makes them harmless.
 //

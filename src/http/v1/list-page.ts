@@ -1,4 +1,4 @@
-// The filtered list of /v1 (CONTRACT.md 13): paging and list parameters read together (every bad
+// The filtered list of /v1 (docs/contract.md, "Filters"): paging and list parameters read together (every bad
 // value of both in one 400), and a page answered with ETag, Cache-Control and 304 like every list.
 // The plain list (no filter, default sort, whole records, no facets) never comes here: learning-opportunities.ts
 // serves it through its own fast path, byte for byte what it was before these parameters.
