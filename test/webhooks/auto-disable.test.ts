@@ -109,26 +109,21 @@ describe('automatic disabling of failing receivers', function () {
     expect(await disabledCount('failing')).to.equal(before + 1);
   });
 
-  it('restarts the clock on enable (one failure does not disable again) and on a success', async function () {
-    this.timeout(60_000); // a loaded parallel run took over 5 s to deliver the catch-up
+  it('restarts the clock on enable (one failure does not disable again) and on a success', async () => {
     receiver.reply({ status: 503 });
     const { id } = await stack.addReceiver(receiver.url);
     await testDb().pool.query(`update receiver set failing_since = now() - interval '200 hours' where id = $1`, [id]);
     await publish();
     await disabled(id);
-    // An attempt still in flight at the disable settles after it (a loaded run): its delivery is set
-    // aside then. Enable once nothing waits, so that the catch-up is what sends it.
-    await eventually(
-      async () => (await getReceiver({ pool: testDb().pool }, id))?.waitingDeliveries === 0,
-      15_000,
-      'the set-aside delivery',
-    );
     // The enable's catch-up sends the record whose delivery was set aside (webhooks/catch-up/): a
     // failure after enable, as is the next change's.
     await enableReceiver({ pool: testDb().pool }, id);
-    await eventually(async () => (await attempts(id)) === 2, 15_000, 'the catch-up attempt');
+    // Failed attempts are retried within 50-400 ms here: count at least, not exactly (a loaded run
+    // polled past the moment there were exactly two).
+    await eventually(async () => (await attempts(id)) >= 2, 5000, 'the catch-up attempt');
+    const afterCatchUp = await attempts(id);
     await publish();
-    await eventually(async () => (await attempts(id)) === 3, 15_000, 'the attempt after enable');
+    await eventually(async () => (await attempts(id)) > afterCatchUp, 5000, 'the attempt after enable');
     // Health is written by the statement that records the attempt: visible with it.
     const health = async () =>
       (
@@ -140,7 +135,16 @@ describe('automatic disabling of failing receivers', function () {
 
     receiver.reply({ status: 200 });
     await publish();
-    await eventually(async () => (await attempts(id)) === 4, 5000, 'a successful attempt');
+    const successes = async () =>
+      Number(
+        (
+          await testDb().pool.query(
+            `select count(*) as n from delivery_attempt where receiver_id = $1 and outcome = 'success'`,
+            [id],
+          )
+        ).rows[0].n,
+      );
+    await eventually(async () => (await successes()) > 0, 5000, 'a successful attempt');
     const healed = async () =>
       (
         await testDb().pool.query(
