@@ -1,5 +1,7 @@
-// sync --base-url URL --state FILE --out FILE.jsonl [--limit N] [--save-every N] [--save-interval S] [--json]
-// Keeps a JSON-lines copy of the public catalog current through the change feed (client/sync.ts):
+// sync --base-url URL --state FILE --out FILE.jsonl [--view FILTER] [--limit N] [--save-every N] [--save-interval S] [--json]
+// Keeps a JSON-lines copy of the public catalog (or, with --view, of a view: `format=ONLINE&country=DE`,
+// the list's syntax restricted to format, language, topic, provider, country and city) current
+// through the change feed (client/sync.ts):
 // the first run (or one whose cursor expired) walks the whole list, later runs apply only what
 // changed, deletions included. The copy lives in memory during the run and is saved with its cursor
 // now and then (sync-copy.ts), at the end, on a failure and on Ctrl-C or SIGTERM, so an interrupted
@@ -24,6 +26,7 @@ type SyncOpts = {
   state?: string;
   out?: string;
   limit: string;
+  view?: string;
   saveEvery: string;
   saveInterval: string;
   json?: boolean;
@@ -50,6 +53,10 @@ export function registerSyncCommand(program: Command, config: Config): void {
     .option('--state <file>', 'where the feed cursor is kept between runs (created on the first run)')
     .option('--out <file>', 'the JSON-lines copy to keep current')
     .option('--limit <n>', 'events per feed page, 1..1000', '1000')
+    .option(
+      '--view <filter>',
+      'keep a copy of this view only: a list filter such as "format=ONLINE&country=DE" (format, language, topic, provider, country, city); the state then belongs to that view',
+    )
     // A save rewrites the whole copy: often enough that a crash costs little to fetch again, rarely
     // enough that a long feed does not turn into rewriting the catalog over and over.
     .option('--save-every <n>', 'save the copy and the cursor after this many changes', '10000')
@@ -89,7 +96,8 @@ export function registerSyncCommand(program: Command, config: Config): void {
           onSave: (size) => progress(`sync: saved ${size} records and the cursor`),
         });
         // A state without its copy (or the reverse) cannot be continued: start over with a walk.
-        await runSync(copy, files, { client, state: records ? state : null, limit }, opts.json);
+        const view = opts.view === undefined ? {} : { view: opts.view };
+        await runSync(copy, files, { client, state: records ? state : null, limit, ...view }, opts.json);
       } finally {
         unlock();
       }
@@ -114,7 +122,7 @@ async function lockState(state: string): Promise<() => void> {
 async function runSync(
   copy: SyncCopy,
   files: { out: string; state: string },
-  options: Pick<SyncOptions, 'client' | 'state' | 'limit'>,
+  options: Pick<SyncOptions, 'client' | 'state' | 'limit' | 'view'>,
   json: boolean | undefined,
 ): Promise<void> {
   const { out, state } = files;
@@ -157,7 +165,7 @@ async function runSync(
       result.mode === 'full'
         ? `Walked ${result.walked} records${result.restarted ? ' (the stored cursor had expired: started over)' : ''}, then applied ${result.events} changes.`
         : `Applied ${result.events} changes (${result.upserts} upserts, ${result.removals} removals).`,
-      `${out} holds ${copy.size} records (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${state}.`,
+      `${out} holds ${copy.size} records${options.view === undefined ? '' : ` of the view ${options.view}`} (${((Date.now() - started) / 1000).toFixed(1)} s); cursor kept in ${state}.`,
     ].join('\n'),
   );
 }

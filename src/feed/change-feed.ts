@@ -5,11 +5,14 @@ import type { ListenSubscriber } from '../db/listen-connection.ts';
 import type { Queryable } from '../db/read-replicas.ts';
 import { createFeedReads, type FeedReads } from './feed-reads.ts';
 import { createFeedWaiters, type FeedWaiters } from './feed-waiters.ts';
+import { createViewPages, type ViewPages } from './view-page.ts';
 
 export const FEED_CHANNEL = 'lods_event_feed'; // NOTIFYed by the trigger of migration change_feed
 
 export type ChangeFeed = {
   reads: FeedReads;
+  /** The pages of a view's feed (GET /v1/events?view=). */
+  views: ViewPages;
   waiters: FeedWaiters;
   /** What the LISTEN connection tells the waiters: every notification and every reconnect wakes them. */
   subscriber: ListenSubscriber;
@@ -33,6 +36,7 @@ export function startChangeFeed(deps: {
   });
   return {
     reads,
+    views: createViewPages(deps.readPool, deps.pool, deps.pageMaxBytes),
     waiters,
     subscriber: {
       channel: FEED_CHANNEL,

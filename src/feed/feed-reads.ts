@@ -31,11 +31,13 @@ export type FeedPage = {
   pending: boolean;
   /** The horizon the read saw (the xid8 below which events are readable), for the long polls' shared re-check. */
   horizon: string;
+  /** A view's page: the view's digest (its cursors carry it); absent for the feed itself. */
+  view?: string;
 };
 
 // A record separator: it cannot occur in compact JSON text (JSON escapes control characters), so it
 // splits the aggregated bodies back apart without parsing them.
-const SEPARATOR = '\x1e';
+export const SEPARATOR = '\x1e';
 
 // Exported for bench/sync (EXPLAIN of the very statement the route runs).
 export const FEED_PAGE_SQL = `
@@ -74,7 +76,7 @@ const FEED_HEAD_SQL = `
                         where xid < pg_snapshot_xmin(pg_current_snapshot()) and (xid, position) > (w.xid, w.position)
                         order by xid desc, position desc limit 1) h on true`;
 
-type PageRow = {
+export type PageRow = {
   pruned_xid: string;
   pruned_position: string;
   expired: boolean;
@@ -107,7 +109,8 @@ export const cursorExpired = (): AppError =>
     'This cursor points before the oldest retained event (events are pruned after EVENT_RETENTION_DAYS): start again from GET /v1/events/head and a full walk of /v1/learning-opportunities, then follow the feed from that head',
   );
 
-function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
+/** Refuses a cursor the page's row says is expired (410) or ahead of the feed (400). */
+export function checkCursor(row: { expired: boolean; ahead: boolean } | undefined): asserts row {
   if (!row) throw new Error('feed page statement returned no row'); // event_feed_pruned always has its row
   if (row.expired) throw cursorExpired();
   // No transaction has that id yet: the cursor comes from another database (or one restored from
@@ -120,6 +123,10 @@ function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
           'is ahead of this feed (a cursor of another database?): start again from GET /v1/events/head and a full walk',
       },
     ]);
+}
+
+function presentPage(row: PageRow | undefined, q: FeedQuery): FeedPage {
+  checkCursor(row);
   const count = Number(row.taken);
   const start = q.after ?? { xid: row.pruned_xid, position: row.pruned_position };
   const [xid, position] = row.last_key ? row.last_key.split('.') : [start.xid, start.position];
@@ -171,7 +178,7 @@ export function createFeedReads(pool: Queryable, primary: Queryable, pageMaxByte
 }
 
 /**
- * What identifies a feed page's bytes, for its ETag (CONTRACT.md 8): positions, never the bytes. The
+ * What identifies a feed page's bytes, for its ETag (docs/contract.md, "Caching"): positions, never the bytes. The
  * events between `start` and `next` are fixed once read: they are below the horizon (every
  * transaction that could add one there has ended), stored bodies are never rewritten, and pruning
  * only removes events below the watermark (a page starting there moves its `start`; one whose
@@ -180,11 +187,12 @@ export function createFeedReads(pool: Queryable, primary: Queryable, pageMaxByte
  */
 export function feedPageVersion(page: FeedPage, limit: number): string {
   const after = page.after ? 'after' : 'start';
-  return `feed.${after}.${page.start.xid}.${page.start.position}.${page.next.xid}.${page.next.position}.${page.results.length}.${limit}.${page.hasMore}`;
+  return `feed${page.view ? `.view.${page.view}` : ''}.${after}.${page.start.xid}.${page.start.position}.${page.next.xid}.${page.next.position}.${page.results.length}.${limit}.${page.hasMore}`;
 }
 
 /** The response body of GET /v1/events, assembled around the stored event bytes. */
 export function renderFeedPage(page: FeedPage, limit: number): string {
-  const after = page.after ? JSON.stringify(encodeCursor(page.after)) : 'null';
-  return `{"results":[${page.results.join(',')}],"pagination":{"limit":${limit},"after":${after},"next":${JSON.stringify(encodeCursor(page.next))},"hasMore":${page.hasMore}}}`;
+  const view = page.view ?? null;
+  const after = page.after ? JSON.stringify(encodeCursor(page.after, view)) : 'null';
+  return `{"results":[${page.results.join(',')}],"pagination":{"limit":${limit},"after":${after},"next":${JSON.stringify(encodeCursor(page.next, view))},"hasMore":${page.hasMore}}}`;
 }

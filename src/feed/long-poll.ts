@@ -3,7 +3,8 @@
 // shutdown. A wake-up can come before its event is readable (an older transaction still holds the
 // horizon back, and it may commit without NOTIFY): then the read says `pending`, and the request
 // waits for the process's one shared horizon re-check (feed-waiters.ts) as well, never re-reading
-// on a timer of its own.
+// on a timer of its own. A page that says more follows (hasMore: a view's page that passed over
+// events without finding one of its own, feed-reads.ts) is answered at once, as a page with events.
 import type { FeedPage } from './feed-reads.ts';
 import type { FeedWaiters } from './feed-waiters.ts';
 
@@ -18,7 +19,7 @@ export async function readWithWait(
   const deadline = Date.now() + waitMs;
   let seen = waiters.generation();
   let page = await read();
-  if (page.results.length > 0 || waitMs === 0 || waiters.closed()) return page;
+  if (page.results.length > 0 || page.hasMore || waitMs === 0 || waiters.closed()) return page;
   const leave = waiters.enter(keyId);
   try {
     for (;;) {
@@ -30,7 +31,7 @@ export async function readWithWait(
       if (waiters.closed() || signal?.aborted) return page;
       seen = waiters.generation();
       page = await read();
-      if (page.results.length > 0) return page;
+      if (page.results.length > 0 || page.hasMore) return page;
     }
   } finally {
     leave();

@@ -46,16 +46,17 @@ export type CatalogClient = {
     options?: CallOptions,
   ): Promise<LearningOpportunityPage>;
   /**
-   * `GET /v1/events?after&limit&wait` (service defaults: from the oldest retained event, limit 100 of
-   * at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
-   * retained window throws CatalogHttpError with status 410: start over (see sync).
+   * `GET /v1/events?after&limit&wait&view` (service defaults: from the oldest retained event, limit 100
+   * of at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
+   * retained window throws CatalogHttpError with status 410: start over (see sync). `view`: the feed
+   * of a view (a filter such as `format=ONLINE&country=DE`), whose cursors serve only that view.
    */
   listEvents(
-    params?: { after?: string | null; limit?: number; wait?: number },
+    params?: { after?: string | null; limit?: number; wait?: number; view?: string },
     options?: CallOptions,
   ): Promise<EventPage>;
-  /** `GET /v1/events/head`: the cursor just after the latest committed event. */
-  getEventsHead(options?: CallOptions): Promise<{ cursor: string }>;
+  /** `GET /v1/events/head`: the cursor just after the latest committed event (of the view's feed, with `view`). */
+  getEventsHead(options?: CallOptions, params?: { view?: string }): Promise<{ cursor: string }>;
 };
 
 export function createCatalogClient(options: CatalogClientOptions): CatalogClient {
@@ -102,13 +103,16 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
       if (params.after !== undefined && params.after !== null) target.searchParams.set('after', params.after);
       if (params.limit !== undefined) target.searchParams.set('limit', String(params.limit));
       if (params.wait !== undefined) target.searchParams.set('wait', String(params.wait));
+      if (params.view !== undefined) target.searchParams.set('view', params.view);
       // A long poll may rightly take its whole wait before the first byte.
       const waited = params.wait ? { ...settings, timeoutMs: settings.timeoutMs + params.wait * 1000 } : settings;
       return await getJson(target, EVENT_PAGE, waited, call.signal);
     },
 
-    async getEventsHead(call = {}) {
-      return await getJson(url('v1/events/head'), HEAD, settings, call.signal);
+    async getEventsHead(call = {}, params = {}) {
+      const target = url('v1/events/head');
+      if (params.view !== undefined) target.searchParams.set('view', params.view);
+      return await getJson(target, HEAD, settings, call.signal);
     },
   };
 }

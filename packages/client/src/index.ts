@@ -27,4 +27,5 @@ export {
   type SyncProgress,
   type SyncResult,
   type SyncState,
+  viewFilter,
 } from './sync.ts';

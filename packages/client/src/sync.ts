@@ -1,4 +1,4 @@
-// Incremental sync over the change feed (CONTRACT.md section 7): keeps a downstream copy of the
+// Incremental sync over the change feed (docs/contract.md, "The change feed"): keeps a downstream copy of the
 // public catalog current, deletions included.
 //
 //   first run (no state): take GET /v1/events/head, walk the whole list, store it with the head
@@ -9,6 +9,12 @@
 // and DELETED remove the record. Events that change records the walk already saw in a newer state
 // are applied too; the copy ends at the newest state because every later event follows.
 //
+// With `view` (a filter such as `format=ONLINE&country=DE`, the list's syntax restricted to format,
+// language, topic, provider, country and city), the copy is of the view: the head of the view's
+// feed, a walk of the list with the view's filters, then the view's feed, where a record that leaves
+// the view comes as LEARNING_OPPORTUNITY_LEFT_VIEW (removed like ARCHIVED and DELETED). Its cursors
+// serve only that view: a state kept for another view (or none) is refused with 400 naming `after`.
+//
 // Crash safety is the caller's `apply`: it must store each batch's changes durably, then the batch's
 // cursor (the next run resumes from it), either at once or later together with the following
 // batches, so long as a stored cursor is never ahead of the stored changes. Re-applying batches
@@ -17,7 +23,7 @@
 import type { CallOptions, CatalogClient } from './catalog-client.ts';
 import { CatalogHttpError } from './errors.ts';
 import type { CatalogEvent, LearningOpportunity } from './types.ts';
-import { walk, type WalkProgress } from './walk.ts';
+import { walk, type WalkOptions, type WalkProgress } from './walk.ts';
 
 export type SyncState = { cursor: string };
 export type SyncChange = { op: 'upsert'; id: string; record: LearningOpportunity } | { op: 'remove'; id: string };
@@ -36,6 +42,8 @@ export type SyncOptions = {
   apply: (batch: SyncBatch) => Promise<void>;
   /** Events per feed page, 1..1000 (default 1000). */
   limit?: number;
+  /** Keep a copy of this view only (see above); absent: the whole public catalog. */
+  view?: string;
   onProgress?: (progress: SyncProgress) => void;
   signal?: AbortSignal;
 };
@@ -64,10 +72,23 @@ export function changeOf(event: CatalogEvent): SyncChange {
   return { op: 'remove', id: event.resource.id };
 }
 
+const VIEW_PARAMETERS = ['city', 'country', 'format', 'language', 'provider', 'topic'] as const;
+
+/** The list filters of a view (the list takes the same parameters); the service refuses any other one (at the head, before the walk). */
+export function viewFilter(view: string): NonNullable<WalkOptions['filter']> {
+  const params = new URLSearchParams(view);
+  const filter: Record<string, string[]> = {};
+  for (const name of VIEW_PARAMETERS) {
+    const value = params.get(name);
+    if (value !== null) filter[name] = value.split(',');
+  }
+  return filter as NonNullable<WalkOptions['filter']>;
+}
+
 const isExpired = (error: unknown) => error instanceof CatalogHttpError && error.status === 410;
 
 export async function sync(options: SyncOptions): Promise<SyncResult> {
-  const { client, apply, limit = 1000, onProgress, signal } = options;
+  const { client, apply, limit = 1000, onProgress, signal, view } = options;
   const call: CallOptions = signal ? { signal } : {};
   const result: SyncResult = {
     state: { cursor: options.state?.cursor ?? '' },
@@ -82,13 +103,14 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   // The head first, then the walk: whatever changes during or after the walk follows the head.
   const fullWalk = async (): Promise<string> => {
     result.mode = 'full';
-    const { cursor } = await client.getEventsHead(call);
+    const { cursor } = await client.getEventsHead(call, view === undefined ? {} : { view });
     // By keyset: an offset walk misses records that move up when others are removed meanwhile, and
     // no event brings back a record that did not change.
     const walked = await walk({
       client,
       signal,
       keyset: true,
+      ...(view === undefined ? {} : { filter: viewFilter(view) }),
       onProgress: (p) => onProgress?.({ phase: 'walk', walk: p }),
     });
     result.walked = walked.count;
@@ -104,7 +126,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
   for (;;) {
     let page;
     try {
-      page = await client.listEvents({ after: cursor, limit }, call);
+      page = await client.listEvents({ after: cursor, limit, ...(view === undefined ? {} : { view }) }, call);
     } catch (error) {
       if (!isExpired(error) || result.restarted) throw error;
       result.restarted = true;

@@ -1,4 +1,4 @@
-// The public /v1 shapes as a consumer sees them (CONTRACT.md section 1): plain JSON, timestamps as
+// The public /v1 shapes as a consumer sees them (docs/contract.md, "The record"): plain JSON, timestamps as
 // strings. The record's types are generated from the service's record schema (record-types.ts,
 // `npm run generate`), so the client has no dependency on the service's internals at run time.
 // New fields may appear in v1 at any time (additive changes); a consumer ignores the ones it does
@@ -29,7 +29,7 @@ export type LearningOpportunityPage = {
   facets?: Partial<Record<FacetName, FacetValue[]>>;
 };
 
-/** The list's parameters (README, "Filtering, search, fields and facets"); lists are sent comma-separated. */
+/** The list's parameters (docs/consumers.md, "Filters, search, fields and facets"); lists are sent comma-separated. */
 export type LearningOpportunityListParams = {
   limit?: number;
   offset?: number;
@@ -50,20 +50,22 @@ export type LearningOpportunityListParams = {
   facets?: readonly FacetName[];
 };
 
+/** `LEARNING_OPPORTUNITY_LEFT_VIEW` only in the feed of a view: the record left it (`data` null). */
 export type EventType =
   | 'LEARNING_OPPORTUNITY_PUBLISHED'
   | 'LEARNING_OPPORTUNITY_UPDATED'
   | 'LEARNING_OPPORTUNITY_ARCHIVED'
-  | 'LEARNING_OPPORTUNITY_DELETED';
+  | 'LEARNING_OPPORTUNITY_DELETED'
+  | 'LEARNING_OPPORTUNITY_LEFT_VIEW';
 
 /** One change: an item of `GET /v1/events`, byte for byte the webhook body of the same event. */
 export type CatalogEvent = {
   id: string;
   type: EventType;
   occurredAt: Timestamp;
-  /** `version` grows with every event of the resource id (CONTRACT.md section 11): apply only newer ones. */
+  /** `version` grows with every event of the resource id (docs/contract.md, "Event body"): apply only newer ones. */
   resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number };
-  /** The record after the change; null for DELETED. */
+  /** The record after the change; null for DELETED and LEFT_VIEW. */
   data: LearningOpportunity | null;
 };
 

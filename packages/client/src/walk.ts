@@ -1,4 +1,4 @@
-// The nightly full walk of SPEC.md section 4.1: page through the list by limit/offset until
+// The nightly full walk (docs/contract.md, "REST v1"): page through the list by limit/offset until
 // offset + page size reaches totalCount (or a page comes back empty), de-duplicating by id.
 //
 // A walk is best effort, not a snapshot: a record updated during the walk moves to the top of the
@@ -14,7 +14,7 @@
 // consume the pages through `onPage` (the CLI streams them to a file and keeps the winners by
 // their sequence numbers, see src/cli/walk.ts).
 import type { CatalogClient, CallOptions } from './catalog-client.ts';
-import type { LearningOpportunity } from './types.ts';
+import type { LearningOpportunity, LearningOpportunityListParams } from './types.ts';
 
 export type WalkProgress = {
   /** Pages read so far. */
@@ -47,9 +47,11 @@ export type WalkOptions = {
    * moves up one place), and a record that does not change again is not brought back by any
    * event; a keyset walk is not moved by removals above it, and a record updated meanwhile leaves
    * its range for the top of the list, where the feed that follows the walk brings it (sync).
-   * Needs a service with the list filters (CONTRACT.md 13).
+   * Needs a service with the list filters (docs/contract.md, "Filters, search, fields and facets").
    */
   keyset?: boolean;
+  /** List filters sent with every page (a view's, see sync): the walk is of the records they find. */
+  filter?: Omit<LearningOpportunityListParams, 'limit' | 'offset' | 'updatedBefore' | 'sort' | 'fields'>;
   signal?: AbortSignal;
 };
 
@@ -72,7 +74,7 @@ export type WalkResult = {
 };
 
 export async function walk(options: WalkOptions): Promise<WalkResult> {
-  const { client, limit = 100, onProgress, onPage, keepRecords = true, keyset = false, signal } = options;
+  const { client, limit = 100, onProgress, onPage, keepRecords = true, keyset = false, filter, signal } = options;
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`walk: limit must be a positive integer, got ${limit}`);
   const call: CallOptions = signal ? { signal } : {};
@@ -88,7 +90,7 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
   let bound: string | null = null;
   let firstTotal: number | null = null;
   for (let offset = 0; ;) {
-    const params = bound === null ? { limit, offset } : { limit, offset, updatedBefore: bound };
+    const params = bound === null ? { ...filter, limit, offset } : { ...filter, limit, offset, updatedBefore: bound };
     const page = await client.listLearningOpportunities(params, call);
     pages++;
     const { results } = page;

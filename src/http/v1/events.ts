@@ -1,15 +1,20 @@
-// GET /v1/events (the change feed, CONTRACT.md section 7) and GET /v1/events/head, served on
+// GET /v1/events (the change feed, docs/contract.md, "The change feed") and GET /v1/events/head, served on
 // node:http by the dispatcher (dispatcher.ts) with the conventions of every /v1 endpoint: the key
 // is checked first, before the input (401/403 before 400), under the key's rate limit (401/403
 // before 429), HEAD is served by GET, other methods are 405, and both answer with an ETag derived
 // from positions (a matching If-None-Match gets 304, after the key check). A long poll counts once
 // against the limit; its re-reads at every wake-up re-check the key only (a key revoked while it
 // waits gets 401).
+// `view` (views/view.ts): the feed of a view, with cursors of its own (feed/cursor.ts); its head is
+// the feed's head as a cursor of the view. A view's long poll moves its own start past the events
+// its reads passed over (none of them belongs to the view), so that a wake-up reads only what is new.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
 import { encodeCursor } from '../../feed/cursor.ts';
-import { parseFeedQuery } from '../../feed/feed-query.ts';
-import { feedPageVersion, renderFeedPage } from '../../feed/feed-reads.ts';
+import { parseFeedQuery, parseViewParameter } from '../../feed/feed-query.ts';
+import { type FeedPage, feedPageVersion, renderFeedPage } from '../../feed/feed-reads.ts';
+import { badInput, type InvalidParam } from '../../kernel/errors.ts';
+import { viewDigest } from '../../views/view.ts';
 import { readWithWait } from '../../feed/long-poll.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
@@ -24,7 +29,7 @@ function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: ()
 
 /** The feed and its head, as the dispatcher calls them (after admission: `at.principal` is the key's). */
 export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events: V1Serve; head: V1Serve } {
-  const { reads, waiters } = deps.feed;
+  const { reads, views, waiters } = deps.feed;
 
   const events: V1Serve = async (req, res, at) => {
     const query = parseFeedQuery(parseQueryString(at.query));
@@ -34,18 +39,30 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
     // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
     const onPrimary = query.waitSeconds > 0;
     let first = true;
-    const read = async () => {
+    const { view } = query;
+    // A view's re-reads start after what the previous read passed over; the answer still says the
+    // client's `after` (and the first read's start), so that its next and ETag follow from them.
+    let from = query.after;
+    let firstStart: FeedPage['start'] | null = null;
+    const read = async (): Promise<FeedPage> => {
       if (!first) await recheckKey(deps, req, 'catalog:read');
       first = false;
-      return reads.page(query, onPrimary);
+      if (view === null) return reads.page(query, onPrimary);
+      const page = await views.page({ after: from, limit: query.limit }, view, onPrimary);
+      firstStart ??= page.start;
+      from = page.next;
+      return { ...page, after: query.after, start: firstStart };
     };
     const page = await readWithWait(waiters, at.principal!.keyId, read, query.waitSeconds * 1000, gone.signal);
     if (res.destroyed) return;
     answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
   };
 
-  const head: V1Serve = async (req, res) => {
-    const cursor = encodeCursor(await reads.head());
+  const head: V1Serve = async (req, res, at) => {
+    const problems: InvalidParam[] = [];
+    const view = parseViewParameter(parseQueryString(at.query), problems);
+    if (problems.length) throw badInput(problems);
+    const cursor = encodeCursor(await reads.head(), view ? viewDigest(view) : null);
     // The body is the cursor alone: the cursor identifies it.
     answer(req, res, tagOfVersion(cursor), () => JSON.stringify({ cursor }));
   };
