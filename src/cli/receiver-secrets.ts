@@ -18,7 +18,7 @@ export function registerRotateSecret(receivers: Command, config: Config): void {
       .command('rotate-secret')
       .description(
         'replace a receiver signing secret. standard-webhooks: generated when none is given; both signatures for --grace-hours. ' +
-          'service-v1: the secret is required, no grace (let the receiver accept both secrets first: see README)',
+          'service-v1: the secret is required, no grace (let the receiver accept both secrets first: see docs/receivers.md)',
       )
       .argument('<id>', 'receiver id (see receivers list)'),
     'new signing secret',

@@ -1,4 +1,4 @@
-// Every console action has the effect of its command (CONTRACT.md section 14, issue 23): two receivers
+// Every console action has the effect of its command (docs/console.md, issue 23): two receivers
 // in the same state, one handled by a button in the browser, the other by the matching command, end
 // in the same state and get the same deliveries. Disable = `receivers disable`, Enable = `receivers
 // enable`, Replay = `deliveries replay-dead --receiver R --event E`, Replay all = `deliveries

@@ -1,10 +1,10 @@
-// The operator console (/console, CONTRACT.md section 14, issue 23) in a real headless Firefox, driven
+// The operator console (/console, docs/console.md, issue 23) in a real headless Firefox, driven
 // by puppeteer-core over WebDriver BiDi, against the real service, worker and receivers: sign in with
 // the "API key" field, the receivers table, "Send test event" arriving signed at a real receiver,
 // "Replay" of a dead letter, the events page, GraphiQL, "Sign out" clearing sessionStorage; no page
 // logs a console error, and no CSP violation is reported (a listener installed before the page's
 // own scripts reports each one as a console error). LODS_CONSOLE_SCREENSHOTS=1 also writes
-// docs/console/receivers-firefox.png (README, Operations).
+// docs/console/receivers-firefox.png (docs/console.md).
 import { expect } from 'chai';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';

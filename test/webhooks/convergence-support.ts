@@ -1,4 +1,4 @@
-// The convergence harness (issue 20, CONTRACT.md section 11): receivers that keep a copy of the
+// The convergence harness (issue 20, docs/contract.md, "Delivery guarantees"): receivers that keep a copy of the
 // catalog from webhook deliveries, writers that change a few dozen records quickly and concurrently,
 // and the comparison of a copy with GET /v1/learning-opportunities/{id} for every id.
 //

@@ -1,4 +1,4 @@
-// Deliveries converge (issue 20, CONTRACT.md section 11): a receiver that follows the contract to
+// Deliveries converge (issue 20, docs/contract.md, "Delivery guarantees"): a receiver that follows the contract to
 // the letter (de-duplicate on the event id, upsert/remove, no version check), failing 40% of its
 // deliveries with a few ms of jitter, ends with an exact copy of the catalog after hundreds of quick
 // concurrent changes to a few dozen records (create, update, publish, archive, delete, re-create),
@@ -45,7 +45,7 @@ const SEED = Number(process.env.CONVERGENCE_SEED ?? 20);
 const CONFIG = { maxAttempts: 14, backoffBaseMs: 10, backoffMaxMs: 150, concurrencyPerReceiver: 4, timeoutMs: 1000 };
 const NO_DRIFT = { stale: [], resurrected: [], missing: [] };
 
-describe('webhook deliveries converge (CONTRACT.md section 11)', function () {
+describe('webhook deliveries converge (docs/contract.md, "Delivery guarantees")', function () {
   this.timeout(120_000);
   let stack: WebhookStack;
   let second: DeliveryWorker;

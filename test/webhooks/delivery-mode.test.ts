@@ -1,4 +1,4 @@
-// Delivery modes per receiver (CONTRACT.md section 11): ALL_EVENTS by default, LATEST_STATE set with
+// Delivery modes per receiver (docs/contract.md, "Delivery guarantees"): ALL_EVENTS by default, LATEST_STATE set with
 // `receivers add|update --mode` or GraphQL `deliveryMode`, shown by `receivers list` and the
 // receiver's GraphQL type; an unknown mode is refused with the argument named.
 import { expect } from 'chai';

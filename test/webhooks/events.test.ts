@@ -1,4 +1,4 @@
-// CONTRACT.md section 5, row by row, as a receiver sees it: which changes are delivered, and the
+// docs/contract.md, "Events", row by row, as a receiver sees it: which changes are delivered, and the
 // delivered body byte for byte (data = the bytes of GET /v1/learning-opportunities/{id}).
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
@@ -10,7 +10,7 @@ import { testDb } from '../hooks.ts';
 
 type Body = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: unknown };
 
-describe('webhook events (CONTRACT.md section 5)', () => {
+describe('webhook events (docs/contract.md, "Events")', () => {
   let stack: WebhookStack;
   let receiver: TestReceiver;
   let key: string;
@@ -46,7 +46,7 @@ describe('webhook events (CONTRACT.md section 5)', () => {
     expect(bodies.toSorted()).to.deep.equal(stored.map((e) => e.body).toSorted());
     return stored.map((e) => e.body);
   }
-  // resource.version (CONTRACT.md section 11) is the stored event's; test/events/resource-version.test.ts checks its values.
+  // resource.version (docs/contract.md, "Event body") is the stored event's; test/events/resource-version.test.ts checks its values.
   const expectedBody = (
     event: { id: string; type: string; version: string },
     resourceId: string,

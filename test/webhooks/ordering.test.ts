@@ -1,4 +1,4 @@
-// Order per record, per receiver (CONTRACT.md section 11; queue/lanes.ts): a delivery is not attempted
+// Order per record, per receiver (docs/contract.md, "Delivery guarantees"; queue/lanes.ts): a delivery is not attempted
 // while an earlier delivery of the same record to the same receiver is in flight or waiting for its
 // retry; other records are not held up; a dead letter releases the ones behind it; a lost worker's
 // expired job stays the head; a head that vanished unsettled is swept on; deliveries queued before

@@ -2,7 +2,7 @@
 // recorded as a `secret_unavailable` attempt, retried, then dead-lettered, with one warning for the
 // receiver (not one per delivery), while every other receiver of the same batches is delivered.
 // Both ways it happens: a damaged ciphertext (one flipped bit), and a worker that still holds only
-// the old key while an API already restarted with the new one seals a secret (README key rotation).
+// the old key while an API already restarted with the new one seals a secret (docs/operations.md, key rotation).
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../src/kernel/logger.ts';

@@ -1,4 +1,4 @@
-// What goes over the wire: exactly the headers of SPEC.md section 6, the stored body bytes, and a
+// What goes over the wire: exactly the headers of docs/contract.md, "Delivery headers", the stored body bytes, and a
 // signature a receiver can verify over `<timestamp>.<raw body>`, fresh for every attempt.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'chai';
@@ -10,7 +10,7 @@ import { testDb } from '../hooks.ts';
 
 const SECRET = 'whsec_0123456789abcdef0123456789';
 
-/** What a receiver does (SPEC.md section 6): HMAC over the raw bytes, constant-time comparison. */
+/** What a receiver does (docs/contract.md, "Delivery headers"): HMAC over the raw bytes, constant-time comparison. */
 function verify(request: ReceivedRequest, secret: string): boolean {
   const timestamp = String(request.headers['x-service-timestamp']);
   const expected = Buffer.from(

@@ -1,8 +1,8 @@
 // Real deliveries to a STANDARD_WEBHOOKS receiver, handed unmodified to the verifiers of npm
-// `standardwebhooks` and `svix` (CONTRACT.md section 12): the first attempt, a retry, a redelivery,
+// `standardwebhooks` and `svix` (docs/contract.md, "Standard Webhooks"): the first attempt, a retry, a redelivery,
 // a test event, and deliveries inside a rotation's grace (verified once with the old, once with the new secret);
 // after the grace the old secret signs nothing and the retention prune erases it. A SERVICE_V1
-// receiver's headers stay what SPEC.md section 6 says, byte for byte, a whsec_ secret included.
+// receiver's headers stay what docs/contract.md, "Delivery headers" says, byte for byte, a whsec_ secret included.
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Server } from 'node:http';
@@ -205,7 +205,7 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
   });
 });
 
-describe('a receiver written only against Standard Webhooks (the README example)', function () {
+describe('a receiver written only against Standard Webhooks (the docs/receivers.md example)', function () {
   this.timeout(20_000);
   let stack: WebhookStack;
   let server: Server;
@@ -223,7 +223,7 @@ describe('a receiver written only against Standard Webhooks (the README example)
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
       scheme: 'standard-webhooks',
     });
-    // The README's code, as a receiver would paste it.
+    // The code of docs/receivers.md, as a receiver would paste it.
     const webhook = new StandardWebhook(secret!);
     app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
       let event;
@@ -281,7 +281,7 @@ describe('SERVICE_V1 deliveries stay as they were', function () {
     await receiver.close();
   });
 
-  it('a whsec_ secret on a SERVICE_V1 receiver signs exactly the six headers of SPEC.md section 6, in their order, keyed with the secret string', async () => {
+  it('a whsec_ secret on a SERVICE_V1 receiver signs exactly the six headers of docs/contract.md, in their order, keyed with the secret string', async () => {
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await stack.api.writes.publish(input.id);

@@ -1,4 +1,4 @@
-// "Send test event" (CONTRACT.md section 14): a WEBHOOK_TEST delivery to one receiver only, whatever
+// "Send test event" (docs/console.md): a WEBHOOK_TEST delivery to one receiver only, whatever
 // its subscription, signed and recorded like any delivery, never in the change feed; the same
 // through GraphQL (sendTestWebhookEvent) and the command line (receivers test ID); the receiver kit
 // acknowledges it without handing it to `process`.

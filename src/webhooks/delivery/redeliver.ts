@@ -1,7 +1,7 @@
 // Operator actions on deliveries: send a stored event again, list dead letters, replay them. Every
 // new delivery keeps the event id and the stored body; each attempt gets a fresh timestamp and
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
-// Replays never regress a receiver (CONTRACT.md section 11): a delivery whose record already has a
+// Replays never regress a receiver (docs/contract.md, "Delivery guarantees"): a delivery whose record already has a
 // newer successful delivery to that receiver, or a newer one pending, is skipped and counted as
 // superseded (an attempt row says so), unless `includeSuperseded`. Either way it goes through its
 // lane (queue/lanes.ts), behind any open delivery of the same record.
@@ -40,7 +40,7 @@ export async function redeliverEvent(
         await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])
       ).rows[0];
       if (!receiver) throw notFound(`Receiver ${receiverId}`);
-      // The receiver's state, not the argument, is what is wrong: exit 5 on the CLI (README), not 2.
+      // The receiver's state, not the argument, is what is wrong: exit 5 on the CLI (docs/operations.md), not 2.
       if (!receiver.enabled)
         throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
       receiverIds = [receiverId];

@@ -1,4 +1,4 @@
-// "Send test event" (CONTRACT.md section 14; `receivers test ID`, GraphQL sendTestWebhookEvent): a
+// "Send test event" (docs/console.md; `receivers test ID`, GraphQL sendTestWebhookEvent): a
 // WEBHOOK_TEST event for one receiver, delivered like any event (same headers, signing, retries and
 // attempt rows: the worker sends the stored body) to that receiver only, whatever its subscription.
 // It is stored without a feed position (migration webhook_test_events), so it never enters the

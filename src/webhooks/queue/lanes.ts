@@ -1,4 +1,4 @@
-// Delivery lanes: per-record order per receiver (CONTRACT.md section 11; the design and the rejected
+// Delivery lanes: per-record order per receiver (docs/contract.md, "Delivery guarantees"; the design and the rejected
 // alternatives are in docs/architecture.md, "Ordered delivery").
 //
 // A lane is one row of `delivery_lane` per (receiver, resource). Its `head_job` is the one pg-boss job
@@ -30,7 +30,7 @@ export const jobSettings = (q: string) =>
 // $1 event ids, $2 receiver ids, $3 priorities, $4 replay (skip superseded ones).
 // d: each delivery with its resource, version and the lane's state as of this statement's snapshot.
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
-// newer one pending, would regress the receiver (CONTRACT.md section 11).
+// newer one pending, would regress the receiver (docs/contract.md, "Delivery guarantees").
 // g: per lane, the new events in version order, and the id of the job that becomes the head if the
 // lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
 // alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
