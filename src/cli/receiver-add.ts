@@ -11,7 +11,8 @@ import { parseScheme, SCHEME_SPELLINGS, schemeName } from '../webhooks/receivers
 import { parseReceiverUrl } from '../webhooks/receivers/target-policy.ts';
 import { CliError, output, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
-import { collect, describe, MODE_HELP, receiverDeps, shown } from './receiver-text.ts';
+import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, shown } from './receiver-text.ts';
+import { parseMaxPerSecond } from '../webhooks/receivers/rate-cap.ts';
 
 /** --scheme of add and update, in either spelling: `standard-webhooks` or `STANDARD_WEBHOOKS` (as --json prints it). */
 export const schemeOption = () =>
@@ -38,6 +39,7 @@ type AddOptions = SecretOptions & {
   type: string[];
   scheme?: string;
   mode: string;
+  maxPerSecond?: string;
   json?: boolean;
 };
 
@@ -61,12 +63,14 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
     )
     .addOption(schemeOption())
     .option('--mode <mode>', MODE_HELP, 'all-events')
+    .option('--max-per-second <n>', MAX_PER_SECOND_HELP)
     .option('--json', 'print JSON only')
     .action(async (opts: AddOptions) => {
       // What the service would refuse anyway, said before anything about the secret (or reading it).
       parseReceiverUrl(opts.url, config.webhooks);
       parseEventTypes(opts.type);
       parseDeliveryMode(opts.mode);
+      if (opts.maxPerSecond !== undefined) parseMaxPerSecond(opts.maxPerSecond);
       const scheme = parseScheme(opts.scheme);
       const secret = await readSecretOption(opts, false);
       checkSigning(opts, scheme === 'standard-webhooks', secret);
@@ -81,6 +85,7 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
           types: opts.type,
           scheme,
           mode: opts.mode,
+          maxPerSecond: opts.maxPerSecond,
         }),
       );
       output(opts.json, receiverJson(added), () => shown(`Added receiver ${describe(added)}.`, added));

@@ -11,12 +11,14 @@ import { CliError, cliLogger } from './run.ts';
 export const collect = (value: string, previous: string[]) => [...previous, value];
 export const MODE_HELP =
   'all-events (every event, in order per record) or latest-state (only the newest waiting event of a record is sent)';
+export const MAX_PER_SECOND_HELP =
+  'rate cap: at most this many deliveries start per second, across every worker (1 to 10000); the rest wait in the queue, not counted as failures';
 export const describe = (r: ReceiverInfo) =>
-  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'}, mode: ${r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events'})`;
+  `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'}, mode: ${r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events'}${r.maxPerSecond === null ? '' : `, at most ${r.maxPerSecond}/s`})`;
 export const schemeOption = () =>
   new Option(
     '--scheme <scheme>',
-    'how deliveries are signed: service-v1 (SPEC.md section 6, the default) or standard-webhooks (standardwebhooks.com)',
+    'how deliveries are signed: service-v1 (the default) or standard-webhooks (standardwebhooks.com)',
   ).choices(SIGNATURE_SCHEMES);
 /** The text after a change: a secret the service generated is printed once, with what to do with it. */
 export const shown = (text: string, r: ReceiverInfo & { secret?: string }) =>

@@ -1,4 +1,4 @@
-// receivers add | list | update | disable | enable | remove | rotate-secret | reencrypt | test. Secrets are
+// receivers add | list | update | disable | enable | resync | remove | rotate-secret | reencrypt | test. Secrets are
 // never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
 // once (JSON `secret`); they go in through a file or stdin rather than the command line. add is in
 // receiver-add.ts, rotate-secret and reencrypt in receiver-secrets.ts.
@@ -11,14 +11,17 @@ import {
   enableReceiver,
   listReceivers,
   removeReceiver,
+  type Resync,
+  resyncReceiver,
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
 import { CliError, output, progress, table, withDatabase } from './run.ts';
 import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
+import { ResyncRunning } from '../webhooks/catch-up/resync.ts';
 import { withBoss } from './with-boss.ts';
 import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
-import { collect, describe, MODE_HELP, receiverDeps } from './receiver-text.ts';
+import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps } from './receiver-text.ts';
 
 export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
@@ -26,6 +29,7 @@ export function registerReceiverCommands(program: Command, config: Config): void
   registerList(receivers, config);
   registerUpdate(receivers, config);
   registerStateChanges(receivers, config);
+  registerResync(receivers, config);
   registerRotateSecret(receivers, config);
   registerTestEvent(receivers, config);
   registerReencrypt(receivers, config);
@@ -35,7 +39,7 @@ function registerList(receivers: Command, config: Config): void {
   receivers
     .command('list')
     .description(
-      'list receivers (never their secrets), with why a disabled one is disabled, its waiting and dead deliveries and its last catch-up on enable',
+      'list receivers (never their secrets), with why a disabled one is disabled, its rate cap, its waiting and dead deliveries, its last catch-up on enable and its last resync',
     )
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
@@ -50,18 +54,22 @@ function registerList(receivers: Command, config: Config): void {
         'previousSecretExpiresAt',
         'eventTypes',
         'deliveryMode',
+        'maxPerSecond',
         'lastSuccessAt',
         'lastFailureAt',
         'waitingDeliveries',
         'deadDeliveries',
         'catchUp',
+        'resync',
       ];
       output(opts.json, list.map(receiverJson), () =>
         table(
           list.map((r) => ({
             ...r,
             eventTypes: r.eventTypes.length ? r.eventTypes : 'all',
+            maxPerSecond: r.maxPerSecond === null ? 'none' : `${r.maxPerSecond}/s`,
             catchUp: r.catchUp && catchUpText(r.catchUp),
+            resync: r.resync && resyncText(r.resync),
           })),
           columns,
         ),
@@ -72,18 +80,28 @@ function registerList(receivers: Command, config: Config): void {
 function registerUpdate(receivers: Command, config: Config): void {
   receivers
     .command('update')
-    .description('change a receiver URL, its subscription, its signature scheme and/or its delivery mode')
+    .description('change a receiver URL, its subscription, its signature scheme, its delivery mode and/or its rate cap')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
     .option('--all-types', 'subscribe to every type')
     .addOption(schemeOption())
     .option('--mode <mode>', MODE_HELP)
+    .option('--max-per-second <n>', MAX_PER_SECOND_HELP)
+    .option('--no-max-per-second', 'remove its rate cap')
     .option('--json', 'print JSON only')
     .action(
       async (
         id: string,
-        opts: { url?: string; type: string[]; allTypes?: boolean; scheme?: string; mode?: string; json?: boolean },
+        opts: {
+          url?: string;
+          type: string[];
+          allTypes?: boolean;
+          scheme?: string;
+          mode?: string;
+          maxPerSecond?: string | false;
+          json?: boolean;
+        },
       ) => {
         // Both would be a subscription and its opposite: refuse rather than let one silently win.
         if (opts.allTypes && opts.type.length)
@@ -98,6 +116,8 @@ function registerUpdate(receivers: Command, config: Config): void {
             types,
             scheme: opts.scheme,
             mode: opts.mode,
+            // Given: a cap; --no-max-per-second: none (null); neither: unchanged.
+            maxPerSecond: opts.maxPerSecond === false ? null : opts.maxPerSecond,
           }),
         );
         output(opts.json, receiverJson(changed), () => `Receiver ${describe(changed)}.`);
@@ -107,6 +127,47 @@ function registerUpdate(receivers: Command, config: Config): void {
 
 /** A catch-up in one line: its records, how many are queued, how many not yet delivered. */
 const catchUpText = (c: CatchUp) => `${c.total} records, ${c.queued} queued, ${c.pending} pending`;
+
+/** A resync in one line: as a catch-up, with its records skipped (no event to send) and what it covered. */
+const resyncText = (r: Resync) =>
+  `${catchUpText(r)}${r.skipped ? `, ${r.skipped} skipped (no event of a subscribed type)` : ''}, ${r.since ? `changed since ${r.since}` : 'every published record'}`;
+
+function registerResync(receivers: Command, config: Config): void {
+  receivers
+    .command('resync')
+    .description(
+      'send a receiver the latest state of every published record (or of every record changed since --since), each once, in order with its live changes; for a receiver that lost its copy. Queued before the command ends; `receivers list` shows its progress',
+    )
+    .argument('<id>', 'receiver id (see receivers list)')
+    .option(
+      '--since <time>',
+      'only the records changed from then on (an ISO 8601 date-time with its time zone, e.g. 2026-12-01T09:00:00Z, or a date): those archived or deleted since get their removal',
+    )
+    .option('--json', 'print JSON only')
+    .action(async (id: string, opts: { since?: string; json?: boolean }) => {
+      const resynced = await withDatabase(config, (db) =>
+        resyncReceiver(
+          { pool: db.pool },
+          parseId(id),
+          { since: opts.since },
+          {
+            onStart: (records) => progress(`resync: ${records} records to queue`),
+            onProgress: (records) => progress(`resync: ${records} records queued`),
+          },
+        ),
+      ).catch((error: unknown) => {
+        // Another resync of it running: said in a sentence, exit code 2 (a disabled receiver: 5, as any state refusal).
+        throw error instanceof ResyncRunning ? new CliError(error.message, 2) : error;
+      });
+      const { run, ...receiver } = resynced;
+      output(
+        opts.json,
+        receiverJson(receiver),
+        () =>
+          `Receiver ${describe(receiver)}; resync of the latest state of each record: ${receiver.resync ? resyncText(receiver.resync) : `${run.found} records`} (${run.deliveries} deliveries queued).`,
+      );
+    });
+}
 
 /** disable, enable, remove. */
 function registerStateChanges(receivers: Command, config: Config): void {

@@ -1,10 +1,17 @@
-// One receiver's page: its attempts newest first, paged and filterable by outcome (scope
-// graphql:read), and its dead letters with "Replay" per letter and "Replay all" (receivers:manage).
+// One receiver's page: its settings and progress (rate cap, last catch-up, last resync) with "Resync"
+// (receivers:manage: resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is
+// queued), its attempts newest first, paged and filterable by outcome (scope graphql:read), and its
+// dead letters with "Replay" per letter and "Replay all" (receivers:manage).
 import { gql } from './api.js';
 import { h, missingScope, table, time } from './dom.js';
 import { status } from './receivers.js';
 
 const PAGE = 20;
+const PROGRESS = 'total queued pending startedAt';
+const RECEIVER = `query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason maxPerSecond
+  catchUp { ${PROGRESS} } resync { ${PROGRESS} skipped since } } }`;
+/** How often the resync's progress is read while resyncWebhookReceiver runs. */
+const PROGRESS_EVERY_MS = 500;
 const OUTCOMES = ['SUCCESS', 'HTTP_ERROR', 'TIMEOUT', 'CONNECTION_ERROR', 'REDIRECT', 'THROTTLED', 'WORKER_LOST'];
 const ATTEMPTS = `query($id: ID!, $outcome: DeliveryOutcome, $limit: Int, $offset: Int) {
   deliveryAttempts(receiverId: $id, outcome: $outcome, limit: $limit, offset: $offset) {
@@ -17,15 +24,13 @@ export async function renderReceiver(main, ctx, id) {
   if (view.id !== id) Object.assign(view, { id, outcome: '', offset: 0 });
   const manage = ctx.scopes.includes('receivers:manage');
   const read = ctx.scopes.includes('graphql:read');
-  const receiver = manage
-    ? (await gql(`query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason } }`, { id }))
-        .webhookReceiver
-    : null;
+  const receiver = manage ? (await gql(RECEIVER, { id })).webhookReceiver : null;
   main.replaceChildren(
     h('p', {}, h('a', { href: '#/receivers' }, '← Receivers')),
     h('h2', {}, `Receiver ${receiver ? receiver.url : id}`),
     receiver ? h('p', {}, `${status(receiver)} · id ${id}`) : null,
     h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
+    receiver ? settingsSection(ctx, receiver) : null,
   );
   main.append(
     h('h3', {}, 'Attempts'),
@@ -34,6 +39,97 @@ export async function renderReceiver(main, ctx, id) {
   main.append(
     h('h3', {}, 'Dead letters'),
     manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'),
+  );
+}
+
+const records = (n) => `${n} record${n === 1 ? '' : 's'}`;
+
+/** A catch-up's or resync's progress in one line. */
+function progressText(p) {
+  const skipped = p.skipped ? `, ${p.skipped} skipped (no event of a subscribed type)` : '';
+  return `${records(p.total)}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${time(p.startedAt)})`;
+}
+
+/** Rate cap, last catch-up and last resync, and "Resync". */
+function settingsSection(ctx, receiver) {
+  const progress = h('p', { id: 'resync-progress', class: 'progress', role: 'status' });
+  const since = h('input', {
+    id: 'resync-since',
+    type: 'text',
+    placeholder: '2026-12-01T09:00:00Z',
+    size: 26,
+    spellcheck: 'false',
+    autocomplete: 'off',
+  });
+  const resync = async () => {
+    const from = since.value.trim() || null;
+    const what = from ? `every record changed since ${from}` : 'every published record';
+    if (!confirm(`Resync ${receiver.url}? It gets the latest state of ${what} again, each once.`)) return null;
+    // The mutation returns once every record is queued; meanwhile its progress is read and shown.
+    let done = false;
+    const poll = (async () => {
+      while (!done) {
+        await new Promise((resolve) => window.setTimeout(resolve, PROGRESS_EVERY_MS));
+        if (done) break;
+        const read = await gql(
+          `query($id: ID!) { webhookReceiver(id: $id) { resync { ${PROGRESS} skipped since } } }`,
+          {
+            id: receiver.id,
+          },
+        ).catch(() => null);
+        const r = read?.webhookReceiver?.resync;
+        if (!done && r && r.startedAt) progress.textContent = `Resync being queued: ${progressText(r)}`;
+      }
+    })();
+    progress.textContent = `Resync of ${what}: finding the records…`;
+    try {
+      const { resyncWebhookReceiver: r } = await gql(
+        `mutation($id: ID!, $since: DateTime) { resyncWebhookReceiver(id: $id, since: $since) { id resync { ${PROGRESS} skipped since } } }`,
+        { id: receiver.id, since: from },
+      );
+      return {
+        message: `Resync of ${receiver.url} queued: ${progressText(r.resync)}. Each record goes once, in its latest state, in order with its live changes; Refresh shows what is still pending.`,
+      };
+    } finally {
+      done = true;
+      await poll;
+    }
+  };
+  return h(
+    'section',
+    { class: 'settings' },
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'Rate cap'),
+      h(
+        'dd',
+        { id: 'rate-cap' },
+        receiver.maxPerSecond === null
+          ? 'none'
+          : `at most ${receiver.maxPerSecond} deliveries per second, across every worker`,
+      ),
+      h('dt', {}, 'Last catch-up (on enable)'),
+      h('dd', { id: 'catch-up' }, receiver.catchUp ? progressText(receiver.catchUp) : 'none'),
+      h('dt', {}, 'Last resync'),
+      h(
+        'dd',
+        { id: 'resync' },
+        receiver.resync
+          ? `${receiver.resync.since ? `changed since ${time(receiver.resync.since)}` : 'every published record'}: ${progressText(receiver.resync)}`
+          : 'none',
+      ),
+    ),
+    h(
+      'p',
+      { class: 'resync' },
+      h('label', { for: 'resync-since' }, 'Since (optional) '),
+      since,
+      ' ',
+      h('button', { type: 'button', disabled: !receiver.enabled, onclick: () => ctx.act(resync) }, 'Resync'),
+      receiver.enabled ? null : ' (enable it first: enabling sends it what it missed)',
+    ),
+    progress,
   );
 }
 

@@ -12,11 +12,13 @@ import {
   type ReceiverDeps,
   type ReceiverInfo,
   removeReceiver,
+  resyncReceiver,
   rotateReceiverSecret,
   updateReceiver,
 } from '../webhooks/receivers/receivers.ts';
 import type { GraphQLContext } from './resolvers.ts';
 import { exportCatchUpGauge } from '../webhooks/catch-up/catch-up.ts';
+import { exportResyncGauge } from '../webhooks/catch-up/resync.ts';
 
 type Args = Record<string, unknown>;
 type Input = {
@@ -25,11 +27,13 @@ type Input = {
   types?: string[] | null;
   signatureScheme?: string | null;
   deliveryMode?: string | null;
+  maxPerSecond?: number | null;
 };
 
 export function receiverResolvers(deps: ReceiverDeps) {
-  // The API process that manages receivers reports their catch-ups on /metrics (read at scrape time).
+  // The API process that manages receivers reports their catch-ups and resyncs on /metrics (read at scrape time).
   exportCatchUpGauge(deps.pool);
+  exportResyncGauge(deps.pool);
   const manage =
     <T>(run: (args: Args) => Promise<T>) =>
     async (_: unknown, args: Args, ctx: GraphQLContext) => {
@@ -50,6 +54,7 @@ export function receiverResolvers(deps: ReceiverDeps) {
           types: input(args).types ?? [],
           scheme: input(args).signatureScheme,
           mode: input(args).deliveryMode,
+          maxPerSecond: input(args).maxPerSecond,
         }),
       ),
       updateWebhookReceiver: manage((args) =>
@@ -58,10 +63,14 @@ export function receiverResolvers(deps: ReceiverDeps) {
           types: input(args).types,
           scheme: input(args).signatureScheme,
           mode: input(args).deliveryMode,
+          // Omitted keeps the cap, null removes it.
+          maxPerSecond: input(args).maxPerSecond,
         }),
       ),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),
       enableWebhookReceiver: manage((args) => enableReceiver(deps, parseId(args.id))),
+      // DateTime is a plain scalar: `since` is checked as the CLI's --since is (receiver-input.ts parseSince).
+      resyncWebhookReceiver: manage((args) => resyncReceiver(deps, parseId(args.id), { since: args.since })),
       deleteWebhookReceiver: manage(async (args) => {
         const removed = await removeReceiver(deps, parseId(args.id));
         return { id: removed.id, removedDeliveries: removed.removedJobs };

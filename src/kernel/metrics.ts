@@ -110,3 +110,36 @@ export const catchUpPending = new Gauge({
 export function setCatchUpReader(reader: typeof catchUpReader): void {
   catchUpReader = reader;
 }
+
+let resyncReader: (() => Promise<{ receiverId: string; pending: number }[]>) | null = null;
+/**
+ * Per receiver that had a resync on demand (webhooks/catch-up/resync.ts): its records not delivered
+ * yet, read from the database at scrape time through the reader the API process sets (setResyncReader).
+ */
+export const resyncPending = new Gauge({
+  name: 'lods_webhook_resync_pending',
+  help: 'Records of a receiver resync not delivered yet (still to queue, on their way, or dead-lettered), per receiver',
+  labelNames: ['receiver'] as const,
+  registers: [registry],
+  async collect() {
+    if (!resyncReader) return;
+    const rows = await resyncReader().catch(() => null);
+    this.reset();
+    for (const row of rows ?? []) this.set({ receiver: row.receiverId }, row.pending);
+  },
+});
+export function setResyncReader(reader: typeof resyncReader): void {
+  resyncReader = reader;
+}
+
+/**
+ * Takes of send tokens for receivers with a rate cap (webhooks/delivery/rate-gate.ts), one statement
+ * each, by result: granted (at least one send allowed), denied (none: the receiver's rate is used up
+ * for now), uncapped (its cap was removed).
+ */
+export const rateCapTakes = new Counter({
+  name: 'lods_webhook_rate_cap_takes_total',
+  help: 'Send token takes for rate-capped receivers (one statement each), by result: granted, denied, uncapped',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});

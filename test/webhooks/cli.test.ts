@@ -65,7 +65,9 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       'id',
       'lastFailureAt',
       'lastSuccessAt',
+      'maxPerSecond', // its rate cap (null: none)
       'previousSecretExpiresAt', // a Standard Webhooks rotation's grace (issue 21)
+      'resync', // its last resync on demand (null: none yet)
       'signatureScheme', // issue 21
       'url',
       'waitingDeliveries',

@@ -7,8 +7,8 @@ import { isoSql } from '../../db/iso-sql.ts';
 // The newest event of record `resourceSql` of a type receiver `r` subscribes to (an empty subscription
 // is every type): its stored body is the record's latest state as the events render it (type of
 // its last change, newest resource.version, the public rendering as data). Test events (no version)
-// are not records' events. Index event_resource_version, read backwards.
-const latestEventSql = (resourceSql: string) => `
+// are not records' events. Index event_resource_version, read backwards. Also the resync's (resync-sql.ts).
+export const latestEventSql = (resourceSql: string) => `
   select e.id, e.version from event e
    where e.resource_id = ${resourceSql} and e.version is not null
      and (cardinality(r.event_types) = 0 or e.type = any(r.event_types))
@@ -57,20 +57,22 @@ export const FORGET_QUEUED_SQL = `delete from receiver_catch_up where receiver_i
 export const START_SQL = `update receiver set catch_up_from = $2::xid8, catch_up_started_at = now() where id = $1`;
 
 /**
- * $1 receiver id, $2 batch size: the next records to queue, locked (two runs of one catch-up share
- * the work), and each record's advisory lock taken as the catalog's writers take it
- * (catalog/catalog-writes.ts lockIds: hashtextextended of the id as text, in the order of the id as
- * text), so no writer of these records is between its fan-out and its commit while the batch reads
- * their latest events and enqueues: a later change of one is fanned out behind its catch-up
- * delivery, in its lane. The locks are taken in the subquery's order.
+ * $1 receiver id, $2 batch size: the next records to queue from `table` (receiver_catch_up here, or
+ * receiver_resync: resync-sql.ts), locked (two runs of one catch-up share the work), and each record's
+ * advisory lock taken as the catalog's writers take it (catalog/catalog-writes.ts lockIds:
+ * hashtextextended of the id as text, in the order of the id as text), so no writer of these records
+ * is between its fan-out and its commit while the batch reads their latest events and enqueues: a
+ * later change of one is fanned out behind its catch-up delivery, in its lane. The locks are taken in
+ * the subquery's order.
  */
-export const PICK_SQL = `
+export const pickSql = (table: string) => `
   with picked as (
-    select resource_id::text as id from receiver_catch_up
+    select resource_id::text as id from ${table}
      where receiver_id = $1 and queued_at is null
      order by resource_id limit $2
        for update skip locked)
   select id, pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from picked order by id) ordered`;
+export const PICK_SQL = pickSql('receiver_catch_up');
 
 /**
  * $1 receiver id, $2 the picked record ids (their locks held): each record's latest subscribed
@@ -104,18 +106,35 @@ export const FINISH_SQL = `update receiver set catch_up_from = $3::xid8 where id
 export const STILL_OPEN_SQL = `select count(*)::int as open from pg_snapshot_xip($1::pg_snapshot) as x where pg_xact_status(x) = 'in progress'`;
 
 /**
- * The catch-up of receiver `r` (an alias of the receiver table) as JSON, null when it never had
- * one: records in it, queued, and pending (not queued yet, or queued and the lane's delivered
- * version has not reached the row's: not yet acknowledged, or dead-lettered).
+ * The records of a receiver's last catch-up or resync as JSON, over `table` (receiver_catch_up,
+ * receiver_resync) aliased `c` and the records' lanes aliased `l`, for receiver `r` (an alias of the
+ * receiver table): null when `startedAt` (its column of r) is null, else the records in it (`total`),
+ * `queued`, those for which `pending` holds, and `startedAt`; `joins` adds relations, `extra` more
+ * `, 'key', value` pairs.
  */
-export const catchUpJsonSql = (r: string) => `
-  case when ${r}.catch_up_started_at is null then null else (
+export const progressJsonSql = (
+  r: string,
+  of: { table: string; startedAt: string; pending: string; joins?: string; extra?: string },
+) => `
+  case when ${r}.${of.startedAt} is null then null else (
     select json_build_object('total', count(*)::int, 'queued', count(c.queued_at)::int,
-             'pending', count(*) filter (where c.queued_at is null or coalesce(l.delivered_version, 0) < c.version)::int,
-             'startedAt', ${isoSql(`${r}.catch_up_started_at`)})
-      from receiver_catch_up c
-      left join delivery_lane l on l.receiver_id = c.receiver_id and l.resource_id = c.resource_id
+             'pending', count(*) filter (where ${of.pending})::int,
+             'startedAt', ${isoSql(`${r}.${of.startedAt}`)}${of.extra ?? ''})
+      from ${of.table} c
+      left join delivery_lane l on l.receiver_id = c.receiver_id and l.resource_id = c.resource_id${of.joins ?? ''}
      where c.receiver_id = ${r}.id) end`;
+
+/**
+ * The catch-up of receiver `r` (an alias of the receiver table) as JSON, null when it never had one:
+ * records in it, queued, and pending (not queued yet, or queued and the lane's delivered version has
+ * not reached the row's: not yet acknowledged, or dead-lettered).
+ */
+export const catchUpJsonSql = (r: string) =>
+  progressJsonSql(r, {
+    table: 'receiver_catch_up',
+    startedAt: 'catch_up_started_at',
+    pending: 'c.queued_at is null or coalesce(l.delivered_version, 0) < c.version',
+  });
 
 /** Every receiver that had a catch-up, with its pending records (the /metrics gauge). Parameterless. */
 export const PENDING_SQL = `

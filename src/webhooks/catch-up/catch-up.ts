@@ -52,8 +52,8 @@ export const CATCH_UP_SETTLE_MS = 2000;
 export type CatchUpOptions = {
   batchSize?: number;
   settleMs?: number;
-  /** Told the records handed to the queue so far, after each batch. */
-  onProgress?: (records: number) => void;
+  /** Told the records handed to the queue so far, after each batch (awaited before the next). */
+  onProgress?: (records: number) => void | Promise<void>;
 };
 
 /** Of one run: records handed to the queue, and the deliveries that took (a record not missed any more needs none). */
@@ -94,17 +94,42 @@ export async function runCatchUp(pool: Pool, receiverId: string, options: CatchU
 }
 
 async function queueAll(pool: Pool, receiverId: string, options: CatchUpOptions, run: CatchUpRun): Promise<void> {
+  await queueLatestStates(pool, receiverId, { pick: PICK_SQL, batch: BATCH_SQL }, options, run);
+}
+
+/**
+ * The statements of one kind of latest-state sending (the catch-up's here, the resync's in
+ * resync-sql.ts): `pick` ($1 receiver id, $2 batch size) locks the next rows to queue and takes their
+ * records' advisory locks (pickSql); `batch` ($1 receiver id, $2 the picked record ids) marks them
+ * queued and returns, per record, `enabled` (false on every row: the receiver was disabled, nothing
+ * marked), `eventId` and `missed` (whether that event is to be enqueued).
+ */
+export type LatestStateStatements = { pick: string; batch: string };
+
+/**
+ * Queues the rows `statements` pick, a batch (`options.batchSize`, default CATCH_UP_BATCH) per
+ * transaction under the records' advisory locks, each batch's deliveries enqueued through the lanes in
+ * one statement at the replays' priority; stops when none is left, or the receiver is gone or disabled
+ * (the rest stays for the next run). Adds to `run` and reports after each batch (`options.onProgress`).
+ */
+export async function queueLatestStates(
+  pool: Pool,
+  receiverId: string,
+  statements: LatestStateStatements,
+  options: CatchUpOptions,
+  run: CatchUpRun,
+): Promise<void> {
   // pg-boss installs its schema on its first start; until then the rows wait for the next enable.
   if (!(await bossInstalled(pool))) return;
   const size = options.batchSize ?? CATCH_UP_BATCH;
   for (;;) {
     const batch = await inTransaction(pool, async (client) => {
-      const picked = (await client.query<{ id: string }>(PICK_SQL, [receiverId, size])).rows.map((r) => r.id);
+      const picked = (await client.query<{ id: string }>(statements.pick, [receiverId, size])).rows.map((r) => r.id);
       if (picked.length === 0) return null;
-      const { rows } = await client.query<{ enabled: boolean; eventId: string | null; missed: boolean }>(BATCH_SQL, [
-        receiverId,
-        picked,
-      ]);
+      const { rows } = await client.query<{ enabled: boolean; eventId: string | null; missed: boolean }>(
+        statements.batch,
+        [receiverId, picked],
+      );
       // Gone, or disabled again: nothing was marked; the next enable takes up the rest.
       if (!rows[0]?.enabled) return null;
       const deliveries = rows
@@ -116,7 +141,7 @@ async function queueAll(pool: Pool, receiverId: string, options: CatchUpOptions,
     if (!batch) return;
     run.records += batch.records;
     run.deliveries += batch.deliveries;
-    options.onProgress?.(run.records);
+    await options.onProgress?.(run.records);
   }
 }
 

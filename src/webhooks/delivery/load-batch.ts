@@ -11,6 +11,7 @@
 // A receiver whose signing secret does not open here is warned about once, until it opens again.
 // A receiver whose row says it asked to be left alone (receiver.throttled_until, a 429/503 with
 // Retry-After seen by any worker) is paused here before its jobs are queued: they go back deferred.
+// Every load notes the receivers' rate caps in the queues (rate-gate.ts), before their jobs are queued.
 import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import type { DeliveryJob } from '../queue/boss.ts';
@@ -108,6 +109,7 @@ export class BatchLoader {
     }
     this.#reportSecrets(targets.receivers.values());
     this.#pauseThrottled(targets.receivers.values());
+    this.#noteCaps(targets.receivers.values());
     const ready: Item[] = [];
     const unseen: DeliveryJob[] = [];
     for (const job of jobs) {
@@ -160,6 +162,7 @@ export class BatchLoader {
         );
       this.#reportSecrets(targets.receivers.values());
       this.#pauseThrottled(targets.receivers.values());
+      this.#noteCaps(targets.receivers.values());
       const items = jobs
         .filter((job) => !adopted?.moved.has(job.id))
         .map((job) => ({
@@ -208,6 +211,12 @@ export class BatchLoader {
   #pauseThrottled(receivers: Iterable<ReceiverToSend>): void {
     const now = Date.now();
     for (const r of receivers) if (r.throttledForMs !== null) this.#deps.pause(r.id, now + r.throttledForMs);
+  }
+
+  /** The receivers' rate caps as loaded (rate-gate.ts): nothing to do while no receiver here has one. */
+  #noteCaps(receivers: Iterable<ReceiverToSend>): void {
+    const { queues } = this.#deps;
+    for (const r of receivers) if (r.maxPerSecond !== null || queues.capped() > 0) queues.setCap(r.id, r.maxPerSecond);
   }
 
   /** Warns once per receiver whose secret did not open at its load, until it opens again. */

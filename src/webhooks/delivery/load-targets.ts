@@ -33,6 +33,8 @@ export type ReceiverToSend = {
   secretUnavailable: string | null;
   /** The receiver asked to be left alone (a 429/503 with Retry-After) for this many ms yet; null when not. */
   throttledForMs: number | null;
+  /** Its rate cap, deliveries per second (receivers/rate-cap.ts); null: none, and no cost (rate-gate.ts). */
+  maxPerSecond: number | null;
 };
 export type Targets = { events: Map<string, EventToSend>; receivers: Map<string, ReceiverToSend> };
 
@@ -103,6 +105,7 @@ export function targetsFromRows(
           scheme: r.scheme,
           latestState: r.latest_state,
           throttledForMs: r.throttled_ms ?? null,
+          maxPerSecond: r.max_per_second ?? null,
           ...open(r),
         },
       ]),

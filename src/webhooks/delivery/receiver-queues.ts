@@ -17,16 +17,35 @@
 // until then: its queued jobs are taken out (the caller hands them back deferred, receiver-pauses.ts),
 // nothing of it is accepted (not even a lane's claimed next delivery), and it is among the receivers
 // left out of fetches. Requests already on the wire are not recalled.
+//
+// A receiver with a rate cap (receiver.max_per_second, receivers/rate-cap.ts) gets a queue no longer
+// than its cap sends in `budgetMs` (at least 1): its jobs wait for send tokens (rate-gate.ts) at that
+// pace, and what it cannot send soon stays in the database queue, where a LATEST_STATE receiver's
+// newer events replace the waiting ones. `next` takes a receiver's job only when `ready` allows it
+// (the rate gate; not given while no receiver here is capped).
 
-type Receiver<T> = { busy: number; waiting: T[]; avgMs: number | null };
+type Receiver<T> = { id: string; busy: number; waiting: T[]; avgMs: number | null };
 type QueueOptions<T> = { limit: number; groupFactor: number; budgetMs: number; receiverOf: (item: T) => string };
+/** Whether receiver `id` may start a send now (`waiting` queued, `free` slots); see createQueues' next(). */
+export type SendReady = (id: string, waiting: number, free: number) => boolean;
 
-/** The receivers' queues (above), with paused receivers kept out of them. */
+/** The receivers' queues (above), with paused receivers kept out of them and capped ones' queues sized by their caps. */
 export function createReceiverQueues<T>(options: QueueOptions<T>) {
-  const queues = createQueues(options);
+  /** Receivers with a rate cap (deliveries per second), as their last load said. */
+  const capped = new Map<string, number>();
+  const queues = createQueues(options, capped);
   const pauses = createPauses();
   return {
     ...queues,
+    /** Receiver `id`'s rate cap (deliveries per second), or null: none; sizes its queue (see above). */
+    setCap(id: string, perSecond: number | null): void {
+      if (perSecond === null) capped.delete(id);
+      else capped.set(id, perSecond);
+    },
+    /** Receiver `id`'s rate cap, or undefined: none. */
+    capOf: (id: string): number | undefined => (capped.size === 0 ? undefined : capped.get(id)),
+    /** How many receivers known here have a rate cap. */
+    capped: (): number => capped.size,
     /** Receivers with no room, and paused ones, to leave out of the next fetch. */
     full: (): string[] => {
       const paused = pauses.current();
@@ -77,7 +96,13 @@ function createPauses() {
   };
 }
 
-function createQueues<T>(options: QueueOptions<T>) {
+/** The most jobs receiver `id` may have queued and in flight here under its rate cap, if any: its sends in `budgetMs`. */
+function cappedRoom(capped: ReadonlyMap<string, number>, id: string, budgetMs: number): number {
+  const perSecond = capped.size === 0 ? undefined : capped.get(id);
+  return perSecond === undefined ? Infinity : Math.max(1, Math.floor((perSecond * budgetMs) / 1000));
+}
+
+function createQueues<T>(options: QueueOptions<T>, capped: ReadonlyMap<string, number>) {
   const { limit, groupFactor, budgetMs } = options;
   const receivers = new Map<string, Receiver<T>>();
   let held = 0;
@@ -86,12 +111,13 @@ function createQueues<T>(options: QueueOptions<T>) {
 
   const get = (id: string): Receiver<T> => {
     let r = receivers.get(id);
-    if (!r) receivers.set(id, (r = { busy: 0, waiting: [], avgMs: null }));
+    if (!r) receivers.set(id, (r = { id, busy: 0, waiting: [], avgMs: null }));
     return r;
   };
   const room = (r: Receiver<T>): number => {
     const prefetch = r.avgMs === null ? limit : Math.floor((limit * budgetMs) / Math.max(r.avgMs, 1));
-    return Math.min(limit + prefetch, limit * groupFactor) - r.busy - r.waiting.length;
+    const most = Math.min(limit + prefetch, limit * groupFactor, cappedRoom(capped, r.id, budgetMs));
+    return most - r.busy - r.waiting.length;
   };
   const forget = (id: string, r: Receiver<T>) => {
     if (r.busy === 0 && r.waiting.length === 0 && r.avgMs === null) receivers.delete(id);
@@ -134,18 +160,17 @@ function createQueues<T>(options: QueueOptions<T>) {
       }
       return excess;
     },
-    /** The next job whose receiver has a free slot (receivers in turn), marked as sending. */
-    next(): T | undefined {
+    /** The next job whose receiver has a free slot (receivers in turn) and, given `ready`, may send now; marked as sending. */
+    next(ready?: SendReady): T | undefined {
       const ids = [...receivers.keys()];
       for (let i = 0; i < ids.length; i++) {
         const id = ids[(cursor + i) % ids.length]!;
         const r = receivers.get(id)!;
-        if (r.busy < limit && r.waiting.length > 0) {
-          cursor = (cursor + i + 1) % ids.length;
-          r.busy += 1;
-          queued -= 1;
-          return r.waiting.shift();
-        }
+        if (r.busy >= limit || !r.waiting.length || (ready && !ready(id, r.waiting.length, limit - r.busy))) continue;
+        cursor = (cursor + i + 1) % ids.length;
+        r.busy += 1;
+        queued -= 1;
+        return r.waiting.shift();
       }
       return undefined;
     },

@@ -13,12 +13,13 @@ import type { Claims } from '../queue/settled-claims.ts';
 import { headSuperseded } from '../queue/lane-reads.ts';
 import { dropDelivery } from './drop-delivery.ts';
 import type { InFlight } from './in-flight.ts';
+import { RateGate } from './rate-gate.ts';
 import type { EventToSend, ReceiverToSend } from './load-targets.ts';
 import type { createReceiverQueues } from './receiver-queues.ts';
 import { type AttemptRecorder, createAttemptRecorder } from './record-attempt.ts';
 import { type NextStep, type ThrottleLimits, withinThrottleLimits } from './retry-policy.ts';
 import { createWebhookSender, type SendResult, type WebhookSender } from './send-webhook.ts';
-// The delivery headers (SPEC.md 6) are the receiver kit's: the webhook contract is written once, and
+// The delivery headers (docs/contract.md, "Delivery headers") are the receiver kit's: the webhook contract is written once, and
 // the service signs with the code its consumers verify with.
 import { deliveryHeaders, WEBHOOK_TEST_EVENT_TYPE } from '@lods/receiver-kit';
 
@@ -76,6 +77,7 @@ export class SendSlots {
   readonly #deps: SendSlotsDeps;
   readonly #sender: WebhookSender;
   readonly #recorder: AttemptRecorder;
+  readonly #gate: RateGate;
 
   constructor(deps: SendSlotsDeps) {
     const { config } = deps;
@@ -94,18 +96,21 @@ export class SendSlots {
       },
       onClaimed: deps.claimed,
     });
+    this.#gate = new RateGate({ ...deps, dispatch: () => this.dispatch() });
   }
 
   /** Commits the attempts still being recorded and closes the sender's sockets. */
   async close(): Promise<void> {
+    this.#gate.clear();
     await this.#recorder.drain();
     this.#sender.close();
   }
 
-  /** Starts a delivery for every free slot, from the receivers' queues. */
+  /** Starts a delivery for every free slot, from the receivers' queues (a rate-capped receiver's only with a send token). */
   dispatch(): void {
+    const { queues } = this.#deps;
     while (!this.#deps.closing() && this.#deps.inFlight.sending < this.#deps.config.workerConcurrency) {
-      const item = this.#deps.queues.next();
+      const item = queues.next(queues.capped() > 0 ? this.#gate.ready : undefined);
       if (!item) return;
       this.#deps.inFlight.startSending();
       void this.#deliver(item);
@@ -125,7 +130,7 @@ export class SendSlots {
         return;
       }
       const startedAt = new Date();
-      // LATEST_STATE (CONTRACT.md 11): a newer event of the record waiting behind this delivery
+      // LATEST_STATE (docs/contract.md, "Delivery guarantees"): a newer event of the record waiting behind this delivery
       // supersedes it, also when it was fetched or claimed before that event was written and has
       // waited here since; checked at the last moment, it is recorded as superseded and not sent.
       const superseded = receiver.latestState && (await headSuperseded(this.#deps.pool, job.id));

@@ -89,3 +89,13 @@ export async function countDeadLetters(pool: Pool, receiverId: string | null): P
   );
   return Number(rows[0]?.n ?? 0);
 }
+
+/**
+ * SQL subquery: the event ids (uuid, column `event_id`) of the dead letters of the receiver whose id
+ * is the uuid expression `receiverSql`, for a resync's progress (catch-up/resync-sql.ts: a record whose
+ * resync delivery was dead-lettered stays pending). Needs pg-boss installed (job-reads.ts bossInstalled).
+ * Raw: joined by event id with the resync's rows in one statement; findJobs() cannot join.
+ */
+export const deadLetterEventsSql = (receiverSql: string) =>
+  `select distinct (j.data->>'eventId')::uuid as event_id from ${BOSS_SCHEMA}.job j
+    where j.name = '${DEAD_LETTER_QUEUE}' and j.state = 'created' and j.data->>'receiverId' = (${receiverSql})::text`;

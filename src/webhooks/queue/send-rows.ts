@@ -17,6 +17,8 @@ export type ReceiverRow = {
   latest_state: boolean;
   /** How long (ms, from the database's clock) the receiver asked to be left alone for yet (429/503 with Retry-After); null when not. */
   throttled_ms: number | null;
+  /** Its rate cap (deliveries per second, receivers/rate-cap.ts); null: none. */
+  max_per_second: number | null;
 };
 /** An event row as read for sending (EVENT_TO_SEND_COLUMNS); version a string (pg's bigint) or a number (JSON). */
 export type EventRow = { id: string; type: string; version: string | number; body: string };
@@ -28,4 +30,5 @@ export const RECEIVER_TO_SEND_COLUMNS = `r.id, r.url, r.secret, r.secret_ciphert
   replace(r.signature_scheme, '_', '-') as scheme, r.delivery_mode = 'latest_state' as latest_state,
   case when r.previous_secret_expires_at > now() then r.previous_secret_ciphertext end as previous_ciphertext,
   case when r.previous_secret_expires_at > now() then r.previous_secret_key_id end as previous_key_id,
-  case when r.throttled_until > now() then ceil(extract(epoch from r.throttled_until - now()) * 1000)::int end as throttled_ms`;
+  case when r.throttled_until > now() then ceil(extract(epoch from r.throttled_until - now()) * 1000)::int end as throttled_ms,
+  r.max_per_second`;

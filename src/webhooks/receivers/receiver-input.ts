@@ -4,6 +4,19 @@ import { badInput } from '../../kernel/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../events/derive-event.ts';
 import { DELIVERY_MODES, type DeliveryMode } from './receiver-reads.ts';
 
+/**
+ * The settings `receivers add` and `update` take (receivers.ts), as callers give them: omitted (or
+ * null) keeps a setting on update, but null removes the rate cap (`maxPerSecond`, 1 to 10,000
+ * deliveries per second: rate-cap.ts).
+ */
+export type ReceiverSettings = {
+  url?: string | null;
+  types?: readonly string[] | null;
+  scheme?: string | null;
+  mode?: string | null;
+  maxPerSecond?: number | string | null;
+};
+
 const SECRET_MIN = 16;
 const SECRET_MAX = 512;
 
@@ -31,4 +44,25 @@ export function parseDeliveryMode(value: string): DeliveryMode {
   if (!(DELIVERY_MODES as readonly string[]).includes(mode))
     throw badInput([{ name: 'mode', reason: 'must be all-events or latest-state' }]);
   return mode as DeliveryMode;
+}
+
+/**
+ * A resync's `since`: an ISO 8601 date-time with its time zone (Z or an offset), or a date (midnight
+ * UTC), as a Date; null or omitted: none.
+ */
+export function parseSince(value: unknown): Date | null {
+  if (value === undefined || value === null) return null;
+  const text = typeof value === 'string' ? value.trim() : '';
+  const date = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/i.test(text)
+    ? new Date(text)
+    : null;
+  if (!date || Number.isNaN(date.getTime()))
+    throw badInput([
+      {
+        name: 'since',
+        reason:
+          'must be an ISO 8601 date-time with its time zone (2026-12-01T09:00:00Z, 2026-12-01T10:00:00+01:00) or a date (2026-12-01, midnight UTC)',
+      },
+    ]);
+  return date;
 }

@@ -9,6 +9,7 @@ import { bossInstalled } from '../queue/job-reads.ts';
 import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
 import type { SignatureScheme } from './signature-scheme.ts';
 import { catchUpJsonSql } from '../catch-up/catch-up-sql.ts';
+import { resyncJsonSql } from '../catch-up/resync-sql.ts';
 
 export const DELIVERY_MODES = ['ALL_EVENTS', 'LATEST_STATE'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
@@ -19,6 +20,14 @@ export type DeliveryMode = (typeof DELIVERY_MODES)[number];
  * yet (still to queue, or queued and not yet acknowledged; a dead-lettered one stays pending).
  */
 export type CatchUp = { total: number; queued: number; pending: number; startedAt: string };
+
+/**
+ * A receiver's last resync on demand (webhooks/catch-up/resync.ts): the records it covered, each sent
+ * once in its latest state. `queued`: handed to the queue; `pending`: not delivered yet (still to
+ * queue, on its way, or dead-lettered); `skipped`: queued with nothing to send (no event of a
+ * subscribed type); `since`: the time it was asked for, null for every published record.
+ */
+export type Resync = CatchUp & { skipped: number; since: string | null };
 
 export type ReceiverInfo = {
   id: string;
@@ -43,24 +52,30 @@ export type ReceiverInfo = {
   previousSecretExpiresAt: string | null;
   /** Its last catch-up on enable; null when it never had one. */
   catchUp: CatchUp | null;
+  /** Its last resync on demand; null when it never had one. */
+  resync: Resync | null;
+  /** At most this many deliveries start per second, across every worker (receivers/rate-cap.ts); null: no cap. */
+  maxPerSecond: number | null;
 };
 
-const COLUMNS = `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", upper(r.delivery_mode) as "deliveryMode", r.enabled,
+const columns = (
+  installed: boolean,
+) => `r.id, r.url, r.secret_ciphertext is not null or r.secret is not null as "hasSecret", r.event_types as "eventTypes", upper(r.delivery_mode) as "deliveryMode", r.enabled,
   r.disabled_reason as "disabledReason", ${isoSql('r.disabled_at')} as "disabledAt", ${isoSql('r.last_success_at')} as "lastSuccessAt",
   ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt",
   replace(r.signature_scheme, '_', '-') as "signatureScheme",
   case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt",
-  ${catchUpJsonSql('r')} as "catchUp"`;
+  ${catchUpJsonSql('r')} as "catchUp", ${resyncJsonSql('r', installed)} as "resync", r.max_per_second as "maxPerSecond"`;
 
 // $1: one receiver id, or null for all.
 const WITH_COUNTS_SQL = `
-  select ${COLUMNS}, coalesce(c.waiting, 0) as "waitingDeliveries", coalesce(c.dead, 0) as "deadDeliveries"
+  select ${columns(true)}, coalesce(c.waiting, 0) as "waitingDeliveries", coalesce(c.dead, 0) as "deadDeliveries"
     from receiver r
     left join (${deliveryCountsByReceiverSql('$1')}) c on c.receiver_id = r.id::text
    where $1::uuid is null or r.id = $1::uuid
    order by r.created_at, r.id`;
 // Before pg-boss's first start there is no job table, and nothing waits.
-const WITHOUT_JOBS_SQL = `select ${COLUMNS}, 0 as "waitingDeliveries", 0 as "deadDeliveries" from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
+const WITHOUT_JOBS_SQL = `select ${columns(false)}, 0 as "waitingDeliveries", 0 as "deadDeliveries" from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
 
 /** Every receiver (id null) or one, in creation order. */
 export async function readReceivers(db: Pool | PoolClient, id: string | null): Promise<ReceiverInfo[]> {

@@ -12,7 +12,8 @@ import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
 import { type CatchUpOptions, runCatchUp, startCatchUp } from '../catch-up/catch-up.ts';
 import { type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
-import { parseDeliveryMode, parseEventTypes, parseSecret } from './receiver-input.ts';
+import { parseDeliveryMode, parseEventTypes, parseSecret, type ReceiverSettings } from './receiver-input.ts';
+import { parseOptionalMaxPerSecond, setRateCap } from './rate-cap.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
   generateStandardSecret,
@@ -26,7 +27,8 @@ import {
 } from './signature-scheme.ts';
 import { parseReceiverUrl } from './target-policy.ts';
 
-export type { CatchUp, ReceiverInfo } from './receiver-reads.ts';
+export type { CatchUp, ReceiverInfo, Resync } from './receiver-reads.ts';
+export { resyncReceiver } from '../catch-up/resync.ts';
 
 export type ReceiverDeps = { pool: Pool; boss: PgBoss; secrets: SecretKeyring; allowPrivateTargets: boolean };
 
@@ -52,13 +54,7 @@ export async function getReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string):
 
 export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
-  input: {
-    url: string;
-    secret?: string | null;
-    types?: readonly string[];
-    scheme?: string | null;
-    mode?: string | null;
-  },
+  input: ReceiverSettings & { url: string; secret?: string | null },
 ): Promise<ReceiverWithSecret> {
   const url = parseReceiverUrl(input.url, deps);
   const scheme = parseScheme(input.scheme) ?? 'service-v1';
@@ -70,34 +66,39 @@ export async function addReceiver(
     (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
   const eventTypes = parseEventTypes(input.types ?? []);
   const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
+  const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
-  await deps.pool.query(
-    `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme) values ($1, $2, $3, $4, $5, true, now(), $6)`,
-    [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme)],
-  );
-  if (mode !== 'ALL_EVENTS')
-    await deps.pool.query(`update receiver set delivery_mode = $2 where id = $1`, [id, modeColumn(mode)]);
+  // With a cap, the receiver and its pace row (rate-cap.ts) together.
+  await inTransaction(deps.pool, async (client) => {
+    await client.query(
+      `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme, delivery_mode) values ($1, $2, $3, $4, $5, true, now(), $6, $7)`,
+      [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme), modeColumn(mode)],
+    );
+    if (maxPerSecond !== null) await setRateCap(client, id, maxPerSecond);
+  });
   const added = await one(deps, id);
   return generated ? { ...added, secret: generated } : added;
 }
 
 /**
- * Changes the URL, the subscribed types (an empty list = every type), the signature scheme and/or
- * the delivery mode; deliveries already queued keep going, and their next attempt is signed in the
- * new scheme (a change to LATEST_STATE applies from the next event on). A receiver switches to
- * standard-webhooks only with a whsec_ secret (give one with rotate-secret first); one switched back
- * to service-v1 loses a previous secret still in its grace.
+ * Changes the URL, the subscribed types (an empty list = every type), the signature scheme, the
+ * delivery mode and/or the rate cap (`maxPerSecond`: a number sets it, null removes it, omitted keeps
+ * it); deliveries already queued keep going, and their next attempt is signed in the new scheme (a
+ * change to LATEST_STATE applies from the next event on; a cap from each worker's next load of the
+ * receiver, rate-gate.ts). A receiver switches to standard-webhooks only with a whsec_ secret (give one
+ * with rotate-secret first); one switched back to service-v1 loses a previous secret still in its grace.
  */
 export async function updateReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'allowPrivateTargets' | 'secrets'>,
   id: string,
-  input: { url?: string | null; types?: readonly string[] | null; scheme?: string | null; mode?: string | null },
+  input: ReceiverSettings,
 ): Promise<ReceiverInfo> {
   const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
   const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
   const scheme = parseScheme(input.scheme);
   const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
+  const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
   await inTransaction(deps.pool, async (client) => {
     if (scheme === 'standard-webhooks') {
       const { rows } = await client.query<{
@@ -131,6 +132,7 @@ export async function updateReceiver(
       [id, url, eventTypes, scheme === undefined ? null : schemeColumn(scheme), modeColumn(mode)],
     );
     if (!rowCount) throw notFound(`Receiver ${id}`);
+    if (input.maxPerSecond !== undefined) await setRateCap(client, id, maxPerSecond);
   });
   return await one(deps, id);
 }
