@@ -20,7 +20,7 @@
 // out and out -> not in the view's feed (viewEventKind).
 import { createHash } from 'node:crypto';
 import { parseListParameters } from '../http/list-parameters.ts';
-import { parseQueryString } from '../http/v1/query-string.ts';
+import { parseQueryString } from '../http/query-string.ts';
 import { AppError, badInput, type InvalidParam } from '../kernel/errors.ts';
 
 /** The parameters a view may hold, in canonical order (sorted). */

@@ -21,7 +21,7 @@ import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { closedSignal } from '../closed-signal.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { parseListParameters } from '../list-parameters.ts';
-import { parseQueryString } from './query-string.ts';
+import { parseQueryString } from '../query-string.ts';
 import type { V1Serve } from './routes.ts';
 
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';

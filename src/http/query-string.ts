@@ -5,8 +5,8 @@
 // Refused too, whatever the parameter, is a name or value holding a NUL (`%00`): no stored text can
 // hold one (PostgreSQL text cannot), and `q=a%00b` searched for "a b" and answered 200.
 import { type ParsedUrlQuery, parse, unescape } from 'node:querystring';
-import { type InvalidParam, badInput } from '../../kernel/errors.ts';
-import { badQueryEncoding } from '../problem.ts';
+import { type InvalidParam, badInput } from '../kernel/errors.ts';
+import { badQueryEncoding } from './problem.ts';
 
 /** Longest parameter name quoted back in a problem (the rest of a long name says nothing more). */
 const NAME_SHOWN = 64;
