@@ -2,9 +2,10 @@
 // stops waiting: the statement runs on in PostgreSQL until the server's statement timeout (30 s by
 // default), holding a backend and its CPU long after the caller got its 503. Here each read takes a
 // connection of its own, and when its deadline passes or its caller goes away (an AbortSignal: the
-// HTTP client disconnected, http/closed-signal.ts) the statement is cancelled at once with the protocol's cancel request
-// (a separate short connection carrying the backend's pid and secret, as psql's Ctrl-C does), and
-// the caller is answered without waiting for the server: a frozen server still fails fast. The
+// HTTP client disconnected, http/closed-signal.ts) the statement is cancelled at once with the
+// protocol's cancel request (a separate short connection carrying the backend's pid and secret, as
+// psql's Ctrl-C does), and the caller is answered without waiting for the server: a frozen server
+// still fails fast. The
 // connection goes back to the pool when the cancelled statement has ended, or is dropped if that
 // does not happen within CANCEL_GRACE_MS.
 import { connect } from 'node:net';
