@@ -84,7 +84,8 @@ function boundedRead<R extends QueryResultRow>(
           (error: unknown) => {
             if (settled) return;
             release(connected, error);
-            finish(error);
+            // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
+            finish(ms > 0 && isStatementCancelled(error) ? readDeadlineExceeded(ms) : error);
           },
         );
       },
@@ -94,6 +95,9 @@ function boundedRead<R extends QueryResultRow>(
 }
 
 // A released connection is reused; one whose statement failed because the connection broke is dropped.
+/** 57014 query_canceled: a statement timeout, or a cancel request. */
+const isStatementCancelled = (error: unknown): boolean => (error as { code?: unknown } | undefined)?.code === '57014';
+
 // A statement error (a SQL error carries a SQLSTATE) leaves the connection usable.
 function release(client: PoolClient, error?: unknown): void {
   const code = (error as { code?: unknown } | undefined)?.code;
