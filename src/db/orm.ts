@@ -7,6 +7,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
 import { statementTimeouts } from './timeouts.ts';
+import { SESSION_OPTIONS } from './session-settings.ts';
 
 export type Orm = MikroORM;
 /** The entities used through the ORM, every one listed explicitly by the caller. */
@@ -40,6 +41,7 @@ export async function openOrm(options: {
     driverOptions: {
       connectionTimeoutMillis: options.connectTimeoutMs,
       application_name: 'lods',
+      options: SESSION_OPTIONS,
       ...statementTimeouts(options.statementTimeoutMs),
     },
     migrations: {

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import type { ConnectionSource } from './deadline-reads.ts';
 import { createReadPool } from './read-replicas.ts';
+import { SESSION_OPTIONS } from './session-settings.ts';
 import type { Logger } from '../kernel/logger.ts';
 
 export type QueryPool = ConnectionSource & { close: () => Promise<void> };
@@ -24,6 +25,7 @@ export function openQueryPool(options: {
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     application_name: 'lods-query',
+    options: SESSION_OPTIONS,
     ...(options.readTimeoutMs ? { statement_timeout: options.readTimeoutMs } : {}),
   });
   primary.on('error', () => {}); // an idle connection that broke; the next read opens another

@@ -11,6 +11,7 @@ import pg, { type Pool, type PoolClient, type QueryConfig, type QueryResult, typ
 import { isDatabaseUnavailable } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { Queryable } from './queryable.ts';
+import { SESSION_OPTIONS } from './session-settings.ts';
 import { statementTimeouts } from './timeouts.ts';
 
 /** What the read path needs of a pool: one statement at a time. */
@@ -48,6 +49,7 @@ function openReplica(url: string, deps: Deps): Replica {
     max: deps.poolMax,
     connectionTimeoutMillis: deps.connectTimeoutMs,
     application_name: 'lods-read',
+    options: SESSION_OPTIONS,
     ...statementTimeouts(deps.statementTimeoutMs),
   });
   pool.on('error', () => {}); // an idle client's broken connection; the next check notices

@@ -6,7 +6,6 @@
 // scans; cursors serve only their own feed; a long poll wakes on a matching change only.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Pool } from 'pg';
 import type { Api } from '../../src/app/service.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
@@ -18,6 +17,7 @@ import { LEFT_VIEW_EVENT_TYPE, leftViewEventId } from '../../src/views/left-view
 import { inView, parseView, viewDigest, viewEventKind, viewFacets } from '../../src/views/view.ts';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 import { expectInvalidParams } from '../support/problem.ts';
 import { type FeedEvent, type FeedResponse, until } from '../feed/feed-support.ts';
 import { type OwnDatabase, startOnOwnDatabase } from './own-database.ts';
@@ -27,21 +27,6 @@ type Event = FeedEvent & { resource: { type: string; id: string; version: number
 
 const VIEW = 'format=IN_PERSON,HYBRID&country=de,AT';
 const OTHER_VIEW = 'format=ONLINE';
-
-/**
- * Waits until every event committed so far is readable: the feed serves events below the cluster's
- * horizon, and a transaction open in another database of the suite's cluster (a parallel test file)
- * holds it back for a moment.
- */
-async function settled(pool: Pool): Promise<void> {
-  for (const until = Date.now() + 15_000; Date.now() < until;) {
-    const { rows } = await pool.query<{ readable: boolean }>(
-      `select coalesce((select max(xid) from event), '0'::xid8) < pg_snapshot_xmin(pg_current_snapshot()) as readable`,
-    );
-    if (rows[0]!.readable) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('the change feed of a view (GET /v1/events?view=)', function () {
   this.timeout(180_000);
@@ -65,14 +50,14 @@ describe('the change feed of a view (GET /v1/events?view=)', function () {
     return { ...(res.body as FeedResponse), text: res.text };
   }
   async function headOf(viewText?: string): Promise<string> {
-    await settled(own.db.pool);
+    await feedSettled(own.db.pool);
     const res = await get(`/v1/events/head${viewText ? `?view=${encodeURIComponent(viewText)}` : ''}`);
     expect(res.status, res.text).to.equal(200);
     return (res.body as { cursor: string }).cursor;
   }
   /** Every event readable now after `after` (of the view, or of the feed itself), following `next`. */
   async function follow(after: string, viewText: string | null, limit = 1000) {
-    await settled(own.db.pool);
+    await feedSettled(own.db.pool);
     const events: Event[] = [];
     let pages = 0;
     for (;;) {
@@ -232,7 +217,7 @@ describe('the change feed of a view (GET /v1/events?view=)', function () {
     await api.writes.upsert(parseLearningOpportunityInput(input));
     await api.writes.publish(input.id);
 
-    await settled(pool);
+    await feedSettled(pool);
     const began = Date.now();
     const first = await feedPage({ after: start, limit: 10, view: VIEW, wait: 20 });
     expect(Date.now() - began, 'a page that passed over events answers at once, even with wait').to.be.below(5000);
@@ -344,7 +329,7 @@ describe("a view's feed pages within PAGE_MAX_BYTES", function () {
   after(() => own?.close());
 
   it('stops a page early with hasMore, and a walk returns every event of the view once', async () => {
-    await settled(own.db.pool);
+    await feedSettled(own.db.pool);
     const start = (
       (await getJson(api, `/v1/events/head?view=${encodeURIComponent(VIEW)}`, key)).body as { cursor: string }
     ).cursor;
@@ -361,7 +346,7 @@ describe("a view's feed pages within PAGE_MAX_BYTES", function () {
       await api.writes.publish(input.id);
       if (i % 2 === 0) inside.push(input.id);
     }
-    await settled(own.db.pool);
+    await feedSettled(own.db.pool);
     const events: Event[] = [];
     let after = start;
     let pages = 0;

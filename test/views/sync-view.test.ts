@@ -17,8 +17,10 @@ import {
 import type { Api } from '../../src/app/service.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { runCli } from '../client/cli-process.ts';
+import { testDb } from '../hooks.ts';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 import { startFeedApi } from '../feed/feed-support.ts';
 
 const VIEW = 'format=IN_PERSON,HYBRID&country=de';
@@ -136,6 +138,7 @@ describe('sync of a view (client library and cli sync --view)', function () {
     expect(JSON.parse(first.stdout)).to.include({ mode: 'full' });
     expect(Object.fromEntries(await read())).to.deep.equal(Object.fromEntries(await listed()));
     await edit(3);
+    await feedSettled(testDb().pool);
     const next = await runCli(args, { LODS_API_KEY: key });
     expect(next.code, next.stderr).to.equal(0);
     expect(JSON.parse(next.stdout)).to.include({ mode: 'incremental' });

@@ -14,6 +14,7 @@ import { LEFT_VIEW_EVENT_TYPE } from '../../src/views/left-view.ts';
 import type { ViewFacets } from '../../src/views/view.ts';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 import type { FeedResponse } from '../feed/feed-support.ts';
 import { facetsOf, normalized } from './facets.ts';
 import { type OwnDatabase, startOnOwnDatabase } from './own-database.ts';
@@ -121,14 +122,18 @@ describe('migration view_states over stored events and records', function () {
     // c's UPDATED to ONLINE, whose state before is unknown, leaves the view format=IN_PERSON (it may
     // have been in it); after the migration the triggers know c's state: back in, it enters.
     const view = 'format=IN_PERSON';
+    await feedSettled(pool);
     const res = await getJson(api, `/v1/events?view=${encodeURIComponent(view)}&limit=1000`, key);
+    expect(res.status, res.text).to.equal(200);
     const page = res.body as FeedResponse;
     expect(page.results.filter((e) => e.resource.id === c.id).map((e) => e.type)).to.deep.equal([LEFT_VIEW_EVENT_TYPE]);
     const headRes = await getJson(api, `/v1/events/head?view=${encodeURIComponent(view)}`, key);
+    expect(headRes.status, headRes.text).to.equal(200);
     const head = (headRes.body as { cursor: string }).cursor;
     await api.writes.upsert(parseLearningOpportunityInput({ ...c, format: 'IN_PERSON' }));
     await api.writes.upsert(parseLearningOpportunityInput({ ...c, format: 'IN_PERSON', title: 'Renamed' }));
     await api.writes.upsert(parseLearningOpportunityInput({ ...c, format: 'ONLINE', title: 'Renamed' }));
+    await feedSettled(pool);
     const next = await getJson(api, `/v1/events?view=${encodeURIComponent(view)}&after=${head}`, key);
     expect((next.body as FeedResponse).results.map((e) => [e.type, e.resource.id])).to.deep.equal([
       ['LEARNING_OPPORTUNITY_UPDATED', c.id],

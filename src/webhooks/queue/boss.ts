@@ -19,6 +19,7 @@ import { type Db, type Job, PgBoss } from 'pg-boss';
 import type { Config } from '../../kernel/config.ts';
 import type { Logger } from '../../kernel/logger.ts';
 import { createBossErrorLog } from './boss-errors.ts';
+import { SESSION_OPTIONS } from '../../db/session-settings.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 export const DELIVERY_QUEUE = 'webhook-delivery';
@@ -115,6 +116,7 @@ export async function startBoss(options: {
     connectionString: options.url,
     schema: BOSS_SCHEMA,
     application_name: 'lods-pgboss',
+    options: SESSION_OPTIONS,
     max: options.poolMax ?? config.bossPoolMax,
     supervise: options.supervise,
     // Cron (the hourly retention job, retention/prune-job.ts) runs where maintenance runs.
