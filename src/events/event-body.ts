@@ -19,3 +19,13 @@ export function renderEventBody(event: {
     `,"data":${event.doc ?? 'null'}}`
   );
 }
+
+/**
+ * The body of a stored event under another id (a restatement: the same change, sent again as a
+ * message of its own). Every body starts with its id (renderEventBody, the resync's made events).
+ */
+export function withEventId(body: string, fromId: string, toId: string): string {
+  const prefix = `{"id":${JSON.stringify(fromId)}`;
+  if (!body.startsWith(prefix)) throw new Error(`event ${fromId}: its body does not start with its id`);
+  return `{"id":${JSON.stringify(toId)}${body.slice(prefix.length)}`;
+}

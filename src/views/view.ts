@@ -113,10 +113,26 @@ export function facetsInView(view: View, facets: ViewFacets | null): boolean {
   );
 }
 
+/**
+ * Whether a stored state before an event (event.view_before) may have been in the view: in it, or
+ * unknown (`{"status":"UNKNOWN"}`: events stored before views whose previous event was gone,
+ * migration view_states), which counts as in, so that a record going out is told it left.
+ */
+export function beforeInView(view: View, facets: ViewFacets | null): boolean {
+  return facets?.status === 'UNKNOWN' || facetsInView(view, facets);
+}
+
 /** THE evaluator: whether a record (its public JSON rendering, parsed: a doc or an event's data; null: none) is in the view. */
 export function inView(view: View, record: unknown): boolean {
   return facetsInView(view, viewFacets(record));
 }
+
+/**
+ * A record's view facets from its list_entry row aliased `le` (the list's own columns; the event
+ * trigger of migration view_states reads them the same way), for SQL over every record's current state.
+ */
+export const listEntryFacetsSql = (le: string): string =>
+  `jsonb_build_object('status', ${le}.status, 'format', ${le}.format, 'language', ${le}.language, 'provider', ${le}.provider_name, 'topics', to_jsonb(${le}.topics), 'countries', to_jsonb(lower_each(${le}.countries)), 'cities', to_jsonb(lower_each(${le}.cities)))`;
 
 /** How an event shows in a view's feed: as it is, as a LEFT_VIEW event, or not at all. */
 export type ViewEventKind = 'as-is' | 'left' | null;
@@ -129,7 +145,7 @@ export function viewEventKind(
   after: ViewFacets | null,
 ): ViewEventKind {
   if (facetsInView(view, after)) return 'as-is';
-  if (!facetsInView(view, before)) return null;
+  if (!beforeInView(view, before)) return null;
   return type === 'LEARNING_OPPORTUNITY_ARCHIVED' || type === 'LEARNING_OPPORTUNITY_DELETED' ? 'as-is' : 'left';
 }
 

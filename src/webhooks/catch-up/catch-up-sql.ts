@@ -3,14 +3,16 @@
 // receiver_catch_up). No job per missed event: the records are found in SQL, and each batch hands its
 // deliveries to the lanes in one enqueueing statement.
 import { isoSql } from '../../db/iso-sql.ts';
+import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 
 // The newest event of record `resourceSql` of a type receiver `r` subscribes to (an empty subscription
 // is every type): its stored body is the record's latest state as the events render it (type of
 // its last change, newest resource.version, the public rendering as data). Test events (no version)
-// are not records' events. Index event_resource_version, read backwards. Also the resync's (resync-sql.ts).
+// are not records' events, nor are LEFT_VIEW events (they stand for one view's; the receiver's view
+// decides: queueLatestStates). Index event_resource_version, read backwards. Also the resync's (resync-sql.ts).
 export const latestEventSql = (resourceSql: string) => `
   select e.id, e.version from event e
-   where e.resource_id = ${resourceSql} and e.version is not null
+   where e.resource_id = ${resourceSql} and e.version is not null and e.type <> '${LEFT_VIEW_EVENT_TYPE}'
      and (cardinality(r.event_types) = 0 or e.type = any(r.event_types))
    order by e.version desc limit 1`;
 

@@ -33,6 +33,18 @@ import { setCatchUpReader } from '../../kernel/metrics.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
+import type { ReceiverRow } from '../delivery/fan-out.ts';
+import {
+  INSERT_LEFT_VIEW_EVENTS_SQL,
+  type LeftViewEvent,
+  leftViewValues,
+  ROUTE_EVENT_COLUMNS,
+  type RouteEventRow,
+  type RouteReceiver,
+  restated,
+  routeLatestState,
+  viewOfText,
+} from '../delivery/view-routing.ts';
 import {
   BATCH_SQL,
   CANDIDATES_SQL,
@@ -50,6 +62,8 @@ export const CATCH_UP_BATCH = 500;
 export const CATCH_UP_SETTLE_MS = 2000;
 
 export type CatchUpOptions = {
+  /** Send every record's state under a fresh event id (a view change: view-routing.ts restated). */
+  restate?: boolean;
   batchSize?: number;
   settleMs?: number;
   /** Told the records handed to the queue so far, after each batch (awaited before the next). */
@@ -122,6 +136,8 @@ export async function queueLatestStates(
   // pg-boss installs its schema on its first start; until then the rows wait for the next enable.
   if (!(await bossInstalled(pool))) return;
   const size = options.batchSize ?? CATCH_UP_BATCH;
+  const receiver = await routeReceiverOf(pool, receiverId);
+  if (!receiver) return;
   for (;;) {
     const batch = await inTransaction(pool, async (client) => {
       const picked = (await client.query<{ id: string }>(statements.pick, [receiverId, size])).rows.map((r) => r.id);
@@ -132,9 +148,13 @@ export async function queueLatestStates(
       );
       // Gone, or disabled again: nothing was marked; the next enable takes up the rest.
       if (!rows[0]?.enabled) return null;
-      const deliveries = rows
-        .filter((r) => r.missed)
-        .map((r) => ({ eventId: r.eventId!, receiverId, priority: REPLAY_PRIORITY }));
+      const eventIds = await routeLatestStates(
+        client,
+        receiver,
+        rows.filter((r) => r.missed).map((r) => r.eventId!),
+        options.restate ?? false,
+      );
+      const deliveries = eventIds.map((eventId) => ({ eventId, receiverId, priority: REPLAY_PRIORITY }));
       await enqueueOrdered((text, values) => client.query(text, values), deliveries);
       return { records: picked.length, deliveries: deliveries.length };
     });
@@ -143,6 +163,44 @@ export async function queueLatestStates(
     run.deliveries += batch.deliveries;
     await options.onProgress?.(run.records);
   }
+}
+
+/** The receiver as routing reads it (view-routing.ts); null when it is gone. */
+async function routeReceiverOf(pool: Pool, receiverId: string): Promise<RouteReceiver | null> {
+  const { rows } = await pool.query<ReceiverRow>(
+    'select id::text as id, event_types as "eventTypes", view from receiver where id = $1',
+    [receiverId],
+  );
+  return rows[0] ? { id: rows[0].id, eventTypes: rows[0].eventTypes, view: viewOfText(rows[0].view) } : null;
+}
+
+/**
+ * The events to send for records' newest events `eventIds`: as they are to a receiver without a
+ * view; to one with a view, what routeLatestState makes of each; with `restate`, under fresh ids
+ * (restated). The events this needs (LEFT_VIEW, restatements) are stored here, in the batch's transaction.
+ */
+async function routeLatestStates(
+  client: PoolClient,
+  receiver: RouteReceiver,
+  eventIds: string[],
+  restate: boolean,
+): Promise<string[]> {
+  if ((receiver.view === null && !restate) || eventIds.length === 0) return eventIds;
+  const { rows } = await client.query<RouteEventRow & { body: string }>(
+    `select ${ROUTE_EVENT_COLUMNS}, e.body from event e where e.id = any($1::uuid[])`,
+    [eventIds],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const lefts: LeftViewEvent[] = [];
+  const sent = eventIds.flatMap((id) => {
+    const event = byId.get(id);
+    const routed = event ? routeLatestState(receiver, event) : null;
+    const route = routed && restate ? restated(routed, event!) : routed;
+    if (route?.left) lefts.push(route.left);
+    return route ? [route.eventId] : [];
+  });
+  if (lefts.length) await client.query(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues(lefts));
+  return sent;
 }
 
 /** Waits until none of the transactions open at `snapshot` is still open, for at most `ms`; false when some still are. */

@@ -16,13 +16,21 @@ export const RESYNC_FORGET_QUEUED_SQL = `delete from receiver_resync where recei
  * with an event of a type the receiver subscribes to that occurred at or after $2 (a record archived
  * or deleted since is among them: its removal is its latest state), and every published record
  * updated at or after $2 (its events may be pruned: learning_opportunity_published_order); without,
- * every published record. Returns `added` (rows left by a resync cut short are kept, not counted again).
+ * every published record. For a receiver with a view, `inView` (a condition over the record's
+ * list_entry row `le`, its values bound from $3: views/view.ts viewSql over listEntryFacetsSql) keeps
+ * the published records to those in it (records changed since $2 stay: leaving is their news).
+ * Returns `added` (rows left by a resync cut short are kept, not counted again).
  */
-export const RESYNC_CANDIDATES_SQL = `
+export const resyncCandidatesSql = (inView: string | null) => `
   with r as (select id, event_types from receiver where id = $1),
   records as (
     select lo.id as resource_id from learning_opportunity lo
-     where lo.status = 'PUBLISHED' and ($2::timestamptz is null or lo.updated_at >= $2::timestamptz)
+     where lo.status = 'PUBLISHED' and ($2::timestamptz is null or lo.updated_at >= $2::timestamptz)${
+       inView
+         ? `
+       and exists (select 1 from list_entry le where le.id = lo.id and ${inView})`
+         : ''
+     }
     union
     select e.resource_id from r join event e on e.occurred_at >= $2::timestamptz
      where e.version is not null and (cardinality(r.event_types) = 0 or e.type = any(r.event_types))),
@@ -93,8 +101,8 @@ export const RESYNC_BATCH_SQL = `
     select resource_id, 1 from to_make where type is not null and version = 0 order by resource_id
     on conflict (resource_id) do nothing),
   made as (
-    insert into event (id, type, resource_id, version, occurred_at, body, xid, position)
-    select m.id, m.type, lo.id, m.version, m.at, ${madeBodySql('m', 'lo')}, null, null
+    insert into event (id, type, resource_id, version, occurred_at, body, xid, position, view_after)
+    select m.id, m.type, lo.id, m.version, m.at, ${madeBodySql('m', 'lo')}, null, null, view_facets(lo.doc::jsonb)
       from (select resource_id, id, type, greatest(version, 1) as version, at from to_make where type is not null) m
       join learning_opportunity lo on lo.id = m.resource_id
     returning id, resource_id, version),

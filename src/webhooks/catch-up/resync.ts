@@ -36,13 +36,15 @@ import { readReceivers, type ReceiverInfo } from '../receivers/receiver-reads.ts
 import { type CatchUpOptions, type CatchUpRun, queueLatestStates } from './catch-up.ts';
 import {
   RESYNC_BATCH_SQL,
-  RESYNC_CANDIDATES_SQL,
   RESYNC_FORGET_QUEUED_SQL,
   RESYNC_PICK_SQL,
   RESYNC_START_SQL,
   RESYNC_UNDERWAY_SQL,
+  resyncCandidatesSql,
   resyncPendingSql,
 } from './resync-sql.ts';
+import { viewOfText } from '../delivery/view-routing.ts';
+import { listEntryFacetsSql, viewSql } from '../../views/view.ts';
 
 export type ResyncOptions = CatchUpOptions & {
   /** Only the records changed from then on (their events); omitted or null: every published record. */
@@ -87,8 +89,8 @@ export async function runResync(pool: Pool, receiverId: string, options: ResyncO
       );
     const found = await inTransaction(pool, async (client) => {
       // Key share: the receiver cannot be removed meanwhile; a disable is not held up (each batch checks).
-      const { rows } = await client.query<{ enabled: boolean }>(
-        'select enabled from receiver where id = $1 for key share',
+      const { rows } = await client.query<{ enabled: boolean; view: string | null }>(
+        'select enabled, view from receiver where id = $1 for key share',
         [receiverId],
       );
       if (!rows[0]) throw notFound(`Receiver ${receiverId}`);
@@ -99,7 +101,10 @@ export async function runResync(pool: Pool, receiverId: string, options: ResyncO
           `A resync of receiver ${receiverId} is still running: ${underway.onTheWay} of its deliveries are on their way; resync again once they are delivered (\`receivers list\` shows its progress)`,
         );
       await client.query(RESYNC_FORGET_QUEUED_SQL, [receiverId]);
-      await client.query(RESYNC_CANDIDATES_SQL, [receiverId, options.since ?? null]);
+      const view = viewOfText(rows[0].view);
+      const values: unknown[] = [receiverId, options.since ?? null];
+      const inView = view && viewSql(view, listEntryFacetsSql('le'), (v) => `$${values.push(v)}`);
+      await client.query(resyncCandidatesSql(inView), values);
       await client.query(RESYNC_START_SQL, [receiverId, options.since ?? null]);
       const { rows: count } = await client.query<{ n: number }>(
         'select count(*)::int as n from receiver_resync where receiver_id = $1',

@@ -1,20 +1,30 @@
 // The EventFanOut of the catalog writes: for the stored events of a transaction, one delivery per
-// event and enabled receiver subscribed to its type, enqueued through its lane (queue/lanes.ts: a job
+// event and enabled receiver that gets it (by its types and view: view-routing.ts), enqueued through its lane (queue/lanes.ts: a job
 // at once, or waiting behind the record's open delivery to that receiver) in the mutation's own
 // transaction (fromKysely over the EntityManager's transaction), so the changes, the events and their
 // deliveries commit or roll back together. The writer holds each record's advisory lock, so the
 // deliveries of one record enter their lanes in version order. A bulk write of 500 records is one
-// receiver query and one enqueueing statement.
+// receiver query and one enqueueing statement (and one insert of LEFT_VIEW events when any receiver's
+// view was left).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../../db/orm.ts';
 import type { EventFanOut } from '../../events/record-change.ts';
 import { eventsEmitted } from '../../kernel/metrics.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
+import {
+  INSERT_LEFT_VIEW_EVENTS_SQL,
+  type LeftViewEvent,
+  leftViewValues,
+  type RouteReceiver,
+  routeChange,
+  viewOfText,
+} from './view-routing.ts';
 
-/** Enabled receivers subscribed to each of the event types $1 (an empty subscription means every type), oldest receiver first. */
-export const SUBSCRIBED_RECEIVERS_SQL = `select t.type, r.id from unnest($1::text[]) as t(type)
-  join receiver r on r.enabled and (cardinality(r.event_types) = 0 or t.type = any(r.event_types)) order by r.created_at, r.id`;
+export type ReceiverRow = { id: string; eventTypes: string[]; view: string | null };
+
+/** Enabled receivers, oldest first: their subscribed types (empty: every type) and view (null: every record). */
+export const ENABLED_RECEIVERS_SQL = `select id::text as id, event_types as "eventTypes", view from receiver where enabled order by created_at, id`;
 
 // eventsEmitted counts committed events only: types wait here, keyed by the transaction, until
 // MikroORM reports its commit (a rolled-back mutation counts nothing).
@@ -39,14 +49,24 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
   countOnCommit(deps.orm);
   return async (em: EntityManager, events) => {
     const db = fromKysely(em.getKysely());
-    const types = [...new Set(events.map((e) => e.type))];
-    const subscribed = new Map<string, string[]>(types.map((t) => [t, []]));
-    for (const r of (await db.executeSql(SUBSCRIBED_RECEIVERS_SQL, [types])).rows as { type: string; id: string }[])
-      subscribed.get(r.type)!.push(r.id);
-    await enqueueOrdered(
-      (text, values) => db.executeSql(text, values),
-      events.flatMap((event) => subscribed.get(event.type)!.map((receiverId) => ({ eventId: event.id, receiverId }))),
-    );
+    const run = (text: string, values: unknown[]) => db.executeSql(text, values);
+    const receivers = ((await run(ENABLED_RECEIVERS_SQL, [])).rows as ReceiverRow[]).map((r): RouteReceiver => ({
+      id: r.id,
+      eventTypes: r.eventTypes,
+      view: viewOfText(r.view),
+    }));
+    // Every receiver's route for every event, in one pass here (view-routing.ts).
+    const deliveries: { eventId: string; receiverId: string }[] = [];
+    const lefts = new Map<string, LeftViewEvent>();
+    for (const event of events)
+      for (const receiver of receivers) {
+        const route = routeChange(receiver, event);
+        if (!route) continue;
+        if (route.left) lefts.set(route.left.id, route.left);
+        deliveries.push({ eventId: route.eventId, receiverId: receiver.id });
+      }
+    if (lefts.size) await run(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues([...lefts.values()]));
+    await enqueueOrdered(run, deliveries);
     const transaction = em.getTransactionContext();
     if (!transaction) {
       for (const event of events) eventsEmitted.inc({ type: event.type });

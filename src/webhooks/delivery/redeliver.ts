@@ -7,8 +7,18 @@
 // lane (queue/lanes.ts), behind any open delivery of the same record.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { AppError, notFound } from '../../kernel/errors.ts';
-import { SUBSCRIBED_RECEIVERS_SQL } from './fan-out.ts';
+import { AppError, badInput, notFound } from '../../kernel/errors.ts';
+import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
+import { ENABLED_RECEIVERS_SQL, type ReceiverRow } from './fan-out.ts';
+import {
+  INSERT_LEFT_VIEW_EVENTS_SQL,
+  type LeftViewEvent,
+  leftViewValues,
+  ROUTE_EVENT_COLUMNS,
+  type RouteEventRow,
+  routeChange,
+  viewOfText,
+} from './view-routing.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
@@ -18,7 +28,7 @@ import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 /** `superseded`: receivers not sent to because a newer delivery of the record supersedes this one. */
 export type Redelivery = { eventId: string; eventType: string; receiverIds: string[]; superseded: number };
 
-/** Enqueues `eventId` for one receiver, or for every enabled receiver subscribed to its type. */
+/** Enqueues `eventId` for one receiver, or for every enabled receiver that gets it (its types and view). */
 export async function redeliverEvent(
   deps: { pool: Pool; boss: PgBoss },
   eventId: string,
@@ -27,14 +37,17 @@ export async function redeliverEvent(
 ): Promise<Redelivery> {
   return await inTransaction(deps.pool, async (client) => {
     const event = (
-      await client.query<{ type: string; resource_id: string }>('select type, resource_id from event where id = $1', [
-        eventId,
-      ])
+      await client.query<RouteEventRow>(`select ${ROUTE_EVENT_COLUMNS} from event e where e.id = $1`, [eventId])
     ).rows[0];
     if (!event) throw notFound(`Event ${eventId}`);
+    // A LEFT_VIEW event stands for one view: only a receiver named for it knows which.
+    if (event.type === LEFT_VIEW_EVENT_TYPE && !receiverId)
+      throw badInput([
+        { name: 'receiver', reason: `a ${LEFT_VIEW_EVENT_TYPE} event is redelivered to one receiver: name it` },
+      ]);
     // A test event goes to the receiver it was made for (its resource), never to every receiver.
-    if (event.type === WEBHOOK_TEST_EVENT_TYPE) receiverId ??= event.resource_id;
-    let receiverIds: string[];
+    if (event.type === WEBHOOK_TEST_EVENT_TYPE) receiverId ??= event.resourceId;
+    let deliveries: { eventId: string; receiverId: string }[];
     if (receiverId) {
       const receiver = (
         await client.query<{ enabled: boolean }>('select enabled from receiver where id = $1', [receiverId])
@@ -43,20 +56,23 @@ export async function redeliverEvent(
       // The receiver's state, not the argument, is what is wrong: exit 5 on the CLI (docs/operations.md), not 2.
       if (!receiver.enabled)
         throw new AppError('INVALID_STATE_TRANSITION', `Receiver ${receiverId} is disabled; enable it first`);
-      receiverIds = [receiverId];
+      deliveries = [{ eventId, receiverId }];
     } else {
-      receiverIds = (await client.query<{ id: string }>(SUBSCRIBED_RECEIVERS_SQL, [[event.type]])).rows.map(
-        (r) => r.id,
-      );
+      // Every enabled receiver that gets this event as the fan-out routes it (its types and view:
+      // view-routing.ts); a receiver whose view the record left gets the LEFT_VIEW event of it.
+      const receivers = (await client.query<ReceiverRow>(ENABLED_RECEIVERS_SQL)).rows;
+      const lefts: LeftViewEvent[] = [];
+      deliveries = receivers.flatMap((r) => {
+        const route = routeChange({ id: r.id, eventTypes: r.eventTypes, view: viewOfText(r.view) }, event);
+        if (route?.left) lefts.push(route.left);
+        return route ? [{ eventId: route.eventId, receiverId: r.id }] : [];
+      });
+      if (lefts.length) await client.query(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues(lefts));
     }
-    const { superseded } = await enqueueOrdered(
-      (text, values) => client.query(text, values),
-      receiverIds.map((id) => ({ eventId, receiverId: id })),
-      {
-        replay: !options.includeSuperseded,
-      },
-    );
-    return { eventId, eventType: event.type, receiverIds, superseded };
+    const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), deliveries, {
+      replay: !options.includeSuperseded,
+    });
+    return { eventId, eventType: event.type, receiverIds: deliveries.map((d) => d.receiverId), superseded };
   });
 }
 

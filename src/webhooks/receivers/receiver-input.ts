@@ -2,12 +2,13 @@
 // event types, a SERVICE_V1 secret, the delivery mode. Pure: receivers.ts and the CLI use them.
 import { badInput } from '../../kernel/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../events/derive-event.ts';
+import { canonicalView, parseView } from '../../views/view.ts';
 import { DELIVERY_MODES, type DeliveryMode } from './receiver-reads.ts';
 
 /**
  * The settings `receivers add` and `update` take (receivers.ts), as callers give them: omitted (or
  * null) keeps a setting on update, but null removes the rate cap (`maxPerSecond`, 1 to 10,000
- * deliveries per second: rate-cap.ts).
+ * deliveries per second: rate-cap.ts) and the view (`view`: the receiver then gets every record).
  */
 export type ReceiverSettings = {
   url?: string | null;
@@ -15,6 +16,8 @@ export type ReceiverSettings = {
   scheme?: string | null;
   mode?: string | null;
   maxPerSecond?: number | string | null;
+  /** A view (the list's query-string syntax: views/view.ts); null removes it (every record). */
+  view?: string | null;
 };
 
 const SECRET_MIN = 16;
@@ -65,4 +68,9 @@ export function parseSince(value: unknown): Date | null {
       },
     ]);
   return date;
+}
+
+/** A receiver's view as callers give it (`format=ONLINE&country=DE`), as its canonical text; a bad one is a 400 naming `view`. */
+export function parseReceiverView(value: string): string {
+  return canonicalView(parseView(value, { as: 'view' }));
 }

@@ -12,7 +12,14 @@ import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
 import { type CatchUpOptions, runCatchUp, startCatchUp } from '../catch-up/catch-up.ts';
 import { type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
-import { parseDeliveryMode, parseEventTypes, parseSecret, type ReceiverSettings } from './receiver-input.ts';
+import {
+  parseDeliveryMode,
+  parseEventTypes,
+  parseReceiverView,
+  parseSecret,
+  type ReceiverSettings,
+} from './receiver-input.ts';
+import { queueViewChange, startViewChange } from '../catch-up/view-change.ts';
 import { parseOptionalMaxPerSecond, setRateCap } from './rate-cap.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
@@ -67,13 +74,23 @@ export async function addReceiver(
   const eventTypes = parseEventTypes(input.types ?? []);
   const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
   const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
+  const view = input.view === undefined || input.view === null ? null : parseReceiverView(input.view);
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   // With a cap, the receiver and its pace row (rate-cap.ts) together.
   await inTransaction(deps.pool, async (client) => {
     await client.query(
-      `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme, delivery_mode) values ($1, $2, $3, $4, $5, true, now(), $6, $7)`,
-      [id, url, sealed?.ciphertext ?? null, sealed?.keyId ?? null, eventTypes, schemeColumn(scheme), modeColumn(mode)],
+      `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme, delivery_mode, view) values ($1, $2, $3, $4, $5, true, now(), $6, $7, $8)`,
+      [
+        id,
+        url,
+        sealed?.ciphertext ?? null,
+        sealed?.keyId ?? null,
+        eventTypes,
+        schemeColumn(scheme),
+        modeColumn(mode),
+        view,
+      ],
     );
     if (maxPerSecond !== null) await setRateCap(client, id, maxPerSecond);
   });
@@ -83,8 +100,9 @@ export async function addReceiver(
 
 /**
  * Changes the URL, the subscribed types (an empty list = every type), the signature scheme, the
- * delivery mode and/or the rate cap (`maxPerSecond`: a number sets it, null removes it, omitted keeps
- * it); deliveries already queued keep going, and their next attempt is signed in the new scheme (a
+ * delivery mode, the rate cap (`maxPerSecond`: a number sets it, null removes it, omitted keeps
+ * it) and/or the view (`view`: a view sets it, null removes it, omitted keeps it; a change sends what
+ * makes the receiver's copy equal to the new view: catch-up/view-change.ts); deliveries already queued keep going, and their next attempt is signed in the new scheme (a
  * change to LATEST_STATE applies from the next event on; a cap from each worker's next load of the
  * receiver, rate-gate.ts). A receiver switches to standard-webhooks only with a whsec_ secret (give one
  * with rotate-secret first); one switched back to service-v1 loses a previous secret still in its grace.
@@ -99,7 +117,8 @@ export async function updateReceiver(
   const scheme = parseScheme(input.scheme);
   const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
   const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
-  await inTransaction(deps.pool, async (client) => {
+  const view = input.view === undefined ? undefined : input.view === null ? null : parseReceiverView(input.view);
+  const viewChanged = await inTransaction(deps.pool, async (client) => {
     if (scheme === 'standard-webhooks') {
       const { rows } = await client.query<{
         secret: string | null;
@@ -133,7 +152,10 @@ export async function updateReceiver(
     );
     if (!rowCount) throw notFound(`Receiver ${id}`);
     if (input.maxPerSecond !== undefined) await setRateCap(client, id, maxPerSecond);
+    return view === undefined ? false : await startViewChange(client, id, view);
   });
+  // What makes the receiver's copy equal to its new view, as its resync queues it (view-change.ts).
+  if (viewChanged) await queueViewChange(deps.pool, id);
   return await one(deps, id);
 }
 

@@ -1,0 +1,151 @@
+// What a receiver gets of an event (the fan-out, fan-out.ts) or of a record's latest state (catch-up,
+// resync and a view change: catch-up/catch-up.ts queueLatestStates), by its subscribed types and its
+// view (receiver.view, migration receiver_views). One evaluation in this process per receiver and
+// event, over the view facets stored with the event (event.view_before, view_after: migration
+// view_states), by the one membership rule of views/view.ts: no statement per receiver.
+// - a receiver without a view gets the event as it is;
+// - one with a view gets what the view's feed holds for it (viewEventKind): the event as it is when
+//   the record is in the view after it, or was in before and the event is ARCHIVED or DELETED; a
+//   LEFT_VIEW event when it was in before and an update took it out; nothing when out before and after;
+// - then its types decide: an empty subscription takes every type, else the type delivered
+//   (LEARNING_OPPORTUNITY_LEFT_VIEW is a type of its own) must be among them.
+// A LEFT_VIEW delivery is of an event stored outside the change feed (xid null, like a resync's made
+// event) under the id the view's feed gives the same leave (views/left-view.ts): receivers of one
+// view share the row, and the lanes order it with the record's other deliveries by its version.
+import { randomUUID } from 'node:crypto';
+import type { QueryResultRow } from 'pg';
+import { withEventId } from '../../events/event-body.ts';
+import { isoSql } from '../../db/iso-sql.ts';
+import { LEFT_VIEW_EVENT_TYPE, leftViewEventId, renderLeftViewEvent } from '../../views/left-view.ts';
+import { beforeInView, facetsInView, parseView, type View, type ViewFacets, viewEventKind } from '../../views/view.ts';
+
+/** A receiver as routing reads it: its subscribed types (empty: every type) and its view, parsed (null: every record). */
+export type RouteReceiver = { id: string; eventTypes: readonly string[]; view: View | null };
+
+/** An event as routing reads it: the record's stored view facets around it (after: null for DELETED). */
+export type RouteEvent = {
+  id: string;
+  type: string;
+  resourceId: string;
+  version: number;
+  /** A Date, or its ISO 8601 text as ROUTE_EVENT_COLUMNS reads it. */
+  occurredAt: Date | string;
+  viewBefore: ViewFacets | null;
+  viewAfter: ViewFacets | null;
+};
+
+/** An event to store outside the feed (INSERT_LEFT_VIEW_EVENTS_SQL) before its delivery is enqueued: a LEFT_VIEW one, or a restatement. */
+export type LeftViewEvent = {
+  id: string;
+  type: string;
+  resourceId: string;
+  version: number;
+  occurredAt: Date;
+  body: string;
+};
+
+/** What one receiver gets: the id of the event to deliver, and the LEFT_VIEW event to store first when it is one. */
+export type Route = { eventId: string; left: LeftViewEvent | null };
+
+const views = new Map<string, View>();
+/** A receiver's stored view text, parsed (cached: the fan-out reads every receiver's on every write). */
+export function viewOfText(text: string | null): View | null {
+  if (text === null) return null;
+  let view = views.get(text);
+  if (!view) {
+    if (views.size >= 10_000) views.clear();
+    view = parseView(text);
+    views.set(text, view);
+  }
+  return view;
+}
+
+const subscribed = (receiver: RouteReceiver, type: string) =>
+  receiver.eventTypes.length === 0 || receiver.eventTypes.includes(type);
+
+function leftViewOf(route: RouteEvent, view: View): LeftViewEvent {
+  const event = { ...route, occurredAt: new Date(route.occurredAt) };
+  return {
+    id: leftViewEventId(event.id, view),
+    type: LEFT_VIEW_EVENT_TYPE,
+    resourceId: event.resourceId,
+    version: event.version,
+    occurredAt: event.occurredAt,
+    body: renderLeftViewEvent(event, view),
+  };
+}
+
+function routeKind(receiver: RouteReceiver, event: RouteEvent, kind: 'as-is' | 'left' | null): Route | null {
+  if (kind === null) return null;
+  if (kind === 'as-is') return subscribed(receiver, event.type) ? { eventId: event.id, left: null } : null;
+  if (!subscribed(receiver, LEFT_VIEW_EVENT_TYPE)) return null;
+  const left = leftViewOf(event, receiver.view!);
+  return { eventId: left.id, left };
+}
+
+/** What `receiver` gets of a change's event (the fan-out); null: nothing. */
+export function routeChange(receiver: RouteReceiver, event: RouteEvent): Route | null {
+  if (receiver.view === null) return routeKind(receiver, event, 'as-is');
+  return routeKind(receiver, event, viewEventKind(receiver.view, event.type, event.viewBefore, event.viewAfter));
+}
+
+/**
+ * What `receiver` gets as a record's latest state, `event` being the record's newest event (a
+ * catch-up, a resync, a view change), whatever state the receiver's copy holds: the event when the
+ * record is in the view after it, or it is DELETED, or ARCHIVED from a state in the view; otherwise
+ * the record is out of the view and the receiver is told it left (a copy without it ignores that):
+ * never a snapshot of a record outside the view.
+ */
+export function routeLatestState(receiver: RouteReceiver, event: RouteEvent): Route | null {
+  const view = receiver.view;
+  if (view === null) return routeKind(receiver, event, 'as-is');
+  const asIs =
+    facetsInView(view, event.viewAfter) ||
+    event.type === 'LEARNING_OPPORTUNITY_DELETED' ||
+    (event.type === 'LEARNING_OPPORTUNITY_ARCHIVED' && beforeInView(view, event.viewBefore));
+  return routeKind(receiver, event, asIs ? 'as-is' : 'left');
+}
+
+/**
+ * A route restated under a fresh id (a view change: catch-up/view-change.ts). The receiver may have
+ * taken the original earlier (the record's latest event while it was in an earlier view, or the
+ * LEFT_VIEW of it), and a receiver that de-duplicates on event ids would drop it as a repeat. The
+ * copy is the same change (type, resource, version, data), stored outside the feed.
+ */
+export function restated(route: Route, original: RouteEvent & { body: string }): Route {
+  const id = randomUUID();
+  if (route.left)
+    return { eventId: id, left: { ...route.left, id, body: withEventId(route.left.body, route.left.id, id) } };
+  return {
+    eventId: id,
+    left: {
+      id,
+      type: original.type,
+      resourceId: original.resourceId,
+      version: original.version,
+      occurredAt: new Date(original.occurredAt),
+      body: withEventId(original.body, original.id, id),
+    },
+  };
+}
+
+/** $1..$6: ids, types, resource ids, versions, occurred_at, bodies. Outside the change feed; a row already stored (another receiver of the view) stays. */
+export const INSERT_LEFT_VIEW_EVENTS_SQL = `
+  insert into event (id, type, resource_id, version, occurred_at, body, xid, position)
+  select u.id, u.type, u.resource_id, u.version, u.occurred_at, u.body, null, null
+    from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[]) as u (id, type, resource_id, version, occurred_at, body)
+  on conflict (id) do nothing`;
+
+export const leftViewValues = (events: readonly LeftViewEvent[]): unknown[] => [
+  events.map((e) => e.id),
+  events.map((e) => e.type),
+  events.map((e) => e.resourceId),
+  events.map((e) => e.version),
+  events.map((e) => e.occurredAt),
+  events.map((e) => e.body),
+];
+
+/** The columns of an event row that routing reads, aliased for RouteEvent (from `event e`). */
+export const ROUTE_EVENT_COLUMNS = `e.id::text as id, e.type, e.resource_id::text as "resourceId", e.version::int as version,
+  ${isoSql('e.occurred_at')} as "occurredAt", e.view_before as "viewBefore", e.view_after as "viewAfter"`;
+export type RouteEventRow = RouteEvent & QueryResultRow;
