@@ -37,6 +37,7 @@ import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
 import { orderingReport, runOrderingRows } from './ordering-run.ts';
 import { type Producer, startServiceSide } from './service-run.ts';
 import { type Summary, summarize, table } from './stats.ts';
+import { runViewFanOut } from './view-fan-out.ts';
 
 const env = process.env;
 const positive = (name: string, fallback: number) => {
@@ -60,7 +61,12 @@ const SECRET = env.BENCH_SECRET === '' ? null : (env.BENCH_SECRET ?? 'bench-sign
 const STALL_MS = positive('BENCH_STALL_MS', 30_000);
 // `ordering`: the warm-up rounds, then only the ordering rows (no measured rounds): for working on those rows.
 const ONLY = env.BENCH_ONLY ?? '';
-if (ONLY !== '' && ONLY !== 'ordering') throw new Error('BENCH_ONLY must be unset or ordering');
+if (ONLY !== '' && ONLY !== 'ordering' && ONLY !== 'views')
+  throw new Error('BENCH_ONLY must be unset, ordering or views');
+// The view fan-out row (view-fan-out.ts): receivers with views, changes per round, rounds.
+const VIEW_RECEIVERS = positive('BENCH_VIEW_RECEIVERS', 1000);
+const VIEW_CHANGES = positive('BENCH_VIEW_CHANGES', 200);
+const VIEW_ROUNDS = positive('BENCH_VIEW_ROUNDS', 4);
 const TARGETS = { perSecond: 1000, ratio: 0.35, p50Ms: 100, p99Ms: 50, orderedRatio: 0.5, besideHotP99Ms: 20 };
 if (PRODUCER !== 'recorder' && PRODUCER !== 'catalog') throw new Error('BENCH_PRODUCER must be recorder or catalog');
 if (!Number.isFinite(RATE) || RATE < 0) throw new Error('BENCH_RATE must be a number >= 0');
@@ -321,7 +327,21 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
+  const viewFanOut = () =>
+    runViewFanOut({
+      db,
+      config,
+      logger,
+      receivers: VIEW_RECEIVERS,
+      changes: VIEW_CHANGES,
+      rounds: VIEW_ROUNDS,
+      log,
+    });
   try {
+    if (ONLY === 'views') {
+      process.stdout.write(await viewFanOut());
+      return;
+    }
     const { rows: version } = await db.pool.query<{ server_version: string }>('show server_version');
     log(`seeding ${COUNT} records...`);
     await seedCatalog(db.pool, { count: COUNT, seed: 42 });
@@ -390,7 +410,8 @@ async function main(): Promise<void> {
         `  drain >= ${TARGETS.ratio}x bare baseline at once   : ${verdict(ratio >= TARGETS.ratio)} (${ratio.toFixed(2)}x)\n` +
         `  p50 <= ${TARGETS.p50Ms} ms (live, from commit)      : ${verdict((liveRun!.p50 ?? Infinity) <= TARGETS.p50Ms)} (${liveRun!.p50?.toFixed(1)} ms)\n` +
         `  p99 <= ${TARGETS.p99Ms} ms (live, from commit)       : ${verdict((liveRun!.p99 ?? Infinity) <= TARGETS.p99Ms && delivered(liveRun!))} (${liveRun!.p99?.toFixed(1)} ms, ${liveRun!.delivered}/${COUNT * ROUNDS} delivered)\n` +
-        orderingReport(ordering, { count: COUNT, targets: TARGETS }),
+        orderingReport(ordering, { count: COUNT, targets: TARGETS }) +
+        (await viewFanOut()),
     );
   } finally {
     await cleanup();

@@ -5,7 +5,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlOf } from '../db/transaction-sql.ts';
 import { deriveEventType, type EventType, type Snapshot } from './derive-event.ts';
 import { renderEventBody } from './event-body.ts';
-import type { ViewFacets } from '../views/view.ts';
 
 export type Change = { resourceId: string; before: Snapshot; after: Snapshot; at: Date };
 /** `version`: the resource's version after this change (resource_version; docs/contract.md, "Event body"). */
@@ -16,9 +15,6 @@ export type StoredEvent = {
   version: number;
   occurredAt: Date;
   body: string;
-  /** The record's view facets before and after it, as the event trigger stored them (migration view_states). */
-  viewBefore: ViewFacets | null;
-  viewAfter: ViewFacets | null;
 };
 
 /** Called with the events stored by a transaction, in order, inside it (e.g. to enqueue deliveries). */
@@ -32,8 +28,7 @@ export type ChangeRecorder = (em: EntityManager, changes: readonly Change[]) => 
 
 const INSERT_EVENTS = `insert into event (id, type, resource_id, version, occurred_at, body)
   select id, type, resource_id, version, occurred_at, body
-    from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[]) with ordinality as e(id, type, resource_id, version, occurred_at, body, o) order by o
-  returning id::text as id, view_before, view_after`;
+    from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[]) with ordinality as e(id, type, resource_id, version, occurred_at, body, o) order by o`;
 
 // The resources' next versions, one per id (a batch never repeats an id: catalog-writes.ts refuses
 // it). The caller holds each record's advisory lock, so writers of one id bump in turn; the row lock
@@ -45,7 +40,7 @@ const BUMP_VERSIONS = `insert into resource_version (resource_id, version)
 
 type Pending = { change: Change; type: EventType };
 
-function eventOf({ change, type }: Pending, version: number): Omit<StoredEvent, 'viewBefore' | 'viewAfter'> {
+function eventOf({ change, type }: Pending, version: number): StoredEvent {
   const id = randomUUID();
   const doc = type === 'LEARNING_OPPORTUNITY_DELETED' ? null : (change.after?.doc ?? null);
   return {
@@ -74,24 +69,15 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
     const events = pending.map((p) => eventOf(p, versions.get(p.change.resourceId)!));
     // One multi-row insert with bound parameters, on the caller's transaction (the bodies hold the
     // records' docs, megabytes per batch).
-    const states = await run<{ id: string; view_before: ViewFacets | null; view_after: ViewFacets | null }>(
-      INSERT_EVENTS,
-      [
-        events.map((e) => e.id),
-        events.map((e) => e.type),
-        events.map((e) => e.resourceId),
-        events.map((e) => e.version),
-        events.map((e) => e.occurredAt),
-        events.map((e) => e.body),
-      ],
-    );
-    const stateOf = new Map(states.map((r) => [r.id, r]));
-    const stored = events.map((e) => ({
-      ...e,
-      viewBefore: stateOf.get(e.id)?.view_before ?? null,
-      viewAfter: stateOf.get(e.id)?.view_after ?? null,
-    }));
-    await fanOut?.(em, stored);
-    return stored;
+    await run(INSERT_EVENTS, [
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.resourceId),
+      events.map((e) => e.version),
+      events.map((e) => e.occurredAt),
+      events.map((e) => e.body),
+    ]);
+    await fanOut?.(em, events);
+    return events;
   };
 }

@@ -7,7 +7,8 @@ import type { QueryConfig } from 'pg';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../catalog/read-model.ts';
 import type { Queryable } from '../db/read-replicas.ts';
 import { renderLeftViewEvent } from '../views/left-view.ts';
-import { type View, viewDigest, viewFacetsSql, viewSqlValues, viewValuesSql } from '../views/view.ts';
+import { type View, viewDigest } from '../views/view.ts';
+import { viewFacetsSql, viewSqlValues, viewValuesSql } from '../views/view-sql.ts';
 import { checkCursor, type FeedPage, type FeedQuery, type PageRow, SEPARATOR } from './feed-reads.ts';
 
 /**

@@ -20,8 +20,8 @@ import {
   type View,
   viewDigest,
   type ViewFacets,
-  viewSql,
 } from '../../src/views/view.ts';
+import { viewSql } from '../../src/views/view-sql.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { cloneTestDatabase } from '../support/database.ts';
 import { facetsOf, normalized } from './facets.ts';

@@ -44,7 +44,7 @@ import {
   resyncPendingSql,
 } from './resync-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
-import { listEntryFacetsSql, viewSql } from '../../views/view.ts';
+import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 
 export type ResyncOptions = CatchUpOptions & {
   /** Only the records changed from then on (their events); omitted or null: every published record. */

@@ -14,7 +14,8 @@
 // The change shows as a resync in `receivers list` (its progress); a disabled receiver's rows wait,
 // and its next resync takes them up.
 import type { Pool, PoolClient } from 'pg';
-import { listEntryFacetsSql, type View, viewSql } from '../../views/view.ts';
+import type { View } from '../../views/view.ts';
+import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
 import { queueLatestStates } from './catch-up.ts';
 import { RESYNC_BATCH_SQL, RESYNC_FORGET_QUEUED_SQL, RESYNC_PICK_SQL, RESYNC_START_SQL } from './resync-sql.ts';

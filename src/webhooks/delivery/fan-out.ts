@@ -4,14 +4,15 @@
 // transaction (fromKysely over the EntityManager's transaction), so the changes, the events and their
 // deliveries commit or roll back together. The writer holds each record's advisory lock, so the
 // deliveries of one record enter their lanes in version order. A bulk write of 500 records is one
-// receiver query and one enqueueing statement (and one insert of LEFT_VIEW events when any receiver's
-// view was left).
+// receiver query and one enqueueing statement (with receivers that have a view: one read of the
+// events' stored view facets, and one insert of LEFT_VIEW events when a view was left).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../../db/orm.ts';
 import type { EventFanOut } from '../../events/record-change.ts';
 import { eventsEmitted } from '../../kernel/metrics.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
+import type { ViewFacets } from '../../views/view.ts';
 import {
   INSERT_LEFT_VIEW_EVENTS_SQL,
   type LeftViewEvent,
@@ -20,6 +21,10 @@ import {
   routeChange,
   viewOfText,
 } from './view-routing.ts';
+
+/** $1 event ids: the view facets stored with them (migration view_states). */
+const EVENT_FACETS_SQL = `select id::text as id, view_before as "viewBefore", view_after as "viewAfter" from event where id = any($1::uuid[])`;
+type FacetsRow = { id: string; viewBefore: ViewFacets | null; viewAfter: ViewFacets | null };
 
 export type ReceiverRow = { id: string; eventTypes: string[]; view: string | null };
 
@@ -55,16 +60,23 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
       eventTypes: r.eventTypes,
       view: viewOfText(r.view),
     }));
+    // The view facets the event trigger stored with each event, read only when some receiver has a view.
+    const facets = receivers.some((r) => r.view !== null)
+      ? new Map(((await run(EVENT_FACETS_SQL, [events.map((e) => e.id)])).rows as FacetsRow[]).map((r) => [r.id, r]))
+      : null;
     // Every receiver's route for every event, in one pass here (view-routing.ts).
     const deliveries: { eventId: string; receiverId: string }[] = [];
     const lefts = new Map<string, LeftViewEvent>();
-    for (const event of events)
+    for (const stored of events) {
+      const state = facets?.get(stored.id);
+      const event = { ...stored, viewBefore: state?.viewBefore ?? null, viewAfter: state?.viewAfter ?? null };
       for (const receiver of receivers) {
         const route = routeChange(receiver, event);
         if (!route) continue;
         if (route.left) lefts.set(route.left.id, route.left);
         deliveries.push({ eventId: route.eventId, receiverId: receiver.id });
       }
+    }
     if (lefts.size) await run(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues([...lefts.values()]));
     await enqueueOrdered(run, deliveries);
     const transaction = em.getTransactionContext();
