@@ -35,9 +35,9 @@ import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
 import type { ReceiverRow } from '../delivery/fan-out.ts';
 import {
-  INSERT_LEFT_VIEW_EVENTS_SQL,
-  type LeftViewEvent,
-  leftViewValues,
+  INSERT_ASIDE_SQL,
+  type StoredAside,
+  asideValues,
   ROUTE_EVENT_COLUMNS,
   type RouteEventRow,
   type RouteReceiver,
@@ -191,15 +191,15 @@ async function routeLatestStates(
     [eventIds],
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const lefts: LeftViewEvent[] = [];
+  const asides: StoredAside[] = [];
   const sent = eventIds.flatMap((id) => {
     const event = byId.get(id);
     const routed = event ? routeLatestState(receiver, event) : null;
     const route = routed && restate ? restated(routed, event!) : routed;
-    if (route?.left) lefts.push(route.left);
+    if (route?.aside) asides.push(route.aside);
     return route ? [route.eventId] : [];
   });
-  if (lefts.length) await client.query(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues(lefts));
+  if (asides.length) await client.query(INSERT_ASIDE_SQL, asideValues(asides));
   return sent;
 }
 

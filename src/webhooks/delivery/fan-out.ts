@@ -14,9 +14,9 @@ import { eventsEmitted } from '../../kernel/metrics.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
 import type { ViewFacets } from '../../views/view.ts';
 import {
-  INSERT_LEFT_VIEW_EVENTS_SQL,
-  type LeftViewEvent,
-  leftViewValues,
+  INSERT_ASIDE_SQL,
+  type StoredAside,
+  asideValues,
   type RouteReceiver,
   routeChange,
   viewOfText,
@@ -66,18 +66,18 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
       : null;
     // Every receiver's route for every event, in one pass here (view-routing.ts).
     const deliveries: { eventId: string; receiverId: string }[] = [];
-    const lefts = new Map<string, LeftViewEvent>();
+    const asides = new Map<string, StoredAside>();
     for (const stored of events) {
       const state = facets?.get(stored.id);
       const event = { ...stored, viewBefore: state?.viewBefore ?? null, viewAfter: state?.viewAfter ?? null };
       for (const receiver of receivers) {
         const route = routeChange(receiver, event);
         if (!route) continue;
-        if (route.left) lefts.set(route.left.id, route.left);
+        if (route.aside) asides.set(route.aside.id, route.aside);
         deliveries.push({ eventId: route.eventId, receiverId: receiver.id });
       }
     }
-    if (lefts.size) await run(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues([...lefts.values()]));
+    if (asides.size) await run(INSERT_ASIDE_SQL, asideValues([...asides.values()]));
     await enqueueOrdered(run, deliveries);
     const transaction = em.getTransactionContext();
     if (!transaction) {

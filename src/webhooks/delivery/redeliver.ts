@@ -11,9 +11,9 @@ import { AppError, badInput, notFound } from '../../kernel/errors.ts';
 import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 import { ENABLED_RECEIVERS_SQL, type ReceiverRow } from './fan-out.ts';
 import {
-  INSERT_LEFT_VIEW_EVENTS_SQL,
-  type LeftViewEvent,
-  leftViewValues,
+  INSERT_ASIDE_SQL,
+  type StoredAside,
+  asideValues,
   ROUTE_EVENT_COLUMNS,
   type RouteEventRow,
   routeChange,
@@ -61,13 +61,13 @@ export async function redeliverEvent(
       // Every enabled receiver that gets this event as the fan-out routes it (its types and view:
       // view-routing.ts); a receiver whose view the record left gets the LEFT_VIEW event of it.
       const receivers = (await client.query<ReceiverRow>(ENABLED_RECEIVERS_SQL)).rows;
-      const lefts: LeftViewEvent[] = [];
+      const asides: StoredAside[] = [];
       deliveries = receivers.flatMap((r) => {
         const route = routeChange({ id: r.id, eventTypes: r.eventTypes, view: viewOfText(r.view) }, event);
-        if (route?.left) lefts.push(route.left);
+        if (route?.aside) asides.push(route.aside);
         return route ? [{ eventId: route.eventId, receiverId: r.id }] : [];
       });
-      if (lefts.length) await client.query(INSERT_LEFT_VIEW_EVENTS_SQL, leftViewValues(lefts));
+      if (asides.length) await client.query(INSERT_ASIDE_SQL, asideValues(asides));
     }
     const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), deliveries, {
       replay: !options.includeSuperseded,

@@ -34,8 +34,8 @@ export type RouteEvent = {
   viewAfter: ViewFacets | null;
 };
 
-/** An event to store outside the feed (INSERT_LEFT_VIEW_EVENTS_SQL) before its delivery is enqueued: a LEFT_VIEW one, or a restatement. */
-export type LeftViewEvent = {
+/** An event to store outside the feed (INSERT_ASIDE_SQL) before its delivery is enqueued: a LEFT_VIEW one, or a restatement. */
+export type StoredAside = {
   id: string;
   type: string;
   resourceId: string;
@@ -44,8 +44,8 @@ export type LeftViewEvent = {
   body: string;
 };
 
-/** What one receiver gets: the id of the event to deliver, and the LEFT_VIEW event to store first when it is one. */
-export type Route = { eventId: string; left: LeftViewEvent | null };
+/** What one receiver gets: the id of the event to deliver, and the event to store aside first when it is a LEFT_VIEW or a restatement. */
+export type Route = { eventId: string; aside: StoredAside | null };
 
 const views = new Map<string, View>();
 /** A receiver's stored view text, parsed (cached: the fan-out reads every receiver's on every write). */
@@ -63,7 +63,7 @@ export function viewOfText(text: string | null): View | null {
 const subscribed = (receiver: RouteReceiver, type: string) =>
   receiver.eventTypes.length === 0 || receiver.eventTypes.includes(type);
 
-function leftViewOf(route: RouteEvent, view: View): LeftViewEvent {
+function leftViewOf(route: RouteEvent, view: View): StoredAside {
   const event = { ...route, occurredAt: new Date(route.occurredAt) };
   return {
     id: leftViewEventId(event.id, view),
@@ -77,10 +77,10 @@ function leftViewOf(route: RouteEvent, view: View): LeftViewEvent {
 
 function routeKind(receiver: RouteReceiver, event: RouteEvent, kind: 'as-is' | 'left' | null): Route | null {
   if (kind === null) return null;
-  if (kind === 'as-is') return subscribed(receiver, event.type) ? { eventId: event.id, left: null } : null;
+  if (kind === 'as-is') return subscribed(receiver, event.type) ? { eventId: event.id, aside: null } : null;
   if (!subscribed(receiver, LEFT_VIEW_EVENT_TYPE)) return null;
   const left = leftViewOf(event, receiver.view!);
-  return { eventId: left.id, left };
+  return { eventId: left.id, aside: left };
 }
 
 /** What `receiver` gets of a change's event (the fan-out); null: nothing. */
@@ -114,11 +114,11 @@ export function routeLatestState(receiver: RouteReceiver, event: RouteEvent): Ro
  */
 export function restated(route: Route, original: RouteEvent & { body: string }): Route {
   const id = randomUUID();
-  if (route.left)
-    return { eventId: id, left: { ...route.left, id, body: withEventId(route.left.body, route.left.id, id) } };
+  if (route.aside)
+    return { eventId: id, aside: { ...route.aside, id, body: withEventId(route.aside.body, route.aside.id, id) } };
   return {
     eventId: id,
-    left: {
+    aside: {
       id,
       type: original.type,
       resourceId: original.resourceId,
@@ -130,13 +130,13 @@ export function restated(route: Route, original: RouteEvent & { body: string }):
 }
 
 /** $1..$6: ids, types, resource ids, versions, occurred_at, bodies. Outside the change feed; a row already stored (another receiver of the view) stays. */
-export const INSERT_LEFT_VIEW_EVENTS_SQL = `
+export const INSERT_ASIDE_SQL = `
   insert into event (id, type, resource_id, version, occurred_at, body, xid, position)
   select u.id, u.type, u.resource_id, u.version, u.occurred_at, u.body, null, null
     from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[]) as u (id, type, resource_id, version, occurred_at, body)
   on conflict (id) do nothing`;
 
-export const leftViewValues = (events: readonly LeftViewEvent[]): unknown[] => [
+export const asideValues = (events: readonly StoredAside[]): unknown[] => [
   events.map((e) => e.id),
   events.map((e) => e.type),
   events.map((e) => e.resourceId),
