@@ -4,6 +4,7 @@ import type { Config } from '../kernel/config.ts';
 import { openDatabase, type Database } from '../app/database.ts';
 import { type AppError, toAppError } from '../kernel/errors.ts';
 import { createLogger, type Logger } from '../kernel/logger.ts';
+import { ConsumerError } from '../consumer/consumer-tools.ts';
 
 /** Exit codes: 0 ok, 1 failure, 2 bad arguments, 3 not found, 4 database unavailable, 5 conflict. */
 export class CliError extends Error {
@@ -23,7 +24,8 @@ const EXIT_BY_CODE: Partial<Record<AppError['code'], number>> = {
 
 /** The message and exit code for anything a command throws; unknown errors keep their message. */
 export function describeFailure(error: unknown): { message: string; exitCode: number } {
-  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
+  if (error instanceof CliError || error instanceof ConsumerError)
+    return { message: error.message, exitCode: error.exitCode };
   const appError = toAppError(error);
   if (appError.code === 'INTERNAL_SERVER_ERROR')
     return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
@@ -79,4 +81,9 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
 export function progress(message: string): void {
   if (process.stderr.isTTY) process.stderr.write(`\r${message}`);
   else process.stderr.write(`${message}\n`);
+}
+
+/** Ends a run of progress lines: on a terminal, moves on from the line progress() redraws. */
+export function endProgress(): void {
+  if (process.stderr.isTTY) process.stderr.write('\n');
 }

@@ -13,7 +13,7 @@ import { setTimeout } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { SyncBatch } from '@lods/client';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { SyncCopy } from '../../src/cli/sync-copy.ts';
+import { SyncCopy } from '../../src/consumer/sync-copy.ts';
 import type { Api } from '../../src/app/service.ts';
 import { runCli, startCli } from '../client/cli-process.ts';
 import { fakeRecord } from '../client/fake-servers.ts';

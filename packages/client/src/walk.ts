@@ -12,7 +12,7 @@
 // record, and, unless `keepRecords: false`, the winning records themselves (the catalog's size in
 // JSON several times over once parsed). For large catalogs, pass `keepRecords: false` and
 // consume the pages through `onPage` (the CLI streams them to a file and keeps the winners by
-// their sequence numbers, see src/cli/walk.ts).
+// their sequence numbers, see src/consumer/walk.ts).
 import type { CatalogClient, CallOptions } from './catalog-client.ts';
 import type { LearningOpportunity, LearningOpportunityListParams } from './types.ts';
 

@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { SyncState, LearningOpportunity } from '@lods/client';
 import { renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
-import { CliError } from './run.ts';
+import { ConsumerError } from './consumer-tools.ts';
 
 /**
  * A record of the copy: its JSON line, or the record as the walk or the feed parsed it, until it is
@@ -39,7 +39,7 @@ function idOf(line: string): string | null {
 export async function checkSyncFiles(files: { out: string; state: string }): Promise<void> {
   if (await isSameFile(files.out, files.state)) {
     const paths = files.out === files.state ? files.out : `${files.state} and ${files.out}`;
-    throw new CliError(
+    throw new ConsumerError(
       `--state and --out are the same file (${paths}): each save would write the cursor over the copy; give two different files`,
       2,
     );
@@ -56,7 +56,7 @@ async function isSameFile(a: string, b: string): Promise<boolean> {
   return (await real(a)) === (await real(b));
 }
 
-/** `path` open for reading; null when it does not exist; a CliError (exit 2) naming `option` when it cannot be read. */
+/** `path` open for reading; null when it does not exist; a ConsumerError (exit 2) naming `option` when it cannot be read. */
 async function openExisting(option: string, path: string): Promise<FileHandle | null> {
   let file: FileHandle;
   try {
@@ -64,14 +64,14 @@ async function openExisting(option: string, path: string): Promise<FileHandle | 
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
-    throw new CliError(
+    throw new ConsumerError(
       `${option} ${path}: cannot read it (${code === 'EACCES' ? 'permission denied' : (error as Error).message})`,
       2,
     );
   }
   if ((await file.stat()).isDirectory()) {
     await file.close();
-    throw new CliError(`${option} ${path}: is a directory, not a file`, 2);
+    throw new ConsumerError(`${option} ${path}: is a directory, not a file`, 2);
   }
   return file;
 }
@@ -88,7 +88,7 @@ export async function readCopy(path: string): Promise<Map<string, CopyRecord> | 
       if (!line) continue;
       const id = idOf(line);
       if (id === null)
-        throw new CliError(
+        throw new ConsumerError(
           `--out ${path}: line ${number} is not a JSON record with an "id" (not a copy that sync wrote?)`,
           2,
         );
@@ -114,14 +114,14 @@ export async function readState(path: string): Promise<SyncState | null> {
   try {
     state = JSON.parse(text);
   } catch (error) {
-    throw new CliError(
+    throw new ConsumerError(
       `--state ${path}: not JSON (${(error as Error).message.replace(/\s+/g, ' ')}); remove it to start over with a full walk`,
       2,
     );
   }
   const cursor = (state as { cursor?: unknown } | null)?.cursor;
   if (typeof cursor !== 'string' || !cursor)
-    throw new CliError(
+    throw new ConsumerError(
       `--state ${path}: not a sync state (no "cursor" string); remove it to start over with a full walk`,
       2,
     );

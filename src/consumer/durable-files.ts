@@ -1,11 +1,11 @@
-// Files the CLI replaces as a whole (walk's output, sync's copy and state): written beside their
-// destination under a temporary name, then put in place atomically and durably (fsync the file,
-// rename it over the old one, fsync the directory), so a reader or a crash never sees half a file.
-// Also what such a command checks before its work: that it can create files there, and a lock.
+// Files the consumer tools replace as a whole (walk's output, sync's copy and state): written
+// beside their destination under a temporary name, then put in place atomically and durably (fsync
+// the file, rename it over the old one, fsync the directory), so a reader or a crash never sees half
+// a file. Also what such a tool checks before its work: that it can create files there, and a lock.
 import { readFileSync, rmSync } from 'node:fs';
 import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { CliError } from './run.ts';
+import { ConsumerError } from './consumer-tools.ts';
 
 /** A temporary path beside `path` (same directory, so the rename stays atomic), unique to this process. */
 export const tempPathBeside = (path: string, purpose = 'tmp'): string =>
@@ -52,10 +52,10 @@ async function whyNoFileBeside(path: string): Promise<string | null> {
   return null;
 }
 
-/** Throws a CliError (exit 2) naming `option` when no file can be created beside `path` (whyNoFileBeside). */
+/** Throws a ConsumerError (exit 2) naming `option` when no file can be created beside `path` (whyNoFileBeside). */
 export async function requireFileBeside(option: string, path: string): Promise<void> {
   const why = await whyNoFileBeside(path);
-  if (why) throw new CliError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
+  if (why) throw new ConsumerError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
 }
 
 /** The lock beside a file is held by another process: `pid`, or null when the lock holds no pid. */
