@@ -2,6 +2,7 @@
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
 import type { Queryable } from '../db/read-replicas.ts';
+import { PAGE_MAX_BYTES_DEFAULT } from '../kernel/paging.ts';
 import type { QueryConfig } from 'pg';
 import type { VersionCache } from './version-cache.ts';
 
@@ -98,8 +99,9 @@ export const pageOf = (row: PageRow | undefined, limit: number, offset: number):
   results: row?.docs ?? '',
 });
 
-/** PAGE_MAX_BYTES when unset: 8 MiB (docs/decisions.md, "Sizes of records and pages"). */
-export const PAGE_MAX_BYTES_DEFAULT = 8 * 1024 * 1024;
+// PAGE_MAX_BYTES when unset: declared in kernel/paging.ts, below the settings that default to it;
+// the page readers (list-query.ts, feed/, http/v1/calendar.ts) take it from here.
+export { PAGE_MAX_BYTES_DEFAULT };
 /** What a page's records may take of PAGE_MAX_BYTES: the rest is the envelope (pagination; at most a few hundred bytes). */
 export const pageBudget = (maxBytes: number): number => maxBytes - 1024;
 

@@ -2,7 +2,8 @@
 // record's `doc` is rendered again from its rows. A change of representation, not of content: no
 // event is recorded and `updatedAt` stays as it was. Records whose doc is already what the renderer
 // produces are left alone, so a second run (or a run without a renderer change) changes nothing.
-import type { Database } from '../app/database.ts';
+import type { Pool } from 'pg';
+import type { Orm } from '../db/orm.ts';
 import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
 import { NESTED_PROPERTIES, recordOf } from './entity-mapping.ts';
 import { renderRecord } from './record.ts';
@@ -18,7 +19,7 @@ const WRITE_DOCS_SQL = `
 
 /** Re-renders every record in key order, `batchSize` at a time; reports progress after each batch. */
 export async function rerenderCatalog(
-  db: Pick<Database, 'orm' | 'pool'>,
+  db: { orm: Orm; pool: Pick<Pool, 'query'> },
   options: { batchSize?: number; onProgress?: (progress: RerenderResult) => void } = {},
 ): Promise<RerenderResult> {
   const batchSize = options.batchSize ?? 500;

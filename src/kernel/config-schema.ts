@@ -1,7 +1,7 @@
 // The settings as the environment gives them: one zod schema, every value checked (ranges, formats),
 // every refusal naming the setting and the value it got. kernel/config.ts turns the result into Config.
 import { z } from 'zod';
-import { PAGE_MAX_BYTES_DEFAULT } from '../catalog/read-model.ts';
+import { PAGE_MAX_BYTES_DEFAULT } from './paging.ts';
 
 /** An integer setting within [min, max]; a refusal reads `must be an integer min-max, got "abc"`. */
 const int = (min: number, max: number) =>

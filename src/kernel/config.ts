@@ -1,10 +1,13 @@
 // The only reader of process.env: validated once at boot, typed, frozen. The settings and their
-// checks are in config-schema.ts, the shape of Config in config-type.ts.
+// checks are in config-schema.ts; Config is what buildConfig makes of them, grouped by the part of
+// the service that reads them, with what each means. A new setting is written in the schema and in
+// buildConfig, nowhere else in the code.
 import { existsSync } from 'node:fs';
 import { type Settings, settingsSchema } from './config-schema.ts';
-import type { Config } from './config-type.ts';
+import type { QueryGateLimits } from './query-gate.ts';
 
-export type { Config } from './config-type.ts';
+/** What the service is configured with: the object buildConfig makes (frozen, section by section). */
+export type Config = ReturnType<typeof buildConfig>;
 
 /** FEED_MAX_WAITERS_PER_KEY when unset: a tenth of FEED_MAX_WAITERS, at least 1. */
 export const defaultWaitersPerKey = (maxWaiters: number): number => Math.max(1, Math.floor(maxWaiters / 10));
@@ -39,8 +42,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
-  const e = parsed.data;
-  checkTogether(e);
+  checkTogether(parsed.data);
+  return buildConfig(parsed.data, env);
+}
+
+/** Config from the parsed settings (`env` only for the container check of the default host). */
+function buildConfig(e: Settings, env: NodeJS.ProcessEnv) {
   const production = e.NODE_ENV === 'production';
   return Object.freeze({
     databaseUrl: e.DATABASE_URL,
@@ -48,13 +55,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST ?? (env.container || existsDockerEnv() ? '0.0.0.0' : '127.0.0.1'),
     logLevel: e.LOG_LEVEL ?? 'info',
+    /** The CLI logs to stderr and keeps quiet unless LOG_LEVEL says otherwise. */
     cliLogLevel: e.LOG_LEVEL ?? 'warn',
     production,
     role: e.ROLE,
     ...apiSections(e),
+    /** How long a shutdown waits for pg-boss to finish its work before closing it. */
     shutdownQueueTimeoutMs: e.SHUTDOWN_QUEUE_TIMEOUT_MS,
     walk: Object.freeze({ baseUrl: e.LODS_BASE_URL, apiKey: e.LODS_API_KEY }),
     webhooks: webhookSection(e, production),
+    /** Keys of the signing secrets at rest; without `key`, webhooks/secrets/secret-keys.ts decides. */
     secretKeys: secretKeys(e, production),
     demoSeedCount: e.DEMO_SEED_COUNT,
     // Change feed and retention.
@@ -82,7 +92,7 @@ function checkTogether(e: Settings): void {
 }
 
 /** The keys of the signing secrets at rest; production refuses to run without one. */
-function secretKeys(e: Settings, production: boolean): Config['secretKeys'] {
+function secretKeys(e: Settings, production: boolean) {
   const problems: string[] = [];
   const key = secretKey('SECRET_ENCRYPTION_KEY', e.SECRET_ENCRYPTION_KEY, problems);
   const previous = secretKey('SECRET_ENCRYPTION_KEY_PREVIOUS', e.SECRET_ENCRYPTION_KEY_PREVIOUS, problems);
@@ -100,7 +110,8 @@ function apiSections(e: Settings) {
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
       readTimeoutMs: e.DB_READ_TIMEOUT_MS,
     }),
-    query: Object.freeze({
+    /** The query class's admission and its own connections (kernel/query-gate.ts): per key, per process, the longest wait. */
+    query: Object.freeze<QueryGateLimits>({
       perKey: e.QUERY_MAX_CONCURRENT_PER_KEY,
       total: e.QUERY_MAX_CONCURRENT ?? Math.max(1, Math.floor(e.DB_POOL_MAX / 2)),
       queueWaitMs: e.QUERY_QUEUE_WAIT_MS,
@@ -112,7 +123,9 @@ function apiSections(e: Settings) {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
+      /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
       pageMaxBytes: e.PAGE_MAX_BYTES,
+      /** Origins whose browsers may read /v1 (CORS); empty: CORS off. */
       corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     }),
     graphql: Object.freeze({
@@ -124,9 +137,13 @@ function apiSections(e: Settings) {
       bodyPace: { bytesPerSecond: e.GRAPHQL_BODY_BYTES_PER_SECOND, burstBytes: e.GRAPHQL_BODY_BURST_BYTES },
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     }),
+    /** Scaling: perMinute 0 = off; syncMs: how often each API process shares its counts. */
     rateLimit: Object.freeze({ perMinute: e.RATE_LIMIT_PER_MINUTE, syncMs: e.RATE_LIMIT_SYNC_MS }),
+    /** The API key cache of each API process: maxAgeMs 0 = every request looks its key up. */
     keyCache: Object.freeze({ maxAgeMs: e.KEY_CACHE_MAX_AGE_MS, maxEntries: e.KEY_CACHE_MAX_ENTRIES }),
+    /** The record version cache (304s from memory); off with read replicas. */
     etagCache: Object.freeze({ maxAgeMs: e.ETAG_CACHE_MAX_AGE_MS, maxEntries: e.ETAG_CACHE_MAX_ENTRIES }),
+    /** Scaling: read replicas (none: every read on the primary), skipped beyond maxLagMs, checked every checkMs. */
     readReplicas: Object.freeze({
       urls: Object.freeze(e.DATABASE_READ_URL ?? []),
       maxLagMs: e.READ_MAX_LAG_MS,
@@ -136,7 +153,7 @@ function apiSections(e: Settings) {
 }
 
 /** The delivery worker's and the queue's settings. */
-function webhookSection(e: Settings, production: boolean): Config['webhooks'] {
+function webhookSection(e: Settings, production: boolean) {
   return Object.freeze({
     maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
     timeoutMs: e.WEBHOOK_TIMEOUT_MS,
@@ -145,15 +162,26 @@ function webhookSection(e: Settings, production: boolean): Config['webhooks'] {
     allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? !production,
     concurrencyPerReceiver: e.WEBHOOK_CONCURRENCY_PER_RECEIVER,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    // Worker and queue tunables (delivery worker).
+    /** Times pg-boss hands a delivery out again after its worker died or lost the database mid-attempt. */
     lostRetryLimit: e.WEBHOOK_LOST_RETRY_LIMIT,
+    /** A delivery job no worker picks up within this long is dropped (a worker outage that long). */
     queueRetentionDays: e.WEBHOOK_QUEUE_RETENTION_DAYS,
+    /** Dead letters are kept this long unless replayed or removed. */
     deadLetterRetentionDays: e.WEBHOOK_DEAD_LETTER_RETENTION_DAYS,
+    /** One receiver's jobs in progress across all workers: this times concurrencyPerReceiver. */
     groupFactor: e.WEBHOOK_GROUP_FACTOR,
+    /** Longest a fetched job may wait in a receiver's local queue (prefetch sizing). */
     prefetchBudgetMs: e.WEBHOOK_PREFETCH_BUDGET_MS,
+    /** Jobs per fetch. */
     fetchBatch: e.WEBHOOK_FETCH_BATCH,
+    /** Poll floor when no NOTIFY arrives. */
     pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
+    /** pg-boss's own connection pool. */
     bossPoolMax: e.PGBOSS_POOL_MAX,
+    /** pg-boss maintenance (deleting old jobs) interval. */
     bossMaintenanceIntervalSeconds: e.PGBOSS_MAINTENANCE_INTERVAL_SECONDS,
+    /** Hours of nothing but failed attempts after which a receiver is disabled; 0 = never. */
     disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
   });
 }

@@ -1,10 +1,13 @@
-// limit/offset parsing shared by REST and GraphQL: never clamped, every bad value named.
+// limit/offset parsing shared by REST and GraphQL: never clamped, every bad value named; and the
+// default bound of a page's bytes (the PAGE_MAX_BYTES setting, config-schema.ts; catalog/read-model.ts).
 import { badInput, type InvalidParam } from './errors.ts';
 
 export const PAGE_LIMIT_DEFAULT = 20;
 export const PAGE_LIMIT_MAX = 100;
 /** The largest offset (the OpenAPI document's maximum): 15 digits, exact as a JavaScript number. */
 export const PAGE_OFFSET_MAX = 999_999_999_999_999;
+/** PAGE_MAX_BYTES when unset: 8 MiB (docs/decisions.md, "Sizes of records and pages"). */
+export const PAGE_MAX_BYTES_DEFAULT = 8 * 1024 * 1024;
 const DIGITS = /^\d{1,15}$/;
 const REASONS = {
   limit: `must be an integer from 1 to ${PAGE_LIMIT_MAX}`,
