@@ -6,12 +6,12 @@ import { type Command, Option } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import { EVENT_TYPES } from '../events/derive-event.ts';
 import { addReceiver, type ReceiverInfo } from '../webhooks/receivers/receivers.ts';
-import { parseDeliveryMode, parseEventTypes } from '../webhooks/receivers/receiver-input.ts';
+import { parseDeliveryMode, parseEventTypes, parseReceiverView } from '../webhooks/receivers/receiver-input.ts';
 import { parseScheme, SCHEME_SPELLINGS, schemeName } from '../webhooks/receivers/signature-scheme.ts';
 import { parseReceiverUrl } from '../webhooks/receivers/target-policy.ts';
 import { CliError, output, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
-import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, shown } from './receiver-text.ts';
+import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, shown, VIEW_HELP } from './receiver-text.ts';
 import { parseMaxPerSecond } from '../webhooks/receivers/rate-cap.ts';
 
 /** --scheme of add and update, in either spelling: `standard-webhooks` or `STANDARD_WEBHOOKS` (as --json prints it). */
@@ -40,6 +40,7 @@ type AddOptions = SecretOptions & {
   scheme?: string;
   mode: string;
   maxPerSecond?: string;
+  view?: string;
   json?: boolean;
 };
 
@@ -64,6 +65,7 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
     .addOption(schemeOption())
     .option('--mode <mode>', MODE_HELP, 'all-events')
     .option('--max-per-second <n>', MAX_PER_SECOND_HELP)
+    .option('--view <view>', VIEW_HELP)
     .option('--json', 'print JSON only')
     .action(async (opts: AddOptions) => {
       // What the service would refuse anyway, said before anything about the secret (or reading it).
@@ -71,6 +73,7 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
       parseEventTypes(opts.type);
       parseDeliveryMode(opts.mode);
       if (opts.maxPerSecond !== undefined) parseMaxPerSecond(opts.maxPerSecond);
+      if (opts.view !== undefined) parseReceiverView(opts.view);
       const scheme = parseScheme(opts.scheme);
       const secret = await readSecretOption(opts, false);
       checkSigning(opts, scheme === 'standard-webhooks', secret);
@@ -86,6 +89,7 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
           scheme,
           mode: opts.mode,
           maxPerSecond: opts.maxPerSecond,
+          view: opts.view,
         }),
       );
       output(opts.json, receiverJson(added), () => shown(`Added receiver ${describe(added)}.`, added));

@@ -21,7 +21,7 @@ import { ResyncRunning } from '../webhooks/catch-up/resync.ts';
 import { withBoss } from './with-boss.ts';
 import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
-import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps } from './receiver-text.ts';
+import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, VIEW_HELP } from './receiver-text.ts';
 
 export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
@@ -39,7 +39,7 @@ function registerList(receivers: Command, config: Config): void {
   receivers
     .command('list')
     .description(
-      'list receivers (never their secrets), with why a disabled one is disabled, its rate cap, its waiting and dead deliveries, its last catch-up on enable and its last resync',
+      'list receivers (never their secrets), with why a disabled one is disabled, its rate cap, its view, its waiting and dead deliveries, its last catch-up on enable and its last resync',
     )
     .option('--json', 'print JSON only')
     .action(async (opts: { json?: boolean }) => {
@@ -55,6 +55,7 @@ function registerList(receivers: Command, config: Config): void {
         'eventTypes',
         'deliveryMode',
         'maxPerSecond',
+        'view',
         'lastSuccessAt',
         'lastFailureAt',
         'waitingDeliveries',
@@ -68,6 +69,7 @@ function registerList(receivers: Command, config: Config): void {
             ...r,
             eventTypes: r.eventTypes.length ? r.eventTypes : 'all',
             maxPerSecond: r.maxPerSecond === null ? 'none' : `${r.maxPerSecond}/s`,
+            view: r.view ?? 'every record',
             catchUp: r.catchUp && catchUpText(r.catchUp),
             resync: r.resync && resyncText(r.resync),
           })),
@@ -80,7 +82,7 @@ function registerList(receivers: Command, config: Config): void {
 function registerUpdate(receivers: Command, config: Config): void {
   receivers
     .command('update')
-    .description('change a receiver URL, its subscription, its signature scheme, its delivery mode and/or its rate cap')
+    .description('change a receiver URL, subscription, signature scheme, delivery mode, rate cap and/or view')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
     .option('--type <type>', 'new subscription (repeatable), replacing the old one', collect, [])
@@ -89,6 +91,8 @@ function registerUpdate(receivers: Command, config: Config): void {
     .option('--mode <mode>', MODE_HELP)
     .option('--max-per-second <n>', MAX_PER_SECOND_HELP)
     .option('--no-max-per-second', 'remove its rate cap')
+    .option('--view <view>', `${VIEW_HELP}; a change sends what makes its copy equal to the new view`)
+    .option('--no-view', 'remove its view: it gets the events of every record')
     .option('--json', 'print JSON only')
     .action(
       async (
@@ -100,6 +104,7 @@ function registerUpdate(receivers: Command, config: Config): void {
           scheme?: string;
           mode?: string;
           maxPerSecond?: string | false;
+          view?: string | false;
           json?: boolean;
         },
       ) => {
@@ -118,6 +123,8 @@ function registerUpdate(receivers: Command, config: Config): void {
             mode: opts.mode,
             // Given: a cap; --no-max-per-second: none (null); neither: unchanged.
             maxPerSecond: opts.maxPerSecond === false ? null : opts.maxPerSecond,
+            // Given: a view; --no-view: every record (null); neither: unchanged.
+            view: opts.view === false ? null : opts.view,
           }),
         );
         output(opts.json, receiverJson(changed), () => `Receiver ${describe(changed)}.`);

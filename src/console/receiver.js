@@ -1,14 +1,14 @@
-// One receiver's page: its settings and progress (rate cap, last catch-up, last resync) with "Resync"
+// One receiver's page: its settings and progress (view, rate cap, last catch-up, last resync) with "Resync"
 // (receivers:manage: resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is
 // queued), its attempts newest first, paged and filterable by outcome (scope graphql:read), and its
 // dead letters with "Replay" per letter and "Replay all" (receivers:manage).
 import { gql } from './api.js';
 import { h, missingScope, table, time } from './dom.js';
-import { status } from './receivers.js';
+import { status, viewCell } from './receivers.js';
 
 const PAGE = 20;
 const PROGRESS = 'total queued pending startedAt';
-const RECEIVER = `query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason maxPerSecond
+const RECEIVER = `query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason maxPerSecond view
   catchUp { ${PROGRESS} } resync { ${PROGRESS} skipped since } } }`;
 /** How often the resync's progress is read while resyncWebhookReceiver runs. */
 const PROGRESS_EVERY_MS = 500;
@@ -50,7 +50,7 @@ function progressText(p) {
   return `${records(p.total)}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${time(p.startedAt)})`;
 }
 
-/** Rate cap, last catch-up and last resync, and "Resync". */
+/** View, rate cap, last catch-up and last resync, and "Resync". */
 function settingsSection(ctx, receiver) {
   const progress = h('p', { id: 'resync-progress', class: 'progress', role: 'status' });
   const since = h('input', {
@@ -73,9 +73,7 @@ function settingsSection(ctx, receiver) {
         if (done) break;
         const read = await gql(
           `query($id: ID!) { webhookReceiver(id: $id) { resync { ${PROGRESS} skipped since } } }`,
-          {
-            id: receiver.id,
-          },
+          { id: receiver.id },
         ).catch(() => null);
         const r = read?.webhookReceiver?.resync;
         if (!done && r && r.startedAt) progress.textContent = `Resync being queued: ${progressText(r)}`;
@@ -101,6 +99,8 @@ function settingsSection(ctx, receiver) {
     h(
       'dl',
       {},
+      h('dt', {}, 'View'),
+      h('dd', { id: 'view' }, viewCell(receiver)),
       h('dt', {}, 'Rate cap'),
       h(
         'dd',

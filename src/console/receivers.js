@@ -1,5 +1,5 @@
-// The receivers page (scope receivers:manage): every receiver with its health (enabled or why not,
-// last success and failure, waiting and dead deliveries, 24 h success chart), and its actions.
+// The receivers page (scope receivers:manage): every receiver with its view and its health (enabled or
+// why not, last success and failure, waiting and dead deliveries, 24 h success chart), and its actions.
 // Receivers and their history are two queries of one request (the history is one statement for
 // every receiver).
 import { gql, newSecret } from './api.js';
@@ -7,13 +7,16 @@ import { successChart, successText } from './chart.js';
 import { h, missingScope, table, time } from './dom.js';
 
 const FIELDS =
-  'id url enabled disabledReason deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+  'id url enabled disabledReason view deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 
 async function loadReceivers() {
   return await gql(
     `{ webhookReceivers { ${FIELDS} } webhookDeliveryHistory { receiverId hours { hour attempts successes } } }`,
   );
 }
+
+/** A receiver's view (its canonical text, as text: never markup), or "every record" without one. */
+export const viewCell = (r) => (r.view === null ? 'every record' : h('code', { class: 'view' }, r.view));
 
 export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
 
@@ -27,6 +30,7 @@ export async function renderReceivers(main, ctx) {
   const columns = [
     ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
     ['Status', status],
+    ['View', viewCell],
     ['Delivery mode', (r) => r.deliveryMode],
     ['Signature', (r) => r.signatureScheme],
     ['Last success', (r) => time(r.lastSuccessAt)],

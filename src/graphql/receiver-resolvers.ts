@@ -28,6 +28,7 @@ type Input = {
   signatureScheme?: string | null;
   deliveryMode?: string | null;
   maxPerSecond?: number | null;
+  view?: string | null;
 };
 
 export function receiverResolvers(deps: ReceiverDeps) {
@@ -55,6 +56,7 @@ export function receiverResolvers(deps: ReceiverDeps) {
           scheme: input(args).signatureScheme,
           mode: input(args).deliveryMode,
           maxPerSecond: input(args).maxPerSecond,
+          view: input(args).view,
         }),
       ),
       updateWebhookReceiver: manage((args) =>
@@ -63,8 +65,9 @@ export function receiverResolvers(deps: ReceiverDeps) {
           types: input(args).types,
           scheme: input(args).signatureScheme,
           mode: input(args).deliveryMode,
-          // Omitted keeps the cap, null removes it.
+          // Omitted keeps the cap and the view, null removes them.
           maxPerSecond: input(args).maxPerSecond,
+          view: input(args).view,
         }),
       ),
       disableWebhookReceiver: manage((args) => disableReceiver(deps, parseId(args.id))),

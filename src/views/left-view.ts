@@ -8,7 +8,7 @@ import { renderEventBody } from '../events/event-body.ts';
 import { canonicalView, type View } from './view.ts';
 
 /** The type of the event a view's feed holds where a record left the view (data null). */
-export const LEFT_VIEW_EVENT_TYPE = 'LEARNING_OPPORTUNITY_LEFT_VIEW';
+export const LEFT_VIEW_EVENT_TYPE = 'LEARNING_OPPORTUNITY_LEFT_VIEW' satisfies EventType;
 
 // The namespace of LEFT_VIEW event ids (UUID v5, RFC 9562): a fixed random UUID of this service.
 const LEFT_VIEW_NAMESPACE = Buffer.from('5b0e7c6e8f4a4d1fa3c2b8d9e6f1a047', 'hex');
@@ -36,8 +36,7 @@ export function renderLeftViewEvent(
 ): string {
   return renderEventBody({
     id: leftViewEventId(event.id, view),
-    // Not (yet) a webhook event type of the receiver kit: a view's feed is its only reader.
-    type: LEFT_VIEW_EVENT_TYPE as EventType,
+    type: LEFT_VIEW_EVENT_TYPE,
     occurredAt: event.occurredAt,
     resourceId: event.resourceId,
     version: event.version,

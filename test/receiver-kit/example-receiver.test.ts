@@ -48,7 +48,7 @@ function snapshotEvent(type: string, resourceId: string, occurredAt: string, fie
       version: Date.parse(occurredAt) - Date.UTC(2026, 0, 1) + 1,
     },
     data:
-      type === 'LEARNING_OPPORTUNITY_DELETED'
+      type === 'LEARNING_OPPORTUNITY_DELETED' || type === 'LEARNING_OPPORTUNITY_LEFT_VIEW'
         ? null
         : {
             id: resourceId,
@@ -106,6 +106,25 @@ describe('example receiver (npm run example:receiver)', () => {
 
     const served = (await (await fetch(`${receiver.url}/records`)).json()) as { id: string }[];
     expect(served.map((r) => r.id)).to.deep.equal([a]);
+  });
+
+  it('removes a record on LEFT_VIEW (a receiver with a view: an update took it out), and a late older event does not bring it back', async () => {
+    const [stays, leaves] = [randomUUID(), randomUUID()];
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', stays, at(1)))).to.equal(202);
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_PUBLISHED', leaves, at(2)))).to.equal(202);
+    expect(Object.keys((await fileState()).records).sort()).to.deep.equal([stays, leaves].sort());
+
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_LEFT_VIEW', leaves, at(3)))).to.equal(202);
+    const state = await fileState();
+    expect(Object.keys(state.records)).to.deep.equal([stays]);
+    expect(lines.find((l) => l.includes(`LEARNING_OPPORTUNITY_LEFT_VIEW ${leaves}`))).to.match(
+      /-> deleted \(1 records\)$/,
+    );
+    // An update from before it leaving, arriving late (a retry, a replay): not newer, dropped.
+    expect(await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', leaves, at(2)))).to.equal(202);
+    expect(Object.keys((await fileState()).records)).to.deep.equal([stays]);
+    const served = (await (await fetch(`${receiver.url}/records`)).json()) as { id: string }[];
+    expect(served.map((r) => r.id)).to.deep.equal([stays]);
   });
 
   it('prints one line for a test event and one for a duplicate delivery', async () => {

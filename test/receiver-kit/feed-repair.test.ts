@@ -1,14 +1,21 @@
 // The receiver kit repairs gaps from the change feed: the feed's items are the very bytes a webhook
-// receiver got, and repairFromFeed hands over exactly the events after the last one processed.
+// receiver got, and repairFromFeed hands over exactly the events after the last one processed; with
+// a receiver's view, those of the view's feed, where a record that left the view is a LEFT_VIEW
+// event that removes it from the copy.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import {
   FeedGapError,
   MemorySeenStore,
+  MemoryVersionStore,
   repairFromFeed,
   type WebhookEvent,
 } from '../../packages/receiver-kit/src/index.ts';
-import { createTestKey } from '../support/api.ts';
-import { createRecord } from '../support/factories.ts';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { testDb } from '../hooks.ts';
+import { createTestKey, getJson } from '../support/api.ts';
+import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
@@ -66,6 +73,64 @@ describe('receiver kit: repairFromFeed', function () {
     const next = await repairFromFeed({ ...base, after: repaired.cursor });
     expect(handled.map((e) => e.resource.id)).to.deep.equal([later.id]);
     expect(next.handled).to.equal(1);
+  });
+
+  it('with `view`, hands over the events of the view only: a record an update took out comes as LEFT_VIEW, and the copy ends equal to the view', async () => {
+    // A city of this test's own: the view holds only its records, whatever else the database holds.
+    const city = `Repairville ${randomUUID().slice(0, 8)}`;
+    const view = `city=${encodeURIComponent(city)}`;
+    const inCity = (c: string) => ({
+      sessions: [
+        {
+          id: randomUUID(),
+          startsAt: '2027-03-01T09:00:00.000Z',
+          endsAt: null,
+          timezone: 'Europe/Berlin',
+          format: 'IN_PERSON',
+          location: { name: 'Hall', address: '1 Main Street', city: c, country: 'DE' },
+          capacity: 10,
+        },
+      ],
+    });
+    await feedSettled(testDb().pool);
+    const headRes = await getJson(stack.api, `/v1/events/head?view=${encodeURIComponent(view)}`, key);
+    expect(headRes.status, headRes.text).to.equal(200);
+    const start = (headRes.body as { cursor: string }).cursor;
+
+    const stays = await createRecord(stack.api.writes, inCity(city));
+    const leaves = await createRecord(stack.api.writes, inCity(city));
+    const elsewhere = await createRecord(stack.api.writes, inCity(`Elsewhere ${city}`));
+    await stack.api.writes.upsert(
+      parseLearningOpportunityInput(buildLearningOpportunityInput({ id: leaves.id, ...inCity(`Moved ${city}`) })),
+    );
+    await feedSettled(testDb().pool);
+
+    const copy = new Map<string, unknown>();
+    const handled: string[] = [];
+    const repaired = await repairFromFeed({
+      baseUrl: stack.api.url,
+      apiKey: key,
+      after: start,
+      view,
+      versions: new MemoryVersionStore(),
+      handle: (e) => {
+        handled.push(`${e.type} ${e.resource.id}`);
+        if (e.type === 'LEARNING_OPPORTUNITY_DELETED' || e.type === 'LEARNING_OPPORTUNITY_LEFT_VIEW') {
+          expect(e.data).to.equal(null);
+          copy.delete(e.resource.id);
+        } else copy.set(e.resource.id, e.data);
+      },
+    });
+    expect(handled).to.deep.equal([
+      `LEARNING_OPPORTUNITY_PUBLISHED ${stays.id}`,
+      `LEARNING_OPPORTUNITY_PUBLISHED ${leaves.id}`,
+      `LEARNING_OPPORTUNITY_LEFT_VIEW ${leaves.id}`,
+    ]);
+    expect(handled.join(' ')).to.not.include(elsewhere.id);
+    expect(repaired.handled).to.equal(3);
+    expect([...copy.keys()]).to.deep.equal([stays.id]);
+    const list = await getJson(stack.api, `/v1/learning-opportunities?${view}`, key);
+    expect((list.body as { results: { id: string }[] }).results.map((r) => r.id)).to.deep.equal([...copy.keys()]);
   });
 
   it('says when the starting point is no longer retained', async () => {

@@ -1,6 +1,7 @@
 // The receiver kit applies in order: applyEvent hands an event to the receiver's code only when its
-// resource.version is newer than the store's, keeps deleted records as tombstones for a while, and
-// serialises two events of one resource handled at once; the file store survives a restart.
+// resource.version is newer than the store's, keeps deleted records (and records that left the
+// receiver's view) as tombstones for a while, and serialises two events of one resource handled at
+// once; the file store survives a restart.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ function event(
 ): WebhookEvent {
   const occurredAt = new Date().toISOString();
   const resource = { type: 'LEARNING_OPPORTUNITY' as const, id: resourceId, version };
-  return type === 'LEARNING_OPPORTUNITY_DELETED'
+  return type === 'LEARNING_OPPORTUNITY_DELETED' || type === 'LEARNING_OPPORTUNITY_LEFT_VIEW'
     ? { id: randomUUID(), type, occurredAt, resource, data: null }
     : {
         id: randomUUID(),
@@ -53,6 +54,36 @@ describe('receiver kit: version store and applyEvent', () => {
     expect(applied).to.deep.equal([1, 3, 4, 5]);
     expect(await shouldApply(store, event(id, 5))).to.equal(false);
     expect(await shouldApply(store, event(id, 6))).to.equal(true);
+  });
+
+  it('LEFT_VIEW is applied like DELETED: a tombstone that drops a late older event, until the record comes back newer', async () => {
+    let now = 1_000_000;
+    const store = new MemoryVersionStore({ tombstoneTtlMs: 1000, now: () => now });
+    const id = randomUUID();
+    const applied: string[] = [];
+    const apply = (e: WebhookEvent) => void applied.push(`${e.type} v${e.resource.version}`);
+    await applyEvent(store, event(id, 2, 'LEARNING_OPPORTUNITY_PUBLISHED'), apply);
+    expect((await applyEvent(store, event(id, 3, 'LEARNING_OPPORTUNITY_LEFT_VIEW'), apply)).applied).to.equal(true);
+    // A retry of the update before it (still in the view) must not bring the record back into the copy.
+    expect(await applyEvent(store, event(id, 2, 'LEARNING_OPPORTUNITY_UPDATED'), apply)).to.deep.equal({
+      applied: false,
+      lastVersion: 3,
+    });
+    // Kept as a tombstone (its time of removal), forgotten after its time to live like a deleted record's.
+    expect(store.toJSON()[id]).to.deep.equal([3, now]);
+    // Back in the view with a newer version: applied, and live again (never forgotten).
+    await applyEvent(store, event(id, 5, 'LEARNING_OPPORTUNITY_UPDATED'), apply);
+    const gone = randomUUID();
+    await applyEvent(store, event(gone, 4, 'LEARNING_OPPORTUNITY_LEFT_VIEW'), apply);
+    now += 1001;
+    expect(store.lastVersion(id)).to.equal(5);
+    expect(store.lastVersion(gone)).to.equal(null);
+    expect(applied).to.deep.equal([
+      'LEARNING_OPPORTUNITY_PUBLISHED v2',
+      'LEARNING_OPPORTUNITY_LEFT_VIEW v3',
+      'LEARNING_OPPORTUNITY_UPDATED v5',
+      'LEARNING_OPPORTUNITY_LEFT_VIEW v4',
+    ]);
   });
 
   it('forgets a tombstone after its time to live, not before', async () => {

@@ -116,6 +116,53 @@ describe('receiver kit: webhookReceiver over real HTTP', () => {
       expect((await deliver(url, event)).status).to.equal(202);
     });
 
+    it("accepts and processes a LEFT_VIEW event (a receiver with a view: the record left it): data null, the record's resource version", async () => {
+      const event = buildEvent({
+        type: 'LEARNING_OPPORTUNITY_LEFT_VIEW',
+        data: null,
+        resource: { type: 'LEARNING_OPPORTUNITY', id: randomUUID(), version: 7 },
+      } as Partial<WebhookEvent>);
+      const res = await deliver(url, event);
+      // A catalog event handed to `process` (202), not an unknown type acknowledged and ignored (200).
+      expect(res.status).to.equal(202);
+      await handler.idle();
+      expect(processed.find((e) => e.id === event.id)).to.deep.equal(event);
+      const timestamp = String(Date.now());
+      const verified = verifyDelivery({
+        rawBody: JSON.stringify(event),
+        headers: {
+          'x-service-event-id': event.id,
+          'x-service-event-type': event.type,
+          'x-service-timestamp': timestamp,
+          'x-service-signature': sign(SECRET, timestamp, JSON.stringify(event)),
+        },
+        secret: SECRET,
+      });
+      expect(verified).to.deep.include({ ok: true, event, signed: true });
+    });
+
+    it('refuses a LEFT_VIEW event with data or without a resource version (400 NOT_AN_EVENT), processing nothing', async () => {
+      const resourceId = randomUUID();
+      const withData = buildEvent({
+        type: 'LEARNING_OPPORTUNITY_LEFT_VIEW',
+        resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId, version: 2 },
+        data: { id: resourceId, updatedAt: new Date().toISOString() },
+      } as unknown as Partial<WebhookEvent>);
+      const withoutVersion = buildEvent({
+        type: 'LEARNING_OPPORTUNITY_LEFT_VIEW',
+        resource: { type: 'LEARNING_OPPORTUNITY', id: resourceId },
+        data: null,
+      } as unknown as Partial<WebhookEvent>);
+      const refusedData = await deliver(url, withData);
+      expect([refusedData.status, refusedData.body.reason]).to.deep.equal([400, 'NOT_AN_EVENT']);
+      expect(refusedData.body.detail).to.match(/data must be null for LEARNING_OPPORTUNITY_LEFT_VIEW/);
+      const refusedVersion = await deliver(url, withoutVersion);
+      expect([refusedVersion.status, refusedVersion.body.reason]).to.deep.equal([400, 'NOT_AN_EVENT']);
+      expect(refusedVersion.body.detail).to.match(/resource.version must be a positive integer/);
+      await handler.idle();
+      expect(processed.map((e) => e.id)).to.not.include.members([withData.id, withoutVersion.id]);
+    });
+
     it('rejects a tampered body with 401 and does not store or process it', async () => {
       const event = buildEvent();
       const tampered = JSON.stringify({ ...event, data: { ...event.data, title: 'Free for everyone' } });

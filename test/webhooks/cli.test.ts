@@ -70,6 +70,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       'resync', // its last resync on demand (null: none yet)
       'signatureScheme', // issue 21
       'url',
+      'view', // its view (null: every record)
       'waitingDeliveries',
     ]);
 

@@ -1,8 +1,10 @@
 // A runnable webhook receiver built on the receiver kit: `npm run example:receiver`.
 // It keeps a local copy of the catalog in a JSON file: snapshot events upsert `data` by resource.id,
-// DELETED removes it. Each verified event is first appended to an inbox (the raw event stored before
-// the 2xx); the file store is updated after the response, and the inbox is replayed at start so that
-// nothing acknowledged is lost if the process dies in between. The recipe of the kit's README:
+// DELETED removes it, and so does LEFT_VIEW (for a receiver registered with a view, `receivers add
+// --view`, whose copy holds the records of its view: an update took the record out of it). Each
+// verified event is first appended to an inbox (the raw event stored before the 2xx); the file store
+// is updated after the response, and the inbox is replayed at start so that nothing acknowledged is
+// lost if the process dies in between. The recipe of the kit's README:
 // de-duplicate (webhookReceiver, on the event id), compare versions (applyEvent with a version store:
 // an event not newer than the resource's last applied version is dropped, a deleted record's version
 // is kept as a tombstone), apply, acknowledge. The versions are saved in the same file as the records,
@@ -42,7 +44,7 @@ export type ApplyOutcome = 'upserted' | 'deleted' | 'stale';
 /** Upserts or removes the record (no version check: applyEvent does that). */
 function applyToRecords(records: StoreState['records'], event: WebhookEvent): ApplyOutcome {
   const id = event.resource.id;
-  if (event.type === 'LEARNING_OPPORTUNITY_DELETED') {
+  if (event.type === 'LEARNING_OPPORTUNITY_DELETED' || event.type === 'LEARNING_OPPORTUNITY_LEFT_VIEW') {
     delete records[id];
     return 'deleted';
   }

@@ -6,6 +6,12 @@ export const WEBHOOK_EVENT_TYPES = [
   'LEARNING_OPPORTUNITY_UPDATED',
   'LEARNING_OPPORTUNITY_ARCHIVED',
   'LEARNING_OPPORTUNITY_DELETED',
+  /**
+   * Only to a receiver with a view (and in the feed of a view, GET /v1/events?view=): an update took
+   * the record out of the view. `data` null; `resource` (id, version) that of the record after the
+   * update. Remove the record from a copy of the view, as on DELETED.
+   */
+  'LEARNING_OPPORTUNITY_LEFT_VIEW',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -24,11 +30,16 @@ type EventBase = {
   resource: { type: 'LEARNING_OPPORTUNITY'; id: string; version: number };
 };
 export type SnapshotEvent = EventBase & {
-  type: Exclude<WebhookEventType, 'LEARNING_OPPORTUNITY_DELETED'>;
+  type: Exclude<WebhookEventType, 'LEARNING_OPPORTUNITY_DELETED' | 'LEARNING_OPPORTUNITY_LEFT_VIEW'>;
   data: LearningOpportunitySnapshot;
 };
 export type DeletedEvent = EventBase & { type: 'LEARNING_OPPORTUNITY_DELETED'; data: null };
-export type WebhookEvent = SnapshotEvent | DeletedEvent;
+/** The record left the receiver's view (an update took it out): remove it from the copy of the view. */
+export type LeftViewEvent = EventBase & { type: 'LEARNING_OPPORTUNITY_LEFT_VIEW'; data: null };
+export type WebhookEvent = SnapshotEvent | DeletedEvent | LeftViewEvent;
+
+/** The types whose `data` is null: the record is gone (DELETED) or out of the receiver's view (LEFT_VIEW). */
+const DATA_NULL_TYPES: readonly string[] = ['LEARNING_OPPORTUNITY_DELETED', 'LEARNING_OPPORTUNITY_LEFT_VIEW'];
 
 /**
  * A test delivery an operator sent to check the endpoint ("Send test event", `receivers test ID`):
@@ -118,8 +129,8 @@ export function eventShapeProblem(value: unknown): string | null {
     return 'resource must be { type: "LEARNING_OPPORTUNITY", id: <UUID>, version: <positive integer> }';
   if (!Number.isSafeInteger(resource.version) || (resource.version as number) < 1)
     return 'resource.version must be a positive integer';
-  if (value.type === 'LEARNING_OPPORTUNITY_DELETED') {
-    if (value.data !== null) return 'data must be null for LEARNING_OPPORTUNITY_DELETED';
+  if (DATA_NULL_TYPES.includes(value.type)) {
+    if (value.data !== null) return `data must be null for ${value.type}`;
   } else {
     const data = value.data;
     if (!isObject(data)) return `data must be the record snapshot for ${value.type}`;

@@ -9,6 +9,8 @@
 // its start until that event and hands over everything after it; starting from a stored `after`
 // cursor reads only what follows. If the starting point is no longer retained (EVENT_RETENTION_DAYS),
 // a FeedGapError says so: the receiver must rebuild its copy from a full walk instead.
+// A receiver subscribed to a view passes it (`view`): the repair then reads the feed of that view
+// (GET /v1/events?view=), the same events its deliveries carry, LEFT_VIEW ones under the same ids.
 // Self-contained like the rest of the kit: plain fetch, no service imports.
 import { eventShapeProblem, type WebhookEvent } from './event.ts';
 import type { SeenStore } from './seen-store.ts';
@@ -33,6 +35,12 @@ export type FeedRepairOptions = {
    * when live deliveries run beside the repair, so that neither overwrites the other's newer state.
    */
   versions?: VersionStore;
+  /**
+   * The receiver's view (as `receivers list` shows it, e.g. `country=de&format=ONLINE`): the feed of
+   * that view is read, with LEARNING_OPPORTUNITY_LEFT_VIEW where a record left it (remove it from the
+   * copy, as on DELETED). Omitted: the feed of every record.
+   */
+  view?: string;
   /** Events per page (default 1000, the service's maximum). */
   limit?: number;
   fetch?: typeof globalThis.fetch;
@@ -61,6 +69,7 @@ export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRe
     const url = new URL('v1/events', base);
     url.searchParams.set('limit', String(options.limit ?? 1000));
     if (after) url.searchParams.set('after', after);
+    if (options.view !== undefined) url.searchParams.set('view', options.view);
     const res = await fetchFn(url, {
       headers: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json' },
       redirect: 'manual',

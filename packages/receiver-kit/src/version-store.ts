@@ -12,9 +12,10 @@
 //   // outcome.applied === false: not newer than what is held; acknowledge and drop it
 //
 // VersionStore is small enough for a database table (resource_id primary key, version, deleted_at:
-// an upsert `where excluded.version > version`) or a Redis hash. Deleted records are kept as
-// tombstones for `tombstoneTtlMs`: forgetting one too early lets a late old event re-create a deleted
-// record, so keep them longer than any delivery of yours can be late (retries, replays of dead letters).
+// an upsert `where excluded.version > version`) or a Redis hash. Deleted records (and records that
+// left a receiver's view: LEFT_VIEW) are kept as tombstones for `tombstoneTtlMs`: forgetting one too
+// early lets a late old event re-create a removed record, so keep them longer than any delivery of
+// yours can be late (retries, replays of dead letters).
 // Self-contained like the rest of the kit.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -154,7 +155,8 @@ const inProgress = new WeakMap<VersionStore, Map<string, Promise<unknown>>>();
 
 /**
  * Applies `event` with `apply` only when it is newer than the version `store` holds for its
- * resource, then records its version (a tombstone for DELETED). Not newer: `apply` is not called.
+ * resource, then records its version (a tombstone for DELETED and LEFT_VIEW, which remove the record
+ * from a copy). Not newer: `apply` is not called.
  * If `apply` throws, nothing is recorded (the event can be applied when it comes again).
  */
 export async function applyEvent<T>(
@@ -170,7 +172,8 @@ export async function applyEvent<T>(
     const last = await store.lastVersion(id);
     if (last !== null && event.resource.version <= last) return { applied: false, lastVersion: last };
     const result = await apply(event);
-    await store.record(id, event.resource.version, { deleted: event.type === 'LEARNING_OPPORTUNITY_DELETED' });
+    const removed = event.type === 'LEARNING_OPPORTUNITY_DELETED' || event.type === 'LEARNING_OPPORTUNITY_LEFT_VIEW';
+    await store.record(id, event.resource.version, { deleted: removed });
     return { applied: true, result };
   });
   const settled = run.catch(() => {});

@@ -56,6 +56,11 @@ export type ReceiverInfo = {
   resync: Resync | null;
   /** At most this many deliveries start per second, across every worker (receivers/rate-cap.ts); null: no cap. */
   maxPerSecond: number | null;
+  /**
+   * The view it subscribes to, as its canonical text (views/view.ts canonicalView: `country=de&format=ONLINE`):
+   * it gets only the events of records in that view; null: every record.
+   */
+  view: string | null;
 };
 
 const columns = (
@@ -65,7 +70,8 @@ const columns = (
   ${isoSql('r.last_failure_at')} as "lastFailureAt", ${isoSql('r.created_at')} as "createdAt",
   replace(r.signature_scheme, '_', '-') as "signatureScheme",
   case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt",
-  ${catchUpJsonSql('r')} as "catchUp", ${resyncJsonSql('r', installed)} as "resync", r.max_per_second as "maxPerSecond"`;
+  ${catchUpJsonSql('r')} as "catchUp", ${resyncJsonSql('r', installed)} as "resync", r.max_per_second as "maxPerSecond",
+  r.view`;
 
 // $1: one receiver id, or null for all.
 const WITH_COUNTS_SQL = `
