@@ -143,7 +143,7 @@ export async function runViewFanOut(options: {
     const p99 = (set: 'plain' | 'views') => percentile(results[set].ms, 99);
     return (
       `\nView fan-out: ${options.rounds} rounds of ${options.changes} single-record updates (format and country changed), alternated\n` +
-      `  1 receiver without a view       : write p50 ${p50('plain').toFixed(2)} ms, p99 ${p99('plain').toFixed(2)} ms, ${(results.plain.deliveries / n).toFixed(2)} deliveries per change\n` +
+      `  ${'1 receiver without a view'.padEnd(30)}: write p50 ${p50('plain').toFixed(2)} ms, p99 ${p99('plain').toFixed(2)} ms, ${(results.plain.deliveries / n).toFixed(2)} deliveries per change\n` +
       `  ${`${options.receivers} receivers with views`.padEnd(30)}: write p50 ${p50('views').toFixed(2)} ms, p99 ${p99('views').toFixed(2)} ms, ${(results.views.deliveries / n).toFixed(2)} deliveries per change\n` +
       `  ${`the views' cost per change`.padEnd(30)}: ${(p50('views') - p50('plain')).toFixed(2)} ms at p50 (one receiver query, ${routingUs.toFixed(0)} µs routing in this process, the enqueueing of its deliveries)\n`
     );
