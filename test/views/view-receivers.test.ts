@@ -181,10 +181,20 @@ describe('receivers subscribed to a view', function () {
     expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
   });
 
-  it('a receiver disabled through edits catches up to its view when enabled; one that lost its copy resyncs to it', async () => {
+  it('a receiver disabled through edits catches up to its view when enabled (its view changed meanwhile too); one that lost its copy resyncs to it', async () => {
     await disableReceiver(deps(), receiverId);
     await edit(120);
     await enableReceiver(deps(), receiverId);
+    await drained(testDb(), 60_000);
+    expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
+
+    // A view changed while disabled comes with the enable.
+    await disableReceiver(deps(), receiverId);
+    await updateReceiver(deps(), receiverId, { view: OTHER_VIEW });
+    await enableReceiver(deps(), receiverId);
+    await drained(testDb(), 60_000);
+    expect(copy()).to.deep.equal(Object.fromEntries(await walk(OTHER_VIEW)));
+    await updateReceiver(deps(), receiverId, { view: VIEW });
     await drained(testDb(), 60_000);
     expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
 

@@ -11,8 +11,9 @@
 //   and one that de-duplicates on ids would drop it); in batches under the records'
 //   locks, through their lanes at the replays' priority, so per-record order holds with live changes.
 //   From the update's commit on, the fan-out routes every new change by the new view.
-// The change shows as a resync in `receivers list` (its progress); a disabled receiver's rows wait,
-// and its next resync takes them up.
+// The change shows as a resync in `receivers list` (its progress). A disabled receiver's rows wait
+// for its enable, which queues them after its catch-up (receivers.ts enableReceiver), restated like
+// these (so does the rest of a resync that a disable cut short).
 import type { Pool, PoolClient } from 'pg';
 import type { View } from '../../views/view.ts';
 import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
@@ -57,7 +58,7 @@ export async function startViewChange(client: PoolClient, receiverId: string, vi
   return true;
 }
 
-/** After the updating transaction committed: queues what startViewChange found (the resync's batches). */
+/** After the updating (or enabling) transaction committed: queues the receiver's resync rows not queued yet, restated (the resync's batches). */
 export async function queueViewChange(pool: Pool, receiverId: string): Promise<void> {
   await queueLatestStates(
     pool,

@@ -195,6 +195,8 @@ export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: strin
     if (!rows[0].was_enabled) await startCatchUp(client, id);
   });
   await runCatchUp(deps.pool, id, options);
+  // A view changed while it was disabled (or a resync cut short by the disable): its records now.
+  await queueViewChange(deps.pool, id);
   return await one(deps, id);
 }
 
