@@ -2,7 +2,7 @@
 // (answer n is up to the test) and a fake /v1 list whose content the test changes between pages.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LearningOpportunity } from '../../packages/client/src/types.ts';
+import type { LearningOpportunity } from '@lods/client';
 
 export type SeenRequest = { method: string; url: string; authorization: string | undefined };
 

@@ -2,9 +2,7 @@
 // than the client may wait is not retried early (it would only be refused again): the caller gets
 // the 429 at once, with its problem details and Retry-After.
 import { expect } from 'chai';
-import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { CatalogHttpError } from '../../packages/client/src/errors.ts';
-import type { RetryInfo } from '../../packages/client/src/request.ts';
+import { CatalogHttpError, createCatalogClient, type RetryInfo } from '@lods/client';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';

@@ -2,9 +2,15 @@
 // and what a caller gets back when it gives up.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createCatalogClient, type CatalogClientOptions } from '../../packages/client/src/catalog-client.ts';
-import { CatalogHttpError, CatalogNetworkError, CatalogResponseError } from '../../packages/client/src/errors.ts';
-import { parseRetryAfter, type RetryInfo } from '../../packages/client/src/request.ts';
+import {
+  type CatalogClientOptions,
+  CatalogHttpError,
+  CatalogNetworkError,
+  CatalogResponseError,
+  createCatalogClient,
+  parseRetryAfter,
+  type RetryInfo,
+} from '@lods/client';
 import {
   fakeRecord,
   resetConnection,

@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { createCatalogClient, type CatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { walk } from '../../packages/client/src/walk.ts';
+import { type CatalogClient, createCatalogClient, walk } from '@lods/client';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';

@@ -12,7 +12,7 @@ import { LIST_FACETS, LIST_SORTS, RECORD_FIELDS } from '../../src/catalog/list-q
 import { FORMATS } from '../../src/catalog/record.ts';
 import { OPENAPI_PATH } from '../../src/http/v1/openapi-document.ts';
 import type { Api } from '../../src/app/service.ts';
-import { createCatalogClient } from '../../packages/client/src/index.ts';
+import { createCatalogClient } from '@lods/client';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 

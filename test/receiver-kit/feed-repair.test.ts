@@ -10,7 +10,7 @@ import {
   MemoryVersionStore,
   repairFromFeed,
   type WebhookEvent,
-} from '../../packages/receiver-kit/src/index.ts';
+} from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';

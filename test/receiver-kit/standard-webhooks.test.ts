@@ -9,12 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import {
-  deliveryHeaders,
-  verifyDelivery,
-  type WebhookEvent,
-  webhookReceiver,
-} from '../../packages/receiver-kit/src/index.ts';
+import { deliveryHeaders, verifyDelivery, type WebhookEvent, webhookReceiver } from '@lods/receiver-kit';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const SECRET = newSecret();

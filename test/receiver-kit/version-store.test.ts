@@ -7,13 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import {
-  applyEvent,
-  FileVersionStore,
-  MemoryVersionStore,
-  shouldApply,
-  type WebhookEvent,
-} from '../../packages/receiver-kit/src/index.ts';
+import { applyEvent, FileVersionStore, MemoryVersionStore, shouldApply, type WebhookEvent } from '@lods/receiver-kit';
 
 function event(
   resourceId: string,

@@ -10,7 +10,7 @@ import {
   type WebhookEvent,
   type WebhookReceiverOptions,
   webhookReceiver,
-} from '../../packages/receiver-kit/src/index.ts';
+} from '@lods/receiver-kit';
 
 // Signed here independently of the kit (the algorithm of docs/contract.md, "Delivery headers"), so that a mistake in
 // the kit's own signer cannot hide a mistake in its verifier.

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import express from 'express';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig } from '../../src/kernel/config.ts';
-import { type WebhookEvent, verifyDelivery, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import { type WebhookEvent, verifyDelivery, webhookReceiver } from '@lods/receiver-kit';
 import type { Api } from '../../src/app/service.ts';
 import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { startBoss } from '../../src/webhooks/queue/boss.ts';

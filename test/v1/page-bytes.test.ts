@@ -3,8 +3,7 @@
 // A walk of either returns every record (event) exactly once, and no page is above the bound.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createCatalogClient } from '../../packages/client/src/catalog-client.ts';
-import { walk } from '../../packages/client/src/walk.ts';
+import { createCatalogClient, walk } from '@lods/client';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HEADERS } from '../../packages/receiver-kit/src/index.ts';
+import { HEADERS } from '@lods/receiver-kit';
 import { silentLogger } from '../support/api.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import {

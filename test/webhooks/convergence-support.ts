@@ -13,12 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import type { Api } from '../../src/app/service.ts';
-import {
-  applyEvent,
-  MemoryVersionStore,
-  type WebhookEvent,
-  webhookReceiver,
-} from '../../packages/receiver-kit/src/index.ts';
+import { applyEvent, MemoryVersionStore, type WebhookEvent, webhookReceiver } from '@lods/receiver-kit';
 import { getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import type { Database } from '../../src/app/database.ts';

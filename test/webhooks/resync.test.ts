@@ -15,7 +15,7 @@ import {
   type WebhookEvent,
   webhookReceiver,
   type WebhookReceiverHandler,
-} from '../../packages/receiver-kit/src/index.ts';
+} from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { disableReceiver, getReceiver, resyncReceiver } from '../../src/webhooks/receivers/receivers.ts';

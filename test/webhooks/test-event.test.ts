@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deliveryHeaders, verifyDelivery, webhookReceiver } from '../../packages/receiver-kit/src/index.ts';
+import { deliveryHeaders, verifyDelivery, webhookReceiver } from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { pruneRetention } from '../../src/retention/prune.ts';
 import { listStoredEvents } from '../../src/webhooks/delivery/attempt-reads.ts';

@@ -1,5 +1,7 @@
 // A receiver's jobs in both queues, and the deliveries waiting in its lanes behind them (lanes.ts):
-// removed with the receiver, and counted for the receiver reads.
+// removed with the receiver, and counted for the receiver reads (receivers/receiver-reads.ts asks for
+// the counts; the statement counting them is this folder's alone).
+import type { Pool, PoolClient } from 'pg';
 import type { Db } from 'pg-boss';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, QUEUES_SQL } from './boss.ts';
 import { INSTALLED_SQL } from './job-reads.ts';
@@ -26,9 +28,9 @@ export async function removeReceiverJobs(db: Db, receiverId: string): Promise<nu
  * SQL subquery: per receiver (`receiver_id`, text), its waiting deliveries (not yet in flight) and its
  * dead letters, of the receiver whose id is in the parameter `receiverParam` (e.g. '$1'), or of all
  * when that parameter is null.
- * Raw: joined with the receiver table in one statement; pg-boss counts per queue, not per job data.
+ * Raw: every receiver's counts in one statement; pg-boss counts per queue, not per job data.
  */
-export function deliveryCountsByReceiverSql(receiverParam: string): string {
+function deliveryCountsByReceiverSql(receiverParam: string): string {
   return `select receiver_id, sum(waiting)::int as waiting, sum(dead)::int as dead from (
             select data->>'receiverId' as receiver_id,
                    count(*) filter (where name = '${DELIVERY_QUEUE}' and state < 'active')::int as waiting,
@@ -39,4 +41,23 @@ export function deliveryCountsByReceiverSql(receiverParam: string): string {
             union all
             select receiver_id, waiting, 0 from (${waitingInLanesSql(receiverParam)}) l) counts
            group by receiver_id`;
+}
+
+/** A receiver's deliveries: waiting (not yet in flight, in the queue or behind a lane's head) and dead letters. */
+export type DeliveryCounts = { waiting: number; dead: number };
+
+/**
+ * Per receiver id, its DeliveryCounts: of `receiverId`, or of every receiver when null, in one
+ * statement grouped over the job table (a receiver with none is absent). pg-boss's schema must be
+ * installed (job-reads.ts bossInstalled).
+ */
+export async function deliveryCountsByReceiver(
+  db: Pick<Pool, 'query'> | Pick<PoolClient, 'query'>,
+  receiverId: string | null,
+): Promise<Map<string, DeliveryCounts>> {
+  const { rows } = await db.query<DeliveryCounts & { receiver_id: string }>(
+    `select * from (${deliveryCountsByReceiverSql('$1')}) c`,
+    [receiverId],
+  );
+  return new Map(rows.map((r) => [r.receiver_id, { waiting: r.waiting, dead: r.dead }]));
 }

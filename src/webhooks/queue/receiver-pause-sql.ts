@@ -1,6 +1,6 @@
 // Receiver backpressure in the settling statement (settle-jobs.ts SETTLE_SQL; the policy is
 // delivery/retry-policy.ts). A receiver that answered 429 or 503 with a valid Retry-After is left
-// alone that long, as a whole: the health CTEs (receivers/receiver-health-sql.ts) move
+// alone that long, as a whole: the health CTEs (receiver-health-sql.ts) move
 // `receiver.throttled_until` forward, and while it runs the settlement's follow-ups for it (its
 // retries, its lanes' next deliveries) start no sooner than that, and none of its lanes' next
 // deliveries is claimed by the settling worker (they become plain jobs, deferred the same way).

@@ -1,7 +1,7 @@
 // The rows a delivery is sent from: an event's and a receiver's columns as read for sending, by the
 // worker's loads (delivery/load-targets.ts) and by the settling statement for the lane successors
 // it claims (settle-jobs.ts); delivery/load-targets.ts turns them into what is signed and sent.
-import type { SignatureScheme } from '../receivers/signature-scheme.ts';
+import type { SignatureScheme } from '@lods/receiver-kit';
 
 /** A receiver row as read for sending (RECEIVER_TO_SEND_COLUMNS); bytea as a Buffer (pg) or '\\x' hex (JSON). */
 export type ReceiverRow = {
@@ -12,6 +12,7 @@ export type ReceiverRow = {
   secret_key_id: string | null;
   previous_ciphertext: Buffer | string | null;
   previous_key_id: string | null;
+  /** The receiver kit's name of it, as the kit signs with it (receivers/signature-scheme.ts holds the same two). */
   scheme: SignatureScheme;
   enabled: boolean;
   latest_state: boolean;

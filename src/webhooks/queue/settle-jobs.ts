@@ -2,9 +2,8 @@
 // attempt or a dead letter, the receivers' health), and setting a disabled receiver's waiting
 // deliveries aside as dead letters. Raw SQL on pgboss.job: pg-boss cannot do either in one round trip.
 import type { PoolClient } from 'pg';
-import type { DisabledReason } from '../receivers/receiver-health-sql.ts';
-import { receiverHealthCtes } from '../receivers/receiver-health-sql.ts';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, type DeliveryJobData } from './boss.ts';
+import { type AutoDisableReason, receiverHealthCtes } from './receiver-health-sql.ts';
 import { RECEIVER_TO_SEND_COLUMNS } from './send-rows.ts';
 import { type ClaimColumns, type Claims, claimsOf, REUSED_CTE } from './settled-claims.ts';
 import { bossInstalled } from './job-reads.ts';
@@ -33,7 +32,7 @@ type RetryStep = { kind: 'retry'; delayMs: number; throttled?: number; throttled
 /** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
 export type SettleOutcome = { held: boolean; receiverExists: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
-export type DisabledReceiver = { id: string; reason: Exclude<DisabledReason, 'manual'>; failingSince: string | null };
+export type DisabledReceiver = { id: string; reason: AutoDisableReason; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
 export type SettleResult = {
   outcomes: SettleOutcome[];

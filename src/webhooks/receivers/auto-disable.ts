@@ -1,7 +1,7 @@
 // Receiver health and automatic disabling. The statement that settles a group of attempts
-// (queue/settle-jobs.ts settleJobs, with receiver-health-sql.ts) also keeps each receiver's last success and
-// failure times and `failing_since` (the first failure after the last success or `enable`; null
-// while healthy), and disables a receiver when every attempt has failed for
+// (queue/settle-jobs.ts settleJobs, with queue/receiver-health-sql.ts) also keeps each receiver's
+// last success and failure times and `failing_since` (the first failure after the last success or
+// `enable`; null while healthy), and disables a receiver when every attempt has failed for
 // WEBHOOK_DISABLE_AFTER_HOURS (measured between attempt start times, so it needs attempts at both
 // ends, never a clock of its own), or at once when it answers 410 Gone. In the same statement the
 // disabled receiver's waiting deliveries (and the retry its failed attempt would have enqueued)

@@ -1,15 +1,19 @@
 // Receivers as operators and GraphQL see them: never the secret (`hasSecret` only), with their
-// delivery health and how many deliveries wait or lie in the dead letters, for every receiver in
-// one statement (the counts are grouped over pg-boss's job table, not looked up per receiver).
+// delivery health and how many deliveries wait or lie in the dead letters: every receiver in one
+// statement, and their counts in one more, asked of the queue (queue/receiver-jobs.ts groups them
+// over pg-boss's job table, not looked up per receiver).
 import type { Pool, PoolClient } from 'pg';
 import type { EventType } from '../../events/derive-event.ts';
 import { isoSql } from '../../db/iso-sql.ts';
-import type { DisabledReason } from './receiver-health-sql.ts';
+import type { AutoDisableReason } from '../queue/receiver-health-sql.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
-import { deliveryCountsByReceiverSql } from '../queue/receiver-jobs.ts';
+import { deliveryCountsByReceiver, type DeliveryCounts } from '../queue/receiver-jobs.ts';
 import type { SignatureScheme } from './signature-scheme.ts';
 import { catchUpJsonSql } from '../catch-up/catch-up-sql.ts';
 import { resyncJsonSql } from '../catch-up/resync-sql.ts';
+
+/** Why a receiver is disabled: by an operator, or by the settling statement (queue/receiver-health-sql.ts). */
+export type DisabledReason = 'manual' | AutoDisableReason;
 
 export const DELIVERY_MODES = ['ALL_EVENTS', 'LATEST_STATE'] as const;
 export type DeliveryMode = (typeof DELIVERY_MODES)[number];
@@ -73,18 +77,25 @@ const columns = (
   ${catchUpJsonSql('r')} as "catchUp", ${resyncJsonSql('r', installed)} as "resync", r.max_per_second as "maxPerSecond",
   r.view`;
 
-// $1: one receiver id, or null for all.
-const WITH_COUNTS_SQL = `
-  select ${columns(true)}, coalesce(c.waiting, 0) as "waitingDeliveries", coalesce(c.dead, 0) as "deadDeliveries"
-    from receiver r
-    left join (${deliveryCountsByReceiverSql('$1')}) c on c.receiver_id = r.id::text
-   where $1::uuid is null or r.id = $1::uuid
-   order by r.created_at, r.id`;
-// Before pg-boss's first start there is no job table, and nothing waits.
-const WITHOUT_JOBS_SQL = `select ${columns(false)}, 0 as "waitingDeliveries", 0 as "deadDeliveries" from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
+// $1: one receiver id, or null for all. Before pg-boss's first start there is no job table (`installed` false).
+const receiversSql = (installed: boolean) =>
+  `select ${columns(installed)} from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
+const WITH_JOBS_SQL = receiversSql(true);
+const WITHOUT_JOBS_SQL = receiversSql(false);
 
 /** Every receiver (id null) or one, in creation order. */
 export async function readReceivers(db: Pool | PoolClient, id: string | null): Promise<ReceiverInfo[]> {
   const installed = await bossInstalled(db);
-  return (await db.query<ReceiverInfo>(installed ? WITH_COUNTS_SQL : WITHOUT_JOBS_SQL, [id])).rows;
+  const { rows } = await db.query<Omit<ReceiverInfo, 'waitingDeliveries' | 'deadDeliveries'>>(
+    installed ? WITH_JOBS_SQL : WITHOUT_JOBS_SQL,
+    [id],
+  );
+  // Before pg-boss's first start nothing waits.
+  const counts =
+    installed && rows.length > 0 ? await deliveryCountsByReceiver(db, id) : new Map<string, DeliveryCounts>();
+  return rows.map((r) => ({
+    ...r,
+    waitingDeliveries: counts.get(r.id)?.waiting ?? 0,
+    deadDeliveries: counts.get(r.id)?.dead ?? 0,
+  }));
 }

@@ -1,6 +1,7 @@
 // Receiver health as SQL common table expressions, run inside the statement that settles a group of
-// attempts (queue/settle-jobs.ts SETTLE_SQL), so that keeping it costs no round trip and no commit of its own.
-// What it keeps, and what follows a disable, is described in auto-disable.ts.
+// attempts (settle-jobs.ts SETTLE_SQL), so that keeping it costs no round trip and no commit of its own.
+// It lives here, beside that statement, its only user: receivers/ reads what it writes, never its SQL.
+// What it keeps, and what follows a disable, is described in receivers/auto-disable.ts.
 //
 // Precision: a healthy receiver's last success time is kept to within a second (see health_due).
 //
@@ -18,8 +19,8 @@
 //
 // Rows are locked in id order (FOR NO KEY UPDATE, which does not conflict with the attempt inserts'
 // foreign-key locks), so that two statements settling overlapping receivers cannot deadlock.
-/** Why a receiver is disabled: by an operator, or by this SQL (failing too long, or answered 410 Gone). */
-export type DisabledReason = 'manual' | 'failing' | 'gone';
+/** Why this SQL disables a receiver: failing too long, or answered 410 Gone (receiver-reads.ts adds `manual`). */
+export type AutoDisableReason = 'failing' | 'gone';
 
 export function receiverHealthCtes(hoursParam: string): string {
   const hours = `coalesce(${hoursParam}::int, 0)`;
