@@ -1,5 +1,5 @@
 // The filtered lists' query model (docs/contract.md, "Filters"): the parameters a list may take, as REST
-// (http/list-parameters.ts) and GraphQL (graphql/list-arguments.ts) parse them into one ListQuery,
+// (catalog/list-parameters.ts) and GraphQL (graphql/list-arguments.ts) parse them into one ListQuery,
 // and the page it answers. The statement is built in list-sql.ts, run and rendered in list-query.ts.
 import { RecordSchema } from './record-schema.ts';
 

@@ -1,5 +1,5 @@
 // Filtered, searched, re-sorted, projected and faceted lists (docs/contract.md, "Filters"), in plain SQL on the
-// read pool, for REST (http/list-parameters.ts) and GraphQL alike: one statement per page
+// read pool, for REST (catalog/list-parameters.ts) and GraphQL alike: one statement per page
 // (list-sql.ts), its answer as the page's bytes and entity tag. The query model is list-model.ts.
 // The unfiltered list never comes here: it keeps its own fast path (read-model.ts).
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 // The arguments of GraphQL learningOpportunities (filter, search, sort, facets) as the list query of
-// catalog/list-query.ts: the same semantics as the REST parameters (http/list-parameters.ts), every
+// catalog/list-query.ts: the same semantics as the REST parameters (catalog/list-parameters.ts), every
 // bad value a BAD_USER_INPUT naming its argument (e.g. `filter.updatedSince`).
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
 import {
@@ -11,7 +11,7 @@ import {
   type ListSort,
   searchQuery,
 } from '../catalog/list-query.ts';
-import { parseTimestamp } from '../http/list-parameters.ts';
+import { parseTimestamp } from '../catalog/list-parameters.ts';
 
 type Args = Record<string, unknown>;
 
@@ -45,7 +45,7 @@ export function parseListArguments(args: Args): ListQuery {
     // PostgreSQL text cannot hold NUL: such a value would fail the statement, not match.
     else if (value.some((v) => v.includes('\u0000')))
       problems.push({ name: `filter.${name}`, reason: 'must not contain NUL characters' });
-    // Languages canonical, countries and cities in any case, as the REST parameters (http/list-parameters.ts).
+    // Languages canonical, countries and cities in any case, as the REST parameters (catalog/list-parameters.ts).
     else filter[name] = name === 'language' ? canonicalLanguages(value) : [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;

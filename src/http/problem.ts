@@ -74,12 +74,6 @@ export const badPathEncoding = (): AppError =>
     invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }],
   });
 
-/** Query parameters (their names) whose name or value is not valid percent-encoding of UTF-8 text. */
-export const badQueryEncoding = (names: readonly string[]): AppError =>
-  new AppError('BAD_USER_INPUT', `${names.join(', ')}: not valid percent-encoding of UTF-8 text (escape "%" as %25)`, {
-    invalidParams: names.map((name) => ({ name, reason: 'is not valid percent-encoding of UTF-8 text' })),
-  });
-
 /** Errors raised by express's own parsers carry a status; keep their meaning, not their text. */
 function mapHttpError(err: unknown): AppError {
   const status = (err as { status?: unknown; type?: unknown })?.status;

@@ -20,8 +20,8 @@
 // (data null, same resource and version, an id derived from the event's and the view's: left-view.ts);
 // out and out -> not in the view's feed (viewEventKind).
 import { createHash } from 'node:crypto';
-import { parseListParameters } from '../http/list-parameters.ts';
-import { parseQueryString } from '../http/query-string.ts';
+import { parseListParameters } from '../catalog/list-parameters.ts';
+import { parseQueryString } from '../kernel/query-string.ts';
 import { AppError, badInput, type InvalidParam } from '../kernel/errors.ts';
 
 /** The parameters a view may hold, in canonical order (sorted). */

@@ -1,12 +1,12 @@
 // The `pattern` of each list parameter is the service's own rule, not an approximation: the
-// timestamps' is exactly what http/list-parameters.ts parses (field by field, every year, every
+// timestamps' is exactly what catalog/list-parameters.ts parses (field by field, every year, every
 // offset, and near misses), `q`'s is exactly the words catalog/list-model.ts searches for (every
 // character of the Basic Multilingual Plane), and the free-text list values' refuses exactly the
 // values that would be a 400. The HTTP side (generated values sent to a running service) is
 // generated-requests.test.ts.
 import { expect } from 'chai';
 import { searchQuery } from '../../src/catalog/list-model.ts';
-import { parseListParameters, parseTimestamp } from '../../src/http/list-parameters.ts';
+import { parseListParameters, parseTimestamp } from '../../src/catalog/list-parameters.ts';
 import { deref, type Json, loadOpenApiDocument } from './openapi-validator.ts';
 import { nearMisses, valuesOfPattern } from './pattern-values.ts';
 

@@ -17,7 +17,7 @@ import {
   escapeText,
   renderCalendar,
 } from '../../src/catalog/calendar-ics.ts';
-import { LIST_PARAMETERS } from '../../src/http/list-parameters.ts';
+import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
 import { captureLogger, type LogCapture, openProxiedDatabase, startApiWithLogger } from '../ops/ops-support.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';

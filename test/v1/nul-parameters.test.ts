@@ -1,5 +1,5 @@
 // A NUL (%00) anywhere in a /v1 query parameter is a 400 problem naming the parameter, like a value
-// that is not valid percent-encoding (http/query-string.ts): no stored text can hold a NUL, and
+// that is not valid percent-encoding (kernel/query-string.ts): no stored text can hold a NUL, and
 // `q=a%00b` searched for "a b" and answered 200.
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';

@@ -1,6 +1,6 @@
 // GET /v1/calendar.ics: the sessions of the published records a filtered list returns, as an
 // iCalendar subscription (text/calendar, RFC 5545; rendered by catalog/calendar-ics.ts). The filter
-// is the list's own (http/list-parameters.ts: same values, same case rules, same statement), limited
+// is the list's own (catalog/list-parameters.ts: same values, same case rules, same statement), limited
 // to the view parameters (format, language, topic, provider, country, city); any other parameter
 // but `key` is a 400 naming it. The dispatcher (dispatcher.ts) has admitted the key already: a
 // catalog:read key in Authorization, or a calendar:read key there or in `?key=` (routes.ts), which
@@ -20,8 +20,8 @@ import { PAGE_MAX_BYTES_DEFAULT } from '../../catalog/read-model.ts';
 import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { closedSignal } from '../closed-signal.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
-import { parseListParameters } from '../list-parameters.ts';
-import { parseQueryString } from '../query-string.ts';
+import { parseListParameters } from '../../catalog/list-parameters.ts';
+import { parseQueryString } from '../../kernel/query-string.ts';
 import type { V1Serve } from './routes.ts';
 
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';

@@ -19,7 +19,7 @@ import { readWithWait } from '../../feed/long-poll.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
 import type { V1Serve } from './routes.ts';
-import { parseQueryString } from '../query-string.ts';
+import { parseQueryString } from '../../kernel/query-string.ts';
 
 /** 200 with the body, or 304 when the client's If-None-Match holds this tag (the body is then never built). */
 function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: () => string): void {

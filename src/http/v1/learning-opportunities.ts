@@ -13,7 +13,7 @@ import { parseListQuery, serveListPage } from './list-page.ts';
 import { badPathEncoding } from '../problem.ts';
 import type { V1Serve } from './routes.ts';
 import { closedSignal } from '../closed-signal.ts';
-import { parseQueryString } from '../query-string.ts';
+import { parseQueryString } from '../../kernel/query-string.ts';
 
 const ONE_PREFIX = '/v1/learning-opportunities/';
 

@@ -7,7 +7,7 @@ import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { type ListCaller, type ListQuery, type ListReads, renderListPage } from '../../catalog/list-query.ts';
 import { parsePagingQuery } from '../../kernel/paging.ts';
 import { sendCacheable } from '../conditional.ts';
-import { parseListParameters } from '../list-parameters.ts';
+import { parseListParameters } from '../../catalog/list-parameters.ts';
 
 const problemsOf = (read: () => void): InvalidParam[] => {
   try {

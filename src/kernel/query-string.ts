@@ -5,8 +5,7 @@
 // Refused too, whatever the parameter, is a name or value holding a NUL (`%00`): no stored text can
 // hold one (PostgreSQL text cannot), and `q=a%00b` searched for "a b" and answered 200.
 import { type ParsedUrlQuery, parse, unescape } from 'node:querystring';
-import { type InvalidParam, badInput } from '../kernel/errors.ts';
-import { badQueryEncoding } from './problem.ts';
+import { AppError, type InvalidParam, badInput } from './errors.ts';
 
 /** Longest parameter name quoted back in a problem (the rest of a long name says nothing more). */
 const NAME_SHOWN = 64;
@@ -46,3 +45,9 @@ function decoded(text: string): string | null {
     return null;
   }
 }
+
+/** Query parameters (their names) whose name or value is not valid percent-encoding of UTF-8 text. */
+export const badQueryEncoding = (names: readonly string[]): AppError =>
+  new AppError('BAD_USER_INPUT', `${names.join(', ')}: not valid percent-encoding of UTF-8 text (escape "%" as %25)`, {
+    invalidParams: names.map((name) => ({ name, reason: 'is not valid percent-encoding of UTF-8 text' })),
+  });

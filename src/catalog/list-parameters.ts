@@ -2,7 +2,7 @@
 // the raw query string: every bad value is a 400 naming its parameter, all of them at once. Unknown
 // parameters are ignored (forward compatibility), as everywhere in /v1.
 import { badInput, type InvalidParam } from '../kernel/errors.ts';
-import { FORMATS } from '../catalog/record.ts';
+import { FORMATS } from './record.ts';
 import {
   canonicalLanguages,
   LIST_FACETS,
@@ -12,7 +12,7 @@ import {
   type ListQuery,
   RECORD_FIELDS,
   searchQuery,
-} from '../catalog/list-query.ts';
+} from './list-query.ts';
 
 // RFC 3339 (the OpenAPI `date-time` format) with at most millisecond precision: the section 1 format
 // (`2026-03-01T09:00:00.000Z`) and also without a fraction or with an offset.
