@@ -24,10 +24,12 @@ export const session = {
 };
 
 export class ApiError extends Error {
-  constructor(message, code, status) {
+  /** `invalidParams`: a BAD_USER_INPUT's [{ name, reason }], naming the field refused. */
+  constructor(message, code, status, invalidParams = []) {
     super(message);
     this.code = code;
     this.status = status;
+    this.invalidParams = invalidParams;
   }
 }
 
@@ -46,7 +48,8 @@ export async function gql(query, variables = {}) {
     throw new ApiError(`The service answered ${res.status}`, 'HTTP_ERROR', res.status);
   }
   const error = body.errors?.[0];
-  if (error) throw new ApiError(error.message, error.extensions?.code ?? 'ERROR', res.status);
+  if (error)
+    throw new ApiError(error.message, error.extensions?.code ?? 'ERROR', res.status, error.extensions?.invalidParams);
   // problem+json (413, 415, 429, 503 ...): its detail says what is wrong.
   if (!res.ok) throw new ApiError(body.detail ?? `The service answered ${res.status}`, 'HTTP_ERROR', res.status);
   return body.data;

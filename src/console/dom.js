@@ -1,5 +1,7 @@
 // Small DOM helpers: elements from tag, attributes and children (text is always text, never HTML),
-// SVG elements for the charts, and the console's formats.
+// SVG elements for the charts, and the console's formats. `put` and `add` replace and append children
+// as h() does: null, undefined and false are left out (DOM's own replaceChildren and append would
+// show them as the text "null").
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -11,20 +13,52 @@ export function svg(tag, attrs = {}, ...children) {
   return fill(el, attrs, children);
 }
 
+const nodes = (children) =>
+  children.flat(Infinity).filter((child) => child !== null && child !== undefined && child !== false);
+
+/** Replaces the children of `el` (null, undefined and false left out). */
+export const put = (el, ...children) => el.replaceChildren(...nodes(children));
+/** Appends to `el` (null, undefined and false left out). */
+export const add = (el, ...children) => el.append(...nodes(children));
+
 function fill(el, attrs, children) {
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
     else el.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat())
-    if (child !== null && child !== undefined && child !== false)
-      el.append(child instanceof Node ? child : String(child));
+  for (const child of nodes(children)) el.append(child instanceof Node ? child : String(child));
   return el;
 }
 
-/** A timestamp as "2026-11-25 19:16:15 UTC" (or a dash). */
-export const time = (iso) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : '–');
+/** What is shown for a value the service left empty. */
+export const NONE = '—';
+
+/** How long ago (or how far ahead) `iso` is from `now`: "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago", "in 5 min". */
+export function ago(iso, now = Date.now()) {
+  const seconds = Math.round((now - Date.parse(iso)) / 1000);
+  const s = Math.abs(seconds);
+  if (s < 10) return 'just now';
+  const span =
+    s < 60
+      ? `${s} s`
+      : s < 3600
+        ? `${Math.floor(s / 60)} min`
+        : s < 86400
+          ? `${Math.floor(s / 3600)} h`
+          : `${Math.floor(s / 86400)} d`;
+  return seconds < 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** A timestamp as text: "2026-11-25 19:16:15 UTC · 5 min ago" (or a dash). */
+export function whenText(iso) {
+  if (!iso) return NONE;
+  if (Number.isNaN(Date.parse(iso))) return iso;
+  return `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')} UTC · ${ago(iso)}`;
+}
+
+/** A timestamp as a <time> element, on one line (console.css): whenText's text, the ISO instant as its datetime. */
+export const when = (iso) => (iso ? h('time', { class: 'when', datetime: iso }, whenText(iso)) : NONE);
 
 /** A table with a header row and one row per item; `columns`: [label, (item) => cell content]. */
 export function table(columns, items, empty = 'Nothing to show.', caption) {

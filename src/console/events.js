@@ -1,26 +1,20 @@
 // Events (scope graphql:read): recent stored events newest first, filtered by type and resource, and
 // one event with its delivery body and its attempts, per receiver.
 import { gql } from './api.js';
-import { h, missingScope, table, time } from './dom.js';
+import { add, h, missingScope, NONE, put, table, when } from './dom.js';
+import { EVENT_TYPES, eventTypeLabel } from './labels.js';
+import { outcomeCell, statusCell } from './attempts.js';
 
-const TYPES = [
-  'LEARNING_OPPORTUNITY_PUBLISHED',
-  'LEARNING_OPPORTUNITY_UPDATED',
-  'LEARNING_OPPORTUNITY_ARCHIVED',
-  'LEARNING_OPPORTUNITY_DELETED',
-  'LEARNING_OPPORTUNITY_LEFT_VIEW',
-  'WEBHOOK_TEST',
-];
 const filter = { type: '', resourceId: '' };
 
 export async function renderEvents(main, ctx) {
-  main.replaceChildren(h('h2', {}, 'Events'));
-  if (!ctx.scopes.includes('graphql:read')) return main.append(missingScope('graphql:read', 'see events'));
+  put(main, h('h2', {}, 'Events'));
+  if (!ctx.scopes.includes('graphql:read')) return add(main, missingScope('graphql:read', 'see events'));
   const typeSelect = h(
     'select',
     { id: 'event-type', name: 'type' },
     h('option', { value: '' }, 'All catalog events'),
-    TYPES.map((t) => h('option', { value: t, selected: t === filter.type }, t)),
+    Object.entries(EVENT_TYPES).map(([t, label]) => h('option', { value: t, selected: t === filter.type }, label)),
   );
   const resourceInput = h('input', {
     id: 'event-resource',
@@ -48,7 +42,7 @@ export async function renderEvents(main, ctx) {
     ' ',
     h('button', { type: 'submit' }, 'Apply'),
   );
-  main.append(form);
+  add(main, form);
   let events;
   try {
     ({ webhookEvents: events } = await gql(
@@ -58,13 +52,14 @@ export async function renderEvents(main, ctx) {
   } catch (error) {
     // A bad filter (a resource that is no id) is said under the form, which stays to correct it.
     if (error.code !== 'BAD_USER_INPUT') throw error;
-    return main.append(h('p', { class: 'error', role: 'alert' }, error.message));
+    return add(main, h('p', { class: 'error', role: 'alert' }, error.message));
   }
-  main.append(
+  add(
+    main,
     table(
       [
-        ['Time', (e) => time(e.occurredAt)],
-        ['Type', (e) => e.type],
+        ['Time', (e) => when(e.occurredAt)],
+        ['Type', (e) => eventTypeLabel(e.type)],
         ['Resource', (e) => e.resourceId],
         ['Event', (e) => h('a', { href: `#/events/${e.id}` }, e.id)],
       ],
@@ -75,34 +70,46 @@ export async function renderEvents(main, ctx) {
 }
 
 export async function renderEvent(main, ctx, id) {
-  main.replaceChildren(h('p', {}, h('a', { href: '#/events' }, '← Events')), h('h2', {}, `Event ${id}`));
-  if (!ctx.scopes.includes('graphql:read')) return main.append(missingScope('graphql:read', 'see events'));
+  put(main, h('p', {}, h('a', { href: '#/events' }, '← Events')), h('h2', {}, `Event ${id}`));
+  if (!ctx.scopes.includes('graphql:read')) return add(main, missingScope('graphql:read', 'see events'));
   const { event } = await gql(
     `query($id: ID!) { event(id: $id) { id type occurredAt resourceId body
        attempts(limit: 100) { receiverId attempt startedAt outcome statusCode error durationMs responseExcerpt } } }`,
     { id },
   );
-  if (!event) return main.append(h('p', {}, 'No such event (pruned, or never stored).'));
+  if (!event) return add(main, h('p', {}, 'No such event (pruned, or never stored).'));
   const byReceiver = new Map();
   for (const a of event.attempts) byReceiver.set(a.receiverId, [...(byReceiver.get(a.receiverId) ?? []), a]);
-  main.append(
-    h('p', {}, `${event.type} · ${time(event.occurredAt)} · resource ${event.resourceId}`),
+  add(
+    main,
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Type'),
+      h('dd', {}, eventTypeLabel(event.type)),
+      h('dt', {}, 'Occurred'),
+      h('dd', {}, when(event.occurredAt)),
+      h('dt', {}, 'Resource'),
+      h('dd', {}, h('code', {}, event.resourceId)),
+    ),
     h('h3', {}, 'Body'),
+    // Long lines wrap (console.css): no horizontal scrolling through a record's description.
     h('pre', { class: 'body' }, JSON.stringify(JSON.parse(event.body), null, 2)),
     h('h3', {}, 'Attempts per receiver'),
   );
-  if (byReceiver.size === 0) main.append(h('p', { class: 'empty' }, 'No attempts.'));
+  if (byReceiver.size === 0) add(main, h('p', { class: 'empty' }, 'No attempts.'));
   for (const [receiverId, attempts] of byReceiver) {
-    main.append(
+    add(
+      main,
       h('h4', {}, h('a', { href: `#/receivers/${receiverId}` }, `Receiver ${receiverId}`)),
       table(
         [
           ['Attempt', (a) => String(a.attempt)],
-          ['Time', (a) => time(a.startedAt)],
-          ['Outcome', (a) => a.outcome],
-          ['Status', (a) => (a.statusCode === null ? (a.error ?? '–') : String(a.statusCode))],
+          ['Time', (a) => when(a.startedAt)],
+          ['Outcome', outcomeCell],
+          ['Status', statusCell],
           ['Duration', (a) => `${a.durationMs} ms`],
-          ['Response', (a) => h('code', {}, a.responseExcerpt ?? '')],
+          ['Response', (a) => (a.responseExcerpt ? h('code', {}, a.responseExcerpt) : NONE)],
         ],
         attempts,
       ),

@@ -1,9 +1,10 @@
 // The console's entry: sign-in (a form with a field labelled "API key"; the key goes to sessionStorage
 // only), "Sign out", and the pages by hash route: #/receivers, #/receivers/<id>, #/events,
 // #/events/<id>. What is shown follows the key's scopes (currentApiKey); a refused call shows the
-// service's own message, which names the missing scope.
+// service's own message, which names the missing scope. The notice (what an action did, a secret shown
+// once) stays while its page is re-rendered and goes with the next navigation.
 import { ApiError, gql, session } from './api.js';
-import { h } from './dom.js';
+import { h, put } from './dom.js';
 import { renderEvent, renderEvents } from './events.js';
 import { renderReceiver } from './receiver.js';
 import { renderReceivers } from './receivers.js';
@@ -14,7 +15,7 @@ const notice = document.getElementById('notice');
 let scopes = null;
 
 function say(message, { secret, error } = {}) {
-  notice.replaceChildren();
+  put(notice);
   if (!message) return;
   notice.append(
     h(
@@ -69,7 +70,7 @@ function signInForm(message) {
     h('button', { type: 'submit' }, 'Sign in'),
     message ? h('p', { class: 'error', role: 'alert' }, message) : null,
   );
-  main.replaceChildren(form);
+  put(main, form);
   input.focus();
 }
 
@@ -80,19 +81,31 @@ function signOut(message) {
   signInForm(message);
 }
 
+/** Says what went wrong in the notice; a key no longer accepted (401) signs out. True when still signed in. */
+function fail(error) {
+  if (error instanceof ApiError && error.status === 401) {
+    signOut(describe(error));
+    return false;
+  }
+  say(describe(error), { error: true });
+  return true;
+}
+
 const ctx = {
   get scopes() {
     return scopes ?? [];
   },
   refresh: () => route(),
+  /** Shows `message` (and a `secret`, once) in the notice, until dismissed or the next navigation. */
+  say,
+  fail,
   /** Runs an action (a function returning { message, secret } or null when cancelled), says what it did, and reloads the page. */
   act: async (run) => {
     try {
       const result = await run();
       if (result) say(result.message, { secret: result.secret });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return signOut(describe(error));
-      say(describe(error), { error: true });
+      if (!fail(error)) return;
     }
     await route();
   },
@@ -131,5 +144,9 @@ async function start() {
 }
 
 document.getElementById('sign-out').addEventListener('click', () => signOut());
-window.addEventListener('hashchange', () => route());
+// Another page: the notice of the last one goes (a secret shown once included).
+window.addEventListener('hashchange', () => {
+  say(null);
+  route();
+});
 await start();

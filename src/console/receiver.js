@@ -1,42 +1,51 @@
-// One receiver's page: its settings and progress (view, rate cap, last catch-up, last resync) with "Resync"
-// (receivers:manage: resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is
-// queued), its attempts newest first, paged and filterable by outcome (scope graphql:read), and its
-// dead letters with "Replay" per letter and "Replay all" (receivers:manage).
+// One receiver's page: its settings, health and progress (URL, status, delivery mode, signature, event
+// types, view, rate cap, last catch-up, last resync) with "Resync" (receivers:manage:
+// resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is queued), its attempts
+// per hour over the last 24 h as a chart (receivers:manage: webhookDeliveryHistory), its attempts newest
+// first, paged and filterable by outcome (graphql:read: attempts.js), and its dead letters with
+// "Replay" per letter and "Replay all" (receivers:manage: dead-letters.js). A section the key may not
+// see says which scope it needs.
 import { gql } from './api.js';
-import { h, missingScope, table, time } from './dom.js';
-import { status, viewCell } from './receivers.js';
+import { attemptsSection } from './attempts.js';
+import { hourlyChart } from './chart.js';
+import { deadLettersSection } from './dead-letters.js';
+import { add, h, missingScope, put, when, whenText } from './dom.js';
+import { deliveryModeLabel, eventTypesLabel, signatureSchemeLabel, statusLabel } from './labels.js';
+import { viewCell } from './receivers.js';
 
-const PAGE = 20;
 const PROGRESS = 'total queued pending startedAt';
-const RECEIVER = `query($id: ID!) { webhookReceiver(id: $id) { id url enabled disabledReason maxPerSecond view
-  catchUp { ${PROGRESS} } resync { ${PROGRESS} skipped since } } }`;
+const RECEIVER = `query($id: ID!) {
+  webhookReceiver(id: $id) { id url enabled disabledReason disabledAt maxPerSecond view deliveryMode signatureScheme
+    eventTypes hasSecret previousSecretExpiresAt createdAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries
+    catchUp { ${PROGRESS} } resync { ${PROGRESS} skipped since } }
+  webhookDeliveryHistory(hours: 24) { receiverId hours { hour attempts successes } } }`;
 /** How often the resync's progress is read while resyncWebhookReceiver runs. */
 const PROGRESS_EVERY_MS = 500;
-const OUTCOMES = ['SUCCESS', 'HTTP_ERROR', 'TIMEOUT', 'CONNECTION_ERROR', 'REDIRECT', 'THROTTLED', 'WORKER_LOST'];
-const ATTEMPTS = `query($id: ID!, $outcome: DeliveryOutcome, $limit: Int, $offset: Int) {
-  deliveryAttempts(receiverId: $id, outcome: $outcome, limit: $limit, offset: $offset) {
-    id eventId eventType attempt startedAt durationMs statusCode error responseExcerpt outcome deadLettered } }`;
-
-// Kept while the page is shown: the filter and page survive a refresh after an action.
-const view = { id: null, outcome: '', offset: 0 };
 
 export async function renderReceiver(main, ctx, id) {
-  if (view.id !== id) Object.assign(view, { id, outcome: '', offset: 0 });
   const manage = ctx.scopes.includes('receivers:manage');
   const read = ctx.scopes.includes('graphql:read');
-  const receiver = manage ? (await gql(RECEIVER, { id })).webhookReceiver : null;
-  main.replaceChildren(
+  const data = manage ? await gql(RECEIVER, { id }) : null;
+  const receiver = data?.webhookReceiver ?? null;
+  const hours = data?.webhookDeliveryHistory.find((r) => r.receiverId === id)?.hours ?? [];
+  put(
+    main,
     h('p', {}, h('a', { href: '#/receivers' }, '← Receivers')),
     h('h2', {}, `Receiver ${receiver ? receiver.url : id}`),
-    receiver ? h('p', {}, `${status(receiver)} · id ${id}`) : null,
+    manage
+      ? h('p', {}, receiver ? `${statusLabel(receiver)} · id ${id}` : 'No receiver has this id (removed?).')
+      : missingScope('receivers:manage', "see this receiver's settings, its 24 h chart and its dead letters"),
     h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
     receiver ? settingsSection(ctx, receiver) : null,
+    receiver ? [h('h3', {}, 'Last 24 hours'), hourlyChart(hours)] : null,
   );
-  main.append(
+  add(
+    main,
     h('h3', {}, 'Attempts'),
     read ? await attemptsSection(ctx, id) : missingScope('graphql:read', 'see delivery attempts'),
   );
-  main.append(
+  add(
+    main,
     h('h3', {}, 'Dead letters'),
     manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'),
   );
@@ -47,11 +56,58 @@ const records = (n) => `${n} record${n === 1 ? '' : 's'}`;
 /** A catch-up's or resync's progress in one line. */
 function progressText(p) {
   const skipped = p.skipped ? `, ${p.skipped} skipped (no event of a subscribed type)` : '';
-  return `${records(p.total)}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${time(p.startedAt)})`;
+  return `${records(p.total)}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${whenText(p.startedAt)})`;
 }
 
-/** View, rate cap, last catch-up and last resync, and "Resync". */
-function settingsSection(ctx, receiver) {
+/** How its deliveries are signed, and until when a rotated-out secret still signs them. */
+function signing(r) {
+  const scheme = signatureSchemeLabel(r.signatureScheme);
+  if (!r.hasSecret) return `${scheme}, unsigned (no secret: rotate one in)`;
+  return r.previousSecretExpiresAt
+    ? `${scheme}; the previous secret also signs until ${whenText(r.previousSecretExpiresAt)}`
+    : scheme;
+}
+
+/** Its settings and health as terms and values, then "Resync". */
+function settingsSection(ctx, r) {
+  const facts = [
+    ['Status', 'status', r.enabled ? 'Enabled' : `${statusLabel(r)} (since ${whenText(r.disabledAt)})`],
+    ['Delivery mode', 'delivery-mode', deliveryModeLabel(r.deliveryMode)],
+    ['Signature', 'signature', signing(r)],
+    ['Event types', 'event-types', eventTypesLabel(r.eventTypes)],
+    ['View', 'view', viewCell(r)],
+    [
+      'Rate cap',
+      'rate-cap',
+      r.maxPerSecond === null ? 'none' : `at most ${r.maxPerSecond} deliveries per second, across every worker`,
+    ],
+    ['Last success', 'last-success', when(r.lastSuccessAt)],
+    ['Last failure', 'last-failure', when(r.lastFailureAt)],
+    ['Waiting / dead', 'backlog', `${r.waitingDeliveries} waiting, ${r.deadDeliveries} dead`],
+    ['Added', 'created', when(r.createdAt)],
+    ['Last catch-up (on enable)', 'catch-up', r.catchUp ? progressText(r.catchUp) : 'none'],
+    [
+      'Last resync',
+      'resync',
+      r.resync
+        ? `${r.resync.since ? `changed since ${whenText(r.resync.since)}` : 'every published record'}: ${progressText(r.resync)}`
+        : 'none',
+    ],
+  ];
+  return h(
+    'section',
+    { class: 'settings' },
+    h(
+      'dl',
+      { class: 'facts' },
+      facts.map(([term, id, value]) => [h('dt', {}, term), h('dd', { id }, value)]),
+    ),
+    resyncControls(ctx, r),
+  );
+}
+
+/** "Resync", with an optional "since", and its progress while it is queued. */
+function resyncControls(ctx, receiver) {
   const progress = h('p', { id: 'resync-progress', class: 'progress', role: 'status' });
   const since = h('input', {
     id: 'resync-since',
@@ -93,33 +149,7 @@ function settingsSection(ctx, receiver) {
       await poll;
     }
   };
-  return h(
-    'section',
-    { class: 'settings' },
-    h(
-      'dl',
-      {},
-      h('dt', {}, 'View'),
-      h('dd', { id: 'view' }, viewCell(receiver)),
-      h('dt', {}, 'Rate cap'),
-      h(
-        'dd',
-        { id: 'rate-cap' },
-        receiver.maxPerSecond === null
-          ? 'none'
-          : `at most ${receiver.maxPerSecond} deliveries per second, across every worker`,
-      ),
-      h('dt', {}, 'Last catch-up (on enable)'),
-      h('dd', { id: 'catch-up' }, receiver.catchUp ? progressText(receiver.catchUp) : 'none'),
-      h('dt', {}, 'Last resync'),
-      h(
-        'dd',
-        { id: 'resync' },
-        receiver.resync
-          ? `${receiver.resync.since ? `changed since ${time(receiver.resync.since)}` : 'every published record'}: ${progressText(receiver.resync)}`
-          : 'none',
-      ),
-    ),
+  return [
     h(
       'p',
       { class: 'resync' },
@@ -130,118 +160,5 @@ function settingsSection(ctx, receiver) {
       receiver.enabled ? null : ' (enable it first: enabling sends it what it missed)',
     ),
     progress,
-  );
-}
-
-async function attemptsSection(ctx, id) {
-  const { deliveryAttempts: rows } = await gql(ATTEMPTS, {
-    id,
-    outcome: view.outcome || null,
-    limit: PAGE + 1,
-    offset: view.offset,
-  });
-  const more = rows.length > PAGE;
-  const filter = h(
-    'select',
-    {
-      id: 'outcome-filter',
-      onchange: (e) => {
-        view.outcome = e.target.value;
-        view.offset = 0;
-        ctx.refresh();
-      },
-    },
-    h('option', { value: '' }, 'All outcomes'),
-    OUTCOMES.map((o) => h('option', { value: o, selected: o === view.outcome }, o)),
-  );
-  const move = (label, offset, enabled) =>
-    h(
-      'button',
-      {
-        type: 'button',
-        disabled: !enabled,
-        onclick: () => {
-          view.offset = offset;
-          ctx.refresh();
-        },
-      },
-      label,
-    );
-  return h(
-    'section',
-    { class: 'attempts' },
-    h('p', {}, h('label', { for: 'outcome-filter' }, 'Outcome '), filter),
-    table(
-      [
-        ['Time', (a) => time(a.startedAt)],
-        ['Event', (a) => h('a', { href: `#/events/${a.eventId}` }, a.eventId)],
-        ['Type', (a) => a.eventType ?? '–'],
-        ['Attempt', (a) => String(a.attempt)],
-        [
-          'Outcome',
-          (a) =>
-            h(
-              'span',
-              { class: `outcome ${a.outcome.toLowerCase()}` },
-              a.outcome + (a.deadLettered ? ' (dead-lettered)' : ''),
-            ),
-        ],
-        ['Status', (a) => (a.statusCode === null ? (a.error ?? '–') : String(a.statusCode))],
-        ['Duration', (a) => `${a.durationMs} ms`],
-        ['Response', (a) => h('code', {}, a.responseExcerpt ?? '')],
-      ],
-      rows.slice(0, PAGE),
-      view.offset === 0 ? 'No attempts yet.' : 'No more attempts.',
-    ),
-    h(
-      'p',
-      { class: 'pager' },
-      move('Newer', Math.max(0, view.offset - PAGE), view.offset > 0),
-      ` attempts ${view.offset + 1}–${view.offset + Math.min(rows.length, PAGE)} `,
-      move('Older', view.offset + PAGE, more),
-    ),
-  );
-}
-
-async function deadLettersSection(ctx, id) {
-  const { webhookDeadLetters: letters } = await gql(
-    `query($id: ID!) { webhookDeadLetters(receiverId: $id) { eventId eventType attempts lastError lastAttemptAt deadSince } }`,
-    { id },
-  );
-  const replay = (eventId) => async () => {
-    const { replayWebhookDeadLetters: r } = await gql(
-      'mutation($id: ID!, $eventId: ID) { replayWebhookDeadLetters(receiverId: $id, eventId: $eventId) { replayed superseded remaining } }',
-      { id, eventId },
-    );
-    const plural = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
-    // A superseded letter would regress the receiver (its record has a newer delivery to it): skipped, and said so.
-    const skipped = `${plural(r.superseded)} skipped as superseded (their record has a newer delivery to this receiver; \`deliveries replay-dead --include-superseded\` sends them anyway)`;
-    return {
-      message: r.replayed
-        ? `Replayed ${plural(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`
-        : r.superseded
-          ? `Nothing replayed: ${skipped}; ${r.remaining} remain.`
-          : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,
-    };
-  };
-  return h(
-    'section',
-    { class: 'dead-letters' },
-    letters.length
-      ? h('p', {}, h('button', { type: 'button', onclick: () => ctx.act(replay(null)) }, 'Replay all'))
-      : null,
-    table(
-      [
-        ['Event', (l) => h('a', { href: `#/events/${l.eventId}` }, l.eventId)],
-        ['Type', (l) => l.eventType ?? '–'],
-        ['Attempts', (l) => String(l.attempts)],
-        ['Last error', (l) => l.lastError ?? '–'],
-        ['Last attempt', (l) => time(l.lastAttemptAt)],
-        ['Dead since', (l) => time(l.deadSince)],
-        ['', (l) => h('button', { type: 'button', onclick: () => ctx.act(replay(l.eventId)) }, 'Replay')],
-      ],
-      letters,
-      'No dead letters.',
-    ),
-  );
+  ];
 }

@@ -1,10 +1,12 @@
 // The receivers page (scope receivers:manage): every receiver with its view and its health (enabled or
-// why not, last success and failure, waiting and dead deliveries, 24 h success chart), and its actions.
-// Receivers and their history are two queries of one request (the history is one statement for
-// every receiver).
+// why not, last success and failure, waiting and dead deliveries, 24 h success chart), its actions,
+// and the "Add receiver" form (receiver-form.js). Receivers and their history are two queries of one
+// request (the history is one statement for every receiver).
 import { gql, newSecret } from './api.js';
 import { successChart, successText } from './chart.js';
-import { h, missingScope, table, time } from './dom.js';
+import { add, h, missingScope, put, table, when } from './dom.js';
+import { deliveryModeLabel, signatureSchemeLabel, statusLabel } from './labels.js';
+import { addReceiverForm } from './receiver-form.js';
 
 const FIELDS =
   'id url enabled disabledReason view deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
@@ -18,23 +20,34 @@ async function loadReceivers() {
 /** A receiver's view (its canonical text, as text: never markup), or "every record" without one. */
 export const viewCell = (r) => (r.view === null ? 'every record' : h('code', { class: 'view' }, r.view));
 
-export const status = (r) => (r.enabled ? 'Enabled' : `Disabled (${(r.disabledReason ?? 'manual').toLowerCase()})`);
-
 export async function renderReceivers(main, ctx) {
-  main.replaceChildren(h('h2', {}, 'Receivers'));
+  put(main, h('h2', {}, 'Receivers'));
   if (!ctx.scopes.includes('receivers:manage'))
-    return main.append(missingScope('receivers:manage', 'see and manage receivers'));
+    return add(main, missingScope('receivers:manage', 'see and manage receivers'));
   const data = await loadReceivers();
   const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
   const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
   const columns = [
-    ['URL', (r) => h('a', { href: `#/receivers/${r.id}` }, r.url)],
-    ['Status', status],
+    [
+      'Receiver',
+      (r) => [
+        h('a', { href: `#/receivers/${r.id}`, class: 'receiver-url' }, r.url),
+        h(
+          'span',
+          { class: 'meta' },
+          `${signatureSchemeLabel(r.signatureScheme)} · ${deliveryModeLabel(r.deliveryMode)}`,
+        ),
+      ],
+    ],
+    ['Status', statusLabel],
     ['View', viewCell],
-    ['Delivery mode', (r) => r.deliveryMode],
-    ['Signature', (r) => r.signatureScheme],
-    ['Last success', (r) => time(r.lastSuccessAt)],
-    ['Last failure', (r) => time(r.lastFailureAt)],
+    [
+      'Last success / failure',
+      (r) => [
+        h('span', { class: 'last ok' }, h('span', { class: 'tag' }, 'Success'), ' ', when(r.lastSuccessAt)),
+        h('span', { class: 'last fail' }, h('span', { class: 'tag' }, 'Failure'), ' ', when(r.lastFailureAt)),
+      ],
+    ],
     ['Waiting', (r) => String(r.waitingDeliveries)],
     ['Dead', (r) => String(r.deadDeliveries)],
     [
@@ -54,13 +67,15 @@ export async function renderReceivers(main, ctx) {
         ),
     ],
   ];
-  main.append(
+  add(
+    main,
     h('p', {}, h('button', { type: 'button', onclick: () => ctx.refresh() }, 'Refresh')),
     table(
       columns,
       data.webhookReceivers,
-      'No receivers yet: add one with `npm run cli -- receivers add --url URL` or the GraphQL mutation createWebhookReceiver.',
+      'No receivers yet: add one with the form below (or `npm run cli -- receivers add --url URL`, or the GraphQL mutation createWebhookReceiver).',
     ),
+    addReceiverForm(ctx, { open: data.webhookReceivers.length === 0 }),
   );
 }
 

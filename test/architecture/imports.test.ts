@@ -69,13 +69,6 @@ const KNOWN_PACKAGE_PATH_IMPORTS = [
   'test/receiver-kit/example-receiver.test.ts -> ../../packages/receiver-kit/examples/receiver.ts',
 ];
 
-/**
- * Folders whose imports of the packages by path are still to become imports by name: test/console/
- * was being reworked when this rule grew to cover test/ (its tests import the kit's index by path).
- * Turn them into `from '@lods/receiver-kit'`, then drop the folder here.
- */
-const PACKAGE_PATH_IMPORTS_TO_CONVERT_IN = ['test/console/'];
-
 /** The imports between folders of src/: each folder with the folders it imports and, per arrow, the imports drawing it. */
 function folderGraph(graph: Map<string, string[]>): Map<string, Map<string, string[]>> {
   const folders = new Map<string, Map<string, string[]>>();
@@ -195,17 +188,13 @@ describe('the house as its imports draw it', () => {
           if (target.startsWith('packages/') || /^@lods\/[^/]+\/./.test(target))
             intoPackages.push(`${relative(ROOT, file)} -> ${specifier}`);
         }
-    const toConvert = (edge: string) => PACKAGE_PATH_IMPORTS_TO_CONVERT_IN.some((dir) => edge.startsWith(dir));
     expect(
-      intoPackages.filter((edge) => !KNOWN_PACKAGE_PATH_IMPORTS.includes(edge) && !toConvert(edge)),
+      intoPackages.filter((edge) => !KNOWN_PACKAGE_PATH_IMPORTS.includes(edge)),
       "import these by name ('@lods/client', '@lods/receiver-kit'), exporting from the package's index what is missing",
     ).to.deep.equal([]);
     expect(
-      [
-        ...KNOWN_PACKAGE_PATH_IMPORTS.filter((edge) => !intoPackages.includes(edge)),
-        ...PACKAGE_PATH_IMPORTS_TO_CONVERT_IN.filter((dir) => !intoPackages.some((edge) => edge.startsWith(dir))),
-      ],
-      'known path imports gone: remove them from KNOWN_PACKAGE_PATH_IMPORTS or PACKAGE_PATH_IMPORTS_TO_CONVERT_IN',
+      KNOWN_PACKAGE_PATH_IMPORTS.filter((edge) => !intoPackages.includes(edge)),
+      'known path imports gone: remove them from KNOWN_PACKAGE_PATH_IMPORTS',
     ).to.deep.equal([]);
     expect(relative(ROOT, new URL(import.meta.resolve('@lods/receiver-kit')).pathname)).to.equal(
       'packages/receiver-kit/src/index.ts',

@@ -9,7 +9,7 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
+import { verifyDelivery } from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { listReceivers, type ReceiverInfo } from '../../src/webhooks/receivers/receivers.ts';

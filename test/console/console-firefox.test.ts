@@ -3,13 +3,11 @@
 // the "API key" field, the receivers table, "Send test event" arriving signed at a real receiver,
 // "Replay" of a dead letter, the events page, GraphiQL, "Sign out" clearing sessionStorage; no page
 // logs a console error, and no CSP violation is reported (a listener installed before the page's
-// own scripts reports each one as a console error). LODS_CONSOLE_SCREENSHOTS=1 also writes
-// docs/console/receivers-firefox.png (docs/console.md).
+// own scripts reports each one as a console error). (The screenshots of docs/console.md:
+// screenshots.test.ts.)
 import { expect } from 'chai';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Browser, ElementHandle, Page } from 'puppeteer-core';
-import { verifyDelivery } from '../../packages/receiver-kit/src/index.ts';
+import { verifyDelivery } from '@lods/receiver-kit';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { testDb } from '../hooks.ts';
 import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
@@ -18,7 +16,6 @@ import { type FirefoxChrome, firefoxChrome } from '../support/firefox-chrome.ts'
 import { eventually, publishOne } from '../support/webhooks.ts';
 
 const SECRET = 'console-firefox-secret-0123456789abcdef';
-const SCREENSHOTS = process.env.LODS_CONSOLE_SCREENSHOTS ? resolve(import.meta.dirname, '../../docs/console') : null;
 const CSP_VIOLATION = 'CSP violation:';
 
 /** An element by its accessible role and name, as a user finds it. */
@@ -139,10 +136,6 @@ describe('operator console in Firefox', function () {
     const page = await openPage();
     await signIn(page, world.admin);
     await page.waitForSelector(rowOf(target.url));
-    if (SCREENSHOTS) {
-      mkdirSync(SCREENSHOTS, { recursive: true }); // by now with the receivers of the tests before
-      await page.screenshot({ path: resolve(SCREENSHOTS, 'receivers-firefox.png'), fullPage: true });
-    }
     await page.locator(aria('link', 'Events')).click();
     await (await page.waitForSelector(aria('combobox', 'Type')))!.select('LEARNING_OPPORTUNITY_PUBLISHED');
     await page.locator(aria('button', 'Apply')).click();
@@ -152,7 +145,7 @@ describe('operator console in Firefox', function () {
       id: eventId,
       type: 'LEARNING_OPPORTUNITY_PUBLISHED',
     });
-    await page.locator('::-p-text(SUCCESS)').wait();
+    await page.locator('::-p-text(Success)').wait();
     await page.locator(aria('button', 'Sign out')).click();
     const field = (await page.waitForSelector(API_KEY))!;
     expect(await storageKeys(page)).to.deep.equal([]);
