@@ -4,24 +4,19 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, refusedWithin, startTestApi } from '../support/api.ts';
+import { createTestKey, getJson, refusedWithin, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 
 describe('REST authentication and scopes', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let one: string;
   const paths = () => ['/v1/learning-opportunities', one];
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    one = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
+    one = `/v1/learning-opportunities/${(await createRecord(served.api.writes)).id}`;
   });
-  after(() => api.close());
 
   const unknownKey = `lods_${randomBytes(32).toString('base64url')}`;
   const badHeaders: [string, string | null][] = [
@@ -36,7 +31,12 @@ describe('REST authentication and scopes', () => {
   for (const [what, header] of badHeaders) {
     it(`is 401 with WWW-Authenticate: Bearer for ${what}`, async () => {
       for (const path of paths()) {
-        const res = await getJson(api, path, null, header === null ? {} : { headers: { authorization: header } });
+        const res = await getJson(
+          served.api,
+          path,
+          null,
+          header === null ? {} : { headers: { authorization: header } },
+        );
         const problem = expectProblem(res, 401);
         expect(problem.type).to.equal('/problems/unauthenticated');
         expect(res.headers.get('www-authenticate')).to.match(/^Bearer\b/);
@@ -46,9 +46,9 @@ describe('REST authentication and scopes', () => {
   }
 
   it('accepts the scheme in any case, and more than one space after it', async () => {
-    for (const header of [`bearer ${key}`, `Bearer   ${key}`]) {
-      const res = await getJson(api, one, null, { headers: { authorization: header } });
-      expect(res.status, header.replace(key, '<key>')).to.equal(200);
+    for (const header of [`bearer ${served.key}`, `Bearer   ${served.key}`]) {
+      const res = await getJson(served.api, one, null, { headers: { authorization: header } });
+      expect(res.status, header.replace(served.key, '<key>')).to.equal(200);
     }
   });
 
@@ -56,7 +56,7 @@ describe('REST authentication and scopes', () => {
     /** Status line and the rest of the answer to a GET written byte for byte (fetch would merge the two headers into one). */
     const rawGet = (path: string, authorizations: string[]) =>
       new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const { hostname, port } = new URL(api.url);
+        const { hostname, port } = new URL(served.api.url);
         const socket = connect(Number(port), hostname);
         let text = '';
         socket.setEncoding('utf8').on('data', (c: string) => (text += c));
@@ -68,9 +68,9 @@ describe('REST authentication and scopes', () => {
       });
     for (const path of [...paths(), '/v1/events/head']) {
       for (const pair of [
-        [`Bearer ${key}`, `Bearer ${unknownKey}`],
-        [`Bearer ${unknownKey}`, `Bearer ${key}`],
-        [`Bearer ${key}`, `Bearer ${key}`],
+        [`Bearer ${served.key}`, `Bearer ${unknownKey}`],
+        [`Bearer ${unknownKey}`, `Bearer ${served.key}`],
+        [`Bearer ${served.key}`, `Bearer ${served.key}`],
       ]) {
         const res = await rawGet(path, pair);
         expect(res.status, path).to.equal(401);
@@ -83,7 +83,7 @@ describe('REST authentication and scopes', () => {
   it('is 403 for a valid key without catalog:read, with the needed scope in the challenge', async () => {
     const other = await createTestKey(['graphql:read', 'catalog:write']);
     for (const path of paths()) {
-      const res = await getJson(api, path, other);
+      const res = await getJson(served.api, path, other);
       const problem = expectProblem(res, 403);
       expect(problem.type).to.equal('/problems/forbidden');
       expect(res.headers.get('www-authenticate')).to.match(/^Bearer\b.*insufficient_scope/);
@@ -92,20 +92,20 @@ describe('REST authentication and scopes', () => {
   });
 
   it('checks the key before the input (no 400 or 404 for an anonymous caller)', async () => {
-    expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', null), 401);
-    expectProblem(await getJson(api, '/v1/learning-opportunities/not-a-uuid', null), 401);
+    expectProblem(await getJson(served.api, '/v1/learning-opportunities?limit=0', null), 401);
+    expectProblem(await getJson(served.api, '/v1/learning-opportunities/not-a-uuid', null), 401);
   });
 
   it('stops a revoked key within milliseconds, on every path', async () => {
     const created = await createApiKey(testDb().orm.em.fork(), { name: 'soon revoked', scopes: ['catalog:read'] });
-    expect((await getJson(api, one, created.key)).status).to.equal(200);
+    expect((await getJson(served.api, one, created.key)).status).to.equal(200);
     await revokeApiKey(testDb().orm.em.fork(), created.id);
-    await refusedWithin(() => getJson(api, one, created.key));
+    await refusedWithin(() => getJson(served.api, one, created.key));
     for (const path of paths()) {
-      const res = expectProblem(await getJson(api, path, created.key), 401);
+      const res = expectProblem(await getJson(served.api, path, created.key), 401);
       expect(res.type).to.equal('/problems/unauthenticated');
     }
     // Revoking one key leaves the others working.
-    expect((await getJson(api, one, key)).status).to.equal(200);
+    expect((await getJson(served.api, one, served.key)).status).to.equal(200);
   });
 });

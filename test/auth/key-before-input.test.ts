@@ -5,15 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createTestKey, getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 
 describe('REST key checks before the input, from the key cache', () => {
-  let api: Api;
-  let reader: string;
+  const served = useTestApi({ reader: ['catalog:read'] });
   let recordPath: string;
   const badInputs = [
     '/v1/learning-opportunities?limit=0',
@@ -22,11 +20,8 @@ describe('REST key checks before the input, from the key cache', () => {
   ];
 
   before(async () => {
-    api = await startTestApi();
-    reader = await createTestKey(['catalog:read']);
-    recordPath = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
+    recordPath = `/v1/learning-opportunities/${(await createRecord(served.api.writes)).id}`;
   });
-  after(() => api.close());
 
   it('answers 403, never 400 or 404, to a live key without catalog:read', async () => {
     const other = await createTestKey(['graphql:read']);
@@ -36,7 +31,7 @@ describe('REST key checks before the input, from the key cache', () => {
       recordPath,
       '/v1/learning-opportunities',
     ]) {
-      expect(expectProblem(await getJson(api, path, other), 403).type, path).to.equal('/problems/forbidden');
+      expect(expectProblem(await getJson(served.api, path, other), 403).type, path).to.equal('/problems/forbidden');
     }
   });
 
@@ -47,16 +42,16 @@ describe('REST key checks before the input, from the key cache', () => {
     });
     await revokeApiKey(testDb().orm.em.fork(), created.id);
     for (const path of [...badInputs, `/v1/learning-opportunities/${randomUUID()}`, recordPath]) {
-      expect(expectProblem(await getJson(api, path, created.key), 401).type, path).to.equal(
+      expect(expectProblem(await getJson(served.api, path, created.key), 401).type, path).to.equal(
         '/problems/unauthenticated',
       );
     }
   });
 
   it('shows 400 and 404 to a key holding catalog:read', async () => {
-    for (const path of badInputs) expectProblem(await getJson(api, path, reader), 400);
-    expectProblem(await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, reader), 404);
-    expect((await getJson(api, recordPath, reader)).status).to.equal(200);
+    for (const path of badInputs) expectProblem(await getJson(served.api, path, served.reader), 400);
+    expectProblem(await getJson(served.api, `/v1/learning-opportunities/${randomUUID()}`, served.reader), 404);
+    expect((await getJson(served.api, recordPath, served.reader)).status).to.equal(200);
   });
 
   it('refuses a key from soon after its revocation on, under concurrent load, and never lets it back', async function () {
@@ -74,7 +69,8 @@ describe('REST key checks before the input, from the key cache', () => {
         const started = performance.now();
         answers.push({
           started,
-          status: (await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities?limit=5', created.key)).status,
+          status: (await getJson(served.api, i % 2 ? recordPath : '/v1/learning-opportunities?limit=5', created.key))
+            .status,
         });
       }
     };
@@ -90,6 +86,6 @@ describe('REST key checks before the input, from the key cache', () => {
     // The notification's trip, under load on a shared machine: half the cache's 10 s age bound at most.
     expect(Math.max(...accepted.map((a) => a.started)) - revokedAt).to.be.below(5000);
     for (let i = 0; i < 20; i++)
-      expectProblem(await getJson(api, i % 2 ? recordPath : '/v1/learning-opportunities', created.key), 401);
+      expectProblem(await getJson(served.api, i % 2 ? recordPath : '/v1/learning-opportunities', created.key), 401);
   });
 });

@@ -1,25 +1,17 @@
 // One record, one rendering: GET /v1/.../{id}, its item in a list page, and the answer of the
 // mutation that produced the state are the same record (the REST bodies byte for byte).
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { getJson, graphql, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { GET_ONE, GET_PAGE, mutate, type RecordJson } from '../support/graphql-documents.ts';
 
 describe('the same record bytes everywhere', () => {
-  let api: Api;
-  let key: string;
-
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read', 'graphql:read', 'catalog:write']);
-  });
-  after(() => api.close());
+  const served = useTestApi(['catalog:read', 'graphql:read', 'catalog:write']);
 
   /** The list page holding `id`, walked in pages of 100 (other records may be newer). */
   async function listPageWith(id: string): Promise<string> {
     for (let offset = 0; ; offset += 100) {
-      const list = await getJson(api, `/v1/learning-opportunities?limit=100&offset=${offset}`, key);
+      const list = await getJson(served.api, `/v1/learning-opportunities?limit=100&offset=${offset}`, served.key);
       const body = list.body as { results: { id: string }[]; pagination: { totalCount: number } };
       if (body.results.some((r) => r.id === id)) return list.text;
       if (offset + 100 >= body.pagination.totalCount) throw new Error(`${id} is not listed`);
@@ -40,17 +32,19 @@ describe('the same record bytes everywhere', () => {
       title: 'Zürich — “quotes”, emoji 🎓 and \\ backslash',
       description: 'line\nbreak\ttab </script>',
     });
-    await mutate(api, key, 'upsert', input);
-    const published = await mutate(api, key, 'publish', input.id);
+    await mutate(served.api, served.key, 'upsert', input);
+    const published = await mutate(served.api, served.key, 'publish', input.id);
 
-    const one = await getJson(api, `/v1/learning-opportunities/${input.id}`, key);
+    const one = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.key);
     expect(one.status).to.equal(200);
     await expectListed(input.id, one.text);
     expect(JSON.parse(one.text)).to.deep.equal(published);
 
-    const internal = await graphql<{ learningOpportunity: RecordJson }>(api, key, GET_ONE, { id: input.id });
+    const internal = await graphql<{ learningOpportunity: RecordJson }>(served.api, served.key, GET_ONE, {
+      id: input.id,
+    });
     expect(internal.body.data?.learningOpportunity).to.deep.equal(published);
-    const page = await graphql<{ learningOpportunities: { results: RecordJson[] } }>(api, key, GET_PAGE, {
+    const page = await graphql<{ learningOpportunities: { results: RecordJson[] } }>(served.api, served.key, GET_PAGE, {
       limit: 100,
     });
     expect(page.body.data?.learningOpportunities.results.find((r) => r.id === input.id)).to.deep.equal(published);
@@ -58,14 +52,14 @@ describe('the same record bytes everywhere', () => {
 
   it('after an update of a published record the three stay equal', async () => {
     const input = buildLearningOpportunityInput();
-    await mutate(api, key, 'upsert', input);
-    await mutate(api, key, 'publish', input.id);
-    const updated = await mutate(api, key, 'upsert', {
+    await mutate(served.api, served.key, 'upsert', input);
+    await mutate(served.api, served.key, 'publish', input.id);
+    const updated = await mutate(served.api, served.key, 'upsert', {
       ...input,
       title: 'Updated',
       sessions: (input.sessions as unknown[]).slice(1),
     });
-    const one = await getJson(api, `/v1/learning-opportunities/${input.id}`, key);
+    const one = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.key);
     await expectListed(input.id, one.text);
     expect(JSON.parse(one.text)).to.deep.equal(updated);
   });
@@ -85,9 +79,9 @@ describe('the same record bytes everywhere', () => {
       externalReviews: null,
       accolades: null,
     });
-    await mutate(api, key, 'upsert', input);
-    await mutate(api, key, 'publish', input.id);
-    const one = await getJson(api, `/v1/learning-opportunities/${input.id}`, key);
+    await mutate(served.api, served.key, 'upsert', input);
+    await mutate(served.api, served.key, 'publish', input.id);
+    const one = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.key);
     const body = one.body as Record<string, unknown>;
     expect(Object.keys(body)).to.deep.equal([
       'id',

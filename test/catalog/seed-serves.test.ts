@@ -6,17 +6,14 @@ import { expect } from 'chai';
 import { loadRecords } from '../../src/catalog/entity-mapping.ts';
 import { renderRecord } from '../../src/catalog/record.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { resetCatalog } from '../support/factories.ts';
 
 type ListBody = { results: { id: string }[]; pagination: { totalCount: number } };
 const COUNT = 1500; // more than one list_bucket range holds (1024): the batches split ranges
 
 describe('a seeded catalog', () => {
-  let api: Api;
-  let key: string;
   let stored: { id: string; doc: string }[];
 
   before(async function () {
@@ -31,13 +28,9 @@ describe('a seeded catalog', () => {
         `select id, doc from learning_opportunity where status = 'PUBLISHED' order by updated_at desc, id desc`,
       )
     ).rows;
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
   });
-  after(async () => {
-    await api?.close();
-    await resetCatalog();
-  });
+  const service = useTestApi(['catalog:read']);
+  after(() => resetCatalog());
 
   it('has counts (catalog_count, list_bucket) equal to its rows', async () => {
     const { rows } = await testDb().pool.query<{ status: string; counted: string; actual: string }>(`
@@ -82,14 +75,14 @@ describe('a seeded catalog', () => {
     this.timeout(30_000);
     const served: { id: string }[] = [];
     for (let offset = 0; offset < COUNT; offset += 100) {
-      const page = await getJson(api, `/v1/learning-opportunities?limit=100&offset=${offset}`, key);
+      const page = await getJson(service.api, `/v1/learning-opportunities?limit=100&offset=${offset}`, service.key);
       expect(page.status).to.equal(200);
       expect((page.body as ListBody).pagination.totalCount).to.equal(COUNT);
       served.push(...(page.body as ListBody).results);
     }
     expect(served).to.deep.equal(stored.map((r) => JSON.parse(r.doc) as unknown));
     for (const { id, doc } of [stored[0]!, stored[777]!, stored[COUNT - 1]!]) {
-      const one = await getJson(api, `/v1/learning-opportunities/${id}`, key);
+      const one = await getJson(service.api, `/v1/learning-opportunities/${id}`, service.key);
       expect(one.text).to.equal(doc);
     }
   });

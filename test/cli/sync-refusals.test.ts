@@ -8,11 +8,10 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { type Run, runCli, startCli } from '../client/cli-process.ts';
 import { type ScriptedServer, startScriptedServer } from '../client/fake-servers.ts';
 import { until } from '../feed/feed-support.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
 import { spawnChild } from '../support/child-processes.ts';
@@ -56,8 +55,7 @@ async function runCliAs(uid: number, args: string[], env: Record<string, string>
 
 describe('cli sync: refuses, before any request, local files it could only fail on or damage', function () {
   this.timeout(120_000);
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let counting: ScriptedServer;
   let dir: string;
 
@@ -65,7 +63,7 @@ describe('cli sync: refuses, before any request, local files it could only fail 
   async function expectRefusal(files: { out: string; state: string }, message: string): Promise<void> {
     const before = counting.requests.length;
     const run = await runCli(['sync', '--base-url', counting.url, '--state', files.state, '--out', files.out], {
-      LODS_API_KEY: key,
+      LODS_API_KEY: served.key,
     });
     expect(run.code, run.stderr).to.equal(2);
     expect(run.stderr).to.include(message);
@@ -74,10 +72,8 @@ describe('cli sync: refuses, before any request, local files it could only fail 
 
   before(async () => {
     await resetCatalog();
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    for (let i = 0; i < 3; i++) await createRecord(api.writes, { title: `Refusal ${i}` });
-    counting = await startCountingProxy(api.url);
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes, { title: `Refusal ${i}` });
+    counting = await startCountingProxy(served.api.url);
   });
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lods-sync-refusals-'));
@@ -85,10 +81,7 @@ describe('cli sync: refuses, before any request, local files it could only fail 
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  after(async () => {
-    await counting.close();
-    await api.close();
-  });
+  after(() => counting.close());
 
   it('one file for --state and --out (one path, two spellings of it, a symlink): the copy is left as it was', async () => {
     const same = join(dir, 'same.json');
@@ -133,7 +126,7 @@ describe('cli sync: refuses, before any request, local files it could only fail 
     await chmod(writable, 0o777);
     const run = (state: string, out: string) => {
       const args = ['sync', '--base-url', counting.url, '--state', state, '--out', out];
-      return asRoot ? runCliAs(NOBODY, args, { LODS_API_KEY: key }) : runCli(args, { LODS_API_KEY: key });
+      return asRoot ? runCliAs(NOBODY, args, { LODS_API_KEY: served.key }) : runCli(args, { LODS_API_KEY: served.key });
     };
     const before = counting.requests.length;
     const outDenied = await run(join(writable, 's.json'), join(readOnly, 'c.jsonl')).catch(
@@ -192,15 +185,12 @@ describe('cli sync: refuses, before any request, local files it could only fail 
 
 describe('cli sync: one run per --state at a time (a lock file beside it)', function () {
   this.timeout(120_000);
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let dir: string;
 
   before(async () => {
     await resetCatalog();
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    await createRecord(api.writes, { title: 'Locked' });
+    await createRecord(served.api.writes, { title: 'Locked' });
   });
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lods-sync-lock-'));
@@ -208,22 +198,21 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  after(async () => {
-    await api.close();
-  });
 
   it("a second run on the same --state refuses at once, naming the state and the first run's pid; the lock goes with the first (Ctrl-C)", async () => {
     const [out, state] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json')];
-    const proxy = await startStallingProxy(api.url, (path) => path === '/v1/learning-opportunities', 1);
+    const proxy = await startStallingProxy(served.api.url, (path) => path === '/v1/learning-opportunities', 1);
     try {
-      const first = startCli(['sync', '--base-url', proxy.url, '--out', out, '--state', state], { LODS_API_KEY: key });
+      const first = startCli(['sync', '--base-url', proxy.url, '--out', out, '--state', state], {
+        LODS_API_KEY: served.key,
+      });
       await until(() => proxy.stalled(), 30_000); // the first run is in its walk, holding the lock
       expect(await readdir(dir)).to.deep.equal(['.state.json.lock']);
       expect(await readFile(join(dir, '.state.json.lock'), 'utf8')).to.equal(`${first.child.pid}\n`);
 
       const second = await runCli(
-        ['sync', '--base-url', api.url, '--out', join(dir, 'other.jsonl'), '--state', state],
-        { LODS_API_KEY: key },
+        ['sync', '--base-url', served.api.url, '--out', join(dir, 'other.jsonl'), '--state', state],
+        { LODS_API_KEY: served.key },
       );
       expect(second.code, second.stderr).to.equal(2);
       expect(second.stderr).to.include(
@@ -237,8 +226,8 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
     } finally {
       await proxy.close();
     }
-    const third = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], {
-      LODS_API_KEY: key,
+    const third = await runCli(['sync', '--base-url', served.api.url, '--out', out, '--state', state, '--json'], {
+      LODS_API_KEY: served.key,
     });
     expect(third.code, third.stderr).to.equal(0);
     expect(JSON.parse(third.stdout)).to.deep.include({ mode: 'full', records: 1 });
@@ -247,13 +236,13 @@ describe('cli sync: one run per --state at a time (a lock file beside it)', func
   it('a lock left by a process that no longer runs is taken over; the lock is removed at the end and on a failure', async () => {
     const [out, state, lock] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json'), join(dir, '.state.json.lock')];
     await writeFile(lock, `${await exitedPid()}\n`);
-    const run = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state, '--json'], {
-      LODS_API_KEY: key,
+    const run = await runCli(['sync', '--base-url', served.api.url, '--out', out, '--state', state, '--json'], {
+      LODS_API_KEY: served.key,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(existsSync(lock), 'removed at the end').to.equal(false);
 
-    const failed = await runCli(['sync', '--base-url', api.url, '--out', out, '--state', state], {
+    const failed = await runCli(['sync', '--base-url', served.api.url, '--out', out, '--state', state], {
       LODS_API_KEY: 'lods_unknown',
     });
     expect(failed.code, failed.stderr).to.equal(1);

@@ -14,11 +14,10 @@ import { expect } from 'chai';
 import type { SyncBatch } from '@lods/client';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { SyncCopy } from '../../src/consumer/sync-copy.ts';
-import type { Api } from '../../src/app/service.ts';
 import { runCli, startCli } from '../client/cli-process.ts';
 import { fakeRecord } from '../client/fake-servers.ts';
 import { collect, head, until } from '../feed/feed-support.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord, resetCatalog } from '../support/factories.ts';
 import { startStallingProxy } from '../support/stalling-proxy.ts';
 import { spawnChild } from '../support/child-processes.ts';
@@ -36,8 +35,7 @@ async function exitedPid(): Promise<number> {
 
 describe('cli sync: saves every N changes, crash-safe', function () {
   this.timeout(120_000);
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let dir: string;
   let base: string; // the copy and state after a first (full) run, before the 83 events
   let reference: { stdout: string; stderr: string; copy: string }; // an uninterrupted run from `base`
@@ -45,7 +43,7 @@ describe('cli sync: saves every N changes, crash-safe', function () {
   /** A fresh directory holding the base copy and state; the command's arguments for it. */
   async function fromBase(
     name: string,
-    baseUrl = api.url,
+    baseUrl = served.api.url,
     saveEvery = 20,
   ): Promise<{ out: string; state: string; args: string[] }> {
     const at = join(dir, name);
@@ -77,51 +75,48 @@ describe('cli sync: saves every N changes, crash-safe', function () {
 
   before(async () => {
     await resetCatalog();
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
     dir = await mkdtemp(join(tmpdir(), 'lods-sync-saves-'));
     base = join(dir, 'base');
     await mkdir(base);
 
-    const created = await head(api, key);
+    const created = await head(served.api, served.key);
     const records = [];
-    for (let i = 0; i < 8; i++) records.push(await createRecord(api.writes, { title: `Saved ${i}` }));
-    await collect(api, key, created, 8);
+    for (let i = 0; i < 8; i++) records.push(await createRecord(served.api.writes, { title: `Saved ${i}` }));
+    await collect(served.api, served.key, created, 8);
     const first = await runCli(
       [
         'sync',
         '--base-url',
-        api.url,
+        served.api.url,
         '--out',
         join(base, 'catalog.jsonl'),
         '--state',
         join(base, 'state.json'),
         '--json',
       ],
-      { LODS_API_KEY: key },
+      { LODS_API_KEY: served.key },
     );
     expect(first.code, first.stderr).to.equal(0);
 
-    const changed = await head(api, key);
+    const changed = await head(served.api, served.key);
     for (let round = 0; round < 10; round++) {
-      await api.writes.upsertMany(
+      await served.api.writes.upsertMany(
         records.map((r, i) =>
           parseLearningOpportunityInput(buildLearningOpportunityInput({ id: r.id, title: `Round ${round} of ${i}` })),
         ),
       );
     }
-    await api.writes.archive(records[0]!.id);
-    await api.writes.delete(records[1]!.id);
-    await api.writes.publish(records[0]!.id);
-    await collect(api, key, changed, EVENTS);
+    await served.api.writes.archive(records[0]!.id);
+    await served.api.writes.delete(records[1]!.id);
+    await served.api.writes.publish(records[0]!.id);
+    await collect(served.api, served.key, changed, EVENTS);
 
     const { args, out } = await fromBase('reference');
-    const run = await runCli(args, { LODS_API_KEY: key });
+    const run = await runCli(args, { LODS_API_KEY: served.key });
     expect(run.code, run.stderr).to.equal(0);
     reference = { stdout: run.stdout, stderr: run.stderr, copy: await readFile(out, 'utf8') };
   });
   after(async () => {
-    await api.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -130,8 +125,8 @@ describe('cli sync: saves every N changes, crash-safe', function () {
     expect(count(reference.stderr, /changes applied/), 'progress, one line per page').to.equal(EVENTS);
     expect(count(reference.stderr, SAVED), 'progress, one line per save').to.equal(5);
     // The copy is the public catalog.
-    const res = await fetch(`${api.url}/v1/learning-opportunities?limit=100`, {
-      headers: { authorization: `Bearer ${key}` },
+    const res = await fetch(`${served.api.url}/v1/learning-opportunities?limit=100`, {
+      headers: { authorization: `Bearer ${served.key}` },
     });
     const published = ((await res.json()) as { results: { id: string }[] }).results;
     const copy = reference.copy
@@ -142,10 +137,10 @@ describe('cli sync: saves every N changes, crash-safe', function () {
   });
 
   it('killed (SIGKILL) between saves, a restart resumes from the last save and ends with the same copy', async () => {
-    const proxy = await startStallingProxy(api.url, (path) => path === '/v1/events', 51);
+    const proxy = await startStallingProxy(served.api.url, (path) => path === '/v1/events', 51);
     try {
       const { args, out, state } = await fromBase('killed', proxy.url);
-      const running = startCli(args, { LODS_API_KEY: key });
+      const running = startCli(args, { LODS_API_KEY: served.key });
       // Pages 1-50 applied, saves after 20 and 40 changes, page 51 asked for and held back.
       await until(() => proxy.stalled() && count(running.stderr(), SAVED) >= 2, 60_000);
       expect(count(running.stderr(), SAVED), 'saves before the kill').to.equal(2);
@@ -161,7 +156,7 @@ describe('cli sync: saves every N changes, crash-safe', function () {
       await writeFile(killedMidSave, '{"id":"half a line');
       await writeFile(liveRun, '{}');
 
-      const restarted = await runCli(withBaseUrl(args, api.url), { LODS_API_KEY: key });
+      const restarted = await runCli(withBaseUrl(args, served.api.url), { LODS_API_KEY: served.key });
       expect(restarted.code, restarted.stderr).to.equal(0);
       // From the cursor saved after 40 changes: the 10 applied after it were lost with the process.
       expect(JSON.parse(restarted.stdout)).to.deep.include({ mode: 'incremental', events: EVENTS - 40, records: 7 });
@@ -180,10 +175,10 @@ describe('cli sync: saves every N changes, crash-safe', function () {
     ['SIGTERM', 143],
   ] as const) {
     it(`${signal}${signal === 'SIGINT' ? ' (Ctrl-C)' : ''} saves what was applied, then exits ${exitCode}; the next run continues from there`, async () => {
-      const proxy = await startStallingProxy(api.url, (path) => path === '/v1/events', 51);
+      const proxy = await startStallingProxy(served.api.url, (path) => path === '/v1/events', 51);
       try {
         const { args, out, state } = await fromBase(signal, proxy.url, 1000);
-        const running = startCli(args, { LODS_API_KEY: key });
+        const running = startCli(args, { LODS_API_KEY: served.key });
         await until(() => proxy.stalled(), 60_000);
         expect(count(running.stderr(), SAVED), 'nothing saved yet').to.equal(0);
         const signalled = Date.now();
@@ -197,7 +192,7 @@ describe('cli sync: saves every N changes, crash-safe', function () {
         );
         expect(count(stopped.stderr, SAVED)).to.equal(1);
 
-        const next = await runCli(withBaseUrl(args, api.url), { LODS_API_KEY: key });
+        const next = await runCli(withBaseUrl(args, served.api.url), { LODS_API_KEY: served.key });
         expect(next.code, next.stderr).to.equal(0);
         expect(JSON.parse(next.stdout)).to.deep.include({ mode: 'incremental', events: EVENTS - 50, records: 7 }); // the 50 applied before the signal were kept
         expect(await readFile(out, 'utf8')).to.equal(reference.copy);
@@ -209,13 +204,13 @@ describe('cli sync: saves every N changes, crash-safe', function () {
   }
 
   it('Ctrl-C during the walk of a first run saves nothing and says that the next run walks again', async () => {
-    const proxy = await startStallingProxy(api.url, (path) => path === '/v1/learning-opportunities', 1);
+    const proxy = await startStallingProxy(served.api.url, (path) => path === '/v1/learning-opportunities', 1);
     try {
       const at = join(dir, 'first-run');
       const [out, state] = [join(at, 'catalog.jsonl'), join(at, 'state.json')];
       await mkdir(at);
       const running = startCli(['sync', '--base-url', proxy.url, '--out', out, '--state', state], {
-        LODS_API_KEY: key,
+        LODS_API_KEY: served.key,
       });
       await until(() => proxy.stalled(), 60_000);
       running.child.kill('SIGINT');
@@ -233,7 +228,7 @@ describe('cli sync: saves every N changes, crash-safe', function () {
   it('a copy saved ahead of its cursor (a crash between the two renames) ends the same after the restart', async () => {
     const { args, out } = await fromBase('torn');
     await cp(join(dir, 'reference', 'catalog.jsonl'), out); // the new copy, the old cursor
-    const run = await runCli(args, { LODS_API_KEY: key });
+    const run = await runCli(args, { LODS_API_KEY: served.key });
     expect(run.code, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout)).to.deep.include({ events: EVENTS, records: 7 }); // every event re-applied
     expect(await readFile(out, 'utf8')).to.equal(reference.copy);

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { CliError } from '../../src/cli/run.ts';
 import { parseWalkArguments, type WalkOpts } from '../../src/cli/walk.ts';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { createTestKey, useTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { runCli } from './cli-process.ts';
 import { fakeRecord, inListOrder, startFakeCatalog } from './fake-servers.ts';
@@ -17,29 +16,25 @@ import { fakeRecord, inListOrder, startFakeCatalog } from './fake-servers.ts';
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { LODS_API_KEY: '', ...env });
 
 describe('cli walk', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let dir: string;
   let published: (Record<string, unknown> & { id: string; updatedAt: string })[];
 
   before(async () => {
     await resetCatalog();
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
     published = [];
-    for (let i = 0; i < 5; i++) published.push(await createRecord(api.writes, { title: `CLI walk ${i}` }));
+    for (let i = 0; i < 5; i++) published.push(await createRecord(served.api.writes, { title: `CLI walk ${i}` }));
     dir = await mkdtemp(join(tmpdir(), 'lods-walk-'));
   });
   after(async () => {
-    await api.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('writes every published record once as JSON lines and prints one JSON summary (key from LODS_API_KEY)', async function () {
     this.timeout(30_000);
     const out = join(dir, 'catalog.jsonl');
-    const run = await cli(['walk', '--base-url', api.url, '--out', out, '--limit', '2', '--json'], {
-      LODS_API_KEY: key,
+    const run = await cli(['walk', '--base-url', served.api.url, '--out', out, '--limit', '2', '--json'], {
+      LODS_API_KEY: served.key,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout)).to.deep.equal({
@@ -102,8 +97,10 @@ describe('cli walk', () => {
     this.timeout(30_000);
     const out = join(dir, 'refused.jsonl');
     const [unknown, noScope] = await Promise.all([
-      cli(['walk', '--base-url', api.url, '--key', 'lods_not_a_real_key', '--out', out]),
-      cli(['walk', '--base-url', api.url, '--out', out], { LODS_API_KEY: await createTestKey(['graphql:read']) }),
+      cli(['walk', '--base-url', served.api.url, '--key', 'lods_not_a_real_key', '--out', out]),
+      cli(['walk', '--base-url', served.api.url, '--out', out], {
+        LODS_API_KEY: await createTestKey(['graphql:read']),
+      }),
     ]);
     expect(noScope.code).to.equal(1);
     expect(noScope.stderr).to.contain('answered 403').and.to.contain('lacks the "catalog:read" scope');
@@ -119,13 +116,15 @@ describe('cli walk', () => {
   it('exits 2 with a clear message on bad arguments', async function () {
     this.timeout(30_000);
     const out = join(dir, 'never.jsonl');
-    const run = await cli(['walk', '--base-url', api.url, '--out', out, '--limit', '101'], { LODS_API_KEY: key });
+    const run = await cli(['walk', '--base-url', served.api.url, '--out', out, '--limit', '101'], {
+      LODS_API_KEY: served.key,
+    });
     expect(run.code).to.equal(2);
     expect(run.stderr).to.contain('--limit must be a positive integer (at most 100)');
     expect(existsSync(out)).to.equal(false);
 
     // The other checks in-process (a child process per case costs a second each on a busy machine).
-    const ok = { baseUrl: api.url, key, out, limit: '100' };
+    const ok = { baseUrl: served.api.url, key: served.key, out, limit: '100' };
     const failures: [WalkOpts, string][] = [
       [{ ...ok, out: undefined }, '--out is required'],
       [{ ...ok, baseUrl: 'not a url' }, '--base-url is not a URL'],
@@ -152,7 +151,7 @@ describe('cli walk', () => {
       [join(underAFile, 'c.jsonl'), 'not a directory'],
     ] as const) {
       // A port nothing listens on: a request would fail with exit 1, not 2.
-      const run = await cli(['walk', '--base-url', 'http://127.0.0.1:9', '--out', out], { LODS_API_KEY: key });
+      const run = await cli(['walk', '--base-url', 'http://127.0.0.1:9', '--out', out], { LODS_API_KEY: served.key });
       expect(run.code, run.stderr).to.equal(2);
       expect(run.stderr).to.contain(`--out ${out}: cannot create a file in`).and.to.contain(why);
     }

@@ -9,23 +9,20 @@ import { catalogEntities } from '../../src/catalog/entities.ts';
 import { migrate } from '../../src/db/orm.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Body = { id: string; type: string; resource: { id: string; version: number } };
 
 describe('resource.version', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

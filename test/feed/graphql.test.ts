@@ -1,7 +1,6 @@
 // events(after, limit) over GraphQL: the same events, bodies and cursors as GET /v1/events.
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { createTestKey, graphql, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { onlyError } from '../support/graphql-documents.ts';
 import { collect, feed, head } from './feed-support.ts';
@@ -17,22 +16,16 @@ type EventsData = {
 };
 
 describe('GraphQL events(after, limit)', () => {
-  let api: Api;
-  let key: string;
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['graphql:read', 'catalog:read']);
-  });
-  after(() => api.close());
+  const served = useTestApi(['graphql:read', 'catalog:read']);
 
   it('reads the same page as REST: events, exact bodies, cursors', async () => {
-    const start = await head(api, key);
-    const a = await createRecord(api.writes);
-    const b = await createRecord(api.writes);
-    await collect(api, key, start, 2);
-    const res = await graphql<EventsData>(api, key, EVENTS, { after: start, limit: 1 });
+    const start = await head(served.api, served.key);
+    const a = await createRecord(served.api.writes);
+    const b = await createRecord(served.api.writes);
+    await collect(served.api, served.key, start, 2);
+    const res = await graphql<EventsData>(served.api, served.key, EVENTS, { after: start, limit: 1 });
     expect(res.body.errors).to.equal(undefined);
-    const rest = await feed(api, key, { after: start, limit: 1 });
+    const rest = await feed(served.api, served.key, { after: start, limit: 1 });
     const page = res.body.data!.events;
     expect(page.pagination).to.deep.equal(rest.pagination);
     expect(page.results.map((e) => e.resourceId)).to.deep.equal([a.id]);
@@ -42,16 +35,16 @@ describe('GraphQL events(after, limit)', () => {
       type: 'LEARNING_OPPORTUNITY_PUBLISHED',
       occurredAt: rest.results[0]!.occurredAt,
     });
-    const next = await graphql<EventsData>(api, key, EVENTS, { after: page.pagination.next });
+    const next = await graphql<EventsData>(served.api, served.key, EVENTS, { after: page.pagination.next });
     expect(next.body.data!.events.results.map((e) => e.resourceId)).to.deep.equal([b.id]);
     expect(next.body.data!.events.pagination.hasMore).to.equal(false);
   });
 
   it('names a bad argument, and needs graphql:read', async () => {
-    const bad = onlyError(await graphql(api, key, EVENTS, { after: 'nope', limit: 1001 }));
+    const bad = onlyError(await graphql(served.api, served.key, EVENTS, { after: 'nope', limit: 1001 }));
     expect(bad.extensions?.code).to.equal('BAD_USER_INPUT');
     expect(bad.extensions?.invalidParams?.map((p) => p.name).sort()).to.deep.equal(['after', 'limit']);
     const restOnly = await createTestKey(['catalog:read']);
-    expect(onlyError(await graphql(api, restOnly, EVENTS)).extensions?.code).to.equal('FORBIDDEN');
+    expect(onlyError(await graphql(served.api, restOnly, EVENTS)).extensions?.code).to.equal('FORBIDDEN');
   });
 });

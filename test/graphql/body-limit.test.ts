@@ -2,9 +2,8 @@
 // just under the limit is served.
 import { connect } from 'node:net';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { UPSERT } from '../support/graphql-documents.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
@@ -28,22 +27,15 @@ async function exists(id: string): Promise<boolean> {
 }
 
 describe('POST /graphql body limit', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:write'], { http: { graphqlMaxBodyBytes: LIMIT } });
   const post = async (body: string, contentType = 'application/json') => {
-    const res = await fetch(`${api.url}/graphql`, {
+    const res = await fetch(`${served.api.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': contentType, authorization: `Bearer ${key}` },
+      headers: { 'content-type': contentType, authorization: `Bearer ${served.key}` },
       body,
     });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
-
-  before(async () => {
-    api = await startTestApi({ http: { graphqlMaxBodyBytes: LIMIT } });
-    key = await createTestKey(['catalog:write']);
-  });
-  after(() => api.close());
 
   it('rejects a body one byte over 1 MiB with a 413 problem and writes nothing', async () => {
     const id = crypto.randomUUID();
@@ -60,7 +52,7 @@ describe('POST /graphql body limit', () => {
   });
 
   it('answers a declared over-limit length with the 413 at once, before the body is sent', async () => {
-    const { host, port } = new URL(api.url);
+    const { host, port } = new URL(served.api.url);
     const socket = connect(Number(port), host.replace(/:\d+$/, ''));
     const head = new Promise<string>((resolve, reject) => {
       socket.once('data', (chunk) => resolve(chunk.toString('latin1')));
@@ -68,7 +60,7 @@ describe('POST /graphql body limit', () => {
     });
     // Headers only: a client about to upload 20 MB learns the answer without sending a byte of it.
     socket.write(
-      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\n` +
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${served.key}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${20 * LIMIT}\r\n\r\n`,
     );
     const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('no answer within 2 s'), 2000));
@@ -88,9 +80,9 @@ describe('POST /graphql body limit', () => {
         controller.close();
       },
     });
-    const res = await fetch(`${api.url}/graphql`, {
+    const res = await fetch(`${served.api.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${served.key}` },
       body: stream,
       duplex: 'half',
     } as RequestInit);

@@ -3,9 +3,8 @@
 // mutations (problems named inputs[i]...), and emit the same events per record.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { createTestKey, getJson, graphql, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, type LearningOpportunityInput } from '../support/factories.ts';
 import { onlyError, RECORD_FIELDS, type RecordJson } from '../support/graphql-documents.ts';
 
@@ -21,20 +20,12 @@ async function eventsOf(ids: string[]): Promise<string[]> {
 }
 
 describe('GraphQL bulk mutations', () => {
-  let api: Api;
-  let writer: string;
-  let reader: string;
-  before(async () => {
-    api = await startTestApi();
-    writer = await createTestKey(['catalog:write', 'graphql:read']);
-    reader = await createTestKey(['catalog:read']);
-  });
-  after(() => api.close());
+  const served = useTestApi({ writer: ['catalog:write', 'graphql:read'], reader: ['catalog:read'] });
 
-  const upsertMany = (inputs: unknown[], key = writer) =>
-    graphql<{ upsertLearningOpportunities: RecordJson[] }>(api, key, UPSERT_MANY, { inputs });
-  const publishMany = (ids: string[], key = writer) =>
-    graphql<{ publishLearningOpportunities: RecordJson[] }>(api, key, PUBLISH_MANY, { ids });
+  const upsertMany = (inputs: unknown[], key = served.writer) =>
+    graphql<{ upsertLearningOpportunities: RecordJson[] }>(served.api, key, UPSERT_MANY, { inputs });
+  const publishMany = (ids: string[], key = served.writer) =>
+    graphql<{ publishLearningOpportunities: RecordJson[] }>(served.api, key, PUBLISH_MANY, { ids });
 
   it('creates drafts, publishes them and updates them in batches, with one event per changed record', async () => {
     const inputs = [0, 1, 2].map((n) => buildLearningOpportunityInput({ title: `Batch ${n}` }));
@@ -51,7 +42,7 @@ describe('GraphQL bulk mutations', () => {
       [ids[2], ids[0], ids[1]].map((id) => [id, 'PUBLISHED']),
     );
     for (const record of published.body.data!.publishLearningOpportunities) {
-      const rest = await getJson(api, `/v1/learning-opportunities/${record.id}`, reader);
+      const rest = await getJson(served.api, `/v1/learning-opportunities/${record.id}`, served.reader);
       expect(rest.body, 'the same record over REST').to.deep.equal(record);
     }
     expect((await eventsOf(ids)).filter((e) => e.endsWith('PUBLISHED'))).to.have.length(3);
@@ -130,7 +121,7 @@ describe('GraphQL bulk mutations', () => {
 
   it('needs catalog:write', async () => {
     const input = buildLearningOpportunityInput();
-    expect(onlyError(await upsertMany([input], reader)).extensions?.code).to.equal('FORBIDDEN');
+    expect(onlyError(await upsertMany([input], served.reader)).extensions?.code).to.equal('FORBIDDEN');
     expect(onlyError(await publishMany([input.id], await createTestKey(['graphql:read']))).extensions?.code).to.equal(
       'FORBIDDEN',
     );

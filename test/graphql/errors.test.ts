@@ -1,39 +1,34 @@
 // An unexpected failure inside a mutation is a generic INTERNAL_SERVER_ERROR that shows nothing of
 // its cause, and the whole transaction (the change and its event) is rolled back.
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { graphql, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { GET_ONE, mutate, onlyError, PUBLISH } from '../support/graphql-documents.ts';
 
 const SECRET = 'select secret_column from internal_table where password = $1';
 
 describe('GraphQL unexpected errors', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:write', 'graphql:read'], {
+    fanOut: async () => {
+      throw new Error(`relation "internal_table" does not exist: ${SECRET}`);
+    },
+  });
 
   before(async () => {
     // A fan-out that fails the way a broken dependency would, with internals in its message.
-    api = await startTestApi({
-      fanOut: async () => {
-        throw new Error(`relation "internal_table" does not exist: ${SECRET}`);
-      },
-    });
-    key = await createTestKey(['catalog:write', 'graphql:read']);
   });
-  after(() => api.close());
 
   it('answers INTERNAL_SERVER_ERROR with a generic message and rolls the change and its event back', async () => {
     const input = buildLearningOpportunityInput();
-    const draft = await mutate(api, key, 'upsert', input); // a draft emits no event: no fan-out
-    const res = await graphql(api, key, PUBLISH, { id: input.id });
+    const draft = await mutate(served.api, served.key, 'upsert', input); // a draft emits no event: no fan-out
+    const res = await graphql(served.api, served.key, PUBLISH, { id: input.id });
     const error = onlyError(res);
     expect(error.extensions?.code).to.equal('INTERNAL_SERVER_ERROR');
     expect(JSON.stringify(res.body)).not.to.match(/internal_table|secret_column|relation|select|stack/i);
     expect(res.body.data).to.equal(null);
 
-    const read = await graphql<{ learningOpportunity: unknown }>(api, key, GET_ONE, { id: input.id });
+    const read = await graphql<{ learningOpportunity: unknown }>(served.api, served.key, GET_ONE, { id: input.id });
     expect(read.body.data?.learningOpportunity, 'still the draft').to.deep.equal(draft);
     const { rows } = await testDb().pool.query<{ n: number }>(
       'select count(*)::int as n from event where resource_id = $1',

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
 import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, startTestApi, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { UPSERT } from '../support/graphql-documents.ts';
 import { expectProblem } from '../support/problem.ts';
@@ -19,11 +19,12 @@ type Answer = {
 };
 
 describe('/graphql edges', () => {
-  let api: Api;
-  let reader: string;
-  let writerOnly: string;
-  let catalogReadOnly: string;
-  let receiversOnly: string;
+  const served = useTestApi({
+    reader: ['graphql:read'],
+    writerOnly: ['catalog:write'],
+    catalogReadOnly: ['catalog:read'],
+    receiversOnly: ['receivers:manage'],
+  });
 
   const post = async (
     key: string | null,
@@ -33,27 +34,18 @@ describe('/graphql edges', () => {
     const headers: Record<string, string> = {};
     if (contentType) headers['content-type'] = contentType;
     if (key) headers.authorization = `Bearer ${key}`;
-    const res = await fetch(`${api.url}/graphql`, { method: 'POST', headers, body });
+    const res = await fetch(`${served.api.url}/graphql`, { method: 'POST', headers, body });
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, body: text ? (JSON.parse(text) as Answer['body']) : {} };
   };
   const code = (answer: Answer) => answer.body.errors?.[0]?.extensions?.code;
 
-  before(async () => {
-    api = await startTestApi();
-    reader = await createTestKey(['graphql:read']);
-    writerOnly = await createTestKey(['catalog:write']);
-    catalogReadOnly = await createTestKey(['catalog:read']);
-    receiversOnly = await createTestKey(['receivers:manage']);
-  });
-  after(() => api.close());
-
   it('answers GET and HEAD with a 405 problem naming POST, with or without a query', async () => {
     for (const path of ['/graphql', '/graphql?query=%7B__typename%7D']) {
-      const get = await getJson(api, path, reader, { headers: { accept: 'text/html' } });
+      const get = await getJson(served.api, path, served.reader, { headers: { accept: 'text/html' } });
       expectProblem(get, 405);
       expect(get.headers.get('allow')).to.equal('POST');
-      const head = await getJson(api, path, reader, { method: 'HEAD' });
+      const head = await getJson(served.api, path, served.reader, { method: 'HEAD' });
       expect(head.status).to.equal(405);
       expect(head.headers.get('allow')).to.equal('POST');
     }
@@ -66,16 +58,16 @@ describe('/graphql edges', () => {
       ['multipart/form-data; boundary=x', '--x--'],
       [null, '{"query":"{__typename}"}'],
     ] as const) {
-      const problem = expectProblem(await post(reader, body, contentType), 415);
+      const problem = expectProblem(await post(served.reader, body, contentType), 415);
       expect(problem.type, String(contentType)).to.equal('/problems/unsupported-media-type');
     }
   });
 
   it('names the Content-Encoding or charset it cannot read in its 415, instead of asking for the JSON it was sent', async () => {
     const send = async (headers: Record<string, string>) => {
-      const res = await fetch(`${api.url}/graphql`, {
+      const res = await fetch(`${served.api.url}/graphql`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json', ...headers },
+        headers: { authorization: `Bearer ${served.reader}`, 'content-type': 'application/json', ...headers },
         body: '{"query":"{__typename}"}',
       });
       return { status: res.status, headers: res.headers, text: await res.text() };
@@ -104,7 +96,7 @@ describe('/graphql edges', () => {
 
   it('refuses a key without a GraphQL scope before running anything, even {__typename}', async () => {
     for (const query of ['{ __typename }', '{ __schema { types { name } } }', '{ learningOpportunitie { id } }']) {
-      const answer = await post(catalogReadOnly, JSON.stringify({ query }));
+      const answer = await post(served.catalogReadOnly, JSON.stringify({ query }));
       expect(answer.status).to.equal(403);
       expect(code(answer)).to.equal('FORBIDDEN');
       expect(answer.body.data).to.equal(undefined);
@@ -113,19 +105,19 @@ describe('/graphql edges', () => {
   });
 
   it('lets any GraphQL scope in: catalog:write alone runs {__typename}', async () => {
-    const answer = await post(writerOnly, JSON.stringify({ query: '{ __typename }' }));
+    const answer = await post(served.writerOnly, JSON.stringify({ query: '{ __typename }' }));
     expect(answer.status).to.equal(200);
     expect(answer.body.data).to.deep.equal({ __typename: 'Query' });
   });
 
   it('suggests field names only to a caller holding graphql:read', async () => {
     const query = JSON.stringify({ query: '{ learningOpportunitie { id } }' });
-    const withoutRead = await post(writerOnly, query);
+    const withoutRead = await post(served.writerOnly, query);
     expect(code(withoutRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
     expect(withoutRead.body.errors?.[0]?.message).to.equal(
       'Cannot query field "learningOpportunitie" on type "Query".',
     );
-    const withRead = await post(reader, query);
+    const withRead = await post(served.reader, query);
     expect(code(withRead)).to.equal('GRAPHQL_VALIDATION_FAILED');
     expect(withRead.body.errors?.[0]?.message).to.match(/Did you mean "learningOpportunit/);
   });
@@ -133,11 +125,11 @@ describe('/graphql edges', () => {
   it('suggests nothing in the errors of a variable that does not fit its type, without graphql:read', async () => {
     const input = { ...buildLearningOpportunityInput(), format: 'ONLIN', titel: 'x' };
     const query = JSON.stringify({ query: UPSERT, variables: { input } });
-    const withoutRead = await post(writerOnly, query);
+    const withoutRead = await post(served.writerOnly, query);
     expect(withoutRead.status).to.equal(400);
     expect(code(withoutRead)).to.equal('BAD_USER_INPUT');
     expect(withoutRead.text).not.to.match(/Did you mean|"title"|ONLINE/);
-    const withRead = await post(reader, query);
+    const withRead = await post(served.reader, query);
     expect(withRead.text).to.match(/Did you mean/);
   });
 
@@ -149,7 +141,7 @@ describe('/graphql edges', () => {
       // hidden in a fragment, beside a field the key may read
       'query { webhookReceivers { id } ...F } fragment F on Query { __schema { mutationType { fields { name } } } }',
     ];
-    for (const key of [receiversOnly, writerOnly]) {
+    for (const key of [served.receiversOnly, served.writerOnly]) {
       for (const query of introspecting) {
         const answer = await post(key, JSON.stringify({ query }));
         expect(answer.status, query.slice(0, 40)).to.equal(403);
@@ -160,10 +152,10 @@ describe('/graphql edges', () => {
       }
     }
     // __typename (which clients add to every selection) is not introspection.
-    const typename = await post(receiversOnly, JSON.stringify({ query: '{ __typename }' }));
+    const typename = await post(served.receiversOnly, JSON.stringify({ query: '{ __typename }' }));
     expect(typename.status).to.equal(200);
     expect(typename.body).to.deep.equal({ data: { __typename: 'Query' } });
-    const read = await post(reader, JSON.stringify({ query: getIntrospectionQuery() }));
+    const read = await post(served.reader, JSON.stringify({ query: getIntrospectionQuery() }));
     expect(read.status).to.equal(200);
     expect(read.text).to.match(/"LearningOpportunity"/);
   });
@@ -180,7 +172,7 @@ describe('/graphql edges', () => {
     try {
       const res = await fetch(`${production.url}/graphql`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${served.reader}`, 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
       });
       expect(res.status).to.equal(200);
@@ -198,7 +190,7 @@ describe('/graphql edges', () => {
       { query, extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } },
       { extensions: { persistedQuery: { version: 1, sha256Hash } } },
     ]) {
-      const answer = await post(reader, JSON.stringify(body));
+      const answer = await post(served.reader, JSON.stringify(body));
       expect(code(answer), JSON.stringify(body)).to.equal('PERSISTED_QUERY_NOT_SUPPORTED');
       expect(answer.body.data).to.equal(undefined);
     }
@@ -215,7 +207,7 @@ describe('/graphql edges', () => {
       ['{"query": "query A { __typename } query B { __typename }"}', 'OPERATION_RESOLUTION_FAILURE'],
     ];
     for (const [body, expected] of cases) {
-      const answer = await post(reader, body);
+      const answer = await post(served.reader, body);
       expect(answer.status, body).to.equal(400);
       expect(answer.headers.get('content-type')).to.match(/^application\/json/);
       expect(code(answer), body).to.equal(expected);

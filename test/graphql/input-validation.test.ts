@@ -3,9 +3,8 @@
 // existing record keeps its exact bytes).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { graphql, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, type LearningOpportunityInput } from '../support/factories.ts';
 import { mutate, onlyError, UPSERT } from '../support/graphql-documents.ts';
 
@@ -159,20 +158,16 @@ async function storedDoc(id: string): Promise<string | null> {
 }
 
 describe('GraphQL input validation', () => {
-  let api: Api;
-  let writer: string;
+  const served = useTestApi({ writer: ['catalog:write'] });
   let existing: Input;
   let existingDoc: string;
 
   before(async () => {
-    api = await startTestApi();
-    writer = await createTestKey(['catalog:write']);
     existing = buildLearningOpportunityInput();
-    await mutate(api, writer, 'upsert', existing);
-    await mutate(api, writer, 'publish', existing.id);
+    await mutate(served.api, served.writer, 'upsert', existing);
+    await mutate(served.api, served.writer, 'publish', existing.id);
     existingDoc = (await storedDoc(existing.id))!;
   });
-  after(() => api.close());
 
   for (const [what, change, names] of CASES) {
     it(`rejects ${what} (${names.join(', ')}) and writes nothing`, async () => {
@@ -181,7 +176,7 @@ describe('GraphQL input validation', () => {
         { ...fresh, ...change(fresh) },
         { ...existing, ...change(existing) },
       ]) {
-        const res = await graphql(api, writer, UPSERT, { input });
+        const res = await graphql(served.api, served.writer, UPSERT, { input });
         expect(res.status).to.equal(200);
         expect(res.body.data).to.equal(null);
         const error = onlyError(res);
@@ -197,7 +192,9 @@ describe('GraphQL input validation', () => {
 
   for (const id of ['not-a-uuid', `${randomUUID()}-1`, '']) {
     it(`rejects the record id ${JSON.stringify(id)} as input.id`, async () => {
-      const error = onlyError(await graphql(api, writer, UPSERT, { input: buildLearningOpportunityInput({ id }) }));
+      const error = onlyError(
+        await graphql(served.api, served.writer, UPSERT, { input: buildLearningOpportunityInput({ id }) }),
+      );
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
       expect(error.extensions?.invalidParams).to.deep.equal([{ name: 'input.id', reason: 'must be a UUID' }]);
     });
@@ -218,7 +215,7 @@ describe('GraphQL input validation', () => {
   for (const [what, change, name] of TYPE_LEVEL) {
     it(`rejects ${what} at the GraphQL type level (HTTP 400, BAD_USER_INPUT naming ${name}) and writes nothing`, async () => {
       const fresh = buildLearningOpportunityInput();
-      const res = await graphql(api, writer, UPSERT, { input: { ...fresh, ...change(fresh) } });
+      const res = await graphql(served.api, served.writer, UPSERT, { input: { ...fresh, ...change(fresh) } });
       expect(res.status).to.equal(400);
       const error = onlyError(res);
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
@@ -230,7 +227,9 @@ describe('GraphQL input validation', () => {
   it('names a type-level problem by the argument, whatever the client called its variable', async () => {
     const fresh = buildLearningOpportunityInput();
     const bulk = 'mutation($rows: [LearningOpportunityInput!]!) { upsertLearningOpportunities(inputs: $rows) { id } }';
-    const res = await graphql(api, writer, bulk, { rows: [fresh, { ...fresh, id: randomUUID(), title: null }] });
+    const res = await graphql(served.api, served.writer, bulk, {
+      rows: [fresh, { ...fresh, id: randomUUID(), title: null }],
+    });
     expect(res.status).to.equal(400);
     expect(onlyError(res).extensions?.invalidParams).to.deep.equal([
       { name: 'inputs[1].title', reason: 'Expected non-nullable type "String!" not to be null' },
@@ -241,7 +240,7 @@ describe('GraphQL input validation', () => {
   it('accepts current IANA zone names that ICU lists under older aliases', async () => {
     for (const timezone of ['Asia/Kolkata', 'Europe/Kyiv', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+1']) {
       const input = buildLearningOpportunityInput();
-      const saved = await mutate(api, writer, 'upsert', { ...input, ...session({ timezone })(input) });
+      const saved = await mutate(served.api, served.writer, 'upsert', { ...input, ...session({ timezone })(input) });
       expect((saved.sessions as { timezone: string }[])[0]!.timezone).to.equal(timezone);
     }
   });
@@ -276,7 +275,7 @@ describe('GraphQL input validation', () => {
         },
       ],
     });
-    const saved = await mutate(api, writer, 'upsert', input);
+    const saved = await mutate(served.api, served.writer, 'upsert', input);
     expect(saved.title).to.have.length(500);
     expect(saved.faqs).to.have.length(200);
     expect(saved.price).to.deep.equal({ amount: '999999999999.99', currency: 'JPY' });

@@ -3,9 +3,8 @@
 // archived records); bad arguments are BAD_USER_INPUT naming them; the cost limit prices facets
 // and search.
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { FACET_COST, SEARCH_COST } from '../../src/graphql/query-limits.ts';
-import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { getJson, graphql, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';
 
@@ -21,32 +20,26 @@ const LIST = `query($filter: LearningOpportunityFilter, $search: String, $sort: 
 }`;
 
 describe('GraphQL learningOpportunities filter, search, sort and facets', () => {
-  let api: Api;
-  let key: string;
-  let restKey: string;
+  const served = useTestApi({ key: ['graphql:read'], restKey: ['catalog:read'] });
   const list = async (variables: Record<string, unknown>) => {
-    const res = await graphql<{ learningOpportunities: Page }>(api, key, LIST, variables);
+    const res = await graphql<{ learningOpportunities: Page }>(served.api, served.key, LIST, variables);
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
     return res.body.data!.learningOpportunities;
   };
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['graphql:read']);
-    restKey = await createTestKey(['catalog:read']);
     for (let i = 0; i < 6; i++)
-      await createRecord(api.writes, {
+      await createRecord(served.api.writes, {
         title: `Graph filter ${i} welding`,
         format: i % 2 ? 'ONLINE' : 'HYBRID',
         topics: [`gq-topic-${i % 3}`],
       });
     await createRecord(
-      api.writes,
+      served.api.writes,
       { title: 'Graph filter draft welding', format: 'ONLINE', topics: ['gq-topic-0'] },
       { publish: false },
     );
   });
-  after(() => api?.close());
 
   it('answers as the REST list does for the same filter, search and sort (published records)', async () => {
     const filter = { format: ['ONLINE', 'HYBRID'], topic: ['gq-topic-0', 'gq-topic-1'], status: ['PUBLISHED'] };
@@ -59,9 +52,9 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
     });
     const rest = (
       await getJson(
-        api,
+        served.api,
         '/v1/learning-opportunities?format=ONLINE,HYBRID&topic=gq-topic-0,gq-topic-1&q=graph%20filter%20weld&sort=relevance&facets=format,topic&limit=100',
-        restKey,
+        served.restKey,
       )
     ).body as Page;
     expect(page.results.map((r) => r.id)).to.deep.equal(rest.results.map((r) => r.id));
@@ -87,7 +80,7 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
       [{ search: '  ++ ' }, 'search'],
       [{ filter: { city: ['a\u0000b'] } }, 'filter.city'],
     ] as [Record<string, unknown>, string][]) {
-      const error = onlyError(await graphql(api, key, LIST, variables));
+      const error = onlyError(await graphql(served.api, served.key, LIST, variables));
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
       expect(error.extensions?.invalidParams?.map((p) => p.name)).to.deep.equal([name]);
     }
@@ -95,12 +88,12 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
 
   it('prices facets and search in the cost limit', async () => {
     // A full page of every field passes; with every facet and a search it costs more than the limit.
-    expect((await graphql(api, key, GET_PAGE, { limit: 100 })).body.errors).to.equal(undefined);
+    expect((await graphql(served.api, served.key, GET_PAGE, { limit: 100 })).body.errors).to.equal(undefined);
     const heavy = `{ learningOpportunities(limit: 100, search: "weld", facets: [FORMAT, LANGUAGE, TOPIC, PROVIDER, COUNTRY]) { results { ...Record } } } ${RECORD_FIELDS}`;
-    const error = onlyError(await graphql(api, key, heavy));
+    const error = onlyError(await graphql(served.api, served.key, heavy));
     expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
     expect(FACET_COST * 5 + SEARCH_COST).to.be.above(0);
     const light = `{ learningOpportunities(limit: 10, search: "weld", facets: [FORMAT, TOPIC]) { results { ...Record } facets { format { value count } } } } ${RECORD_FIELDS}`;
-    expect((await graphql(api, key, light)).body.errors).to.equal(undefined);
+    expect((await graphql(served.api, served.key, light)).body.errors).to.equal(undefined);
   });
 });

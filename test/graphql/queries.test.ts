@@ -2,9 +2,8 @@
 // rules with BAD_USER_INPUT + invalidParams, and the scopes (graphql:read to read).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { createTestKey, graphql, useTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { GET_ONE, GET_PAGE, onlyError, type RecordJson } from '../support/graphql-documents.ts';
 
@@ -18,28 +17,27 @@ async function recordsInDatabase(): Promise<number> {
 }
 
 describe('GraphQL queries', () => {
-  let api: Api;
-  let reader: string;
-  const page = (variables: Record<string, unknown>) => graphql<PageData>(api, reader, GET_PAGE, variables);
+  const served = useTestApi({ reader: ['graphql:read'] });
+  const page = (variables: Record<string, unknown>) =>
+    graphql<PageData>(served.api, served.reader, GET_PAGE, variables);
 
   before(async () => {
     await resetCatalog(); // exact totals and a known order below
-    api = await startTestApi();
-    reader = await createTestKey(['graphql:read']);
   });
-  after(() => api.close());
 
   it('learningOpportunity sees drafts, published and archived records', async () => {
-    const draft = await createRecord(api.writes, {}, { publish: false });
-    const published = await createRecord(api.writes);
-    const archived = await createRecord(api.writes);
-    await api.writes.archive(archived.id);
+    const draft = await createRecord(served.api.writes, {}, { publish: false });
+    const published = await createRecord(served.api.writes);
+    const archived = await createRecord(served.api.writes);
+    await served.api.writes.archive(archived.id);
     for (const [record, status] of [
       [draft, 'DRAFT'],
       [published, 'PUBLISHED'],
       [archived, 'ARCHIVED'],
     ] as const) {
-      const res = await graphql<{ learningOpportunity: RecordJson }>(api, reader, GET_ONE, { id: record.id });
+      const res = await graphql<{ learningOpportunity: RecordJson }>(served.api, served.reader, GET_ONE, {
+        id: record.id,
+      });
       expect(res.status).to.equal(200);
       expect(res.body.errors).to.equal(undefined);
       expect(res.body.data?.learningOpportunity).to.include({ id: record.id, status });
@@ -47,16 +45,16 @@ describe('GraphQL queries', () => {
   });
 
   it('learningOpportunity is null for an unknown id and BAD_USER_INPUT for a malformed one', async () => {
-    const unknown = await graphql(api, reader, GET_ONE, { id: randomUUID() });
+    const unknown = await graphql(served.api, served.reader, GET_ONE, { id: randomUUID() });
     expect(unknown.body).to.deep.equal({ data: { learningOpportunity: null } });
-    const malformed = await graphql(api, reader, GET_ONE, { id: 'not-a-uuid' });
+    const malformed = await graphql(served.api, served.reader, GET_ONE, { id: 'not-a-uuid' });
     const error = onlyError(malformed);
     expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
     expect(error.extensions?.invalidParams).to.deep.equal([{ name: 'id', reason: 'must be a UUID' }]);
   });
 
   it('learningOpportunities lists every status, counts every record, defaults to limit 20 / offset 0', async () => {
-    const draft = await createRecord(api.writes, {}, { publish: false });
+    const draft = await createRecord(served.api.writes, {}, { publish: false });
     const res = await page({});
     expect(res.body.errors).to.equal(undefined);
     const data = res.body.data!.learningOpportunities;
@@ -112,7 +110,7 @@ describe('GraphQL queries', () => {
 
   it('is UNAUTHENTICATED (HTTP 401, WWW-Authenticate) without a key or with an unknown one', async () => {
     for (const key of [null, 'lods_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
-      const res = await fetch(`${api.url}/graphql`, {
+      const res = await fetch(`${served.api.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({ query: '{ learningOpportunities { pagination { totalCount } } }' }),
@@ -131,7 +129,7 @@ describe('GraphQL queries', () => {
       [GET_PAGE, {}],
       [GET_ONE, { id: randomUUID() }],
     ] as const) {
-      const res = await graphql(api, key, document, variables);
+      const res = await graphql(served.api, key, document, variables);
       const error = onlyError(res);
       expect(error.extensions?.code).to.equal('FORBIDDEN');
       expect(error.message).to.include('graphql:read');

@@ -3,8 +3,7 @@
 // Each refusal is a QUERY_TOO_COMPLEX error and nothing is resolved.
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { graphql, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';
 
@@ -13,18 +12,14 @@ const aliasedPages = (count: number) =>
   `{ ${Array.from({ length: count }, (_, i) => `p${i}: learningOpportunities(limit: 100) { results { ...Record } }`).join(' ')} } ${RECORD_FIELDS}`;
 
 describe('GraphQL cost limits', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['graphql:read']);
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['graphql:read']);
-    for (let i = 0; i < 3; i++) await createRecord(api.writes);
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes);
   });
-  after(() => api.close());
 
   const expectTooComplex = async (query: string, pattern: RegExp) => {
-    const res = await graphql(api, key, query);
+    const res = await graphql(served.api, served.key, query);
     const error = onlyError(res);
     expect(error.extensions?.code, error.message).to.equal('QUERY_TOO_COMPLEX');
     expect(error.message).to.match(pattern);
@@ -33,13 +28,15 @@ describe('GraphQL cost limits', () => {
   };
 
   it('serves a full page of 100 records with every field (the largest legitimate read)', async () => {
-    const res = await graphql<{ learningOpportunities: { results: unknown[] } }>(api, key, GET_PAGE, { limit: 100 });
+    const res = await graphql<{ learningOpportunities: { results: unknown[] } }>(served.api, served.key, GET_PAGE, {
+      limit: 100,
+    });
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
     expect(res.body.data?.learningOpportunities.results.length).to.be.at.least(3);
   });
 
   it('serves the standard introspection query (tools and code generators send it)', async () => {
-    const res = await graphql<{ __schema: { types: unknown[] } }>(api, key, getIntrospectionQuery());
+    const res = await graphql<{ __schema: { types: unknown[] } }>(served.api, served.key, getIntrospectionQuery());
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
     expect(res.body.data?.__schema.types.length).to.be.above(10);
   });
@@ -51,14 +48,14 @@ describe('GraphQL cost limits', () => {
   });
 
   it('counts the page size asked for: the same aliases over small pages are served', async () => {
-    const res = await graphql(api, key, aliasedPages(10).replaceAll('limit: 100', 'limit: 5'));
+    const res = await graphql(served.api, served.key, aliasedPages(10).replaceAll('limit: 100', 'limit: 5'));
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
   });
 
   it('counts a limit given in a variable', async () => {
     const query = `query ($n: Int) { ${Array.from({ length: 10 }, (_, i) => `p${i}: learningOpportunities(limit: $n) { results { ...Record } }`).join(' ')} } ${RECORD_FIELDS}`;
-    expect((await graphql(api, key, query, { n: 2 })).body.errors).to.equal(undefined);
-    const error = onlyError(await graphql(api, key, query, { n: 100 }));
+    expect((await graphql(served.api, served.key, query, { n: 2 })).body.errors).to.equal(undefined);
+    const error = onlyError(await graphql(served.api, served.key, query, { n: 100 }));
     expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
   });
 
@@ -92,23 +89,23 @@ describe('GraphQL cost limits', () => {
 });
 
 describe('GraphQL response size limit', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['graphql:read'], { graphql: { maxResponseBytes: 4096 } });
 
   before(async () => {
-    api = await startTestApi({ graphql: { maxResponseBytes: 4096 } });
-    key = await createTestKey(['graphql:read']);
-    for (let i = 0; i < 3; i++) await createRecord(api.writes);
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes);
   });
-  after(() => api.close());
 
   it('answers QUERY_TOO_COMPLEX instead of a response over GRAPHQL_MAX_RESPONSE_BYTES', async () => {
-    const res = await graphql(api, key, GET_PAGE, { limit: 3 });
+    const res = await graphql(served.api, served.key, GET_PAGE, { limit: 3 });
     const error = onlyError(res);
     expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
     expect(error.message).to.contain('larger than 4096 bytes');
     expect(res.body.data).to.equal(null);
-    const small = await graphql(api, key, '{ learningOpportunities(limit: 1) { pagination { totalCount } } }');
+    const small = await graphql(
+      served.api,
+      served.key,
+      '{ learningOpportunities(limit: 1) { pagination { totalCount } } }',
+    );
     expect(small.body.errors).to.equal(undefined);
   });
 });

@@ -4,9 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { RECORD_MAX_BYTES } from '../../src/catalog/record-size.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, graphql, startTestApi } from '../support/api.ts';
+import { graphql, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { onlyError, UPSERT } from '../support/graphql-documents.ts';
 
@@ -32,17 +31,11 @@ async function stored(id: string): Promise<string | null> {
 
 describe('record size bound', function () {
   this.timeout(30_000);
-  let api: Api;
-  let writer: string;
-  before(async () => {
-    api = await startTestApi();
-    writer = await createTestKey(['catalog:write']);
-  });
-  after(() => api.close());
+  const served = useTestApi({ writer: ['catalog:write'] });
 
   it('rejects a record above 256 KiB rendered with BAD_USER_INPUT naming its largest field, and writes nothing', async () => {
     const input = withFaqs(6, 50_000); // ~300 KB
-    const error = onlyError(await graphql(api, writer, UPSERT, { input }));
+    const error = onlyError(await graphql(served.api, served.writer, UPSERT, { input }));
     expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
     const params = error.extensions?.invalidParams ?? [];
     expect(params.map((p) => p.name)).to.deep.equal(['input.faqs']);
@@ -52,7 +45,7 @@ describe('record size bound', function () {
 
   it('counts bytes, not characters: 150,000 two-byte characters are over the bound', async () => {
     const input = withFaqs(5, 30_000, 'é');
-    const error = onlyError(await graphql(api, writer, UPSERT, { input }));
+    const error = onlyError(await graphql(served.api, served.writer, UPSERT, { input }));
     expect(error.extensions?.invalidParams?.map((p) => p.name)).to.deep.equal(['input.faqs']);
     expect(await stored(input.id)).to.equal(null);
   });
@@ -60,7 +53,7 @@ describe('record size bound', function () {
   it('names the item of a bulk upsert, and writes none of the batch', async () => {
     const small = buildLearningOpportunityInput();
     const big = buildLearningOpportunityInput({ description: 'd'.repeat(50_000), faqs: withFaqs(5, 45_000).faqs });
-    const error = onlyError(await graphql(api, writer, UPSERT_MANY, { inputs: [small, big] }));
+    const error = onlyError(await graphql(served.api, served.writer, UPSERT_MANY, { inputs: [small, big] }));
     expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
     expect(error.extensions?.invalidParams?.map((p) => p.name)).to.deep.equal(['inputs[1].faqs']);
     expect(await stored(small.id)).to.equal(null);
@@ -68,7 +61,9 @@ describe('record size bound', function () {
 
   it('accepts a record just below the bound, and serves it whole', async () => {
     const input = withFaqs(5, 50_000); // ~251 KB of 262,144 bytes
-    const res = await graphql<{ upsertLearningOpportunity: { id: string } }>(api, writer, UPSERT, { input });
+    const res = await graphql<{ upsertLearningOpportunity: { id: string } }>(served.api, served.writer, UPSERT, {
+      input,
+    });
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
     const doc = (await stored(input.id))!;
     expect(Buffer.byteLength(doc)).to.be.within(250_000, RECORD_MAX_BYTES);

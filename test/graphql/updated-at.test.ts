@@ -3,9 +3,8 @@
 // order they were given in, also after the record is re-rendered from its rows (publish, archive).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { mutate } from '../support/graphql-documents.ts';
 
@@ -17,34 +16,25 @@ async function storedDoc(id: string): Promise<string> {
 }
 
 describe('updatedAt and idempotent upserts', () => {
-  let api: Api;
-  let writer: string;
-  let reader: string;
-
-  before(async () => {
-    api = await startTestApi();
-    writer = await createTestKey(['catalog:write']);
-    reader = await createTestKey(['catalog:read']);
-  });
-  after(() => api.close());
+  const served = useTestApi({ writer: ['catalog:write'], reader: ['catalog:read'] });
 
   it('an identical upsert of a draft changes nothing', async () => {
     const input = buildLearningOpportunityInput();
-    const first = await mutate(api, writer, 'upsert', input);
+    const first = await mutate(served.api, served.writer, 'upsert', input);
     const before = await storedDoc(input.id);
-    const second = await mutate(api, writer, 'upsert', input);
+    const second = await mutate(served.api, served.writer, 'upsert', input);
     expect(second).to.deep.equal(first);
     expect(await storedDoc(input.id)).to.equal(before);
   });
 
   it('an identical upsert of a published record changes nothing: same updatedAt, same REST bytes', async () => {
     const input = buildLearningOpportunityInput();
-    await mutate(api, writer, 'upsert', input);
-    const published = await mutate(api, writer, 'publish', input.id);
-    const rest = await getJson(api, `/v1/learning-opportunities/${input.id}`, reader);
-    const again = await mutate(api, writer, 'upsert', input);
+    await mutate(served.api, served.writer, 'upsert', input);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
+    const rest = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.reader);
+    const again = await mutate(served.api, served.writer, 'upsert', input);
     expect(again).to.deep.equal(published);
-    const restAfter = await getJson(api, `/v1/learning-opportunities/${input.id}`, reader);
+    const restAfter = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.reader);
     expect(restAfter.text).to.equal(rest.text);
   });
 
@@ -55,8 +45,8 @@ describe('updatedAt and idempotent upserts', () => {
       language: 'pt-BR',
       price: { amount: '12.50', currency: 'EUR' },
     });
-    await mutate(api, writer, 'upsert', input);
-    const published = await mutate(api, writer, 'publish', input.id);
+    await mutate(served.api, served.writer, 'upsert', input);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
     const sessions = input.sessions as Record<string, unknown>[];
     const respelled = {
       ...input,
@@ -70,30 +60,30 @@ describe('updatedAt and idempotent upserts', () => {
         sessions[1],
       ],
     };
-    const again = await mutate(api, writer, 'upsert', respelled);
+    const again = await mutate(served.api, served.writer, 'upsert', respelled);
     expect(again).to.deep.equal(published);
   });
 
   it('a changed upsert moves updatedAt forward and keeps createdAt and publishedAt', async () => {
     const input = buildLearningOpportunityInput();
-    await mutate(api, writer, 'upsert', input);
-    const published = await mutate(api, writer, 'publish', input.id);
-    const changed = await mutate(api, writer, 'upsert', { ...input, description: 'A new description' });
+    await mutate(served.api, served.writer, 'upsert', input);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
+    const changed = await mutate(served.api, served.writer, 'upsert', { ...input, description: 'A new description' });
     expect(changed.updatedAt > published.updatedAt, `${changed.updatedAt} > ${published.updatedAt}`).to.equal(true);
     expect(changed).to.include({
       createdAt: published.createdAt,
       publishedAt: published.publishedAt,
       status: 'PUBLISHED',
     });
-    const rest = await getJson(api, `/v1/learning-opportunities/${input.id}`, reader);
+    const rest = await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.reader);
     expect(rest.body).to.deep.equal(changed);
   });
 
   it('moves updatedAt strictly forward on every successive change', async () => {
     const input = buildLearningOpportunityInput();
-    let previous = (await mutate(api, writer, 'upsert', input)).updatedAt;
+    let previous = (await mutate(served.api, served.writer, 'upsert', input)).updatedAt;
     for (let i = 0; i < 5; i++) {
-      const next = (await mutate(api, writer, 'upsert', { ...input, title: `Version ${i}` })).updatedAt;
+      const next = (await mutate(served.api, served.writer, 'upsert', { ...input, title: `Version ${i}` })).updatedAt;
       expect(next > previous, `${next} > ${previous}`).to.equal(true);
       previous = next;
     }
@@ -101,10 +91,10 @@ describe('updatedAt and idempotent upserts', () => {
 
   it('a change to one nested item alone moves updatedAt', async () => {
     const input = buildLearningOpportunityInput();
-    await mutate(api, writer, 'upsert', input);
-    const published = await mutate(api, writer, 'publish', input.id);
+    await mutate(served.api, served.writer, 'upsert', input);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
     const faqs = input.faqs as Record<string, unknown>[];
-    const changed = await mutate(api, writer, 'upsert', {
+    const changed = await mutate(served.api, served.writer, 'upsert', {
       ...input,
       faqs: [{ ...faqs[0], answer: 'Yes, a signed one.' }],
     });
@@ -118,22 +108,27 @@ describe('updatedAt and idempotent upserts', () => {
     // an order that is neither insertion nor id order
     const order = [3, 0, 5, 1, 4, 2];
     const input = buildLearningOpportunityInput({ faqs: order.map((i) => faq(ids[i]!, i)) });
-    const draft = await mutate(api, writer, 'upsert', input);
+    const draft = await mutate(served.api, served.writer, 'upsert', input);
     expect((draft.faqs as { id: string }[]).map((f) => f.id)).to.deep.equal(order.map((i) => ids[i]));
 
-    const published = await mutate(api, writer, 'publish', input.id);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
     expect(published.faqs).to.deep.equal(draft.faqs);
 
     const reordered = [2, 4, 1, 5, 0, 3];
-    const moved = await mutate(api, writer, 'upsert', { ...input, faqs: reordered.map((i) => faq(ids[i]!, i)) });
+    const moved = await mutate(served.api, served.writer, 'upsert', {
+      ...input,
+      faqs: reordered.map((i) => faq(ids[i]!, i)),
+    });
     expect((moved.faqs as { id: string }[]).map((f) => f.id)).to.deep.equal(reordered.map((i) => ids[i]));
     expect(moved.updatedAt > published.updatedAt).to.equal(true);
 
-    const archived = await mutate(api, writer, 'archive', input.id);
+    const archived = await mutate(served.api, served.writer, 'archive', input.id);
     expect(archived.faqs).to.deep.equal(moved.faqs);
-    const republished = await mutate(api, writer, 'publish', input.id);
+    const republished = await mutate(served.api, served.writer, 'publish', input.id);
     expect(republished.faqs).to.deep.equal(moved.faqs);
-    expect((await getJson(api, `/v1/learning-opportunities/${input.id}`, reader)).body).to.deep.equal(republished);
+    expect((await getJson(served.api, `/v1/learning-opportunities/${input.id}`, served.reader)).body).to.deep.equal(
+      republished,
+    );
   });
 
   it('a re-render from the stored rows gives the same bytes as the upsert did (no drift on publish)', async () => {
@@ -164,10 +159,10 @@ describe('updatedAt and idempotent upserts', () => {
         },
       ],
     });
-    await mutate(api, writer, 'upsert', input);
-    const published = await mutate(api, writer, 'publish', input.id);
+    await mutate(served.api, served.writer, 'upsert', input);
+    const published = await mutate(served.api, served.writer, 'publish', input.id);
     // publish re-rendered from the rows; an identical upsert must find nothing changed
-    const again = await mutate(api, writer, 'upsert', input);
+    const again = await mutate(served.api, served.writer, 'upsert', input);
     expect(again.updatedAt).to.equal(published.updatedAt);
     expect(again).to.deep.equal(published);
     expect(published.price).to.deep.equal({ amount: '0.00', currency: 'USD' });

@@ -6,8 +6,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { openSocket, readUntilClosed } from '../support/raw-http.ts';
 
@@ -44,32 +43,26 @@ async function firstAnswer(socket: Socket): Promise<string> {
 
 describe('refusals and request targets on raw connections', function () {
   this.timeout(30_000);
-  let api: Api;
+  const served = useTestApi({ readKey: ['catalog:read'], graphqlKey: ['graphql:read'] });
   let host: string;
   let id: string;
-  let readKey: string;
-  let graphqlKey: string;
   before(async () => {
-    api = await startTestApi();
-    host = new URL(api.url).host;
-    id = (await createRecord(api.writes)).id;
-    readKey = await createTestKey(['catalog:read']);
-    graphqlKey = await createTestKey(['graphql:read']);
+    host = new URL(served.api.url).host;
+    id = (await createRecord(served.api.writes)).id;
   });
-  after(() => api.close());
 
   const refusals = [
     { what: 'POST /graphql without a key (401)', line: 'POST /graphql', auth: () => '', status: 401 },
     {
       what: 'POST /graphql with a catalog:read key (403)',
       line: 'POST /graphql',
-      auth: () => `Authorization: Bearer ${readKey}\r\n`,
+      auth: () => `Authorization: Bearer ${served.readKey}\r\n`,
       status: 403,
     },
     {
       what: 'GET /v1/learning-opportunities with a body and a graphql:read key (403)',
       line: 'GET /v1/learning-opportunities',
-      auth: () => `Authorization: Bearer ${graphqlKey}\r\n`,
+      auth: () => `Authorization: Bearer ${served.graphqlKey}\r\n`,
       status: 403,
     },
     {
@@ -81,7 +74,7 @@ describe('refusals and request targets on raw connections', function () {
   ];
   for (const { what, line, auth, status } of refusals) {
     it(`answers ${what} with Connection: close and stops reading the body`, async () => {
-      const socket = await openSocket(api.url);
+      const socket = await openSocket(served.api.url);
       const answer = readUntilClosed(socket);
       socket.write(
         `${line} HTTP/1.1\r\nHost: ${host}\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${2 ** 30}\r\n\r\n`,
@@ -97,7 +90,7 @@ describe('refusals and request targets on raw connections', function () {
   }
 
   it('checks the key before sending 100 Continue: a bad key gets its 401 and no 100', async () => {
-    const socket = await openSocket(api.url);
+    const socket = await openSocket(served.api.url);
     socket.write(
       `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer lods_${'y'.repeat(43)}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n`,
     );
@@ -106,19 +99,19 @@ describe('refusals and request targets on raw connections', function () {
     expect(first.toLowerCase()).to.contain('connection: close');
     socket.destroy();
 
-    const forbidden = await openSocket(api.url);
+    const forbidden = await openSocket(served.api.url);
     forbidden.write(
-      `GET /v1/learning-opportunities HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n`,
+      `GET /v1/learning-opportunities HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${served.graphqlKey}\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n`,
     );
     expect(await firstAnswer(forbidden)).to.match(/^HTTP\/1\.1 403 /);
     forbidden.destroy();
   });
 
   it('sends 100 Continue to a live key holding the scope, then serves the request', async () => {
-    const socket = await openSocket(api.url);
+    const socket = await openSocket(served.api.url);
     const body = JSON.stringify({ query: '{ learningOpportunities(limit: 1) { results { id } } }' });
     socket.write(
-      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${graphqlKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${served.graphqlKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
     );
     let text = '';
     socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -136,10 +129,10 @@ describe('refusals and request targets on raw connections', function () {
       [`http://${host}/v1/learning-opportunities/${id}`, `"id":"${id}"`],
       [`http://${host}/v1/events/head`, '"cursor"'],
     ] as const) {
-      const socket = await openSocket(api.url);
+      const socket = await openSocket(served.api.url);
       const answer = readUntilClosed(socket);
       socket.write(
-        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${readKey}\r\nConnection: close\r\n\r\n`,
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${served.readKey}\r\nConnection: close\r\n\r\n`,
       );
       const { status, body } = await answer;
       expect(status, target).to.equal(200);

@@ -3,8 +3,7 @@
 // maximum are refused at once. Small limits keep the test fast.
 import type { Socket } from 'node:net';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 import { openSocket, readUntilClosed } from '../support/raw-http.ts';
 
@@ -26,18 +25,12 @@ function dribble(socket: Socket, text: string, everyMs: number): void {
 }
 
 describe('slow clients and connection limits', () => {
-  let api: Api;
-  let key: string;
-  before(async () => {
-    api = await startTestApi({
-      http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, maxConnections: 3 },
-    });
-    key = await createTestKey(['graphql:read']);
+  const served = useTestApi(['graphql:read'], {
+    http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, maxConnections: 3 },
   });
-  after(() => api.close());
 
   it('cuts a client dribbling its headers byte by byte after the headers timeout, with a 408 problem', async () => {
-    const socket = await openSocket(api.url);
+    const socket = await openSocket(served.api.url);
     const answer = readUntilClosed(socket);
     dribble(socket, `GET /healthz HTTP/1.1\r\nHost: x\r\n${'X-Slow: 1\r\n'.repeat(1000)}\r\n`, 20);
     const { status, headers, body, closedAfterMs } = await answer;
@@ -52,11 +45,11 @@ describe('slow clients and connection limits', () => {
   });
 
   it('cuts a client dribbling its body after the request timeout, not the headers timeout', async () => {
-    const socket = await openSocket(api.url);
+    const socket = await openSocket(served.api.url);
     const answer = readUntilClosed(socket);
     const body = JSON.stringify({ query: '{ __typename }' }).padEnd(200, ' ');
     socket.write(
-      `POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${served.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
     );
     dribble(socket, body, 20);
     const { status, closedAfterMs } = await answer;
@@ -65,18 +58,18 @@ describe('slow clients and connection limits', () => {
   });
 
   it('refuses connections beyond HTTP_MAX_CONNECTIONS at once and serves again when one closes', async () => {
-    const held = await Promise.all([1, 2, 3].map(() => openSocket(api.url)));
-    const extra = await openSocket(api.url);
+    const held = await Promise.all([1, 2, 3].map(() => openSocket(served.api.url)));
+    const extra = await openSocket(served.api.url);
     const refused = await readUntilClosed(extra);
     expect(refused.text).to.equal('');
     expect(refused.closedAfterMs, 'closed at once (no 408: it was never a request)').to.be.below(2000);
     held.pop()!.destroy();
     const connections = () =>
       new Promise<number>((resolve, reject) =>
-        api.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+        served.api.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
       );
     while ((await connections()) >= 3) await new Promise(setImmediate); // until the server has seen the close
-    const res = await fetch(`${api.url}/healthz`);
+    const res = await fetch(`${served.api.url}/healthz`);
     expect(res.status).to.equal(200);
     for (const socket of held) socket.destroy();
   });

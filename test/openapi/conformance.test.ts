@@ -4,9 +4,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { createTestKey, startTestApi, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import { openEmptyDatabase, openProxiedDatabase } from '../ops/ops-support.ts';
+import { openEmptyDatabase } from '../ops/ops-support.ts';
+import { type ProxiedApi, startProxiedApi } from '../support/proxied-api.ts';
 import { HTTP_METHODS, type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
 import { encodeCursor, FEED_START } from '../../src/feed/cursor.ts';
 import { openSocket, type RawAnswer, readUntilClosed } from '../support/raw-http.ts';
@@ -73,60 +74,58 @@ describe('OpenAPI conformance of real responses', () => {
   const validator = new OpenApiValidator();
 
   describe('with the database up', () => {
-    let api: Api;
-    let key: string;
-    let unscoped: string;
+    const served = useTestApi({ key: ['catalog:read'], unscoped: ['graphql:read'] });
     let full: { id: string };
     let sparse: { id: string };
     let headCursor: string;
     before(async () => {
-      api = await startTestApi();
-      key = await createTestKey(['catalog:read']);
-      unscoped = await createTestKey(['graphql:read']);
-      full = await createRecord(api.writes);
-      sparse = await createRecord(api.writes, NULLS);
-      await api.writes.archive(sparse.id);
-      await api.writes.publish(sparse.id);
-      await api.writes.delete((await createRecord(api.writes)).id); // a DELETED event (data null) in the feed
+      full = await createRecord(served.api.writes);
+      sparse = await createRecord(served.api.writes, NULLS);
+      await served.api.writes.archive(sparse.id);
+      await served.api.writes.publish(sparse.id);
+      await served.api.writes.delete((await createRecord(served.api.writes)).id); // a DELETED event (data null) in the feed
       // A watermark below every real event (transaction ids start at 3): nothing is hidden, but the
       // cursor (0, 0) is now older than the retained window.
       await testDb().pool.query(
         `update event_feed_pruned set xid = '0', position = 1 where (xid, position) < ('0'::xid8, 1)`,
       );
       headCursor = (
-        JSON.parse((await call(api.url, { path: '/v1/events/head', key, status: 200 })).text) as { cursor: string }
+        JSON.parse((await call(served.api.url, { path: '/v1/events/head', key: served.key, status: 200 })).text) as {
+          cursor: string;
+        }
       ).cursor;
     });
-    after(() => api.close());
 
     it('2xx: list pages, records with every field filled or null, HEAD, the document itself', async () => {
-      await conformance(validator, api.url, [
-        { path: '/v1/learning-opportunities', key, status: 200 },
-        { path: '/v1/learning-opportunities?limit=100&offset=0', key, status: 200 },
-        { path: '/v1/learning-opportunities?offset=999999999', key, status: 200 },
-        { path: `/v1/learning-opportunities/${full.id}`, key, status: 200 },
-        { path: `/v1/learning-opportunities/${sparse.id}`, key, status: 200 },
-        { path: `/v1/learning-opportunities/${full.id.toUpperCase()}`, key, status: 200 },
-        { method: 'HEAD', path: '/v1/learning-opportunities', key, status: 200 },
-        { method: 'HEAD', path: `/v1/learning-opportunities/${full.id}`, key, status: 200 },
+      await conformance(validator, served.api.url, [
+        { path: '/v1/learning-opportunities', key: served.key, status: 200 },
+        { path: '/v1/learning-opportunities?limit=100&offset=0', key: served.key, status: 200 },
+        { path: '/v1/learning-opportunities?offset=999999999', key: served.key, status: 200 },
+        { path: `/v1/learning-opportunities/${full.id}`, key: served.key, status: 200 },
+        { path: `/v1/learning-opportunities/${sparse.id}`, key: served.key, status: 200 },
+        { path: `/v1/learning-opportunities/${full.id.toUpperCase()}`, key: served.key, status: 200 },
+        { method: 'HEAD', path: '/v1/learning-opportunities', key: served.key, status: 200 },
+        { method: 'HEAD', path: `/v1/learning-opportunities/${full.id}`, key: served.key, status: 200 },
         { path: '/v1/openapi.json', status: 200 },
         { method: 'HEAD', path: '/v1/openapi.json', status: 200 },
-        { path: '/v1/events', key, status: 200 },
-        { path: '/v1/events?limit=1000', key, status: 200 },
-        { path: '/v1/events?limit=1', key, status: 200 },
-        { path: `/v1/events?after=${headCursor}&wait=0`, key, status: 200 },
-        { path: '/v1/events/head', key, status: 200 },
-        { method: 'HEAD', path: '/v1/events', key, status: 200 },
-        { method: 'HEAD', path: '/v1/events/head', key, status: 200 },
+        { path: '/v1/events', key: served.key, status: 200 },
+        { path: '/v1/events?limit=1000', key: served.key, status: 200 },
+        { path: '/v1/events?limit=1', key: served.key, status: 200 },
+        { path: `/v1/events?after=${headCursor}&wait=0`, key: served.key, status: 200 },
+        { path: '/v1/events/head', key: served.key, status: 200 },
+        { method: 'HEAD', path: '/v1/events', key: served.key, status: 200 },
+        { method: 'HEAD', path: '/v1/events/head', key: served.key, status: 200 },
       ]);
     });
 
     it('304 for a held ETag and 429 over the rate limit, with their headers', async () => {
       const limited = await createTestKey(['catalog:read'], undefined, 3);
       const etag = async (path: string) =>
-        (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${limited}` } })).headers.get('etag')!;
+        (await fetch(`${served.api.url}${path}`, { headers: { authorization: `Bearer ${limited}` } })).headers.get(
+          'etag',
+        )!;
       const one = `/v1/learning-opportunities/${full.id}`;
-      await conformance(validator, api.url, [
+      await conformance(validator, served.api.url, [
         { path: one, key: limited, headers: { 'if-none-match': await etag(one) }, status: 304 },
         {
           method: 'HEAD',
@@ -143,13 +142,13 @@ describe('OpenAPI conformance of real responses', () => {
     });
 
     it('4xx: every problem response of the document, with its headers', async () => {
-      await conformance(validator, api.url, [
-        { path: '/v1/learning-opportunities?limit=0', key, status: 400 },
-        { path: '/v1/learning-opportunities?limit=abc&offset=-1', key, status: 400 },
-        { path: '/v1/learning-opportunities?limit=1&limit=2', key, status: 400 },
-        { path: '/v1/learning-opportunities/not-a-uuid', key, status: 400 },
-        { path: '/v1/learning-opportunities/%E0%A4%A', key, status: 400 },
-        { method: 'HEAD', path: '/v1/learning-opportunities?limit=101', key, status: 400 },
+      await conformance(validator, served.api.url, [
+        { path: '/v1/learning-opportunities?limit=0', key: served.key, status: 400 },
+        { path: '/v1/learning-opportunities?limit=abc&offset=-1', key: served.key, status: 400 },
+        { path: '/v1/learning-opportunities?limit=1&limit=2', key: served.key, status: 400 },
+        { path: '/v1/learning-opportunities/not-a-uuid', key: served.key, status: 400 },
+        { path: '/v1/learning-opportunities/%E0%A4%A', key: served.key, status: 400 },
+        { method: 'HEAD', path: '/v1/learning-opportunities?limit=101', key: served.key, status: 400 },
         { path: '/v1/learning-opportunities', status: 401 },
         { path: '/v1/learning-opportunities', headers: { authorization: 'Basic abc' }, status: 401 },
         {
@@ -158,31 +157,35 @@ describe('OpenAPI conformance of real responses', () => {
           status: 401,
         },
         { method: 'HEAD', path: '/v1/learning-opportunities', status: 401 },
-        { path: '/v1/learning-opportunities', key: unscoped, status: 403 },
-        { path: `/v1/learning-opportunities/${full.id}`, key: unscoped, status: 403 },
-        { path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 404 },
-        { method: 'HEAD', path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 404 },
-        { method: 'POST', path: '/v1/learning-opportunities', key, status: 405 },
-        { method: 'DELETE', path: `/v1/learning-opportunities/${full.id}`, key, status: 405 },
+        { path: '/v1/learning-opportunities', key: served.unscoped, status: 403 },
+        { path: `/v1/learning-opportunities/${full.id}`, key: served.unscoped, status: 403 },
+        { path: `/v1/learning-opportunities/${randomUUID()}`, key: served.key, status: 404 },
+        { method: 'HEAD', path: `/v1/learning-opportunities/${randomUUID()}`, key: served.key, status: 404 },
+        { method: 'POST', path: '/v1/learning-opportunities', key: served.key, status: 405 },
+        { method: 'DELETE', path: `/v1/learning-opportunities/${full.id}`, key: served.key, status: 405 },
         { method: 'PUT', path: '/v1/openapi.json', status: 405 },
-        { path: '/v1/learning-opportunities', headers: { 'X-Request-Id': 'mine-1' }, key, status: 200 },
-        { path: '/v1/events?limit=1001&wait=31', key, status: 400 },
-        { path: '/v1/events?after=nope', key, status: 400 },
-        { method: 'HEAD', path: '/v1/events?after=nope', key, status: 400 },
+        { path: '/v1/learning-opportunities', headers: { 'X-Request-Id': 'mine-1' }, key: served.key, status: 200 },
+        { path: '/v1/events?limit=1001&wait=31', key: served.key, status: 400 },
+        { path: '/v1/events?after=nope', key: served.key, status: 400 },
+        { method: 'HEAD', path: '/v1/events?after=nope', key: served.key, status: 400 },
         { path: '/v1/events', status: 401 },
         { path: '/v1/events/head', status: 401 },
-        { path: '/v1/events', key: unscoped, status: 403 },
-        { path: '/v1/events/head', key: unscoped, status: 403 },
+        { path: '/v1/events', key: served.unscoped, status: 403 },
+        { path: '/v1/events/head', key: served.unscoped, status: 403 },
         // (0, 0) is below the watermark set in before(): expired.
-        { path: `/v1/events?after=${encodeCursor(FEED_START)}`, key, status: 410 },
-        { method: 'HEAD', path: `/v1/events?after=${encodeCursor(FEED_START)}`, key, status: 410 },
-        { method: 'POST', path: '/v1/events', key, status: 405 },
-        { method: 'PUT', path: '/v1/events/head', key, status: 405 },
+        { path: `/v1/events?after=${encodeCursor(FEED_START)}`, key: served.key, status: 410 },
+        { method: 'HEAD', path: `/v1/events?after=${encodeCursor(FEED_START)}`, key: served.key, status: 410 },
+        { method: 'POST', path: '/v1/events', key: served.key, status: 405 },
+        { method: 'PUT', path: '/v1/events/head', key: served.key, status: 405 },
       ]);
     });
 
     it('catches drift: a body or header that differs from the document is reported', async () => {
-      const real = await call(api.url, { path: `/v1/learning-opportunities/${full.id}`, key, status: 200 });
+      const real = await call(served.api.url, {
+        path: `/v1/learning-opportunities/${full.id}`,
+        key: served.key,
+        status: 200,
+      });
       const record = JSON.parse(real.text) as Record<string, unknown>;
       const variants: Record<string, unknown>[] = [
         { ...record, extra: true },
@@ -195,7 +198,7 @@ describe('OpenAPI conformance of real responses', () => {
       for (const variant of variants) {
         expect(validator.check({ ...real, text: JSON.stringify(variant) })).to.have.length.greaterThan(0);
       }
-      const unauthorized = await call(api.url, { path: '/v1/learning-opportunities', status: 401 });
+      const unauthorized = await call(served.api.url, { path: '/v1/learning-opportunities', status: 401 });
       const noChallenge = new Headers(unauthorized.headers);
       noChallenge.delete('www-authenticate');
       expect(validator.check({ ...unauthorized, headers: noChallenge }).join()).to.match(
@@ -203,7 +206,11 @@ describe('OpenAPI conformance of real responses', () => {
       );
       expect(validator.check({ ...unauthorized, status: 418 }).join()).to.match(/status not documented/);
 
-      const badRequest = await call(api.url, { path: '/v1/learning-opportunities?limit=0', key, status: 400 });
+      const badRequest = await call(served.api.url, {
+        path: '/v1/learning-opportunities?limit=0',
+        key: served.key,
+        status: 400,
+      });
       const problem = JSON.parse(badRequest.text) as Record<string, unknown>;
       for (const variant of [
         { ...problem, invalidParams: undefined },
@@ -277,21 +284,18 @@ describe('OpenAPI conformance of real responses', () => {
   });
 
   describe('5xx', () => {
-    let proxied: Awaited<ReturnType<typeof openProxiedDatabase>>;
-    let proxiedApi: Api;
+    let proxied: ProxiedApi;
     // A database without the service's tables: the key look-up fails with an unexpected error.
     let empty: Awaited<ReturnType<typeof openEmptyDatabase>>;
     let emptyApi: Api;
     let key: string;
     before(async () => {
       key = await createTestKey(['catalog:read']);
-      proxied = await openProxiedDatabase();
-      proxiedApi = await startTestApi({ db: proxied.db });
+      proxied = await startProxiedApi();
       empty = await openEmptyDatabase();
       emptyApi = await startTestApi({ db: empty.db });
     });
     after(async () => {
-      await proxiedApi?.close();
       await proxied?.close();
       await emptyApi?.close();
       await empty?.drop();
@@ -300,7 +304,7 @@ describe('OpenAPI conformance of real responses', () => {
     it('503 with Retry-After while the database is unreachable', async () => {
       proxied.proxy.cut();
       try {
-        await conformance(validator, proxiedApi.url, [
+        await conformance(validator, proxied.api.url, [
           { path: '/v1/learning-opportunities', key, status: 503 },
           { path: `/v1/learning-opportunities/${randomUUID()}`, key, status: 503 },
           { method: 'HEAD', path: '/v1/learning-opportunities', key, status: 503 },

@@ -11,9 +11,8 @@ import ts from 'typescript';
 import { LIST_FACETS, LIST_SORTS, RECORD_FIELDS } from '../../src/catalog/list-query.ts';
 import { FORMATS } from '../../src/catalog/record.ts';
 import { OPENAPI_PATH } from '../../src/http/v1/openapi-document.ts';
-import type { Api } from '../../src/app/service.ts';
 import { createCatalogClient } from '@lods/client';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -114,28 +113,24 @@ describe('a client generated from the OpenAPI document', () => {
   });
 
   describe('against the service', () => {
-    let api: Api;
-    let key: string;
+    const served = useTestApi(['catalog:read']);
     before(async () => {
-      api = await startTestApi();
-      key = await createTestKey(['catalog:read']);
-      await createRecord(api.writes, {
+      await createRecord(served.api.writes, {
         title: 'Generated client Hybrid Rust',
         format: 'HYBRID',
         topics: ['rust client'],
       });
-      await createRecord(api.writes, {
+      await createRecord(served.api.writes, {
         title: 'Generated client Online Rust',
         format: 'ONLINE',
         topics: ['rust client'],
       });
     });
-    after(() => api?.close());
 
     it('sends comma lists (style form, explode false) that the service filters by', async () => {
       const client = createClient({
-        baseUrl: api.url,
-        headers: { authorization: `Bearer ${key}` },
+        baseUrl: served.api.url,
+        headers: { authorization: `Bearer ${served.key}` },
         querySerializer: { array: { style: 'form', explode: false } },
       });
       const { data, response } = await client.GET(
@@ -164,7 +159,7 @@ describe('a client generated from the OpenAPI document', () => {
     });
 
     it('the client package sends the same parameters', async () => {
-      const client = createCatalogClient({ baseUrl: api.url, apiKey: key, retries: 0 });
+      const client = createCatalogClient({ baseUrl: served.api.url, apiKey: served.key, retries: 0 });
       const page = await client.listLearningOpportunities({
         topic: ['rust client'],
         format: ['HYBRID', 'IN_PERSON'],

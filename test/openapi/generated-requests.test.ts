@@ -8,9 +8,8 @@
 // misses one edit away from them.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { createTestKey, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { loadOpenApiDocument, type ObservedResponse, OpenApiValidator } from './openapi-validator.ts';
 import {
@@ -30,8 +29,7 @@ const UNDOCUMENTED_METHODS = ['POST', 'PUT', 'DELETE', 'PATCH'];
 type Sent = { op: Operation; values: Record<string, string>; headers?: Record<string, string>; method?: string };
 
 describe('OpenAPI conformance of generated requests (every operation, every parameter)', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   const linked: LinkedValues = new Map();
   const all = operations(doc);
 
@@ -41,7 +39,7 @@ describe('OpenAPI conformance of generated requests (every operation, every para
       if (p.in === 'header' && s.values[p.name] !== undefined) headers.set(p.name, s.values[p.name]!);
     const path = target(s.op, s.values);
     const method = s.method ?? s.op.method;
-    const res = await fetch(`${api.url}${path}`, { method, headers });
+    const res = await fetch(`${served.api.url}${path}`, { method, headers });
     const text = await res.text();
     let body: unknown;
     try {
@@ -61,24 +59,21 @@ describe('OpenAPI conformance of generated requests (every operation, every para
   }
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    for (let i = 0; i < 3; i++) await createRecord(api.writes);
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes);
     // First a plain request to every operation, as a stateful tester would: its responses' links
     // supply the values only the service can make (feed cursors).
     for (const op of all.filter((o) => o.method === 'GET')) {
-      const res = await send({ op, values: requiredValues(op), headers: { authorization: `Bearer ${key}` } });
+      const res = await send({ op, values: requiredValues(op), headers: { authorization: `Bearer ${served.key}` } });
       collectLinks(doc, op, res.status, res.body, linked);
     }
   });
-  after(() => api?.close());
 
   for (const op of all) {
     it(`${op.method} ${op.template}`, async function () {
       // Hundreds of requests for the list (each pattern gives dozens of values): a minute on a loaded machine.
       this.timeout(180_000);
       const problems: string[] = [];
-      const auth = { authorization: `Bearer ${key}` };
+      const auth = { authorization: `Bearer ${served.key}` };
       const check = (res: ObservedResponse, why: string) =>
         problems.push(...validator.check(res).map((p) => `${p} (${why})`));
 

@@ -5,8 +5,7 @@
 // rules), by sending the request the first Execute sends, and in a real browser when one is installed.
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, startTestApi } from '../support/api.ts';
+import { useTestApi } from '../support/api.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 import { createRecord } from '../support/factories.ts';
 import { deref, type Json, loadOpenApiDocument } from './openapi-validator.ts';
@@ -47,18 +46,12 @@ function prefilled(p: Parameter): unknown {
 }
 
 describe('Try it out on the list (API reference)', () => {
-  let api: Api;
-  let key: string;
   let browser: Browser | null = null;
+  after(() => browser?.close()); // registered first: the browser goes before the API
+  const served = useTestApi(['catalog:read']);
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    for (let i = 0; i < 3; i++) await createRecord(api.writes);
-  });
-  after(async () => {
-    await browser?.close();
-    await api?.close();
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes);
   });
 
   it('no optional query parameter carries an example or examples anywhere swagger-ui could take one from', () => {
@@ -92,7 +85,9 @@ describe('Try it out on the list (API reference)', () => {
     }
     expect([...query.keys()].sort()).to.deep.equal(['limit', 'offset', 'sort']);
     const get = async (target: string) =>
-      (await (await fetch(`${api.url}${target}`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+      (await (
+        await fetch(`${served.api.url}${target}`, { headers: { authorization: `Bearer ${served.key}` } })
+      ).json()) as {
         results: { id: string }[];
       };
     const first = await get(`${LIST}?${query}`);
@@ -104,10 +99,10 @@ describe('Try it out on the list (API reference)', () => {
     this.timeout(120_000);
     browser = await launchChromiumOrSkip(this);
     const page = await browser.newPage();
-    await page.goto(`${api.url}/docs`);
+    await page.goto(`${served.api.url}/docs`);
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     const dialog = page.locator('.modal-ux');
-    await dialog.locator('#auth-bearer-value').fill(key);
+    await dialog.locator('#auth-bearer-value').fill(served.key);
     await dialog.getByRole('button', { name: 'Apply credentials' }).click();
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
 

@@ -7,7 +7,7 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { addReceiver, rotateReceiverSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import { type Json, loadOpenApiDocument, OpenApiValidator } from './openapi-validator.ts';
 
@@ -45,12 +45,10 @@ function problems(webhook: string, request: ReceivedRequest): string[] {
 
 describe('the OpenAPI document: webhooks', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   const receivers: Record<string, TestReceiver> = {};
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
     for (const name of ['v1', 'standard', 'rotating']) receivers[name] = await startReceiver();
     await addReceiver(deps, { url: receivers.v1!.url, secret: 'openapi-webhook-secret-0123456789' });
@@ -59,7 +57,6 @@ describe('the OpenAPI document: webhooks', function () {
     await rotateReceiverSecret(deps, rotating.id, { graceHours: 1 });
   });
   after(async () => {
-    await stack.stop();
     for (const receiver of Object.values(receivers)) await receiver.close();
   });
 

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import type { Database } from '../../src/app/database.ts';
 import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
-import type { TcpProxy } from '../support/tcp-proxy.ts';
-import { ensureQueueSchema, openEmptyDatabase, openProxiedDatabase } from './ops-support.ts';
+import { type ProxiedApi, startProxiedApi } from '../support/proxied-api.ts';
+import { ensureQueueSchema, openEmptyDatabase } from './ops-support.ts';
 
 describe('health probes', () => {
   before(() => ensureQueueSchema());
@@ -81,34 +80,29 @@ describe('health probes', () => {
   });
 
   describe('when the database becomes unreachable', () => {
-    let proxied: { db: Database; proxy: TcpProxy; close: () => Promise<void> };
-    let api: Api;
+    let proxied: ProxiedApi;
     before(async () => {
-      proxied = await openProxiedDatabase();
-      api = await startTestApi({ db: proxied.db });
+      proxied = await startProxiedApi();
     });
-    after(async () => {
-      await api?.close();
-      await proxied?.close();
-    });
+    after(() => proxied?.close());
 
     it('/readyz turns 503 with Retry-After quickly, /healthz stays 200, and /readyz recovers by itself', async () => {
-      expect((await getJson(api, '/readyz', null)).status).to.equal(200);
+      expect((await getJson(proxied.api, '/readyz', null)).status).to.equal(200);
 
       proxied.proxy.cut();
       const started = Date.now();
-      const down = await getJson(api, '/readyz', null);
+      const down = await getJson(proxied.api, '/readyz', null);
       const elapsed = Date.now() - started;
       const problem = expectProblem(down, 503);
       expect(problem.detail).to.match(/database/);
       expect(down.headers.get('retry-after')).to.equal('5');
       expect(elapsed, 'readiness must not hang').to.be.below(5000); // the 1 s readiness timeout, with room for a loaded machine
-      expect((await getJson(api, '/healthz', null)).status).to.equal(200);
+      expect((await getJson(proxied.api, '/healthz', null)).status).to.equal(200);
 
       proxied.proxy.restore();
       let status = 0;
       for (let i = 0; i < 20 && status !== 200; i++) {
-        status = (await getJson(api, '/readyz', null)).status;
+        status = (await getJson(proxied.api, '/readyz', null)).status;
         if (status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       expect(status).to.equal(200);

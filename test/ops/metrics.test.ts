@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { PgBoss } from 'pg-boss';
-import type { Database } from '../../src/app/database.ts';
 import type { Api } from '../../src/app/service.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, startTestApi, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
-import type { TcpProxy } from '../support/tcp-proxy.ts';
-import { openEmptyDatabase, openProxiedDatabase, startTestBoss } from './ops-support.ts';
+import { type ProxiedApi, startProxiedApi } from '../support/proxied-api.ts';
+import { openEmptyDatabase, startTestBoss } from './ops-support.ts';
 
 const HTTP_COUNT = 'lods_http_request_duration_seconds_count';
 
@@ -39,27 +38,23 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 describe('GET /metrics', () => {
   describe('HTTP metrics', () => {
-    let api: Api;
-    let key: string;
-    before(async () => {
-      api = await startTestApi();
-      key = await createTestKey(['catalog:read']);
-    });
-    after(() => api.close());
+    const served = useTestApi(['catalog:read']);
 
     it('counts requests by method, route pattern and status, never by raw path', async () => {
-      const record = await createRecord(api.writes);
-      const before = await scrape(api.url);
+      const record = await createRecord(served.api.writes);
+      const before = await scrape(served.api.url);
       const one = { method: 'GET', route: '/v1/learning-opportunities/:id' };
 
-      expect((await getJson(api, `/v1/learning-opportunities/${record.id}`, key)).status).to.equal(200);
-      expect((await getJson(api, `/v1/learning-opportunities/${record.id}`, key)).status).to.equal(200);
-      expect((await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, key)).status).to.equal(404);
-      expect((await getJson(api, `/v1/learning-opportunities/${record.id}`, null)).status).to.equal(401);
-      expect((await getJson(api, '/v1/learning-opportunities?limit=0', key)).status).to.equal(400);
-      expect((await getJson(api, `/no/such/path/${randomUUID()}`, key)).status).to.equal(404);
+      expect((await getJson(served.api, `/v1/learning-opportunities/${record.id}`, served.key)).status).to.equal(200);
+      expect((await getJson(served.api, `/v1/learning-opportunities/${record.id}`, served.key)).status).to.equal(200);
+      expect((await getJson(served.api, `/v1/learning-opportunities/${randomUUID()}`, served.key)).status).to.equal(
+        404,
+      );
+      expect((await getJson(served.api, `/v1/learning-opportunities/${record.id}`, null)).status).to.equal(401);
+      expect((await getJson(served.api, '/v1/learning-opportunities?limit=0', served.key)).status).to.equal(400);
+      expect((await getJson(served.api, `/no/such/path/${randomUUID()}`, served.key)).status).to.equal(404);
 
-      const after = await scrape(api.url);
+      const after = await scrape(served.api.url);
       const delta = (labels: Record<string, string>) =>
         (sample(after, HTTP_COUNT, labels) ?? 0) - (sample(before, HTTP_COUNT, labels) ?? 0);
       expect(delta({ ...one, status: '200' })).to.equal(2);
@@ -74,11 +69,11 @@ describe('GET /metrics', () => {
     });
 
     it('needs no key, exposes the process metrics and refuses other methods with 405', async () => {
-      const text = await scrape(api.url);
+      const text = await scrape(served.api.url);
       expect(text).to.contain('lods_process_cpu_user_seconds_total');
       expect(text).to.match(/^# TYPE lods_webhook_queue_depth gauge$/m);
       expect(text).to.match(/^# TYPE lods_webhook_dead_letters gauge$/m);
-      const post = await fetch(`${api.url}/metrics`, { method: 'POST' });
+      const post = await fetch(`${served.api.url}/metrics`, { method: 'POST' });
       expect(post.status).to.equal(405);
       expect(post.headers.get('allow')).to.equal('GET, HEAD');
     });
@@ -128,20 +123,17 @@ describe('GET /metrics', () => {
 
   describe('webhook queue gauges without pg-boss or without the database', () => {
     let empty: Awaited<ReturnType<typeof openEmptyDatabase>>;
-    let proxied: { db: Database; proxy: TcpProxy; close: () => Promise<void> };
+    let proxied: ProxiedApi;
     let emptyApi: Api;
-    let proxiedApi: Api;
     before(async () => {
       empty = await openEmptyDatabase();
       emptyApi = await startTestApi({ db: empty.db });
-      proxied = await openProxiedDatabase();
-      proxiedApi = await startTestApi({ db: proxied.db });
+      proxied = await startProxiedApi();
     });
     after(async () => {
       await emptyApi?.close();
-      await proxiedApi?.close();
-      await empty?.drop();
       await proxied?.close();
+      await empty?.drop();
     });
 
     it('are 0 while pg-boss has not installed its schema', async () => {
@@ -154,7 +146,7 @@ describe('GET /metrics', () => {
       proxied.proxy.cut();
       try {
         const started = Date.now();
-        const text = await scrape(proxiedApi.url);
+        const text = await scrape(proxied.api.url);
         expect(Date.now() - started).to.be.below(5000); // the 1 s gauge timeout, with room for a loaded machine
         expect(Number.isNaN(sample(text, 'lods_webhook_queue_depth')), 'depth is NaN').to.equal(true);
         expect(Number.isNaN(sample(text, 'lods_webhook_dead_letters')), 'dead letters NaN').to.equal(true);

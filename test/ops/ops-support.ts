@@ -10,7 +10,6 @@ import { startBoss } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { DEFAULT_CONFIG, silentLogger } from '../support/api.ts';
 import { testWebhookConfig } from '../support/webhooks.ts';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 /** pg-boss on the suite's database as the service starts it (schema and both webhook queues), without maintenance. */
 export async function startTestBoss(): Promise<PgBoss> {
@@ -79,24 +78,6 @@ export async function openEmptyDatabase(): Promise<{ db: Database; drop: () => P
     drop: async () => {
       await db.close();
       await testDb().pool.query(`drop database if exists ${name} with (force)`);
-    },
-  };
-}
-
-/** The suite's database opened through a TCP proxy that the test can cut (as the 503 REST test does). */
-export async function openProxiedDatabase(): Promise<{ db: Database; proxy: TcpProxy; close: () => Promise<void> }> {
-  const target = new URL(testDb().url);
-  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-  target.hostname = '127.0.0.1';
-  target.port = String(proxy.port);
-  const db = await connectDatabase(target.toString(), { poolMax: 2, connectTimeoutMs: 500, migrate: false });
-  return {
-    db,
-    proxy,
-    close: async () => {
-      proxy.restore();
-      await db.close();
-      await proxy.close();
     },
   };
 }

@@ -17,23 +17,20 @@ import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 import { feedSettled } from '../support/feed-horizon.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { resetWebhooks, useWebhookStack } from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
 
 describe('receiver kit: repairFromFeed', function () {
   this.timeout(30_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
   let key: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
     key = await createTestKey(['catalog:read']);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
     await resetWebhooks();
   });

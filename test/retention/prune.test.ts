@@ -11,13 +11,7 @@ import { testDb } from '../hooks.ts';
 import { getJson, createTestKey, silentLogger } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import {
-  eventually,
-  insertDeadLetter,
-  resetWebhooks,
-  startWebhookStack,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { eventually, insertDeadLetter, resetWebhooks, useWebhookStack } from '../support/webhooks.ts';
 import { collect, feed, head } from '../feed/feed-support.ts';
 import { execFileChild } from '../support/child-processes.ts';
 
@@ -68,14 +62,11 @@ async function insertAttempt(eventId: string, receiverId: string): Promise<strin
 
 describe('retention prune', function () {
   this.timeout(60_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false, supervise: true });
   let key: string;
   before(async () => {
-    stack = await startWebhookStack({ worker: false, supervise: true });
-    await resetWebhooks();
     key = await createTestKey(['catalog:read']);
   });
-  after(() => stack.stop());
 
   it('deletes old events and attempts in batches, keeps what a dead letter needs, and expires older cursors with 410', async () => {
     const { api } = stack;

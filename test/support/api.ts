@@ -66,6 +66,38 @@ export async function createTestKey(
   return (await createApiKey(db.orm.em.fork(), { name: 'test', scopes: [...scopes], rateLimit })).key;
 }
 
+/** The API of a describe block and its keys, filled in by the before hook of useTestApi. */
+export type TestApi<K extends string = 'key'> = { api: Api } & Record<K, string>;
+
+/**
+ * The usual set-up of a describe block: registers a before hook that starts the test API
+ * (startTestApi(options)) and creates its keys in the suite's database (testDb()), and an after hook
+ * that closes it. Returns the object those hooks fill in: read `api` and the keys in tests and in
+ * later hooks (registered after this call, they run after it). `scopes`: one key, `key`, with these
+ * scopes (all of them by default); or named keys with theirs (`{ writer: ['catalog:write'], reader:
+ * ['catalog:read'] }` gives `writer` and `reader`; `{}` no key).
+ */
+export function useTestApi(scopes?: readonly Scope[], options?: TestApiOptions): TestApi;
+export function useTestApi<K extends string>(keys: Record<K, readonly Scope[]>, options?: TestApiOptions): TestApi<K>;
+export function useTestApi(
+  scopes: readonly Scope[] | Record<string, readonly Scope[]> = SCOPES,
+  options: TestApiOptions = {},
+): Record<string, unknown> {
+  const keys: Record<string, readonly Scope[]> = isScopeList(scopes) ? { key: scopes } : scopes;
+  const served: { api?: Api; [key: string]: unknown } = {};
+  before(async () => {
+    served.api = await startTestApi(options);
+    for (const [name, keyScopes] of Object.entries(keys)) served[name] = await createTestKey(keyScopes);
+  });
+  after(async () => {
+    await served.api?.close();
+  });
+  return served;
+}
+
+const isScopeList = (scopes: readonly Scope[] | Record<string, readonly Scope[]>): scopes is readonly Scope[] =>
+  Array.isArray(scopes);
+
 /**
  * Repeats `request` until it answers 401, for at most `withinMs`; returns the milliseconds that took.
  * A revocation reaches each API process's key cache by NOTIFY when it commits (auth/key-cache.ts):

@@ -55,11 +55,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     restore: () => {
       open = true;
     },
+    // Each a no-op when already so: piping a flowing pair again would send its bytes twice.
     freeze: () => {
+      if (frozen) return;
       frozen = true;
       for (const pair of pairs) stop(pair);
     },
     thaw: () => {
+      if (!frozen) return;
       frozen = false;
       for (const pair of pairs) flow(pair);
     },

@@ -56,9 +56,14 @@ export type WebhookStack = {
   stop: () => Promise<void>;
 };
 
-export async function startWebhookStack(
-  options: { config?: Partial<WebhookConfig>; worker?: boolean; supervise?: boolean; logger?: Logger } = {},
-): Promise<WebhookStack> {
+export type WebhookStackOptions = {
+  config?: Partial<WebhookConfig>;
+  worker?: boolean;
+  supervise?: boolean;
+  logger?: Logger;
+};
+
+export async function startWebhookStack(options: WebhookStackOptions = {}): Promise<WebhookStack> {
   const db = testDb();
   const config = testWebhookConfig(options.config);
   const logger = options.logger ?? silentLogger;
@@ -94,6 +99,24 @@ export async function startWebhookStack(
       await boss.stop({ graceful: false, close: true });
     },
   };
+}
+
+/**
+ * The webhook stack of a describe block: registers a before hook that empties the webhook tables
+ * (resetWebhooks) and starts the stack (startWebhookStack(options)), and an after hook that stops it.
+ * Returns the stack, whose members the before hook fills in: use it in tests and in later hooks
+ * (registered after this call, they run after it).
+ */
+export function useWebhookStack(options: WebhookStackOptions = {}): WebhookStack {
+  const stack = {} as Partial<WebhookStack>;
+  before(async () => {
+    await resetWebhooks();
+    Object.assign(stack, await startWebhookStack(options));
+  });
+  after(async () => {
+    await stack.stop?.();
+  });
+  return stack as WebhookStack;
 }
 
 /** Removes every receiver (and their attempts), delivery job and dead letter of this test file's database. */

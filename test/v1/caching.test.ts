@@ -4,28 +4,21 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { createTestKey, getJson, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 
 const STRONG_TAG = /^"[0-9a-f]{32}"$/;
 
 describe('HTTP caching of /v1', () => {
-  let api: Api;
-  let key: string;
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-  });
-  after(() => api.close());
+  const served = useTestApi(['catalog:read']);
 
-  const get = (path: string, headers: Record<string, string> = {}, k: string | null = key, method = 'GET') =>
-    getJson(api, path, k, { method, headers });
+  const get = (path: string, headers: Record<string, string> = {}, k: string | null = served.key, method = 'GET') =>
+    getJson(served.api, path, k, { method, headers });
 
   it('GET one carries a strong ETag and Cache-Control, and answers a matching If-None-Match with 304 and no body', async () => {
-    const path = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
+    const path = `/v1/learning-opportunities/${(await createRecord(served.api.writes)).id}`;
     const first = await get(path);
     const etag = first.headers.get('etag')!;
     expect(etag).to.match(STRONG_TAG);
@@ -37,7 +30,7 @@ describe('HTTP caching of /v1', () => {
       expect(again.headers.get('etag'), inm).to.equal(etag);
       expect(again.headers.get('cache-control'), inm).to.equal('private, no-cache');
     }
-    const head = await get(path, { 'if-none-match': etag }, key, 'HEAD');
+    const head = await get(path, { 'if-none-match': etag }, served.key, 'HEAD');
     expect(head.status).to.equal(304);
     const other = await get(path, { 'if-none-match': '"0123456789abcdef0123456789abcdef"' });
     expect(other.status).to.equal(200);
@@ -47,14 +40,14 @@ describe('HTTP caching of /v1', () => {
 
   it("changes a record's ETag exactly when its bytes change", async () => {
     const input = buildLearningOpportunityInput();
-    await api.writes.upsert(parseLearningOpportunityInput(input));
-    await api.writes.publish(input.id);
+    await served.api.writes.upsert(parseLearningOpportunityInput(input));
+    await served.api.writes.publish(input.id);
     const path = `/v1/learning-opportunities/${input.id}`;
     const before = await get(path);
-    await api.writes.upsert(parseLearningOpportunityInput(input)); // identical save: same bytes
+    await served.api.writes.upsert(parseLearningOpportunityInput(input)); // identical save: same bytes
     const same = await get(path, { 'if-none-match': before.headers.get('etag')! });
     expect(same.status).to.equal(304);
-    await api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'A new title' }));
+    await served.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'A new title' }));
     const changed = await get(path, { 'if-none-match': before.headers.get('etag')! });
     expect(changed.status).to.equal(200);
     expect(changed.text).not.to.equal(before.text);
@@ -62,9 +55,9 @@ describe('HTTP caching of /v1', () => {
   });
 
   it('a list page carries an ETag that changes with any byte of the page or totalCount, and 304s when unchanged', async () => {
-    const below = await createRecord(api.writes); // older: below the first page of two
-    const onPage = await createRecord(api.writes);
-    await createRecord(api.writes);
+    const below = await createRecord(served.api.writes); // older: below the first page of two
+    const onPage = await createRecord(served.api.writes);
+    await createRecord(served.api.writes);
     const path = '/v1/learning-opportunities?limit=2';
     const first = await get(path);
     const etag = first.headers.get('etag')!;
@@ -81,7 +74,7 @@ describe('HTTP caching of /v1', () => {
     ).not.to.equal(etag);
 
     // A record below the page leaves the list: the same records on the page, another totalCount.
-    await api.writes.archive(below.id);
+    await served.api.writes.archive(below.id);
     const counted = await get(path, { 'if-none-match': etag });
     expect(counted.status, 'totalCount moved').to.equal(200);
     expect((counted.body as { results: unknown[] }).results).to.deep.equal(
@@ -89,13 +82,13 @@ describe('HTTP caching of /v1', () => {
     );
     expect(counted.headers.get('etag')).not.to.equal(etag);
 
-    await api.writes.archive(onPage.id);
+    await served.api.writes.archive(onPage.id);
     const moved = await get(path, { 'if-none-match': counted.headers.get('etag')! });
     expect(moved.status, 'a record left the page').to.equal(200);
   });
 
   it('checks the key before the condition: 401 and 403, never 304', async () => {
-    const path = `/v1/learning-opportunities/${(await createRecord(api.writes)).id}`;
+    const path = `/v1/learning-opportunities/${(await createRecord(served.api.writes)).id}`;
     const etag = (await get(path)).headers.get('etag')!;
     const unscoped = await createTestKey(['graphql:read']);
     const revoked = await createApiKey(testDb().orm.em.fork(), { name: 'revoked', scopes: ['catalog:read'] });

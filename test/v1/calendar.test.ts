@@ -18,7 +18,8 @@ import {
   renderCalendar,
 } from '../../src/catalog/calendar-ics.ts';
 import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
-import { captureLogger, type LogCapture, openProxiedDatabase, startApiWithLogger } from '../ops/ops-support.ts';
+import { captureLogger, type LogCapture, startApiWithLogger } from '../ops/ops-support.ts';
+import { startProxiedApi } from '../support/proxied-api.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
@@ -448,13 +449,12 @@ describe('GET /v1/calendar.ics', () => {
   it('keeps the key out of the log lines and problems of a failure too (database unreachable: 503)', async function () {
     this.timeout(30_000);
     const outage = captureLogger('debug');
-    const proxied = await openProxiedDatabase();
-    const cut = await startApiWithLogger(outage.logger, proxied.db);
+    const proxied = await startProxiedApi({ api: { logger: outage.logger } });
     try {
       // A key this process has not seen: its look-up needs the database.
       const secret = await createTestKey(['calendar:read']);
       proxied.proxy.cut();
-      const res = await fetch(`${cut.url}${CALENDAR}?city=berlin&key=${secret}`);
+      const res = await fetch(`${proxied.api.url}${CALENDAR}?city=berlin&key=${secret}`);
       const text = await res.text();
       const problem = expectProblem({ status: res.status, headers: res.headers, text }, 503);
       expect(problem.instance).to.equal(`${CALENDAR}?city=berlin`);
@@ -465,7 +465,6 @@ describe('GET /v1/calendar.ics', () => {
       expect(outage.text()).not.to.contain(secret);
       expect(outage.text()).not.to.contain(secret.slice(5, 30));
     } finally {
-      await cut.close();
       await proxied.close();
     }
   });

@@ -6,8 +6,7 @@
 // are one city, counted once per record).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
+import { getJson, graphql, useTestApi } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
 import { testDb } from '../hooks.ts';
 
@@ -43,18 +42,16 @@ const at = (...places: [string | null, string | null][]) => ({
 });
 
 describe('country, language and city filters ignore case (REST and GraphQL)', () => {
-  let api: Api;
-  let restKey: string;
-  let graphKey: string;
+  const served = useTestApi({ restKey: ['catalog:read'], graphKey: ['graphql:read'] });
   const ids: Record<string, string> = {};
 
   const rest = async (query: string): Promise<ListBody> => {
-    const res = await getJson(api, `/v1/learning-opportunities?${query}&limit=100`, restKey);
+    const res = await getJson(served.api, `/v1/learning-opportunities?${query}&limit=100`, served.restKey);
     expect(res.status, `${query}: ${res.text}`).to.equal(200);
     return res.body as ListBody;
   };
   const graph = async (variables: Record<string, unknown>): Promise<Page> => {
-    const res = await graphql<{ learningOpportunities: Page }>(api, graphKey, LIST, variables);
+    const res = await graphql<{ learningOpportunities: Page }>(served.api, served.graphKey, LIST, variables);
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
     return res.body.data!.learningOpportunities;
   };
@@ -67,9 +64,6 @@ describe('country, language and city filters ignore case (REST and GraphQL)', ()
   before(async function () {
     this.timeout(60_000);
     await resetCatalog();
-    api = await startTestApi();
-    restKey = await createTestKey(['catalog:read']);
-    graphKey = await createTestKey(['graphql:read']);
     const records: [string, Record<string, unknown>, boolean?][] = [
       ['freiburgDe', { title: 'Case one welding', language: 'de', ...at(['Freiburg', 'DE']) }],
       ['freiburgEn', { title: 'Case two welding', language: 'en', ...at(['Freiburg', 'DE'], [null, 'AT']) }],
@@ -83,14 +77,11 @@ describe('country, language and city filters ignore case (REST and GraphQL)', ()
       ['draft', { title: 'Case draft welding', language: 'de', ...at(['Freiburg', 'DE']) }, false],
     ];
     for (const [name, overrides, publish] of records)
-      ids[name] = (await createRecord(api.writes, overrides, { publish: publish ?? true })).id;
+      ids[name] = (await createRecord(served.api.writes, overrides, { publish: publish ?? true })).id;
     order = found(await rest('sort=-updatedAt&format=HYBRID'));
     expect(order).to.have.length(7);
   });
-  after(async () => {
-    await api?.close();
-    await resetCatalog();
-  });
+  after(() => resetCatalog());
 
   /** Each case's other spellings answer the records, order and totalCount of its stored spelling. */
   async function expectSameAnswers(cases: [string, string[], string[]][]): Promise<void> {

@@ -6,13 +6,11 @@
 // the frozen server.
 import { expect } from 'chai';
 import { loadConfig } from '../../src/kernel/config.ts';
-import { connectDatabase, type Database } from '../../src/app/database.ts';
 import type { Api } from '../../src/app/service.ts';
-import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { type ProxiedApi, startProxiedApi } from '../support/proxied-api.ts';
 
 const READ_TIMEOUT_MS = 1000;
 const QUERY = '{ learningOpportunities(limit: 2) { results { id } pagination { totalCount } } }';
@@ -38,25 +36,15 @@ async function postGraphql(
 
 describe('reads while the database is frozen', function () {
   this.timeout(30_000);
-  let proxy: TcpProxy;
-  let db: Database;
-  let api: Api;
+  let proxied: ProxiedApi;
   let one: string;
 
   before(async () => {
-    const target = new URL(testDb().url);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(target);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
     // The service's default statement timeout: alone, it would let a read hang 35 s.
-    db = await connectDatabase(viaProxy.toString(), {
-      poolMax: 3,
-      connectTimeoutMs: 500,
-      statementTimeoutMs: loadConfig({}).db.statementTimeoutMs,
-      migrate: false,
+    proxied = await startProxiedApi({
+      connect: { poolMax: 3, connectTimeoutMs: 500, statementTimeoutMs: loadConfig({}).db.statementTimeoutMs },
+      api: { readTimeoutMs: READ_TIMEOUT_MS },
     });
-    api = await startTestApi({ db, readTimeoutMs: READ_TIMEOUT_MS });
     const direct = await startTestApi();
     try {
       one = `/v1/learning-opportunities/${(await createRecord(direct.writes)).id}`;
@@ -64,12 +52,7 @@ describe('reads while the database is frozen', function () {
       await direct.close();
     }
   });
-  after(async () => {
-    proxy?.thaw();
-    await api?.close();
-    await db?.close();
-    await proxy?.close();
-  });
+  after(() => proxied?.close());
 
   it('reads default to a 5 s client-side timeout', () => {
     expect(loadConfig({}).db.readTimeoutMs).to.equal(5000);
@@ -81,27 +64,27 @@ describe('reads while the database is frozen', function () {
     const uncached = await createTestKey(['catalog:read', 'graphql:read']);
     // Idle pooled connections and a cached key, then the server freezes.
     const warm = await Promise.all([
-      getJson(api, one, cached),
-      getJson(api, '/v1/learning-opportunities?limit=2', cached),
-      getJson(api, '/v1/events?limit=2', cached),
-      postGraphql(api, cached, QUERY),
+      getJson(proxied.api, one, cached),
+      getJson(proxied.api, '/v1/learning-opportunities?limit=2', cached),
+      getJson(proxied.api, '/v1/events?limit=2', cached),
+      postGraphql(proxied.api, cached, QUERY),
     ]);
     expect(warm.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
-    proxy.freeze();
+    proxied.proxy.freeze();
     try {
       const rest = async (path: string) => {
         const started = Date.now();
-        const res = await getJson(api, path, cached);
+        const res = await getJson(proxied.api, path, cached);
         return { res, ms: Date.now() - started };
       };
       const [restOne, restList, restFeed, gqlCached, gqlUncached, gqlTwoFields] = await Promise.all([
         rest(one),
         rest('/v1/learning-opportunities?limit=3'),
         rest('/v1/events?limit=3'),
-        postGraphql(api, cached, QUERY),
-        postGraphql(api, uncached, QUERY),
+        postGraphql(proxied.api, cached, QUERY),
+        postGraphql(proxied.api, uncached, QUERY),
         postGraphql(
-          api,
+          proxied.api,
           cached,
           `{ a: learningOpportunities(limit: 1) { results { id } } b: learningOpportunity(id: "${one.split('/').pop()}") { id } }`,
         ),
@@ -126,14 +109,14 @@ describe('reads while the database is frozen', function () {
         expect(answer.ms, name).to.be.below(10_000);
       }
     } finally {
-      proxy.thaw();
+      proxied.proxy.thaw();
     }
     let status = 0;
     for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-      status = (await postGraphql(api, cached, QUERY)).status;
+      status = (await postGraphql(proxied.api, cached, QUERY)).status;
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(status, 'serves again once the database answers').to.equal(200);
-    expect((await getJson(api, one, uncached)).status).to.equal(200);
+    expect((await getJson(proxied.api, one, uncached)).status).to.equal(200);
   });
 });

@@ -1,21 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 
 describe('GET /v1/learning-opportunities/{id}', () => {
-  let api: Api;
-  let key: string;
-  before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-  });
-  after(() => api.close());
+  const served = useTestApi(['catalog:read']);
 
   it('returns the published record with every collection, timestamps to the millisecond', async () => {
-    const record = await createRecord(api.writes);
-    const res = await getJson(api, `/v1/learning-opportunities/${record.id}`, key);
+    const record = await createRecord(served.api.writes);
+    const res = await getJson(served.api, `/v1/learning-opportunities/${record.id}`, served.key);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
     expect(res.body).to.deep.equal(record);
@@ -26,13 +19,13 @@ describe('GET /v1/learning-opportunities/{id}', () => {
   });
 
   it('is 404 for a draft and for an unknown id, 400 for a malformed id', async () => {
-    const draft = await createRecord(api.writes, {}, { publish: false });
+    const draft = await createRecord(served.api.writes, {}, { publish: false });
     for (const id of [draft.id, randomUUID()]) {
-      const res = await getJson(api, `/v1/learning-opportunities/${id}`, key);
+      const res = await getJson(served.api, `/v1/learning-opportunities/${id}`, served.key);
       expect(res.status).to.equal(404);
       expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
     }
-    const bad = await getJson(api, '/v1/learning-opportunities/not-a-uuid', key);
+    const bad = await getJson(served.api, '/v1/learning-opportunities/not-a-uuid', served.key);
     expect(bad.status).to.equal(400);
     expect((bad.body as { invalidParams: unknown[] }).invalidParams).to.deep.equal([
       { name: 'id', reason: 'must be a UUID' },

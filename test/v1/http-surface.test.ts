@@ -2,22 +2,17 @@
 // are 404, and every non-2xx answer is problem+json without internals.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
 
 describe('HTTP surface of /v1', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let id: string;
 
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    id = (await createRecord(api.writes)).id;
+    id = (await createRecord(served.api.writes)).id;
   });
-  after(() => api.close());
 
   for (const path of [
     '/v1/learning-opportunities',
@@ -26,8 +21,8 @@ describe('HTTP surface of /v1', () => {
   ]) {
     it(`HEAD ${path} is 200 with GET's headers and no body`, async () => {
       const url = path.replace(':id', id);
-      const get = await getJson(api, url, key);
-      const head = await getJson(api, url, key, { method: 'HEAD' });
+      const get = await getJson(served.api, url, served.key);
+      const head = await getJson(served.api, url, served.key, { method: 'HEAD' });
       expect(head.status).to.equal(200);
       expect(head.text).to.equal('');
       for (const name of ['content-type', 'content-length'])
@@ -37,18 +32,20 @@ describe('HTTP surface of /v1', () => {
   }
 
   it('HEAD answers errors with the status of GET (401, 400, 404)', async () => {
-    expect((await getJson(api, '/v1/learning-opportunities', null, { method: 'HEAD' })).status).to.equal(401);
-    expect((await getJson(api, '/v1/learning-opportunities?limit=0', key, { method: 'HEAD' })).status).to.equal(400);
-    expect((await getJson(api, `/v1/learning-opportunities/${randomUUID()}`, key, { method: 'HEAD' })).status).to.equal(
-      404,
-    );
+    expect((await getJson(served.api, '/v1/learning-opportunities', null, { method: 'HEAD' })).status).to.equal(401);
+    expect(
+      (await getJson(served.api, '/v1/learning-opportunities?limit=0', served.key, { method: 'HEAD' })).status,
+    ).to.equal(400);
+    expect(
+      (await getJson(served.api, `/v1/learning-opportunities/${randomUUID()}`, served.key, { method: 'HEAD' })).status,
+    ).to.equal(404);
   });
 
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
     for (const path of ['/v1/learning-opportunities', '/v1/learning-opportunities/:id']) {
       it(`${method} ${path} is 405 with Allow: GET, HEAD and changes nothing`, async () => {
         const url = path.replace(':id', id);
-        const res = await getJson(api, url, key, {
+        const res = await getJson(served.api, url, served.key, {
           method,
           headers: { 'content-type': 'application/json' },
           body: method === 'OPTIONS' ? undefined : '{}',
@@ -57,7 +54,7 @@ describe('HTTP surface of /v1', () => {
         expect(res.headers.get('allow')).to.equal('GET, HEAD');
         expect(problem.type).to.equal('/problems/method-not-allowed');
         expect(problem.instance).to.equal(url);
-        expect((await getJson(api, `/v1/learning-opportunities/${id}`, key)).status).to.equal(200);
+        expect((await getJson(served.api, `/v1/learning-opportunities/${id}`, served.key)).status).to.equal(200);
       });
     }
   }
@@ -73,26 +70,26 @@ describe('HTTP surface of /v1', () => {
   ]) {
     it(`GET ${path} is 404 problem+json`, async () => {
       const url = path.replace(':id', id);
-      const problem = expectProblem(await getJson(api, url, key), 404);
+      const problem = expectProblem(await getJson(served.api, url, served.key), 404);
       expect(problem.type).to.equal('/problems/not-found');
       expect(problem.instance).to.equal(url);
     });
   }
 
   it('PUT /graphql is 405 with Allow: POST', async () => {
-    const res = await getJson(api, '/graphql', key, { method: 'PUT', body: '{}' });
+    const res = await getJson(served.api, '/graphql', served.key, { method: 'PUT', body: '{}' });
     expectProblem(res, 405);
     expect(res.headers.get('allow')).to.equal('POST');
   });
 
   it('POST to an unknown path is 404, not 405', async () => {
-    expectProblem(await getJson(api, '/v1/nothing-here', key, { method: 'POST', body: '{}' }), 404);
+    expectProblem(await getJson(served.api, '/v1/nothing-here', served.key, { method: 'POST', body: '{}' }), 404);
   });
 
   it('answers a path that is not valid percent-encoding with a 400 problem, not a crash', async () => {
-    const res = await getJson(api, '/v1/learning-opportunities/%E0%A4%A', key);
+    const res = await getJson(served.api, '/v1/learning-opportunities/%E0%A4%A', served.key);
     expectInvalidParams(res, ['path']);
-    expect((await getJson(api, `/v1/learning-opportunities/${id}`, key)).status).to.equal(200);
+    expect((await getJson(served.api, `/v1/learning-opportunities/${id}`, served.key)).status).to.equal(200);
   });
 
   it('answers a query string that is not valid percent-encoding with a 400 naming the parameter, not an empty list', async () => {
@@ -103,20 +100,22 @@ describe('HTTP surface of /v1', () => {
       ['language=%ff', ['language']],
       ['ci%zzty=Berlin&topic=%', ['ci%zzty', 'topic']],
     ] as const) {
-      const res = await getJson(api, `/v1/learning-opportunities?${query}`, key);
+      const res = await getJson(served.api, `/v1/learning-opportunities?${query}`, served.key);
       expect(expectInvalidParams(res, [...names]).detail, query).to.include('percent-encoding');
     }
-    expectInvalidParams(await getJson(api, '/v1/events?limit=%zz', key), ['limit']);
+    expectInvalidParams(await getJson(served.api, '/v1/events?limit=%zz', served.key), ['limit']);
     // Valid escapes of UTF-8 text, "+" for a space and a literal "%25" still work.
     for (const query of ['city=K%C3%B6ln', 'q=machine+learning', 'provider=100%25%20Online'])
-      expect((await getJson(api, `/v1/learning-opportunities?${query}`, key)).status, query).to.equal(200);
+      expect((await getJson(served.api, `/v1/learning-opportunities?${query}`, served.key)).status, query).to.equal(
+        200,
+      );
     // The key is checked first: without one it is a 401, as for any other bad parameter.
-    expect((await getJson(api, '/v1/learning-opportunities?city=%zz', null)).status).to.equal(401);
+    expect((await getJson(served.api, '/v1/learning-opportunities?city=%zz', null)).status).to.equal(401);
   });
 
   it('links problem types to a description', async () => {
-    const problem = expectProblem(await getJson(api, '/v1/learning-opportunities?limit=0', key), 400);
-    const doc = await getJson(api, problem.type, null);
+    const problem = expectProblem(await getJson(served.api, '/v1/learning-opportunities?limit=0', served.key), 400);
+    const doc = await getJson(served.api, problem.type, null);
     expect(doc.status).to.equal(200);
     expect(doc.body).to.include({ status: 400, title: problem.title });
   });

@@ -2,21 +2,15 @@
 // that is not valid percent-encoding (kernel/query-string.ts): no stored text can hold a NUL, and
 // `q=a%00b` searched for "a b" and answered 200.
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectInvalidParams } from '../support/problem.ts';
 
 describe('NUL in /v1 query parameters', () => {
-  let api: Api;
-  let key: string;
-
+  const served = useTestApi(['catalog:read']);
   before(async () => {
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
-    await createRecord(api.writes);
+    await createRecord(served.api.writes);
   });
-  after(() => api.close());
 
   it('answers a parameter holding a NUL with a 400 naming it, not a search', async () => {
     for (const [query, names] of [
@@ -28,16 +22,16 @@ describe('NUL in /v1 query parameters', () => {
       ['unknown=%00', ['unknown']],
       ['q%00=ab', ['q%00']],
     ] as const) {
-      const res = await getJson(api, `/v1/learning-opportunities?${query}`, key);
+      const res = await getJson(served.api, `/v1/learning-opportunities?${query}`, served.key);
       const problem = expectInvalidParams(res, [...names]);
       expect(problem.type, query).to.equal('/problems/invalid-parameters');
       for (const p of problem.invalidParams!) expect(p.reason, query).to.include('NUL');
     }
-    expectInvalidParams(await getJson(api, '/v1/events?limit=%00', key), ['limit']);
+    expectInvalidParams(await getJson(served.api, '/v1/events?limit=%00', served.key), ['limit']);
   });
 
   it('names a NUL and a bad escape together, each with its reason', async () => {
-    const res = await getJson(api, '/v1/learning-opportunities?q=a%00b&city=%zz', key);
+    const res = await getJson(served.api, '/v1/learning-opportunities?q=a%00b&city=%zz', served.key);
     const problem = expectInvalidParams(res, ['q', 'city']);
     const reasons = Object.fromEntries(problem.invalidParams!.map((p) => [p.name, p.reason]));
     expect(reasons.q).to.include('NUL');
@@ -46,8 +40,10 @@ describe('NUL in /v1 query parameters', () => {
 
   it('still answers parameters without a NUL', async () => {
     for (const query of ['q=ab', 'city=Berlin', 'q=a%20b', 'provider=100%25%20Online'])
-      expect((await getJson(api, `/v1/learning-opportunities?${query}`, key)).status, query).to.equal(200);
+      expect((await getJson(served.api, `/v1/learning-opportunities?${query}`, served.key)).status, query).to.equal(
+        200,
+      );
     // The key is checked first: without one it is a 401, as for any other bad parameter.
-    expect((await getJson(api, '/v1/learning-opportunities?q=a%00b', null)).status).to.equal(401);
+    expect((await getJson(served.api, '/v1/learning-opportunities?q=a%00b', null)).status).to.equal(401);
   });
 });

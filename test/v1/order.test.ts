@@ -5,9 +5,8 @@ import { expect } from 'chai';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
 
 type Item = { id: string; updatedAt: string; status: string };
@@ -18,15 +17,12 @@ const listOrder = (a: Item, b: Item) =>
   a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.updatedAt < b.updatedAt ? 1 : -1;
 
 describe('GET /v1/learning-opportunities order and full walk', () => {
-  let api: Api;
-  let key: string;
+  const served = useTestApi(['catalog:read']);
   let expected: Item[];
 
   before(async function () {
     this.timeout(30_000);
     await resetCatalog();
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
     let now = new Date('2030-01-01T00:00:00.000Z');
     const writes = createCatalogWrites({
       orm: testDb().orm,
@@ -53,10 +49,7 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
     );
     expected = rows.map((r) => JSON.parse(r.doc) as Item).sort(listOrder);
   });
-  after(async () => {
-    await api.close();
-    await resetCatalog(); // its records are dated 2030: later files expect their own to be newest
-  });
+  after(() => resetCatalog()); // its records are dated 2030: later files expect their own to be newest
 
   it('really has ties in updatedAt (the fixture is what the test claims)', () => {
     expect(expected).to.have.length(13);
@@ -64,7 +57,7 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
   });
 
   it('lists by updatedAt descending, ties by id descending', async () => {
-    const res = await getJson(api, '/v1/learning-opportunities?limit=100', key);
+    const res = await getJson(served.api, '/v1/learning-opportunities?limit=100', served.key);
     const body = res.body as ListBody;
     expect(body.pagination.totalCount).to.equal(13);
     expect(body.results.map((r) => r.id)).to.deep.equal(expected.map((r) => r.id));
@@ -74,7 +67,7 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
     it(`a full walk at limit=${limit} visits every published record exactly once, in order`, async () => {
       const seen: string[] = [];
       for (let offset = 0; ; offset += limit) {
-        const res = await getJson(api, `/v1/learning-opportunities?limit=${limit}&offset=${offset}`, key);
+        const res = await getJson(served.api, `/v1/learning-opportunities?limit=${limit}&offset=${offset}`, served.key);
         expect(res.status).to.equal(200);
         const body = res.body as ListBody;
         expect(body.pagination).to.deep.equal({
@@ -94,9 +87,9 @@ describe('GET /v1/learning-opportunities order and full walk', () => {
   }
 
   it('serves the same bytes in the list as GET one, also for tied records', async () => {
-    const res = await getJson(api, '/v1/learning-opportunities?limit=100', key);
+    const res = await getJson(served.api, '/v1/learning-opportunities?limit=100', served.key);
     for (const item of expected) {
-      const one = await getJson(api, `/v1/learning-opportunities/${item.id}`, key);
+      const one = await getJson(served.api, `/v1/learning-opportunities/${item.id}`, served.key);
       expect(res.text).to.include(one.text);
     }
   });

@@ -1,9 +1,8 @@
 // GET /v1/learning-opportunities paging: defaults, the pagination object, and every bad value
 // rejected (never clamped) with a problem naming the parameter.
 import { expect } from 'chai';
-import type { Api } from '../../src/app/service.ts';
 import { testDb } from '../hooks.ts';
-import { createTestKey, getJson, startTestApi } from '../support/api.ts';
+import { getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { expectInvalidParams } from '../support/problem.ts';
 
@@ -17,19 +16,15 @@ async function publishedInDatabase(): Promise<number> {
 }
 
 describe('GET /v1/learning-opportunities paging', () => {
-  let api: Api;
-  let key: string;
-  const list = (query: string) => getJson(api, `/v1/learning-opportunities${query}`, key);
+  const served = useTestApi(['catalog:read']);
+  const list = (query: string) => getJson(served.api, `/v1/learning-opportunities${query}`, served.key);
 
   before(async function () {
     this.timeout(30_000);
-    api = await startTestApi();
-    key = await createTestKey(['catalog:read']);
     // More than one default page, plus a draft that must not count.
-    for (let i = 0; i < 22; i++) await createRecord(api.writes, { title: `Paging ${i}` });
-    await createRecord(api.writes, {}, { publish: false });
+    for (let i = 0; i < 22; i++) await createRecord(served.api.writes, { title: `Paging ${i}` });
+    await createRecord(served.api.writes, {}, { publish: false });
   });
-  after(() => api.close());
 
   it('defaults to limit 20 and offset 0, and reports the true totalCount', async () => {
     const res = await list('');

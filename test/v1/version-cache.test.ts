@@ -5,7 +5,7 @@
 // the cache's age bound (ETAG_CACHE_MAX_AGE_MS, 10 s). Statements are counted by wrapping the real
 // pool's query (they still run).
 import { expect } from 'chai';
-import type { PoolClient, QueryConfig, QueryResult } from 'pg';
+import type { QueryConfig } from 'pg';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createVersionCache } from '../../src/catalog/version-cache.ts';
 import type { Api } from '../../src/app/service.ts';
@@ -171,20 +171,11 @@ describe('record version cache, without a notification connection', () => {
   it('is off with read replicas: every conditional GET reads', async () => {
     const db = testDb();
     let reads = 0;
-    // The API's reads take a connection and query on it (db/deadline-reads.ts): count on the connection.
-    const counted = (config: QueryConfig) => (reads += config.name?.startsWith('lo-one') ? 1 : 0);
-    const readPool = {
-      query: (config: QueryConfig) => (counted(config), db.pool.query(config)),
-      connect: async () => {
-        const client = await db.pool.connect();
-        const query = client.query.bind(client) as (config: QueryConfig) => Promise<QueryResult>;
-        return Object.assign(Object.create(client) as PoolClient, {
-          query: (config: QueryConfig) => (counted(config), query(config)),
-          release: (error?: Error) => client.release(error),
-        });
-      },
-    };
+    // A read pool other than the primary's, as with read replicas: the same database here.
+    const readPool = { query: (config: QueryConfig) => db.pool.query(config), connect: () => db.pool.connect() };
     const api = await startTestApi({ db: { ...db, readPool } });
+    // The API's reads take a connection and query on it (db/deadline-reads.ts): recordStatements counts there too.
+    const restore = recordStatements(db.pool, (name) => (reads += name.startsWith('lo-one') ? 1 : 0));
     try {
       const key = await createTestKey(['catalog:read']);
       const record = await createRecord(api.writes);
@@ -198,6 +189,7 @@ describe('record version cache, without a notification connection', () => {
         ).to.equal(304);
       expect(reads).to.equal(3);
     } finally {
+      restore();
       await api.close();
     }
   });

@@ -10,7 +10,7 @@ import { getReceiver, listReceivers } from '../../src/webhooks/receivers/receive
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { resetWebhooks, useWebhookStack } from '../support/webhooks.ts';
 
 type ReceiverJson = { id: string; url: string; view: string | null; eventTypes: string[]; deliveryMode: string };
 
@@ -168,14 +168,11 @@ describe('receiver views: set and shown through the CLI and GraphQL', function (
   });
 
   describe('GraphQL', () => {
-    let stack: WebhookStack;
+    const stack = useWebhookStack({ worker: false });
     let key: string;
     before(async () => {
-      await resetWebhooks();
-      stack = await startWebhookStack({ worker: false });
       key = await createTestKey(['receivers:manage']);
     });
-    after(() => stack?.stop());
 
     const FIELDS = 'id url view eventTypes';
     type Gql = { id: string; url: string; view: string | null; eventTypes: string[] };

@@ -24,7 +24,7 @@ import { testDb } from '../hooks.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { feedSettled } from '../support/feed-horizon.ts';
-import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { type CopyReceiver, drained, seededRandom, startNaiveReceiver } from '../webhooks/convergence-support.ts';
 import type { FeedEvent } from '../feed/feed-support.ts';
 
@@ -38,7 +38,7 @@ type Doc = Record<string, unknown> & { id: string; sessions: { id: string }[] };
 
 describe('receivers subscribed to a view', function () {
   this.timeout(240_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ config: CONFIG });
   let key: string;
   let receiver: CopyReceiver;
   let receiverId: string;
@@ -47,14 +47,11 @@ describe('receivers subscribed to a view', function () {
   const deps = () => ({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true });
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: CONFIG });
     key = await createTestKey(['catalog:read', 'calendar:read'], testDb(), 1_000_000);
     receiver = await startNaiveReceiver({ failRate: 0.3, jitterMs: 3, random });
     receiverId = (await addReceiver(deps(), { url: receiver.url, view: VIEW })).id;
   });
   after(async () => {
-    await stack?.stop();
     await receiver?.close();
   });
 

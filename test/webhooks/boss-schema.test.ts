@@ -14,31 +14,21 @@ import {
 } from '../../src/webhooks/queue/boss.ts';
 import { enqueueOrdered } from '../../src/webhooks/queue/lanes.ts';
 import { settleJobs } from '../../src/webhooks/queue/settle-jobs.ts';
-import {
-  insertBareEvent,
-  jobs,
-  removeBareEvent,
-  resetWebhooks,
-  startWebhookStack,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { insertBareEvent, jobs, removeBareEvent, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 // Columns that differ between any two jobs, or that the settlement sets on purpose.
 const PER_JOB = ['id', 'data', 'created_on', 'start_after', 'keep_until'];
 
 describe('pg-boss statements of queue.ts against pg-boss schema', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let receiverId: string;
   let eventId: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     receiverId = (await stack.addReceiver('http://127.0.0.1:9/unused')).id;
     eventId = await insertBareEvent();
   });
   after(async () => {
-    await stack.stop();
     await removeBareEvent(eventId);
   });
 

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { cli, json } from '../support/cli.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, publishOne, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, publishOne, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'cli-test-secret-do-not-print-0123';
@@ -21,15 +21,12 @@ type Receiver = {
 describe('webhook commands (receivers, events, deliveries)', function () {
   // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
   this.timeout(180_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ config: { maxAttempts: 1 } });
   let receiver: TestReceiver;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
     receiver = await startReceiver();
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

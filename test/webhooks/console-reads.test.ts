@@ -8,14 +8,7 @@ import { readDeliveryHistory } from '../../src/webhooks/receivers/delivery-histo
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, graphql } from '../support/api.ts';
-import {
-  insertBareEvent,
-  insertDeadLetter,
-  jobs,
-  resetWebhooks,
-  startWebhookStack,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { insertBareEvent, insertDeadLetter, jobs, useWebhookStack } from '../support/webhooks.ts';
 
 type Hour = { hour: string; attempts: number; successes: number };
 const HISTORY = `query($hours: Int) { webhookDeliveryHistory(hours: $hours) { receiverId hours { hour attempts successes } } }`;
@@ -39,7 +32,7 @@ async function insertAttempt(
 
 describe('GraphQL: console reads and actions', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let manager: string;
   let reader: string;
   const call = async <T>(query: string, variables: Record<string, unknown> = {}, key = manager) => {
@@ -52,13 +45,8 @@ describe('GraphQL: console reads and actions', function () {
   };
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     manager = await createTestKey(['receivers:manage']);
     reader = await createTestKey(['graphql:read']);
-  });
-  after(async () => {
-    await stack.stop();
   });
 
   it('gives every receiver its attempts and successes per hour, oldest first, in one statement', async () => {

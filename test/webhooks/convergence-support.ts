@@ -6,7 +6,8 @@
 //   event id, upserts `data` on PUBLISHED/UPDATED, removes on ARCHIVED/DELETED, in arrival order, with
 //   no version check; fails a share of deliveries (500) and answers after a few ms of jitter.
 // - startKitReceiver: the same copy through the receiver kit (webhookReceiver + applyEvent with a
-//   version store), and it re-applies earlier bodies at random (duplicates and old events injected).
+//   version store), and it re-applies earlier bodies at random (duplicates and old events injected);
+//   it can lose its whole store (`wipe`), as a receiver that needs a resync.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -106,24 +107,35 @@ function applyNaively(records: Map<string, string>, event: WebhookEvent): void {
   else records.delete(event.resource.id);
 }
 
+/** A receiver-kit copy that can also lose its whole store, as a receiver whose disk was replaced. */
+export type KitReceiver = CopyReceiver & {
+  /** Forgets the copy, the versions held and the event ids seen (what a delivery in progress applies goes to the old store). */
+  wipe: () => void;
+  /** Resolves once the kit has processed every delivery it acknowledged. */
+  idle: () => Promise<void>;
+};
+
 /**
  * Built on the receiver kit: webhookReceiver (de-duplication on the event id, unsigned here) and
  * applyEvent with a MemoryVersionStore. After each acknowledged delivery it may also process an
  * earlier acknowledged body again, straight into the same code path (`duplicateRate`): duplicates,
  * and old events arriving late, as at-least-once delivery and replays can bring them.
  */
-export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: number }): Promise<CopyReceiver> {
-  const records = new Map<string, string>();
-  const versions = new MemoryVersionStore();
+export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: number }): Promise<KitReceiver> {
   const stats = { requests: 0, acknowledged: 0, applied: 0, dropped: 0 };
   const bodies: string[] = [];
   let downStatus: number | null = null;
-  const apply = async (event: WebhookEvent) => {
-    const outcome = await applyEvent(versions, event, (e) => applyNaively(records, e));
-    if (outcome.applied) stats.applied++;
-    else stats.dropped++;
+  const fresh = () => {
+    const records = new Map<string, string>();
+    const versions = new MemoryVersionStore();
+    const apply = async (event: WebhookEvent) => {
+      const outcome = await applyEvent(versions, event, (e) => applyNaively(records, e));
+      if (outcome.applied) stats.applied++;
+      else stats.dropped++;
+    };
+    return { records, apply, handler: webhookReceiver({ allowUnsigned: true, concurrency: 4, process: apply }) };
   };
-  const handler = webhookReceiver({ allowUnsigned: true, concurrency: 4, process: apply });
+  let store = fresh();
   const server = createServer((req, res) => {
     stats.requests++;
     const fail = downStatus !== null || behaviour.random() < behaviour.failRate;
@@ -143,24 +155,31 @@ export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: n
           // An injected duplicate or late old event: an earlier body, processed again.
           if (bodies.length > 1 && behaviour.random() < behaviour.duplicateRate) {
             const old = JSON.parse(bodies[Math.floor(behaviour.random() * bodies.length)]!) as WebhookEvent;
+            const { apply } = store;
             setTimeout(() => void apply(old), behaviour.random() * behaviour.jitterMs);
           }
         }
         return (original as (...args: unknown[]) => typeof res)(status, ...rest);
       }) as typeof res.writeHead;
-      void handler(req, res);
+      void store.handler(req, res);
     }, behaviour.random() * behaviour.jitterMs);
   });
   const url = await listen(server);
   return {
     url,
-    records,
+    get records() {
+      return store.records;
+    },
     stats,
     bodies,
     down: (s) => (downStatus = s),
+    wipe: () => {
+      store = fresh();
+    },
+    idle: () => store.handler.idle(),
     close: async () => {
       await closeServer(server);
-      await handler.idle();
+      await store.handler.idle();
     },
   };
 }

@@ -16,13 +16,7 @@ import { BOSS_SCHEMA, DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts
 import { disableReceiver, enableReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { createTestKey, silentLogger } from '../support/api.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
-import {
-  resetWebhooks,
-  startWebhookStack,
-  TEST_SECRET_KEY,
-  testSecrets,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { TEST_SECRET_KEY, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import {
   churn,
@@ -47,14 +41,14 @@ const NO_DRIFT = { stale: [], resurrected: [], missing: [] };
 
 describe('webhook deliveries converge (docs/contract.md, "Delivery guarantees")', function () {
   this.timeout(120_000);
-  let stack: WebhookStack;
   let second: DeliveryWorker;
   let key: string;
   const receivers: CopyReceiver[] = [];
+  // Registered before the stack's own: the second worker stops before the pg-boss it shares.
+  after(() => second?.stop({ timeoutMs: 2000 }));
+  const stack = useWebhookStack({ config: CONFIG });
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: CONFIG });
     second = await startDeliveryWorker({
       boss: stack.boss,
       pool: testDb().pool,
@@ -65,8 +59,6 @@ describe('webhook deliveries converge (docs/contract.md, "Delivery guarantees")'
     key = await createTestKey(['catalog:read']);
   });
   after(async () => {
-    await second.stop({ timeoutMs: 2000 });
-    await stack.stop();
     for (const r of receivers) await r.close();
   });
 

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import { spawnChild } from '../support/child-processes.ts';
 
@@ -45,22 +45,22 @@ const exited = (child: ChildProcess) =>
 
 describe('webhook delivery across a worker crash', function () {
   this.timeout(90_000);
-  let stack: WebhookStack;
   let receiver: TestReceiver;
   let worker: ChildProcess | null = null;
+  // Registered before the stack's own: the child worker is killed before the stack stops.
+  after(() => {
+    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
+  });
+  // This process only writes (API + fan-out); deliveries are the child worker's job.
+  const stack = useWebhookStack({ worker: false, supervise: false, config: { timeoutMs: 1000 } });
 
   before(async () => {
-    await resetWebhooks();
-    // This process only writes (API + fan-out); deliveries are the child worker's job.
-    stack = await startWebhookStack({ worker: false, supervise: false, config: { timeoutMs: 1000 } });
     receiver = await startReceiver();
     // The very first request is held open: the worker gets killed while waiting for it.
     receiver.reply((_, index) => (index === 0 ? { hang: true } : { status: 200 }));
     await stack.addReceiver(receiver.url);
   });
   after(async () => {
-    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
-    await stack.stop();
     await receiver.close();
   });
 

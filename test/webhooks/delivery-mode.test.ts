@@ -4,19 +4,14 @@
 import { expect } from 'chai';
 import { createTestKey, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { useWebhookStack } from '../support/webhooks.ts';
 
 describe('receiver delivery modes', function () {
   this.timeout(60_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false, config: { allowPrivateTargets: false } });
   let key: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false, config: { allowPrivateTargets: false } });
     key = await createTestKey(['receivers:manage']);
-  });
-  after(async () => {
-    await stack.stop();
   });
 
   it('GraphQL: deliveryMode defaults to ALL_EVENTS, is set on create and update, and an unknown one is refused', async () => {

@@ -5,25 +5,22 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Body = { id: string; type: string; occurredAt: string; resource: { type: string; id: string }; data: unknown };
 
 describe('webhook events (docs/contract.md, "Events")', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
   let key: string;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
     key = await createTestKey(['catalog:read']);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

@@ -5,7 +5,7 @@ import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Attempt = {
@@ -28,7 +28,7 @@ const ATTEMPTS_QUERY = `query($eventId: ID, $receiverId: ID, $limit: Int, $offse
 }`;
 
 describe('GraphQL: events and delivery attempts', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ config: { maxAttempts: 3, backoffBaseMs: 20, backoffMaxMs: 40 } });
   let failing: TestReceiver;
   let ok: TestReceiver;
   let key: string;
@@ -37,8 +37,6 @@ describe('GraphQL: events and delivery attempts', () => {
   let okId: string;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 3, backoffBaseMs: 20, backoffMaxMs: 40 } });
     failing = await startReceiver();
     ok = await startReceiver();
     failing.reply({ status: 503, body: 'maintenance' });
@@ -58,7 +56,6 @@ describe('GraphQL: events and delivery attempts', () => {
     );
   });
   after(async () => {
-    await stack.stop();
     await failing.close();
     await ok.close();
   });

@@ -5,21 +5,18 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 describe('deliveries in progress per receiver', () => {
-  let stack: WebhookStack;
+  // A cap of one delivery in progress for the receiver.
+  const stack = useWebhookStack({ config: { concurrencyPerReceiver: 1, groupFactor: 1 } });
   let receiver: TestReceiver;
   before(async () => {
-    await resetWebhooks();
-    // A cap of one delivery in progress for the receiver.
-    stack = await startWebhookStack({ config: { concurrencyPerReceiver: 1, groupFactor: 1 } });
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

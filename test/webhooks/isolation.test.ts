@@ -4,17 +4,17 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { useWebhookStack } from '../support/webhooks.ts';
 
 describe('webhook receiver isolation', () => {
-  let stack: WebhookStack;
   let slow: TestReceiver;
   let fast: TestReceiver;
+  // Registered before the stack's own: the hung requests are let go before its worker stops.
+  after(() => slow?.releaseHung());
+  // Fewer worker slots than the slow receiver's backlog: without the per-receiver limit it would take them all.
+  const stack = useWebhookStack({ config: { workerConcurrency: 4, concurrencyPerReceiver: 2, timeoutMs: 15_000 } });
 
   before(async () => {
-    await resetWebhooks();
-    // Fewer worker slots than the slow receiver's backlog: without the per-receiver limit it would take them all.
-    stack = await startWebhookStack({ config: { workerConcurrency: 4, concurrencyPerReceiver: 2, timeoutMs: 15_000 } });
     slow = await startReceiver();
     fast = await startReceiver();
     slow.reply({ hang: true });
@@ -22,8 +22,6 @@ describe('webhook receiver isolation', () => {
     await stack.addReceiver(fast.url);
   });
   after(async () => {
-    slow.releaseHung();
-    await stack.stop();
     await slow.close();
     await fast.close();
   });

@@ -3,20 +3,17 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { useWebhookStack } from '../support/webhooks.ts';
 
 describe('webhook delivery latency', () => {
-  let stack: WebhookStack;
+  // A poll far longer than the test: only a notification can wake the worker in time.
+  const stack = useWebhookStack({ config: { pollIntervalMs: 60_000 } });
   let receiver: TestReceiver;
   before(async () => {
-    await resetWebhooks();
-    // A poll far longer than the test: only a notification can wake the worker in time.
-    stack = await startWebhookStack({ config: { pollIntervalMs: 60_000 } });
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

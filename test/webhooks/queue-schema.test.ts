@@ -13,14 +13,7 @@ import { deliveryCountsByReceiver, removeReceiverJobs } from '../../src/webhooks
 import { deadLetterDeliveries, eventsHeldByJobs } from '../../src/webhooks/queue/retention-holds.ts';
 import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/settle-jobs.ts';
 import { testDb } from '../hooks.ts';
-import {
-  insertBareEvent,
-  insertDeadLetter,
-  removeBareEvent,
-  resetWebhooks,
-  startWebhookStack,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { insertBareEvent, insertDeadLetter, removeBareEvent, useWebhookStack } from '../support/webhooks.ts';
 
 // What webhooks/queue/'s statements read or write, by PostgreSQL type name (information_schema udt_name).
 const EXPECTED_COLUMNS: Record<string, Record<string, string>> = {
@@ -73,13 +66,8 @@ async function sourceFiles(dir: string): Promise<string[]> {
 }
 
 describe("pg-boss's schema as queue.ts relies on it", () => {
-  let stack: WebhookStack;
-  before(async () => {
-    await resetWebhooks();
-    // Real pg-boss: its start installs or migrates the schema these tests read.
-    stack = await startWebhookStack({ worker: false });
-  });
-  after(() => stack.stop());
+  // Real pg-boss: its start installs or migrates the schema these tests read.
+  const stack = useWebhookStack({ worker: false });
 
   it('has every table, column, column type and job state that the raw statements name', async () => {
     const { rows } = await testDb().pool.query<{ table_name: string; column_name: string; udt_name: string }>(

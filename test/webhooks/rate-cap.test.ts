@@ -27,6 +27,7 @@ import {
   TEST_SECRET_KEY,
   testSecrets,
   testWebhookConfig,
+  useWebhookStack,
   type WebhookStack,
 } from '../support/webhooks.ts';
 import { drained } from './convergence-support.ts';
@@ -309,14 +310,11 @@ describe('rate cap: deliveries to real receivers, by real workers', function () 
 
 describe('rate cap: set through the CLI and GraphQL', function () {
   this.timeout(120_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let key: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     key = await createTestKey(['receivers:manage']);
   });
-  after(() => stack.stop());
 
   it('`receivers add --max-per-second`, `update --max-per-second` / `--no-max-per-second`, shown by `receivers list`', async () => {
     const added = await cli(

@@ -14,18 +14,13 @@ import { storedExcerpt } from '../../src/webhooks/delivery/send-webhook.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, jobs, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 describe('receiver answers the database cannot store as they are', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   const receivers: TestReceiver[] = [];
-  before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
-  });
   after(async () => {
-    await stack.stop();
     for (const r of receivers) await r.close();
   });
 

@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, TEST_SECRET_KEY, type WebhookStack } from '../support/webhooks.ts';
+import { TEST_SECRET_KEY, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import { spawnChild } from '../support/child-processes.ts';
 
@@ -45,17 +45,14 @@ const signs = (secret: string, r: { headers: Record<string, unknown>; body: Buff
 describe('receivers add / rotate-secret / reencrypt on the command line', function () {
   // Each test starts the CLI several times (about 1 s of CPU each): minutes on a loaded 2-core machine.
   this.timeout(180_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ config: { maxAttempts: 1 } });
   let receiver: TestReceiver;
   let dir: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 1 } });
     receiver = await startReceiver();
     dir = await mkdtemp(join(tmpdir(), 'lods-secret-'));
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
     await rm(dir, { recursive: true, force: true });
   });

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createTestKey, graphql } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
-import { jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { jobs, useWebhookStack } from '../support/webhooks.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 
 const FIELDS =
@@ -24,7 +24,7 @@ type Receiver = Record<string, unknown> & { id: string };
 
 describe('GraphQL: self-service webhook receivers', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false, config: { allowPrivateTargets: false } });
   let key: string;
   const call = async <T = Receiver>(query: string, variables: Record<string, unknown> = {}, as = key) => {
     const res = await graphql<Record<string, T>>(stack.api, as, query, variables);
@@ -32,12 +32,7 @@ describe('GraphQL: self-service webhook receivers', function () {
   };
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false, config: { allowPrivateTargets: false } });
     key = await createTestKey(['receivers:manage']);
-  });
-  after(async () => {
-    await stack.stop();
   });
 
   it('creates, reads, updates and deletes a receiver; the secret never comes back', async () => {

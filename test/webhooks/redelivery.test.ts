@@ -6,25 +6,20 @@ import { listDeadLetters, redeliverEvent, replayDeadLetters } from '../../src/we
 import { disableReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, jobs, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'redelivery-secret-0123456789';
 
 describe('webhook redelivery and dead-letter replay', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ config: { maxAttempts: 2, backoffBaseMs: 20, backoffMaxMs: 40 } });
   const receivers: TestReceiver[] = [];
   const newReceiver = async () => {
     const r = await startReceiver();
     receivers.push(r);
     return r;
   };
-  before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ config: { maxAttempts: 2, backoffBaseMs: 20, backoffMaxMs: 40 } });
-  });
   after(async () => {
-    await stack.stop();
     for (const r of receivers) await r.close();
   });
 

@@ -9,23 +9,20 @@ import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const REPLAYED = 2000;
 
 describe('dead-letter replay behind live deliveries', function () {
   this.timeout(120_000); // 2,000 deliveries: a minute or more on a loaded 2-core machine
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let a: TestReceiver;
   let b: TestReceiver;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     [a, b] = [await startReceiver(), await startReceiver()];
   });
   after(async () => {
-    await stack.stop();
     await a.close();
     await b.close();
   });

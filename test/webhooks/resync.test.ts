@@ -5,17 +5,7 @@
 // with a copy equal to the public catalog after its store was wiped. One at a time per receiver, and
 // never to a disabled receiver.
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import {
-  applyEvent,
-  MemorySeenStore,
-  MemoryVersionStore,
-  type WebhookEvent,
-  webhookReceiver,
-  type WebhookReceiverHandler,
-} from '@lods/receiver-kit';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { disableReceiver, getReceiver, resyncReceiver } from '../../src/webhooks/receivers/receivers.ts';
@@ -25,75 +15,17 @@ import { cli, json } from '../support/cli.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
-import { drained, driftFromCatalog, seededRandom, startNaiveReceiver } from './convergence-support.ts';
+import {
+  drained,
+  driftFromCatalog,
+  seededRandom,
+  startKitReceiver,
+  startNaiveReceiver,
+} from './convergence-support.ts';
 
 const NO_DRIFT = { stale: [], resurrected: [], missing: [] };
 type State = 'PUBLISHED' | 'ARCHIVED' | 'GONE';
 type Body = { id: string; type: string; resource: { id: string; version: number } };
-
-/**
- * A receiver built on the kit, whose whole store can be lost (`wipe`): its copy, its versions and the
- * event ids it has seen, as a receiver whose disk was replaced loses them. Keeps every body it
- * acknowledged, in arrival order.
- */
-type CopyReceiver = {
-  url: string;
-  records: () => Map<string, string>;
-  bodies: string[];
-  wipe: () => void;
-  idle: () => Promise<void>;
-  close: () => Promise<void>;
-};
-
-async function startCopyReceiver(): Promise<CopyReceiver> {
-  const bodies: string[] = [];
-  const fresh = () => {
-    const records = new Map<string, string>();
-    const versions = new MemoryVersionStore();
-    const apply = async (event: WebhookEvent) => {
-      await applyEvent(versions, event, (e) => {
-        if (e.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || e.type === 'LEARNING_OPPORTUNITY_UPDATED')
-          records.set(e.resource.id, JSON.stringify(e.data));
-        else records.delete(e.resource.id);
-      });
-    };
-    const handler: WebhookReceiverHandler = webhookReceiver({
-      allowUnsigned: true,
-      concurrency: 4,
-      dedupe: new MemorySeenStore(),
-      process: apply,
-    });
-    return { records, handler };
-  };
-  let store = fresh();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    const original = res.writeHead.bind(res);
-    res.writeHead = ((status: number, ...rest: unknown[]) => {
-      if (status >= 200 && status < 300) bodies.push(Buffer.concat(chunks).toString('utf8'));
-      return (original as (...args: unknown[]) => typeof res)(status, ...rest);
-    }) as typeof res.writeHead;
-    void store.handler(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    records: () => store.records,
-    bodies,
-    wipe: () => {
-      store = fresh();
-    },
-    idle: () => store.handler.idle(),
-    close: async () => {
-      await new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-      await store.handler.idle();
-    },
-  };
-}
 
 const content = (id: string) =>
   parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: `Title ${randomUUID().slice(0, 8)}` }));
@@ -173,8 +105,9 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     for (const close of closers.splice(0)) await close();
   });
 
+  /** A kit receiver that follows the contract: no failure, no delay, no injected duplicate; its store can be wiped. */
   const copyReceiver = async () => {
-    const receiver = await startCopyReceiver();
+    const receiver = await startKitReceiver({ failRate: 0, jitterMs: 0, duplicateRate: 0, random: seededRandom(0) });
     closers.push(receiver.close);
     return receiver;
   };
@@ -196,16 +129,16 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     await drained(testDb(), 30_000);
     await receiver.idle();
     const ids = [...states.keys()];
-    expect(await driftFromCatalog(stack.api, key, ids, receiver.records())).to.deep.equal(NO_DRIFT);
+    expect(await driftFromCatalog(stack.api, key, ids, receiver.records)).to.deep.equal(NO_DRIFT);
 
     receiver.wipe();
-    expect(receiver.records().size).to.equal(0);
+    expect(receiver.records.size).to.equal(0);
     const from = receiver.bodies.length;
     const resynced = await resyncReceiver({ pool: pool() }, id);
     await drained(testDb(), 60_000);
     await receiver.idle();
 
-    expect(await driftFromCatalog(stack.api, key, ids, receiver.records()), 'the copy after the resync').to.deep.equal(
+    expect(await driftFromCatalog(stack.api, key, ids, receiver.records), 'the copy after the resync').to.deep.equal(
       NO_DRIFT,
     );
     const catalog = await catalogState(ids);
@@ -253,7 +186,7 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     expect(resynced.resync).to.include({ total: 8, queued: 8, skipped: 0 });
     await drained(testDb(), 30_000);
     await receiver.idle();
-    expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records())).to.deep.equal(NO_DRIFT);
+    expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
     const got = deliveredSince(receiver.bodies, from);
     expect(got.size).to.equal(8);
     const made = gone.map((record) => got.get(record)![0]!);

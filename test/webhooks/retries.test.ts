@@ -7,7 +7,7 @@ import { deliveryAttempts, registry } from '../../src/kernel/metrics.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, jobs, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const TIMEOUT_MS = 1000;
@@ -24,18 +24,13 @@ type AttemptRow = {
 };
 
 describe('webhook retries, dead letters, redirects and timeouts', () => {
-  let stack: WebhookStack;
+  // A 1 s timeout: a loaded 2-core machine can take a few hundred ms to read a local answer.
+  const stack = useWebhookStack({
+    config: { maxAttempts: 5, backoffBaseMs: 50, backoffMaxMs: 400, timeoutMs: TIMEOUT_MS },
+  });
   const receivers: TestReceiver[] = [];
 
-  before(async () => {
-    await resetWebhooks();
-    // A 1 s timeout: a loaded 2-core machine can take a few hundred ms to read a local answer.
-    stack = await startWebhookStack({
-      config: { maxAttempts: 5, backoffBaseMs: 50, backoffMaxMs: 400, timeoutMs: TIMEOUT_MS },
-    });
-  });
   after(async () => {
-    await stack.stop();
     for (const r of receivers) await r.close();
   });
 

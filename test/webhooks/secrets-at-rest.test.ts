@@ -16,7 +16,7 @@ import { resolveSecretKeyring } from '../../src/webhooks/secrets/secret-keys.ts'
 import { createTestKey, graphql, silentLogger } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { resetWebhooks, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import { execFileChild } from '../support/child-processes.ts';
 
@@ -43,23 +43,20 @@ async function columnsHolding(needle: string): Promise<string[]> {
 
 describe('receiver secrets at rest', function () {
   this.timeout(30_000);
-  let stack: WebhookStack;
   let receiver: TestReceiver;
   // Every log line of the API, pg-boss and the worker, at the most verbose level.
   let logged = '';
   const logSink = new Writable({
     write: (chunk: Buffer, _encoding, done) => void ((logged += chunk.toString()), done()),
   });
+  const stack = useWebhookStack({
+    config: { maxAttempts: 1 },
+    logger: createLogger({ level: 'trace', destination: logSink }),
+  });
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({
-      config: { maxAttempts: 1 },
-      logger: createLogger({ level: 'trace', destination: logSink }),
-    });
     receiver = await startReceiver();
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type ReceivedRequest, type TestReceiver } from '../support/receiver.ts';
-import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'whsec_0123456789abcdef0123456789';
@@ -21,20 +21,17 @@ function verify(request: ReceivedRequest, secret: string): boolean {
 }
 
 describe('webhook headers and signature', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let signed: TestReceiver;
   let unsigned: TestReceiver;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     signed = await startReceiver();
     unsigned = await startReceiver();
     await stack.addReceiver(signed.url, { secret: SECRET });
     await stack.addReceiver(unsigned.url);
   });
   after(async () => {
-    await stack.stop();
     await signed.close();
     await unsigned.close();
   });

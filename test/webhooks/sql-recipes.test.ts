@@ -3,14 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, REPLAY_PRIORITY } from '../../src/webhooks/queue/boss.ts';
-import {
-  insertBareEvent,
-  jobs,
-  removeBareEvent,
-  resetWebhooks,
-  startWebhookStack,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { insertBareEvent, jobs, removeBareEvent, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const blocks = [
@@ -18,12 +11,10 @@ const blocks = [
 ].map((m) => m[1]!);
 
 describe('docs/webhooks-sql.md recipes', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let receiverId: string;
   let eventId: string;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     receiverId = (await stack.addReceiver('http://127.0.0.1:9/unused')).id;
     const pool = testDb().pool;
     eventId = await insertBareEvent();
@@ -39,7 +30,6 @@ describe('docs/webhooks-sql.md recipes', () => {
     );
   });
   after(async () => {
-    await stack.stop();
     await removeBareEvent(eventId);
   });
 

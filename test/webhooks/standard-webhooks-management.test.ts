@@ -16,13 +16,7 @@ import { createSecretKeyring } from '../../src/webhooks/secrets/secret-box.ts';
 import { prepareSecrets, reencryptSecrets } from '../../src/webhooks/secrets/seal-secrets.ts';
 import { createTestKey, graphql, silentLogger } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
-import {
-  resetWebhooks,
-  startWebhookStack,
-  TEST_SECRET_KEY,
-  testSecrets,
-  type WebhookStack,
-} from '../support/webhooks.ts';
+import { resetWebhooks, TEST_SECRET_KEY, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 type Listed = {
@@ -139,7 +133,7 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
 
 describe('GraphQL: signatureScheme, generated secrets and rotation grace', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack({ worker: false });
   let key: string;
   const FIELDS = 'id signatureScheme hasSecret previousSecretExpiresAt secret';
   const call = async (query: string, variables: Record<string, unknown> = {}) => {
@@ -148,11 +142,8 @@ describe('GraphQL: signatureScheme, generated secrets and rotation grace', funct
   };
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack({ worker: false });
     key = await createTestKey(['receivers:manage']);
   });
-  after(() => stack.stop());
 
   it('creates a STANDARD_WEBHOOKS receiver whose generated secret only the creating and rotating mutations return', async () => {
     const created = await call(

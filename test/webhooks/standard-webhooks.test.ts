@@ -18,7 +18,7 @@ import { sendTestEvent } from '../../src/webhooks/delivery/test-event.ts';
 import { addReceiver, rotateReceiverSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 /** The request as a receiver's framework hands it over: a string map of headers, the raw body. */
@@ -36,15 +36,13 @@ function verifyWithBoth(request: ReceivedRequest, secret: string): unknown[] {
 
 describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', function () {
   this.timeout(30_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
   let receiverId: string;
   let secret: string;
   const deps = () => ({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true });
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     const added = await addReceiver(deps(), { url: receiver.url, scheme: 'standard-webhooks' });
     expect(added).to.include({ signatureScheme: 'standard-webhooks', hasSecret: true, previousSecretExpiresAt: null });
@@ -53,7 +51,6 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
     secret = added.secret!;
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 
@@ -207,14 +204,12 @@ describe('Standard Webhooks deliveries, verified by standardwebhooks and svix', 
 
 describe('a receiver written only against Standard Webhooks (the docs/receivers.md example)', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let server: Server;
   const accepted: { id: string }[] = [];
   let rejected = 0;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
     const app = express();
     server = app.listen(0, '127.0.0.1');
@@ -239,7 +234,6 @@ describe('a receiver written only against Standard Webhooks (the docs/receivers.
     await rotateReceiverSecret(deps, id, { graceHours: 24 }); // the receiver still has the old secret: the grace covers it
   });
   after(async () => {
-    await stack.stop();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
@@ -263,13 +257,11 @@ describe('a receiver written only against Standard Webhooks (the docs/receivers.
 
 describe('SERVICE_V1 deliveries stay as they were', function () {
   this.timeout(20_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
   const WHSEC = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     await addReceiver(
       { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true },
@@ -277,7 +269,6 @@ describe('SERVICE_V1 deliveries stay as they were', function () {
     );
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 

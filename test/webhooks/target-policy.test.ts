@@ -6,7 +6,7 @@ import { addReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { isNonPublicAddress, parseReceiverUrl } from '../../src/webhooks/receivers/target-policy.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 // IPv6 forms that carry a private IPv4 address (issue 7 item 6), and public ones of the same forms.
@@ -145,15 +145,12 @@ describe('webhook targets', () => {
   });
 
   describe('at delivery time, with private targets refused', () => {
-    let stack: WebhookStack;
+    const stack = useWebhookStack({ config: { allowPrivateTargets: false, maxAttempts: 1 } });
     let receiver: TestReceiver;
     before(async () => {
-      await resetWebhooks();
-      stack = await startWebhookStack({ config: { allowPrivateTargets: false, maxAttempts: 1 } });
       receiver = await startReceiver();
     });
     after(async () => {
-      await stack.stop();
       await receiver.close();
     });
 

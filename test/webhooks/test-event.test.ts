@@ -16,7 +16,7 @@ import { createTestKey, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, useWebhookStack } from '../support/webhooks.ts';
 import { collect, head } from '../feed/feed-support.ts';
 
 const SECRET = 'test-event-secret-0123456789abcdef';
@@ -27,7 +27,7 @@ type Sent = { eventId: string; eventType: string; receiverId: string; occurredAt
 
 describe('webhook test events (Send test event, receivers test)', function () {
   this.timeout(30_000);
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let manager: string;
   let reader: string;
   const receivers: TestReceiver[] = [];
@@ -38,13 +38,10 @@ describe('webhook test events (Send test event, receivers test)', function () {
   };
 
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     manager = await createTestKey(['receivers:manage']);
     reader = await createTestKey(['graphql:read', 'catalog:read']);
   });
   after(async () => {
-    await stack.stop();
     for (const r of receivers) await r.close();
   });
 

@@ -8,20 +8,17 @@ import { createFanOut } from '../../src/webhooks/delivery/fan-out.ts';
 import { DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { jobs, resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
+import { jobs, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 describe('webhook fan-out and the mutation transaction', () => {
-  let stack: WebhookStack;
+  const stack = useWebhookStack();
   let receiver: TestReceiver;
   before(async () => {
-    await resetWebhooks();
-    stack = await startWebhookStack();
     receiver = await startReceiver();
     await stack.addReceiver(receiver.url);
   });
   after(async () => {
-    await stack.stop();
     await receiver.close();
   });
 
