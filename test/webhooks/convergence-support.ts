@@ -61,7 +61,7 @@ const closeServer = (server: Server) =>
   });
 
 /** Contract-following, no version check: de-duplicate on the event id, upsert or remove, acknowledge. */
-export async function startNaiveReceiver(behaviour: Behaviour): Promise<CopyReceiver> {
+export async function startNaiveReceiver(behaviour: Behaviour): Promise<CopyReceiver & { forget: () => void }> {
   const records = new Map<string, string>();
   const seen = new Set<string>();
   const stats = { requests: 0, acknowledged: 0, applied: 0, dropped: 0 };
@@ -97,6 +97,11 @@ export async function startNaiveReceiver(behaviour: Behaviour): Promise<CopyRece
     stats,
     bodies,
     down: (s) => (downStatus = s),
+    /** Loses everything, as a receiver whose disk was replaced: its copy and the event ids it had seen. */
+    forget: () => {
+      records.clear();
+      seen.clear();
+    },
     close: () => closeServer(server),
   };
 }
