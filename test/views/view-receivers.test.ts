@@ -195,7 +195,19 @@ describe('receivers subscribed to a view', function () {
     await drained(testDb(), 60_000);
     expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
 
-    // The receiver lost everything (its copy and the ids it had seen), and asks for a resync.
+    // The view changes stored restatements beside the feed's events: each with its original's view
+    // facets, so that a later resync or catch-up that reads either routes the record alike.
+    const { rows: asides } = await testDb().pool.query<{ same: boolean }>(
+      `select a.view_after is not distinct from o.view_after and a.view_before is not distinct from o.view_before as same
+         from event a join event o on o.resource_id = a.resource_id and o.version = a.version and o.xid is not null
+        where a.xid is null and a.type <> 'LEARNING_OPPORTUNITY_LEFT_VIEW' and a.resource_id = any($1)`,
+      [ids],
+    );
+    expect(asides.length, 'restatements stored').to.be.above(0);
+    expect(asides.filter((r) => !r.same)).to.deep.equal([]);
+
+    // The receiver lost everything (its copy and the ids it had seen), and asks for a resync: each
+    // record of the view comes as itself (its latest event), never as a LEFT_VIEW.
     receiver.forget();
     const from = receiver.bodies.length;
     await resyncReceiver({ pool: testDb().pool }, receiverId);
@@ -206,6 +218,12 @@ describe('receivers subscribed to a view', function () {
       delivered()
         .slice(from)
         .filter((e) => e.data !== null && !inView(view, published(e.data))),
+    ).to.deep.equal([]);
+    const inWalk = new Set((await walk(VIEW)).keys());
+    expect(
+      delivered()
+        .slice(from)
+        .filter((e) => e.type === LEFT_VIEW_EVENT_TYPE && inWalk.has(e.resource.id)),
     ).to.deep.equal([]);
   });
 });

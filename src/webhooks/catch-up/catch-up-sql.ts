@@ -9,12 +9,14 @@ import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 // is every type): its stored body is the record's latest state as the events render it (type of
 // its last change, newest resource.version, the public rendering as data). Test events (no version)
 // are not records' events, nor are LEFT_VIEW events (they stand for one view's; the receiver's view
-// decides: queueLatestStates). Index event_resource_version, read backwards. Also the resync's (resync-sql.ts).
+// decides: queueLatestStates). Of one version, the feed's own event comes before a copy stored
+// aside (a view change's restatement: webhooks/delivery/view-routing.ts). Index event_resource_version,
+// read backwards. Also the resync's (resync-sql.ts).
 export const latestEventSql = (resourceSql: string) => `
   select e.id, e.version from event e
    where e.resource_id = ${resourceSql} and e.version is not null and e.type <> '${LEFT_VIEW_EVENT_TYPE}'
      and (cardinality(r.event_types) = 0 or e.type = any(r.event_types))
-   order by e.version desc limit 1`;
+   order by e.version desc, e.xid is null limit 1`;
 
 // A record the receiver missed: its latest subscribed version was never queued to it, or was queued
 // and is neither delivered nor pending any more (a dead letter, or set aside when it was disabled).

@@ -42,6 +42,9 @@ export type StoredAside = {
   version: number;
   occurredAt: Date;
   body: string;
+  /** The facets of the event it stands for, stored with it: a later latest-state send routes it alike. */
+  viewBefore: ViewFacets | null;
+  viewAfter: ViewFacets | null;
 };
 
 /** What one receiver gets: the id of the event to deliver, and the event to store aside first when it is a LEFT_VIEW or a restatement. */
@@ -72,6 +75,8 @@ function leftViewOf(route: RouteEvent, view: View): StoredAside {
     version: event.version,
     occurredAt: event.occurredAt,
     body: renderLeftViewEvent(event, view),
+    viewBefore: event.viewBefore,
+    viewAfter: event.viewAfter,
   };
 }
 
@@ -125,16 +130,24 @@ export function restated(route: Route, original: RouteEvent & { body: string }):
       version: original.version,
       occurredAt: new Date(original.occurredAt),
       body: withEventId(original.body, original.id, id),
+      viewBefore: original.viewBefore,
+      viewAfter: original.viewAfter,
     },
   };
 }
 
-/** $1..$6: ids, types, resource ids, versions, occurred_at, bodies. Outside the change feed; a row already stored (another receiver of the view) stays. */
+/**
+ * $1..$8: ids, types, resource ids, versions, occurred_at, bodies, view facets before and after (JSON
+ * text). Outside the change feed; a row already stored (another receiver of the view) stays.
+ */
 export const INSERT_ASIDE_SQL = `
-  insert into event (id, type, resource_id, version, occurred_at, body, xid, position)
-  select u.id, u.type, u.resource_id, u.version, u.occurred_at, u.body, null, null
-    from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[]) as u (id, type, resource_id, version, occurred_at, body)
+  insert into event (id, type, resource_id, version, occurred_at, body, xid, position, view_before, view_after)
+  select u.id, u.type, u.resource_id, u.version, u.occurred_at, u.body, null, null, u.view_before, u.view_after
+    from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::jsonb[])
+      as u (id, type, resource_id, version, occurred_at, body, view_before, view_after)
   on conflict (id) do nothing`;
+
+const jsonOrNull = (facets: ViewFacets | null) => (facets === null ? null : JSON.stringify(facets));
 
 export const asideValues = (events: readonly StoredAside[]): unknown[] => [
   events.map((e) => e.id),
@@ -143,6 +156,8 @@ export const asideValues = (events: readonly StoredAside[]): unknown[] => [
   events.map((e) => e.version),
   events.map((e) => e.occurredAt),
   events.map((e) => e.body),
+  events.map((e) => jsonOrNull(e.viewBefore)),
+  events.map((e) => jsonOrNull(e.viewAfter)),
 ];
 
 /** The columns of an event row that routing reads, aliased for RouteEvent (from `event e`). */
