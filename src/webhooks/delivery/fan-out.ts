@@ -1,11 +1,12 @@
 // The EventFanOut of the catalog writes: for the stored events of a transaction, one delivery per
 // event and enabled receiver that gets it (by its types and view: view-routing.ts), enqueued through
 // its lane (queue/lanes.ts: a job at once, or waiting behind the record's open delivery to that
-// receiver) in the mutation's own transaction (fromKysely over the EntityManager's transaction), so the changes, the events and their
-// deliveries commit or roll back together. The writer holds each record's advisory lock, so the
-// deliveries of one record enter their lanes in version order. A bulk write of 500 records is one
-// receiver query and one enqueueing statement (with receivers that have a view: one read of the
-// events' stored view facets, and one insert of LEFT_VIEW events when a view was left).
+// receiver) in the mutation's own transaction (fromKysely over the EntityManager's transaction), so
+// the changes, the events and their deliveries commit or roll back together. The writer holds each
+// record's advisory lock, so the deliveries of one record enter their lanes in version order. A bulk
+// write of 500 records is one receiver query and one enqueueing statement (with receivers that have
+// a view: one read of the events' stored view facets, and one insert of LEFT_VIEW events when a view
+// was left).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fromKysely, type PgBoss } from 'pg-boss';
 import type { Orm } from '../../db/orm.ts';
