@@ -5,24 +5,18 @@
 // secret"'s) goes when the user navigates to another page, and what the service refuses (a bad view, a
 // bad URL) is said under the field it names, with what was typed kept. No console error.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { verifyDelivery } from '@lods/receiver-kit';
 import { listReceivers } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
-import { launchChromiumOrSkip } from '../support/chromium.ts';
-import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
 import { testSecrets } from '../support/webhooks.ts';
-import { consolePages } from './console-chromium.ts';
+import { useChromiumConsole } from './console-chromium.ts';
 
 describe('operator console: "Add receiver"', function () {
   this.timeout(60_000);
-  let world: ConsoleWorld;
-  let browser: Browser | null = null;
-  const pages = consolePages(
-    () => browser!,
-    () => world.stack.api.url,
-  );
+  const chrome = useChromiumConsole();
+  const { pages } = chrome;
   const deps = () => ({ pool: testDb().pool, secrets: testSecrets });
   const form = (page: Page) => page.getByRole('form', { name: 'Add receiver' });
   const notice = (page: Page) => page.locator('#notice');
@@ -35,22 +29,9 @@ describe('operator console: "Add receiver"', function () {
     await form(page).getByLabel('URL').waitFor();
   }
 
-  before(async function () {
-    this.timeout(600_000);
-    world = await startConsoleWorld();
-    browser = await launchChromiumOrSkip(this);
-  });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
-  afterEach(() => {
-    expect(pages.problems, 'console errors').to.deep.equal([]);
-  });
-
   it('adds a Standard Webhooks receiver with types, mode and view; its generated secret is shown once and signs its deliveries', async () => {
-    const target = await world.newReceiver();
-    const page = await pages.signIn(world.admin);
+    const target = await chrome.world.newReceiver();
+    const page = await pages.signIn(chrome.world.admin);
     await openForm(page);
     const f = form(page);
     await f.getByLabel('URL').fill(target.url);
@@ -91,8 +72,8 @@ describe('operator console: "Add receiver"', function () {
   });
 
   it('adds a Service v1 receiver without a secret given: the console generates one, shows it once, and deliveries verify with it', async () => {
-    const target = await world.newReceiver();
-    const page = await pages.signIn(world.admin);
+    const target = await chrome.world.newReceiver();
+    const page = await pages.signIn(chrome.world.admin);
     await openForm(page);
     await form(page).getByLabel('URL').fill(target.url);
     await submit(page);
@@ -112,9 +93,9 @@ describe('operator console: "Add receiver"', function () {
   });
 
   it('a secret given is used and not shown again', async () => {
-    const target = await world.newReceiver();
+    const target = await chrome.world.newReceiver();
     const given = 'a-secret-given-in-the-form-0123456789';
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     await openForm(page);
     await form(page).getByLabel('URL').fill(target.url);
     await form(page).getByLabel('Signing secret').fill(given);
@@ -131,7 +112,7 @@ describe('operator console: "Add receiver"', function () {
 
   it('says what the service refused under the field it names, keeps what was typed, and adds nothing', async () => {
     const before = (await listReceivers(deps())).length;
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     await openForm(page);
     const f = form(page);
     await f.getByLabel('URL').fill('http://127.0.0.1:9/refused');
@@ -158,9 +139,9 @@ describe('operator console: "Add receiver"', function () {
   });
 
   it('"Rotate secret"\'s notice goes when the user navigates to another page', async () => {
-    const target = await world.newReceiver();
-    await world.stack.addReceiver(target.url, { secret: 'rotate-me-0123456789abcdef' });
-    const page = await pages.signIn(world.admin);
+    const target = await chrome.world.newReceiver();
+    await chrome.world.stack.addReceiver(target.url, { secret: 'rotate-me-0123456789abcdef' });
+    const page = await pages.signIn(chrome.world.admin);
     await page.locator('tr', { hasText: target.url }).getByRole('button', { name: 'Rotate secret' }).click();
     const secret = await notice(page).locator('code.secret').innerText();
     await page.getByRole('link', { name: 'Events', exact: true }).click();

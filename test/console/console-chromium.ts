@@ -4,7 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildSchema, GraphQLEnumType } from 'graphql';
+import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { launchChromiumOrSkip } from '../support/chromium.ts';
+import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
 
 export type ConsolePages = {
   /** Console errors and page errors of every page opened; the test's afterEach expects none. */
@@ -43,3 +46,29 @@ export function schemaEnum(name: string): string[] {
 
 /** "2026-11-29 03:20:15 UTC · 5 min ago" (what dom.js whenText shows). */
 export const WHEN = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · (just now|\d+ (s|min|h|d) ago)$/;
+
+/**
+ * A describe's console world and Chromium: started before its tests (skipped without a browser),
+ * closed after them, and no console error allowed after each test. Fields are set once the before
+ * hook ran.
+ */
+export function useChromiumConsole(): { world: ConsoleWorld; browser: Browser; pages: ConsolePages } {
+  const used = {} as { world: ConsoleWorld; browser: Browser; pages: ConsolePages };
+  used.pages = consolePages(
+    () => used.browser,
+    () => used.world.stack.api.url,
+  );
+  before(async function () {
+    this.timeout(600_000);
+    used.world = await startConsoleWorld();
+    used.browser = await launchChromiumOrSkip(this);
+  });
+  after(async () => {
+    await used.browser?.close();
+    await used.world?.close();
+  });
+  afterEach(() => {
+    expect(used.pages.problems, 'console errors').to.deep.equal([]);
+  });
+  return used;
+}

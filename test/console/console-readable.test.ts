@@ -5,14 +5,12 @@
 // an outcome filter that lists every DeliveryOutcome; event bodies that wrap; and a graphql:read key's
 // receiver page without a literal "null". No console error.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { disableReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey } from '../support/api.ts';
-import { launchChromiumOrSkip } from '../support/chromium.ts';
-import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
 import { publishOne, testSecrets } from '../support/webhooks.ts';
-import { consolePages, schemaEnum, WHEN } from './console-chromium.ts';
+import { useChromiumConsole, schemaEnum, WHEN } from './console-chromium.ts';
 import { insertAttemptHistory, insertLongBodyEvent } from './console-fixtures.ts';
 
 /** Values of the API's enums as they must not appear on a page (an event's JSON body aside). */
@@ -21,13 +19,9 @@ const RAW_ENUM =
 
 describe('operator console: readable pages', function () {
   this.timeout(60_000);
-  let world: ConsoleWorld;
-  let browser: Browser | null = null;
-  const pages = consolePages(
-    () => browser!,
-    () => world.stack.api.url,
-  );
-  const url = (path: string) => `${world.stack.api.url}/console${path}`;
+  const chrome = useChromiumConsole();
+  const { pages } = chrome;
+  const url = (path: string) => `${chrome.world.stack.api.url}/console${path}`;
   /** The page's text outside event bodies (pre.body shows the JSON as sent). */
   const shownText = (page: Page) =>
     page.locator('main').evaluate((main) => {
@@ -36,21 +30,8 @@ describe('operator console: readable pages', function () {
       return copy.innerText;
     });
 
-  before(async function () {
-    this.timeout(600_000);
-    world = await startConsoleWorld();
-    browser = await launchChromiumOrSkip(this);
-  });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
-  afterEach(() => {
-    expect(pages.problems, 'console errors').to.deep.equal([]);
-  });
-
   it('one label module names every value of the schema enums it shows', async () => {
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     const labels = await page.evaluate(async () => {
       const m = await import('/console/assets/labels.js' as string);
       const keys = (o: object) => Object.keys(o);
@@ -67,19 +48,19 @@ describe('operator console: readable pages', function () {
   });
 
   it('shows labels, not enum values, on the receivers, receiver and events pages', async () => {
-    const ok = await world.newReceiver();
-    const failing = await world.newReceiver();
+    const ok = await chrome.world.newReceiver();
+    const failing = await chrome.world.newReceiver();
     failing.reply({ status: 500, body: 'no' });
-    const standard = await world.stack.addReceiver(ok.url, { scheme: 'standard-webhooks' });
-    const v1 = await world.stack.addReceiver(failing.url, { secret: 'readable-secret-0123456789' });
+    const standard = await chrome.world.stack.addReceiver(ok.url, { scheme: 'standard-webhooks' });
+    const v1 = await chrome.world.stack.addReceiver(failing.url, { secret: 'readable-secret-0123456789' });
     const manage = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
     await updateReceiver(manage, standard.id, { mode: 'LATEST_STATE' });
-    const eventId = await publishOne(world.stack);
+    const eventId = await publishOne(chrome.world.stack);
     await ok.waitFor(1);
     await failing.waitFor(1);
     await disableReceiver(manage, v1.id);
 
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     const row = (text: string) => page.locator('tr', { hasText: text });
     await row(ok.url).waitFor();
     expect(await row(ok.url).innerText()).to.include('Standard Webhooks · Latest state');
@@ -120,16 +101,16 @@ describe('operator console: readable pages', function () {
   });
 
   it('shows every timestamp on one line with its relative time', async () => {
-    const target = await world.newReceiver();
-    const { id } = await world.stack.addReceiver(target.url);
-    const eventId = await publishOne(world.stack);
+    const target = await chrome.world.newReceiver();
+    const { id } = await chrome.world.stack.addReceiver(target.url);
+    const eventId = await publishOne(chrome.world.stack);
     await target.waitFor(1);
     const { rows } = await testDb().pool.query<{ at: Date }>('select occurred_at as at from event where id = $1', [
       eventId,
     ]);
     const occurred = new Date(rows[0]!.at);
     // A narrow window: a timestamp that could wrap would.
-    const page = await pages.signIn(world.admin, { width: 900 });
+    const page = await pages.signIn(chrome.world.admin, { width: 900 });
     await page.clock.setFixedTime(new Date(occurred.getTime() + 5 * 60_000 + 20_000));
     await page.goto(url('#/events'));
     const cell = page.locator('tr', { hasText: eventId }).locator('td').first();
@@ -155,14 +136,14 @@ describe('operator console: readable pages', function () {
   });
 
   it("draws the receiver's last 24 hours: a bar per hour, successes and failures stacked", async () => {
-    const target = await world.newReceiver();
-    const { id } = await world.stack.addReceiver(target.url);
+    const target = await chrome.world.newReceiver();
+    const { id } = await chrome.world.stack.addReceiver(target.url);
     const eventId = await insertLongBodyEvent();
     const [busy, quiet] = await insertAttemptHistory(id, eventId, [
       { hoursAgo: 3, successes: 4, failures: 2 },
       { hoursAgo: 10, successes: 1, failures: 0 },
     ]);
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     await page.goto(url(`#/receivers/${id}`));
     const chart = page.getByRole('img', { name: /Attempts per hour, last 24 hours/ });
     await chart.waitFor();
@@ -190,9 +171,9 @@ describe('operator console: readable pages', function () {
   });
 
   it('filters attempts by every outcome the API has', async () => {
-    const target = await world.newReceiver();
-    const { id } = await world.stack.addReceiver(target.url);
-    const page = await pages.signIn(world.admin);
+    const target = await chrome.world.newReceiver();
+    const { id } = await chrome.world.stack.addReceiver(target.url);
+    const page = await pages.signIn(chrome.world.admin);
     await page.goto(url(`#/receivers/${id}`));
     const filter = page.getByLabel('Outcome');
     await filter.waitFor();
@@ -209,7 +190,7 @@ describe('operator console: readable pages', function () {
 
   it("wraps an event body's long lines instead of scrolling sideways", async () => {
     const eventId = await insertLongBodyEvent();
-    const page = await pages.signIn(world.admin);
+    const page = await pages.signIn(chrome.world.admin);
     await page.goto(url(`#/events/${eventId}`));
     const body = page.locator('pre.body');
     await body.waitFor();
@@ -223,9 +204,9 @@ describe('operator console: readable pages', function () {
   });
 
   it('a graphql:read key on a receiver page sees its attempts, a sentence for what it may not see, and no "null"', async () => {
-    const target = await world.newReceiver();
-    const { id } = await world.stack.addReceiver(target.url);
-    await publishOne(world.stack);
+    const target = await chrome.world.newReceiver();
+    const { id } = await chrome.world.stack.addReceiver(target.url);
+    await publishOne(chrome.world.stack);
     await target.waitFor(1);
     const page = await pages.signIn(await createTestKey(['graphql:read']));
     await page.goto(url(`#/receivers/${id}`));

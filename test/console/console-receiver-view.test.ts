@@ -3,12 +3,11 @@
 // shown as text (its `&`s and any markup-like characters never become markup), and "every record" for
 // a receiver without one. No page logs a console error or a CSP violation.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { addReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
-import { launchChromiumOrSkip } from '../support/chromium.ts';
-import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
 import { testSecrets } from '../support/webhooks.ts';
+import { useChromiumConsole } from './console-chromium.ts';
 
 // A provider whose name looks like markup, a city with a non-ASCII letter, an apostrophe: the
 // canonical text keeps them percent-encoded (or as they are), and the console shows that text.
@@ -17,23 +16,9 @@ const CANONICAL = "city=k%C3%B6ln,o'fallon&format=ONLINE&provider=%3Cb%3EBold%3C
 
 describe("operator console: a receiver's view in the receivers table and on its page", function () {
   this.timeout(120_000);
-  let world: ConsoleWorld;
-  let browser: Browser | null = null;
-  const problems: string[] = [];
+  const chrome = useChromiumConsole();
   const manage = () => ({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true });
-
-  async function signIn(): Promise<Page> {
-    const page = await browser!.newPage({ viewport: { width: 1600, height: 900 } });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`${page.url()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`${page.url()}: ${e.message}`));
-    await page.goto(`${world.stack.api.url}/console`);
-    await page.getByLabel('API key').fill(world.admin);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  }
+  const signIn = () => chrome.pages.signIn(chrome.world.admin, { width: 1600 });
   const cell = async (page: Page, url: string, column: string) => {
     const row = page.locator('tr', { hasText: url });
     await row.waitFor();
@@ -42,26 +27,13 @@ describe("operator console: a receiver's view in the receivers table and on its 
     return row.locator('td').nth(index);
   };
 
-  before(async function () {
-    this.timeout(600_000);
-    world = await startConsoleWorld();
-    browser = await launchChromiumOrSkip(this);
-  });
-  after(async () => {
-    await browser?.close();
-    await world?.close();
-  });
-  afterEach(() => {
-    expect(problems, 'console errors').to.deep.equal([]);
-  });
-
   it('shows the canonical view as text, and "every record" for a receiver without one', async () => {
     const withView = await addReceiver(manage(), { url: 'http://127.0.0.1:9/console-view', view: GIVEN });
     expect(withView.view).to.equal(CANONICAL);
     const without = await addReceiver(manage(), { url: 'http://127.0.0.1:9/console-every-record' });
 
     const page = await signIn();
-    await page.goto(`${world.stack.api.url}/console#/receivers`);
+    await page.goto(`${chrome.world.stack.api.url}/console#/receivers`);
     const viewCell = await cell(page, withView.url, 'View');
     expect(await viewCell.innerText()).to.equal(CANONICAL);
     // Text, not markup: the provider's `<b>` stays percent-encoded text, and no element but the one
@@ -70,14 +42,14 @@ describe("operator console: a receiver's view in the receivers table and on its 
     expect(await viewCell.locator('code').innerText()).to.equal(CANONICAL);
     expect(await (await cell(page, without.url, 'View')).innerText()).to.equal('every record');
 
-    await page.goto(`${world.stack.api.url}/console#/receivers/${withView.id}`);
+    await page.goto(`${chrome.world.stack.api.url}/console#/receivers/${withView.id}`);
     const shown = page.locator('#view');
     await shown.waitFor();
     expect(await shown.innerText()).to.equal(CANONICAL);
     expect(await shown.locator('*').count(), 'one element: the code holding the text').to.equal(1);
     expect(await shown.innerHTML()).to.include('&amp;format=ONLINE&amp;');
 
-    await page.goto(`${world.stack.api.url}/console#/receivers/${without.id}`);
+    await page.goto(`${chrome.world.stack.api.url}/console#/receivers/${without.id}`);
     await page.locator('#view', { hasText: 'every record' }).waitFor();
 
     // A change made elsewhere (the CLI, GraphQL) shows after Refresh.
