@@ -33,17 +33,17 @@ import { setCatchUpReader } from '../../kernel/metrics.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
-import type { ReceiverRow } from '../delivery/fan-out.ts';
 import {
-  INSERT_ASIDE_SQL,
-  type StoredAside,
-  asideValues,
+  RECEIVER_SQL,
+  restated,
   ROUTE_EVENT_COLUMNS,
   type RouteEventRow,
   type RouteReceiver,
-  restated,
+  type RouteReceiverRow,
   routeLatestState,
-  viewOfText,
+  routeReceiver,
+  type StoredAside,
+  storeAsides,
 } from '../delivery/view-routing.ts';
 import {
   BATCH_SQL,
@@ -167,11 +167,8 @@ export async function queueLatestStates(
 
 /** The receiver as routing reads it (view-routing.ts); null when it is gone. */
 async function routeReceiverOf(pool: Pool, receiverId: string): Promise<RouteReceiver | null> {
-  const { rows } = await pool.query<ReceiverRow>(
-    'select id::text as id, event_types as "eventTypes", view from receiver where id = $1',
-    [receiverId],
-  );
-  return rows[0] ? { id: rows[0].id, eventTypes: rows[0].eventTypes, view: viewOfText(rows[0].view) } : null;
+  const row = (await pool.query<RouteReceiverRow>(RECEIVER_SQL, [receiverId])).rows[0];
+  return row ? routeReceiver(row) : null;
 }
 
 /**
@@ -199,7 +196,7 @@ async function routeLatestStates(
     if (route?.aside) asides.push(route.aside);
     return route ? [route.eventId] : [];
   });
-  if (asides.length) await client.query(INSERT_ASIDE_SQL, asideValues(asides));
+  await storeAsides((text, values) => client.query(text, values), asides);
   return sent;
 }
 

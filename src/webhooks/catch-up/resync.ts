@@ -32,7 +32,7 @@ import { boundedQuery } from '../../db/bounded-query.ts';
 import { setResyncReader } from '../../kernel/metrics.ts';
 import { INSTALLED_SQL } from '../queue/job-reads.ts';
 import { parseSince } from '../receivers/receiver-input.ts';
-import { readReceivers, type ReceiverInfo } from '../receivers/receiver-reads.ts';
+import { readReceiver, type ReceiverInfo } from '../receivers/receiver-reads.ts';
 import { type CatchUpOptions, type CatchUpRun, queueLatestStates } from './catch-up.ts';
 import {
   RESYNC_BATCH_SQL,
@@ -137,9 +137,7 @@ export async function resyncReceiver(
 ): Promise<ReceiverInfo & { run: ResyncRun }> {
   const since = parseSince(input.since);
   const run = await runResync(deps.pool, id, { ...options, since });
-  const [receiver] = await readReceivers(deps.pool, id);
-  if (!receiver) throw notFound(`Receiver ${id}`);
-  return { ...receiver, run };
+  return { ...(await readReceiver(deps.pool, id)), run };
 }
 
 const disabled = (receiverId: string) =>

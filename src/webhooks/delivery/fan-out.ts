@@ -15,22 +15,16 @@ import { eventsEmitted } from '../../kernel/metrics.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
 import type { ViewFacets } from '../../views/view.ts';
 import {
-  INSERT_ASIDE_SQL,
-  type StoredAside,
-  asideValues,
-  type RouteReceiver,
-  routeChange,
-  viewOfText,
+  ENABLED_RECEIVERS_SQL,
+  type RouteReceiverRow,
+  routeChanges,
+  routeReceiver,
+  storeAsides,
 } from './view-routing.ts';
 
 /** $1 event ids: the view facets stored with them (migration view_states). */
 const EVENT_FACETS_SQL = `select id::text as id, view_before as "viewBefore", view_after as "viewAfter" from event where id = any($1::uuid[])`;
 type FacetsRow = { id: string; viewBefore: ViewFacets | null; viewAfter: ViewFacets | null };
-
-export type ReceiverRow = { id: string; eventTypes: string[]; view: string | null };
-
-/** Enabled receivers, oldest first: their subscribed types (empty: every type) and view (null: every record). */
-export const ENABLED_RECEIVERS_SQL = `select id::text as id, event_types as "eventTypes", view from receiver where enabled order by created_at, id`;
 
 // eventsEmitted counts committed events only: types wait here, keyed by the transaction, until
 // MikroORM reports its commit (a rolled-back mutation counts nothing).
@@ -56,29 +50,17 @@ export function createFanOut(deps: { boss: PgBoss; orm: Orm }): EventFanOut {
   return async (em: EntityManager, events) => {
     const db = fromKysely(em.getKysely());
     const run = (text: string, values: unknown[]) => db.executeSql(text, values);
-    const receivers = ((await run(ENABLED_RECEIVERS_SQL, [])).rows as ReceiverRow[]).map((r): RouteReceiver => ({
-      id: r.id,
-      eventTypes: r.eventTypes,
-      view: viewOfText(r.view),
-    }));
+    const receivers = ((await run(ENABLED_RECEIVERS_SQL, [])).rows as RouteReceiverRow[]).map(routeReceiver);
     // The view facets the event trigger stored with each event, read only when some receiver has a view.
     const facets = receivers.some((r) => r.view !== null)
       ? new Map(((await run(EVENT_FACETS_SQL, [events.map((e) => e.id)])).rows as FacetsRow[]).map((r) => [r.id, r]))
       : null;
-    // Every receiver's route for every event, in one pass here (view-routing.ts).
-    const deliveries: { eventId: string; receiverId: string }[] = [];
-    const asides = new Map<string, StoredAside>();
-    for (const stored of events) {
-      const state = facets?.get(stored.id);
-      const event = { ...stored, viewBefore: state?.viewBefore ?? null, viewAfter: state?.viewAfter ?? null };
-      for (const receiver of receivers) {
-        const route = routeChange(receiver, event);
-        if (!route) continue;
-        if (route.aside) asides.set(route.aside.id, route.aside);
-        deliveries.push({ eventId: route.eventId, receiverId: receiver.id });
-      }
-    }
-    if (asides.size) await run(INSERT_ASIDE_SQL, asideValues([...asides.values()]));
+    const routed = events.map((e) => {
+      const state = facets?.get(e.id);
+      return { ...e, viewBefore: state?.viewBefore ?? null, viewAfter: state?.viewAfter ?? null };
+    });
+    const { deliveries, asides } = routeChanges(receivers, routed);
+    await storeAsides(run, asides);
     await enqueueOrdered(run, deliveries);
     const transaction = em.getTransactionContext();
     if (!transaction) {

@@ -9,15 +9,14 @@ import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import { AppError, badInput, notFound } from '../../kernel/errors.ts';
 import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
-import { ENABLED_RECEIVERS_SQL, type ReceiverRow } from './fan-out.ts';
 import {
-  INSERT_ASIDE_SQL,
-  type StoredAside,
-  asideValues,
+  ENABLED_RECEIVERS_SQL,
   ROUTE_EVENT_COLUMNS,
   type RouteEventRow,
-  routeChange,
-  viewOfText,
+  type RouteReceiverRow,
+  routeChanges,
+  routeReceiver,
+  storeAsides,
 } from './view-routing.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
@@ -60,14 +59,10 @@ export async function redeliverEvent(
     } else {
       // Every enabled receiver that gets this event as the fan-out routes it (its types and view:
       // view-routing.ts); a receiver whose view the record left gets the LEFT_VIEW event of it.
-      const receivers = (await client.query<ReceiverRow>(ENABLED_RECEIVERS_SQL)).rows;
-      const asides: StoredAside[] = [];
-      deliveries = receivers.flatMap((r) => {
-        const route = routeChange({ id: r.id, eventTypes: r.eventTypes, view: viewOfText(r.view) }, event);
-        if (route?.aside) asides.push(route.aside);
-        return route ? [{ eventId: route.eventId, receiverId: r.id }] : [];
-      });
-      if (asides.length) await client.query(INSERT_ASIDE_SQL, asideValues(asides));
+      const receivers = (await client.query<RouteReceiverRow>(ENABLED_RECEIVERS_SQL)).rows.map(routeReceiver);
+      const routed = routeChanges(receivers, [event]);
+      await storeAsides((text, values) => client.query(text, values), routed.asides);
+      deliveries = routed.deliveries;
     }
     const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), deliveries, {
       replay: !options.includeSuperseded,

@@ -34,7 +34,7 @@ export type RouteEvent = {
   viewAfter: ViewFacets | null;
 };
 
-/** An event to store outside the feed (INSERT_ASIDE_SQL) before its delivery is enqueued: a LEFT_VIEW one, or a restatement. */
+/** An event to store outside the feed (storeAsides) before its delivery is enqueued: a LEFT_VIEW one, or a restatement. */
 export type StoredAside = {
   id: string;
   type: string;
@@ -140,7 +140,7 @@ export function restated(route: Route, original: RouteEvent & { body: string }):
  * $1..$8: ids, types, resource ids, versions, occurred_at, bodies, view facets before and after (JSON
  * text). Outside the change feed; a row already stored (another receiver of the view) stays.
  */
-export const INSERT_ASIDE_SQL = `
+const INSERT_ASIDE_SQL = `
   insert into event (id, type, resource_id, version, occurred_at, body, xid, position, view_before, view_after)
   select u.id, u.type, u.resource_id, u.version, u.occurred_at, u.body, null, null, u.view_before, u.view_after
     from unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::jsonb[])
@@ -149,7 +149,7 @@ export const INSERT_ASIDE_SQL = `
 
 const jsonOrNull = (facets: ViewFacets | null) => (facets === null ? null : JSON.stringify(facets));
 
-export const asideValues = (events: readonly StoredAside[]): unknown[] => [
+const asideValues = (events: readonly StoredAside[]): unknown[] => [
   events.map((e) => e.id),
   events.map((e) => e.type),
   events.map((e) => e.resourceId),
@@ -159,6 +159,50 @@ export const asideValues = (events: readonly StoredAside[]): unknown[] => [
   events.map((e) => jsonOrNull(e.viewBefore)),
   events.map((e) => jsonOrNull(e.viewAfter)),
 ];
+
+/** A statement runner (a pool, a client, or pg-boss's over the writer's transaction). */
+type Run = (text: string, values: unknown[]) => Promise<unknown>;
+
+/** Stores `asides` (none: no statement) before their deliveries are enqueued. */
+export async function storeAsides(run: Run, asides: Iterable<StoredAside>): Promise<void> {
+  const list = [...asides];
+  if (list.length) await run(INSERT_ASIDE_SQL, asideValues(list));
+}
+
+/** A receiver row as the routing statements read it. */
+export type RouteReceiverRow = { id: string; eventTypes: string[]; view: string | null };
+
+/** Enabled receivers, oldest first: their subscribed types (empty: every type) and view (null: every record). */
+export const ENABLED_RECEIVERS_SQL = `select id::text as id, event_types as "eventTypes", view from receiver where enabled order by created_at, id`;
+
+/** $1 a receiver id: the receiver as routing reads it, enabled or not. */
+export const RECEIVER_SQL = `select id::text as id, event_types as "eventTypes", view from receiver where id = $1`;
+
+export const routeReceiver = (row: RouteReceiverRow): RouteReceiver => ({
+  id: row.id,
+  eventTypes: row.eventTypes,
+  view: viewOfText(row.view),
+});
+
+/**
+ * Every receiver's route for every event, in one pass (the fan-out, a redelivery to all): the
+ * deliveries in event order, then receiver order, and the events to store aside first (one each).
+ */
+export function routeChanges(
+  receivers: readonly RouteReceiver[],
+  events: readonly RouteEvent[],
+): { deliveries: { eventId: string; receiverId: string }[]; asides: StoredAside[] } {
+  const deliveries: { eventId: string; receiverId: string }[] = [];
+  const asides = new Map<string, StoredAside>();
+  for (const event of events)
+    for (const receiver of receivers) {
+      const route = routeChange(receiver, event);
+      if (!route) continue;
+      if (route.aside) asides.set(route.aside.id, route.aside);
+      deliveries.push({ eventId: route.eventId, receiverId: receiver.id });
+    }
+  return { deliveries, asides: [...asides.values()] };
+}
 
 /** The columns of an event row that routing reads, aliased for RouteEvent (from `event e`). */
 export const ROUTE_EVENT_COLUMNS = `e.id::text as id, e.type, e.resource_id::text as "resourceId", e.version::int as version,

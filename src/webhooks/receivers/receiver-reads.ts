@@ -5,6 +5,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { EventType } from '../../events/derive-event.ts';
 import { isoSql } from '../../db/iso-sql.ts';
+import { notFound } from '../../kernel/errors.ts';
 import type { AutoDisableReason } from '../queue/receiver-health-sql.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { deliveryCountsByReceiver, type DeliveryCounts } from '../queue/receiver-jobs.ts';
@@ -82,6 +83,13 @@ const receiversSql = (installed: boolean) =>
   `select ${columns(installed)} from receiver r where $1::uuid is null or r.id = $1::uuid order by r.created_at, r.id`;
 const WITH_JOBS_SQL = receiversSql(true);
 const WITHOUT_JOBS_SQL = receiversSql(false);
+
+/** One receiver; NOT_FOUND when there is none. */
+export async function readReceiver(db: Pool | PoolClient, id: string): Promise<ReceiverInfo> {
+  const [receiver] = await readReceivers(db, id);
+  if (!receiver) throw notFound(`Receiver ${id}`);
+  return receiver;
+}
 
 /** Every receiver (id null) or one, in creation order. */
 export async function readReceivers(db: Pool | PoolClient, id: string | null): Promise<ReceiverInfo[]> {

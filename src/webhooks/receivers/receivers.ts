@@ -11,7 +11,7 @@ import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
 import { type CatchUpOptions, runCatchUp, startCatchUp } from '../catch-up/catch-up.ts';
-import { type DeliveryMode, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { type DeliveryMode, readReceiver, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import {
   parseDeliveryMode,
   parseEventTypes,
@@ -43,11 +43,7 @@ export type ReceiverWithSecret = ReceiverInfo & { secret?: string };
 
 const modeColumn = (mode: DeliveryMode | null) => (mode === null ? null : mode.toLowerCase());
 
-async function one(deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> {
-  const [receiver] = await readReceivers(deps.pool, id);
-  if (!receiver) throw notFound(`Receiver ${id}`);
-  return receiver;
-}
+const one = (deps: Pick<ReceiverDeps, 'pool'>, id: string): Promise<ReceiverInfo> => readReceiver(deps.pool, id);
 
 export async function listReceivers(deps: Pick<ReceiverDeps, 'pool'>): Promise<ReceiverInfo[]> {
   return await readReceivers(deps.pool, null);

@@ -5,7 +5,7 @@ import { badInput, notFound } from '../../kernel/errors.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { parseSecret } from './receiver-input.ts';
 import type { Pool } from 'pg';
-import { readReceivers, type ReceiverInfo } from './receiver-reads.ts';
+import { readReceiver, type ReceiverInfo } from './receiver-reads.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
   generateStandardSecret,
@@ -65,7 +65,6 @@ export async function rotateReceiverSecret(
     );
     return made;
   });
-  const [rotated] = await readReceivers(deps.pool, id);
-  if (!rotated) throw notFound(`Receiver ${id}`);
+  const rotated = await readReceiver(deps.pool, id);
   return generated ? { ...rotated, secret: generated } : rotated;
 }
