@@ -6,7 +6,6 @@
 // only the changes made after the enable (1 of 5 in the report that started this).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { renderEventBody } from '../../src/events/event-body.ts';
 import { inTransaction } from '../../src/db/pg-transaction.ts';
@@ -20,7 +19,6 @@ import {
 } from '../../src/webhooks/receivers/receivers.ts';
 import { createTestKey, getJson, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 import {
@@ -31,61 +29,23 @@ import {
   startKitReceiver,
   startNaiveReceiver,
 } from './convergence-support.ts';
+import {
+  type Body,
+  changeRecords,
+  content,
+  deliveredSince,
+  publishNew,
+  type RecordState,
+} from './latest-state-support.ts';
 
 const RECORDS = 40;
 const CHANGES = 200;
 const NO_DRIFT = { stale: [], resurrected: [], missing: [] };
 
-type State = 'PUBLISHED' | 'ARCHIVED' | 'GONE';
-type Body = { id: string; type: string; resource: { id: string; version: number } };
-
-/**
- * `total` changes to `ids` (each one event): new content for a published record (UPDATED), archive,
- * delete, re-publish an archived record, re-create a deleted one (PUBLISHED), chosen at random
- * among the ones each record's state allows. One writer: the order of the events is the order here.
- */
-async function change(writes: CatalogWrites, states: Map<string, State>, total: number, random: () => number) {
-  const ids = [...states.keys()];
-  for (let n = 0; n < total; n++) {
-    const id = ids[Math.floor(random() * ids.length)]!;
-    const state = states.get(id)!;
-    const r = random();
-    if (state === 'PUBLISHED') {
-      if (r < 0.5) await writes.upsert(content(id));
-      else if (r < 0.75) {
-        await writes.archive(id);
-        states.set(id, 'ARCHIVED');
-      } else {
-        await writes.delete(id);
-        states.set(id, 'GONE');
-      }
-    } else if (state === 'ARCHIVED') {
-      if (r < 0.7) {
-        await writes.publish(id);
-        states.set(id, 'PUBLISHED');
-      } else {
-        await writes.delete(id);
-        states.set(id, 'GONE');
-      }
-    } else {
-      await writes.upsert(content(id));
-      await writes.publish(id);
-      states.set(id, 'PUBLISHED');
-    }
-  }
-}
-
-const content = (id: string) =>
-  parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: `Title ${randomUUID().slice(0, 8)}` }));
-
-/** `count` new published records (two batch writes), their deliveries drained. */
-async function publishNew(stack: WebhookStack, count: number): Promise<Map<string, State>> {
-  const ids = Array.from({ length: count }, () => randomUUID());
-  await stack.api.writes.upsertMany(ids.map(content));
-  await stack.api.writes.publishMany(ids);
-  await drained(testDb(), 30_000);
-  return new Map(ids.map((id) => [id, 'PUBLISHED' as State]));
-}
+type State = RecordState;
+// One writer's changes: half of them updates, an archived record re-published 7 times in 10.
+const change = (writes: CatalogWrites, states: Map<string, State>, total: number, random: () => number) =>
+  changeRecords(writes, states, total, random, { update: 0.5, archive: 0.25, republish: 0.7 });
 
 /** The records' current versions (resource_version), by id. */
 async function versions(ids: readonly string[]): Promise<Map<string, number>> {
@@ -94,16 +54,6 @@ async function versions(ids: readonly string[]): Promise<Map<string, number>> {
     [ids],
   );
   return new Map(rows.map((r) => [r.id, Number(r.version)]));
-}
-
-/** Per resource id, the bodies the receiver acknowledged from index `from` on. */
-function deliveredSince(receiver: CopyReceiver, from: number): Map<string, Body[]> {
-  const by = new Map<string, Body[]>();
-  for (const text of receiver.bodies.slice(from)) {
-    const body = JSON.parse(text) as Body;
-    by.set(body.resource.id, [...(by.get(body.resource.id) ?? []), body]);
-  }
-  return by;
 }
 
 describe('catch-up on enable: a receiver enabled again gets the latest state of what changed while it was disabled', function () {
@@ -154,7 +104,7 @@ describe('catch-up on enable: a receiver enabled again gets the latest state of 
     expect(enabled.enabled).to.equal(true);
     await drained(testDb(), 60_000);
     expect(await driftFromCatalog(stack.api, key, ids, receiver.records)).to.deep.equal(NO_DRIFT);
-    const got = deliveredSince(receiver, from);
+    const got = deliveredSince(receiver.bodies, from);
     const current = await versions(ids);
     expect([...got.keys()].sort(), 'the records delivered by the catch-up').to.deep.equal([...changed].sort());
     for (const [recordId, bodies] of got) {
@@ -267,7 +217,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     const enabled = await enableReceiver({ pool: pool() }, id);
     await drained(testDb(), 60_000);
     expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
-    const got = deliveredSince(receiver, from);
+    const got = deliveredSince(receiver.bodies, from);
     expect(got.size).to.equal(enabled.catchUp!.total);
     for (const [recordId, bodies] of got) expect(bodies.length, `deliveries of ${recordId}`).to.equal(1);
   });
@@ -292,7 +242,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     const expected = new Map(
       rows.filter((r) => Number(r.version) > before.get(r.id)!).map((r) => [r.id, Number(r.version)]),
     );
-    const got = deliveredSince(receiver, from);
+    const got = deliveredSince(receiver.bodies, from);
     expect([...got.keys()].sort()).to.deep.equal([...expected.keys()].sort());
     for (const [recordId, bodies] of got) {
       expect(bodies.map((b) => [b.type, b.resource.version])).to.have.length(1);
@@ -324,7 +274,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     expect(finished.catchUp).to.include({ total: 20, queued: 20 });
     await drained(testDb(), 60_000);
     expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
-    const got = deliveredSince(receiver, from);
+    const got = deliveredSince(receiver.bodies, from);
     expect(got.size).to.equal(20);
     for (const bodies of got.values()) expect(bodies.length).to.equal(1);
   });
@@ -375,7 +325,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
       const enabled = await enabling;
       expect(enabled.at, 'the enable waited for the open writer').to.be.greaterThan(committedAt);
       await drained(testDb(), 30_000);
-      const got = deliveredSince(receiver, from);
+      const got = deliveredSince(receiver.bodies, from);
       expect([...got.keys()].sort()).to.deep.equal([changed, late].sort());
       expect(got.get(late!)!.map((b) => [b.id, b.resource.version])).to.deep.equal([[eventId, version]]);
       expect((await getReceiver({ pool: pool() }, id))!.catchUp).to.include({ total: 2, queued: 2, pending: 0 });
@@ -438,7 +388,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
       await drained(testDb(), 30_000);
       // The writer's event is the record's latest state: the catch-up has nothing older to add.
       expect(
-        deliveredSince(receiver, from)
+        deliveredSince(receiver.bodies, from)
           .get(record!)!
           .map((b) => b.resource.version),
       ).to.deep.equal([version]);
@@ -505,7 +455,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     expect(again.stdout).to.match(/catch-up of the records it missed, each in its latest state: 10 records, 10 queued/);
     await drained(testDb(), 30_000);
     expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
-    expect(deliveredSince(receiver, from).size).to.equal(10);
+    expect(deliveredSince(receiver.bodies, from).size).to.equal(10);
     expect((await getReceiver({ pool: pool() }, id))!.catchUp).to.include({ total: 10, queued: 10, pending: 0 });
     expect(await gauge()).to.include(`lods_webhook_catch_up_pending{receiver="${id}"} 0`);
   });

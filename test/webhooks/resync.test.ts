@@ -6,13 +6,11 @@
 // never to a disabled receiver.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { disableReceiver, getReceiver, resyncReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, getJson, graphql } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
-import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { resetWebhooks, startWebhookStack, type WebhookStack } from '../support/webhooks.ts';
 import {
@@ -22,50 +20,20 @@ import {
   startKitReceiver,
   startNaiveReceiver,
 } from './convergence-support.ts';
+import {
+  type Body,
+  changeRecords,
+  content,
+  deliveredSince,
+  publishNew,
+  type RecordState,
+} from './latest-state-support.ts';
 
 const NO_DRIFT = { stale: [], resurrected: [], missing: [] };
-type State = 'PUBLISHED' | 'ARCHIVED' | 'GONE';
-type Body = { id: string; type: string; resource: { id: string; version: number } };
-
-const content = (id: string) =>
-  parseLearningOpportunityInput(buildLearningOpportunityInput({ id, title: `Title ${randomUUID().slice(0, 8)}` }));
-
-/** `total` changes to the records, each one event: update, archive, delete, re-publish, re-create, at random. */
-async function change(writes: CatalogWrites, states: Map<string, State>, total: number, random: () => number) {
-  const ids = [...states.keys()];
-  for (let n = 0; n < total; n++) {
-    const id = ids[Math.floor(random() * ids.length)]!;
-    const state = states.get(id)!;
-    const r = random();
-    if (state === 'PUBLISHED') {
-      if (r < 0.6) await writes.upsert(content(id));
-      else if (r < 0.8) {
-        await writes.archive(id);
-        states.set(id, 'ARCHIVED');
-      } else {
-        await writes.delete(id);
-        states.set(id, 'GONE');
-      }
-    } else if (state === 'ARCHIVED') {
-      await writes.publish(id);
-      states.set(id, 'PUBLISHED');
-    } else {
-      await writes.upsert(content(id));
-      await writes.publish(id);
-      states.set(id, 'PUBLISHED');
-    }
-  }
-}
-
-/** The bodies a receiver acknowledged from index `from` on, per record. */
-function deliveredSince(bodies: readonly string[], from: number): Map<string, Body[]> {
-  const by = new Map<string, Body[]>();
-  for (const text of bodies.slice(from)) {
-    const body = JSON.parse(text) as Body;
-    by.set(body.resource.id, [...(by.get(body.resource.id) ?? []), body]);
-  }
-  return by;
-}
+type State = RecordState;
+// One writer's changes: 6 in 10 updates, an archived record always re-published.
+const change = (writes: CatalogWrites, states: Map<string, State>, total: number, random: () => number) =>
+  changeRecords(writes, states, total, random, { update: 0.6, archive: 0.2, republish: 1 });
 
 /**
  * Deletes every record of this file's catalog (no receiver left to tell: resetWebhooks ran before),
@@ -112,19 +80,12 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     return receiver;
   };
 
-  /** `count` new published records, their deliveries drained. */
-  async function publishNew(count: number): Promise<Map<string, State>> {
-    const ids = Array.from({ length: count }, () => randomUUID());
-    await stack.api.writes.upsertMany(ids.map(content));
-    await stack.api.writes.publishMany(ids);
-    await drained(testDb(), 30_000);
-    return new Map(ids.map((id) => [id, 'PUBLISHED' as State]));
-  }
+  const publishNewRecords = (count: number) => publishNew(stack, count);
 
   it('rebuilds a wiped copy exactly: one delivery of the latest version of each published record, nothing else', async () => {
     const receiver = await copyReceiver();
     const { id } = await stack.addReceiver(receiver.url);
-    const states = await publishNew(40);
+    const states = await publishNewRecords(40);
     await change(stack.api.writes, states, 150, seededRandom(1));
     await drained(testDb(), 30_000);
     await receiver.idle();
@@ -165,7 +126,7 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
   it('a published record whose events retention pruned, or that never had one (seeded), is sent its current state: an event made for it, outside the change feed', async () => {
     const receiver = await copyReceiver();
     const { id } = await stack.addReceiver(receiver.url);
-    const states = await publishNew(8);
+    const states = await publishNewRecords(8);
     const [pruned1, pruned2, seeded] = [...states.keys()];
     await stack.api.writes.upsert(content(pruned2!));
     await drained(testDb(), 30_000);
@@ -219,7 +180,7 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
   it('`--since T` sends only the records changed since T, each once in its latest state (removals included)', async () => {
     const receiver = await copyReceiver();
     const { id } = await stack.addReceiver(receiver.url);
-    const states = await publishNew(20);
+    const states = await publishNewRecords(20);
     const [updated1, updated2, updated3, archived, deleted] = [...states.keys()];
     await new Promise((resolve) => setTimeout(resolve, 20));
     const since = new Date().toISOString();
@@ -258,7 +219,7 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     const receiver = await startNaiveReceiver({ failRate: 0, jitterMs: 2, random: seededRandom(11) });
     closers.push(receiver.close);
     const { id } = await stack.addReceiver(receiver.url);
-    const states = await publishNew(30);
+    const states = await publishNewRecords(30);
     await change(stack.api.writes, states, 60, seededRandom(12));
     await drained(testDb(), 30_000);
     const from = receiver.bodies.length;
@@ -293,7 +254,7 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
   it('respects the subscription (a record with no event of a subscribed type is skipped, and counted); progress in GraphQL, `receivers list` and /metrics', async () => {
     const receiver = await copyReceiver();
     const { id } = await stack.addReceiver(receiver.url, { types: ['LEARNING_OPPORTUNITY_UPDATED'] });
-    const states = await publishNew(6);
+    const states = await publishNewRecords(6);
     const changed = [...states.keys()].slice(0, 3);
     for (const record of changed) await stack.api.writes.upsert(content(record));
     await drained(testDb(), 30_000);
