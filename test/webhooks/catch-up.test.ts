@@ -5,6 +5,7 @@
 // record: the receiver kit) ends with a copy equal to the public catalog. Before the catch-up it got
 // only the changes made after the enable (1 of 5 in the report that started this).
 import { randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import { expect } from 'chai';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { renderEventBody } from '../../src/events/event-body.ts';
@@ -46,6 +47,37 @@ type State = RecordState;
 // One writer's changes: half of them updates, an archived record re-published 7 times in 10.
 const change = (writes: CatalogWrites, states: Map<string, State>, total: number, random: () => number) =>
   changeRecords(writes, states, total, random, { update: 0.5, archive: 0.25, republish: 0.7 });
+
+/**
+ * Begins, on `writer`, what a catalog writer does for an UPDATED event of record `id` before its
+ * fan-out: the record's advisory lock, its version bumped, the event stored; nothing committed.
+ */
+async function beginUpdate(writer: PoolClient, id: string): Promise<{ eventId: string; version: number }> {
+  await writer.query('begin');
+  await writer.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [id]);
+  const { rows } = await writer.query<{ version: string }>(
+    'update resource_version set version = version + 1 where resource_id = $1 returning version::text',
+    [id],
+  );
+  const version = Number(rows[0]!.version);
+  const doc = (await writer.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [id])).rows[0]!
+    .doc;
+  const eventId = randomUUID();
+  const occurredAt = new Date();
+  const type = 'LEARNING_OPPORTUNITY_UPDATED' as const;
+  await writer.query(
+    'insert into event (id, type, resource_id, version, occurred_at, body) values ($1, $2, $3, $4, $5, $6)',
+    [
+      eventId,
+      type,
+      id,
+      version,
+      occurredAt,
+      renderEventBody({ id: eventId, type, occurredAt, resourceId: id, version, doc }),
+    ],
+  );
+  return { eventId, version };
+}
 
 /** The records' current versions (resource_version), by id. */
 async function versions(ids: readonly string[]): Promise<Map<string, number>> {
@@ -292,32 +324,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     // the record's lock, its version bumped and its event stored, not committed yet.
     const writer = await pool().connect();
     try {
-      await writer.query('begin');
-      await writer.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [late]);
-      const version = Number(
-        (
-          await writer.query<{ version: string }>(
-            'update resource_version set version = version + 1 where resource_id = $1 returning version::text',
-            [late],
-          )
-        ).rows[0]!.version,
-      );
-      const doc = (await writer.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [late]))
-        .rows[0]!.doc;
-      const eventId = randomUUID();
-      const occurredAt = new Date();
-      const type = 'LEARNING_OPPORTUNITY_UPDATED' as const;
-      await writer.query(
-        'insert into event (id, type, resource_id, version, occurred_at, body) values ($1, $2, $3, $4, $5, $6)',
-        [
-          eventId,
-          type,
-          late,
-          version,
-          occurredAt,
-          renderEventBody({ id: eventId, type, occurredAt, resourceId: late!, version, doc }),
-        ],
-      );
+      const { eventId, version } = await beginUpdate(writer, late!);
       const enabling = enableReceiver({ pool: pool() }, id).then((r) => ({ r, at: performance.now() }));
       await new Promise((resolve) => setTimeout(resolve, 300));
       await writer.query('commit');
@@ -354,32 +361,7 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     // version, event, its delivery in the record's lane; not committed yet when the batch comes.
     const writer = await pool().connect();
     try {
-      await writer.query('begin');
-      await writer.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [record]);
-      const version = Number(
-        (
-          await writer.query<{ version: string }>(
-            'update resource_version set version = version + 1 where resource_id = $1 returning version::text',
-            [record],
-          )
-        ).rows[0]!.version,
-      );
-      const doc = (await writer.query<{ doc: string }>('select doc from learning_opportunity where id = $1', [record]))
-        .rows[0]!.doc;
-      const eventId = randomUUID();
-      const occurredAt = new Date();
-      const type = 'LEARNING_OPPORTUNITY_UPDATED' as const;
-      await writer.query(
-        'insert into event (id, type, resource_id, version, occurred_at, body) values ($1, $2, $3, $4, $5, $6)',
-        [
-          eventId,
-          type,
-          record,
-          version,
-          occurredAt,
-          renderEventBody({ id: eventId, type, occurredAt, resourceId: record!, version, doc }),
-        ],
-      );
+      const { eventId, version } = await beginUpdate(writer, record!);
       await enqueueOrdered((text, values) => writer.query(text, values), [{ eventId, receiverId: id }]);
       const running = runCatchUp(pool(), id);
       await new Promise((resolve) => setTimeout(resolve, 300));
