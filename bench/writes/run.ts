@@ -1,10 +1,12 @@
 // npm run bench:writes: the content platform's write path over real GraphQL. Records/s for single
 // mutations (upsert + publish per record) from 8 concurrent writers against the bulk mutations
 // (upsertLearningOpportunities + publishLearningOpportunities, 500 per call), and what the
-// statement-level triggers (catalog_count, list_bucket) add to the bulk load; then `seed` (the
-// set-based loader: no events, historical timestamps, one statement per 1000 records) against its
-// 5,000 records/s target, beside the same seed on one session (no overlap of rendering and
-// inserting). A report: exits 0 either way, non-zero only when the benchmark itself could not run.
+// statement-level triggers add to the bulk load; then single upserts of existing records as the
+// content platform sends them, one writer's latency against 8 writers' (single-writers.ts); then
+// `seed` (the set-based loader: no events, historical timestamps, one statement per 1000 records)
+// against its 5,000 records/s target, beside the same seed on one session (no overlap of rendering
+// and inserting) and a bare insert of the same documents into one plain table (bare-insert.ts).
+// A report: exits 0 either way, non-zero only when the benchmark itself could not run.
 // BENCH_WRITE_RECORDS (default 4000), BENCH_SEED_RECORDS (default 20000).
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
@@ -16,6 +18,15 @@ import { createLogger } from '../../src/kernel/logger.ts';
 import { type Api, startApi } from '../../src/app/service.ts';
 import { startBenchPostgres } from '../read-path/database.ts';
 import { type CpuClock, cpuClock } from './cpu.ts';
+import { bareInsert } from './bare-insert.ts';
+import {
+  describeRun,
+  SINGLE_P50_MS,
+  SINGLE_P99_MS,
+  SINGLE_SCALING,
+  SINGLE_WRITERS,
+  upsertRun,
+} from './single-writers.ts';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const config = loadConfig({});
@@ -143,6 +154,23 @@ async function main(): Promise<void> {
       singles(api!, key, inputs(RECORDS)),
     );
     const many = await timed('bulk mutations', RECORDS, () => bulk(api!, key, inputs(RECORDS)));
+    // Single upserts of existing published records, one writer then 8, twice, alternately (before
+    // the run without triggers, which leaves the counts wrong).
+    log('');
+    log(`single upserts of existing records: 1 writer (150) against ${SINGLE_WRITERS} writers (400), two rounds`);
+    const ids = (
+      await db.pool.query<{ id: string }>(`select id from learning_opportunity where status = 'PUBLISHED'`)
+    ).rows.map((r) => r.id);
+    for (const round of [1, 2]) {
+      const one = await upsertRun(api, key, ids, 1, 150, 100 + round * 2);
+      const several = await upsertRun(api, key, ids, SINGLE_WRITERS, 400, 101 + round * 2);
+      const scaling = several.perSecond / one.perSecond;
+      log(`  round ${round}: ${describeRun(one)}; ${describeRun(several)}; ${scaling.toFixed(2)}x one writer`);
+      log(
+        `    targets: one writer p50 <= ${SINGLE_P50_MS} ms: ${one.p50 <= SINGLE_P50_MS ? 'PASS' : 'FAIL'}; ${SINGLE_WRITERS} writers >= ${SINGLE_SCALING}x with p99 <= ${SINGLE_P99_MS} ms: ${scaling >= SINGLE_SCALING && several.p99 <= SINGLE_P99_MS ? 'PASS' : 'FAIL'}`,
+      );
+    }
+
     // The same bulk load without the statement-level triggers (counts left wrong: a scratch database).
     await db.pool.query('alter table learning_opportunity disable trigger user');
     const bare = await timed('bulk mutations, triggers off', RECORDS, () => bulk(api!, key, inputs(RECORDS)));
@@ -168,8 +196,14 @@ async function main(): Promise<void> {
     const clock = await cpuClock(db.pool);
     const serial = await seeded(db, clock, 'seed, 1 session (render, then insert)', 1, 20_261_128);
     const overlapped = await seeded(db, clock, 'seed, 2 sessions (the default)', 2, 20_261_129);
+    const plain = await timed('bare insert of the same documents into one table, 2 sessions', SEED_RECORDS, () =>
+      bareInsert(db!.pool, { count: SEED_RECORDS, seed: 20_261_129, connections: 2 }),
+    );
     log(
       `seed: ${overlapped.toFixed(0)} records/s, target >= ${SEED_TARGET}/s: ${overlapped >= SEED_TARGET ? 'PASS' : 'FAIL'}`,
+    );
+    log(
+      `seed vs bare insert: ${overlapped.toFixed(0)} vs ${plain.toFixed(0)} records/s = ${(overlapped / plain).toFixed(2)}x (the catalog's tables, indexes and triggers)`,
     );
     log(
       `seed vs 1 session: ${overlapped.toFixed(0)} vs ${serial.toFixed(0)} records/s = ${(overlapped / serial).toFixed(2)}x`,

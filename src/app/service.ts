@@ -17,6 +17,7 @@ import { feedResolvers } from '../graphql/feed-resolvers.ts';
 import { createCatalogReads, type CatalogReads } from '../catalog/read-model.ts';
 import { createListReads, type QueryClass } from '../catalog/list-query.ts';
 import { createVersionCache, type VersionCache } from '../catalog/version-cache.ts';
+import { startCountFolder } from '../catalog/count-folder.ts';
 import type { Config } from '../kernel/config.ts';
 import type { Database } from './database.ts';
 import { createChangeRecorder, type EventFanOut } from '../events/record-change.ts';
@@ -118,6 +119,8 @@ export async function startApi(
   server.on('request', handle);
   server.on('checkContinue', checkKeyBeforeContinue(keys, handle));
   const bound = await listenOn(server, config);
+  // The write statements' count deltas, folded every second (catalog/count-folder.ts).
+  const folder = startCountFolder({ pool: db.pool, logger });
   // Until it listens, long polls re-read every second and every request looks its key up.
   const listen = createListenConnection({
     url: db.url,
@@ -136,6 +139,7 @@ export async function startApi(
       feed.stopWaiting();
       await graphql.stop();
       await limiter?.stop();
+      await folder.stop();
       await listen.close();
       await queryPool.close();
     },

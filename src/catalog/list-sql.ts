@@ -24,6 +24,8 @@ const SORT_SQL: Record<Exclude<ListSort, 'nextSessionStartsAt'>, string> = {
   updatedAt: 'b.updated_at asc, b.id desc',
   relevance: 'ts_rank(b.search, tsq.query) desc, b.id desc',
 };
+// The relevance order over a search's matches (`hits`, their ranks computed once).
+const HIT_SORT_SQL = { ...SORT_SQL, relevance: 'b.rank desc, b.id desc' };
 
 // The projection of a doc: its members cut out of its own text (json, not jsonb, keeps each value's
 // bytes and the members' order), in the record's order.
@@ -89,8 +91,8 @@ function conditions(
 }
 
 /** The page's record ids and their order (`ord`), for any sort but nextSessionStartsAt. */
-function orderedKeys(sort: ListSort, matching: string, limit: string, offset: string): string {
-  const order = SORT_SQL[sort as keyof typeof SORT_SQL];
+function orderedKeys(sort: ListSort, matching: string, limit: string, offset: string, orders = SORT_SQL): string {
+  const order = orders[sort as keyof typeof SORT_SQL];
   return `(select b.id, row_number() over (order by ${order}) as ord ${matching} order by ${order} limit ${limit} offset ${offset})`;
 }
 
@@ -187,7 +189,15 @@ export function listStatement(
   const ctes: string[] = [];
   let keys: string;
   let countedTotalSql = total;
-  if (query.sort !== 'nextSessionStartsAt') {
+  if (query.sort === 'relevance' && query.facets.length === 0) {
+    // Ranked: every match's rank is needed, so the matches are found once, for the count and the
+    // page (one bitmap scan of the search index and one visit of each matching row, where the count
+    // and the ranking each did both: the heap visits are most of a search's time). Other orders
+    // find their page by walking the order's index, reading matches only until the page is full.
+    ctes.push(`hits as materialized (select b.id, ts_rank(b.search, tsq.query) as rank ${matching})`);
+    countedTotalSql = '(select count(*) from hits)';
+    keys = orderedKeys(query.sort, 'from hits b', param(limit, 'int'), param(offset, 'bigint'), HIT_SORT_SQL);
+  } else if (query.sort !== 'nextSessionStartsAt') {
     keys = orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
     const onSessions = status('s') ? `${status('s')} and ` : '';

@@ -16,6 +16,7 @@ import { generateContent, type Random, seededRandom } from './generate.ts';
 import { renderRecord } from './record.ts';
 import type { RunSql } from '../db/transaction-sql.ts';
 import { writeDocs } from './write-docs.ts';
+import { foldCounts } from './count-folder.ts';
 
 export type SeedProgress = { done: number; total: number };
 
@@ -55,8 +56,8 @@ async function prepareSeedSession(client: PoolClient): Promise<void> {
   await client.query(`set jit = off; set work_mem = '64MB'; set synchronous_commit = off`);
 }
 
-/** The rendered docs of the seed's records, a batch at a time. */
-function* renderedBatches(options: SeedOptions): Generator<string[]> {
+/** The rendered docs of the seed's records, a batch at a time (also bench:writes's bare insert of the same documents). */
+export function* renderedBatches(options: SeedOptions): Generator<string[]> {
   const rnd: Random = seededRandom(options.seed ?? Date.now());
   const now = options.now ?? new Date();
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
@@ -94,11 +95,13 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
   // sessions' statements run meanwhile) and sends it; the first failure stops every session.
   const insertBatches = async (client: PoolClient) => {
     await prepareSeedSession(client);
-    // Each batch is one statement in its own (implicit) transaction: no BEGIN and COMMIT round trips,
-    // and the catalog_count and list_bucket rows its triggers update are held no longer than that.
+    // Each batch is one statement in its own (implicit) transaction: no BEGIN and COMMIT round trips.
+    // Its count deltas are folded after it (count-folder.ts), the ranges rebalanced only when the
+    // other sessions are between batches: never a wait.
     const run: RunSql = async (text, params) => (await client.query(text, [...params])).rows;
     for (let next = batches.next(); !next.done && !failed; next = batches.next()) {
       const n = await writeDocs(run, next.value, 'skip'); // not `inserted += await`: the sessions interleave
+      await foldCounts(client, 0);
       inserted += n;
       done += next.value.length;
       options.onProgress?.({ done, total: options.count });
@@ -125,6 +128,7 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
   );
   const failure = sessions.find((s) => s.status === 'rejected');
   if (failure) throw failure.reason;
+  await foldCounts(pool); // the last deltas, and the ranges rebalanced now that no batch runs
   // Statistics for the columns the read statements filter and sort on (read-model.ts), so the planner
   // sees the new rows at once. Not every column: sampling the docs (kilobytes each, compressed) made
   // this a tenth of a 20,000-record seed; autovacuum analyzes the rest as usual.
