@@ -1,7 +1,7 @@
 // The fixed query set of `npm run bench:query` (docs/contract.md, "Filters"), shared with the EXPLAIN test
-// (test/v1/list-query-plans.test.ts): each parameter alone, three combinations, q alone and with a
-// filter, a facets request, and the unfiltered list as the reference. Values are common ones of the
-// seed generator (src/catalog/generate.ts), relative to the seed's `now`.
+// (test/v1/list-query-plans.test.ts): each parameter alone, three combinations, q alone (common words
+// and rare ones) and with a filter, a facets request, and the unfiltered list as the reference.
+// Values are common ones of the seed generator (src/catalog/generate.ts), relative to the seed's `now`.
 const DAY = 86_400_000;
 
 export type BenchQuery = { name: string; query: string };
@@ -29,6 +29,7 @@ export function benchQueries(now: Date): BenchQuery[] {
     },
     { name: 'topic+format+updatedSince', query: `topic=python,ai&format=IN_PERSON&updatedSince=${at(-90)}` },
     { name: 'q', query: 'q=machine%20learn' },
+    { name: 'q, rare words', query: 'q=orchard%20academy' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
     { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
   ];
