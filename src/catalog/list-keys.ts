@@ -1,0 +1,95 @@
+// The keys of a filtered page (list-sql.ts): the page's record ids and their order (`ord`), found
+// the cheapest way for the sort: by walking the order's index, from a search's matches, or from the
+// session rows in start order.
+import type { ListSort } from './list-model.ts';
+
+const SORT_SQL: Record<Exclude<ListSort, 'nextSessionStartsAt'>, string> = {
+  '-updatedAt': 'b.updated_at desc, b.id desc',
+  updatedAt: 'b.updated_at asc, b.id desc',
+  relevance: 'ts_rank(b.search, tsq.query) desc, b.id desc',
+};
+// The relevance order over a search's matches (`hits`, their ranks computed once).
+const HIT_SORT_SQL = { ...SORT_SQL, relevance: 'b.rank desc, b.id desc' };
+
+/** The page's record ids and their order (`ord`), for any sort but nextSessionStartsAt. */
+export function orderedKeys(
+  sort: ListSort,
+  matching: string,
+  limit: string,
+  offset: string,
+  orders = SORT_SQL,
+): string {
+  const order = orders[sort as keyof typeof SORT_SQL];
+  return `(select b.id, row_number() over (order by ${order}) as ord ${matching} order by ${order} limit ${limit} offset ${offset})`;
+}
+
+// sort=nextSessionStartsAt: sessions read in start order from now on (list_session_starts, migration
+// list_session), each record at its next session: the one after now whose previous start (in the
+// record's start order) is at or before now, or which has none; `f` (a CTE) stops after offset +
+// limit records. When it holds fewer, it holds them all, and the records without a future session
+// follow, by id: only read when `f` is short (a condition on `f` alone, checked once before any
+// row), at most offset + limit of them (a bound the planner sees: an expression over `f` as the
+// limit made it expect a tenth of the catalog, and JIT-compile the statement, 13 ms).
+// `table` and `tsq`: the matching records' source (`b`), `where` their conditions; `status`: the
+// status condition on the session rows (list_session's rows hold their record's).
+export function sessionKeys(
+  table: string,
+  tsq: string,
+  where: string,
+  status: string,
+  end: string,
+  offset: string,
+): { keys: string; f: string } {
+  const f = `f as materialized (select b.id, s.starts_at from list_session s join ${table} on b.id = s.id${tsq}
+                      where ${status}s.starts_at > statement_timestamp()
+                        and (s.prev_starts_at is null or s.prev_starts_at <= statement_timestamp()) and ${where}
+                      order by s.starts_at, b.id desc limit ${end})`;
+  const rest = `(select b.id from ${table}${tsq} where (select count(*) from f) < ${end} and ${where}
+                      and not exists (select from lo_session x where x.learning_opportunity_id = b.id and x.starts_at > statement_timestamp())
+                    order by b.id desc limit ${end})`;
+  const keys = `(select * from (
+               select f.id, row_number() over (order by f.starts_at, f.id desc) as ord from f
+               union all
+               select r.id, (select count(*) from f) + row_number() over (order by r.id desc) from ${rest} r) u
+             where u.ord > ${offset} and u.ord <= ${end})`;
+  return { keys, f };
+}
+
+/**
+ * The page of a search sorted by relevance or in list order (`matching`: its from and where) and its
+ * exact total; the CTEs they read are added to `ctes`.
+ * - Relevance: every match's rank is needed, so the matches are found once, for the count and the
+ *   page (one bitmap scan of the search index and one visit of each matching row, where the count
+ *   and the ranking each did both: the heap visits are most of a search's time).
+ * - List order: the count first (one bitmap scan), then the page by the cheaper of two ways, chosen
+ *   by that count: walking the order's index until the page is full reads about (offset + limit) x
+ *   catalog / matches rows, finding the matches again and sorting them reads the matches. Many
+ *   matches: the walk (`q=machine learn`, 66,678 of 1,000,000: about 300 rows); few: the matches
+ *   (`q=orchard academy`, 1,271: the walk read 22,000 rows, 160 ms). The branch not taken is never
+ *   run (its condition holds no column: a one-time filter).
+ */
+export function searchKeys(
+  sort: Exclude<ListSort, 'nextSessionStartsAt'>,
+  matching: string,
+  limit: string,
+  offset: string,
+  ctes: string[],
+): { total: string; keys: string } {
+  if (sort === 'relevance') {
+    ctes.push(`hits as materialized (select b.id, ts_rank(b.search, tsq.query) as rank ${matching})`);
+    return {
+      total: '(select count(*) from hits)',
+      keys: orderedKeys(sort, 'from hits b', limit, offset, HIT_SORT_SQL),
+    };
+  }
+  const dense = `(select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count)`;
+  ctes.push(
+    `n as materialized (select count(*) as n ${matching})`,
+    `hits as materialized (select b.id, b.updated_at ${matching})`,
+  );
+  return {
+    total: '(select n from n)',
+    keys: `(select * from ${orderedKeys(sort, matching, limit, offset)} w where ${dense}
+             union all select * from ${orderedKeys(sort, 'from hits b', limit, offset)} h where not (${dense}))`,
+  };
+}
