@@ -37,8 +37,11 @@ export type OrderingRows = {
   /** The round of median ratio, with every round's ratio. */
   spread: SpreadRound & { ratios: number[]; records: number };
   /** `control`: the same live traffic just before, without the hot record. */
-  hot: { live: Summary; control: Summary; hotChanges: number; hotDeliveredMs: number; cpu: Cpu };
-  latest: { changes: number; records: number; sent: number; drainMs: number };
+  /** Each round's CPU per delivery: the drain's worker and database, the bare loop's process (for the sum / bare ratio). */
+  spreadCpu: { worker: number; database: number | null; bare: number }[];
+  /** null with `spreadOnly` (BENCH_ONLY=ordered-drain). */
+  hot: { live: Summary; control: Summary; hotChanges: number; hotDeliveredMs: number; cpu: Cpu } | null;
+  latest: { changes: number; records: number; sent: number; drainMs: number } | null;
 };
 
 const now = () => performance.timeOrigin + performance.now();
@@ -69,6 +72,8 @@ type OrderingContext = {
   count: number;
   /** Rounds of the spread row (BENCH_ORDERED_ROUNDS). */
   orderedRounds: number;
+  /** Only the spread row (the ordered drain), not the hot and LATEST_STATE rows. */
+  spreadOnly?: boolean;
   batch: number;
   rate: number;
   secret: string | null;
@@ -78,7 +83,8 @@ type OrderingContext = {
   log: (line: string) => void;
 };
 
-type SpreadRound = { drain: Summary; bare: Summary; ratio: number; cpu: Cpu };
+/** `bareUs`: this process's CPU per delivery in the two bare bursts (their mean), to set beside the drain's worker + database. */
+type SpreadRound = { drain: Summary; bare: Summary; ratio: number; cpu: Cpu; bareUs: number };
 
 /** One round of the spread row: 4 versions of each record committed with the worker stopped; bare burst, drain, bare burst. */
 async function spreadRound(
@@ -97,6 +103,7 @@ async function spreadRound(
   );
   const bodies = events.map((e) => ({ eventId: e.id, type: e.type, body: Buffer.from(e.body) }));
   const burst = async () => {
+    const meter = await ctx.cpu();
     const t0 = now();
     await runBaseline({
       url: receiver.url,
@@ -105,14 +112,16 @@ async function spreadRound(
       concurrency: ctx.concurrency,
       timeoutMs: ctx.timeoutMs,
     });
+    const { processUs } = await meter(bodies.length);
     const { arrivals, duplicates } = await receiver.collect();
-    return summarize({
+    const run = summarize({
       name: 'bare baseline: all at once',
       delivered: arrivals.length,
       spanMs: last(arrivals) - t0,
       latenciesMs: null,
       duplicates,
     });
+    return { ...run, cpuUs: processUs };
   };
   const before = await burst();
   const drainMeter = await ctx.cpu();
@@ -134,10 +143,12 @@ async function spreadRound(
     perSecond: (before.perSecond + after.perSecond) / 2,
   };
   const ratio = drain.perSecond / bare.perSecond;
+  const bareUs = (before.cpuUs + after.cpuUs) / 2;
+  const sumUs = cpu.processUs + (cpu.databaseUs ?? 0);
   log(
-    `ordering: spread drain ${label} ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; CPU per delivery: worker ${cpuText(cpu)}`,
+    `ordering: spread drain ${label} ${drain.perSecond.toFixed(0)}/s, bare ${before.perSecond.toFixed(0)}/s and ${after.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}x; CPU per delivery: worker ${cpuText(cpu)} = ${sumUs.toFixed(0)} µs, bare loop ${bareUs.toFixed(0)} µs (${(sumUs / bareUs).toFixed(2)}x)`,
   );
-  return { drain, bare, ratio, cpu };
+  return { drain, bare, ratio, cpu, bareUs };
 }
 
 /**
@@ -189,6 +200,8 @@ export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRow
   const ratios = rounds.map((r) => r.ratio);
   const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]!;
   const spread = { ...middle, ratios, records: spreadRecords.length };
+  const spreadCpu = rounds.map((r) => ({ worker: r.cpu.processUs, database: r.cpu.databaseUs, bare: r.bareUs }));
+  if (ctx.spreadOnly) return { spread, spreadCpu, hot: null, latest: null };
 
   // hot, after a control: the same live traffic to other records without the hot record
   const controlRecords = drafts.slice(
@@ -245,7 +258,12 @@ export async function runOrderingRows(ctx: OrderingContext): Promise<OrderingRow
   log(
     `ordering: LATEST_STATE sent ${latest.sent} deliveries for ${latest.changes} changes to ${latest.records} records`,
   );
-  return { spread, hot: { live, control, hotChanges: hotIds.size, hotDeliveredMs, cpu: hotCpu }, latest };
+  return {
+    spread,
+    spreadCpu,
+    hot: { live, control, hotChanges: hotIds.size, hotDeliveredMs, cpu: hotCpu },
+    latest,
+  };
 }
 
 /** The ordering rows' table and verdicts, as printed after the rounds (or alone with BENCH_ONLY=ordering). */
@@ -254,12 +272,22 @@ export function orderingReport(
   { count, targets }: { count: number; targets: { orderedRatio: number; besideHotP99Ms: number } },
 ): string {
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
-  const { spread, hot, latest } = rows;
+  const { spread, spreadCpu, hot, latest } = rows;
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const sums = spreadCpu.map((c) => c.worker + (c.database ?? 0));
+  const cpuLine =
+    `  ordered drain, CPU per delivery per round: ${spreadCpu.map((c, i) => `worker ${c.worker.toFixed(0)} + database ${c.database?.toFixed(0) ?? '-'} = ${sums[i]!.toFixed(0)} µs against bare ${c.bare.toFixed(0)} µs (${(sums[i]! / c.bare).toFixed(2)}x)`).join('; ')}\n` +
+    `  ordered drain, CPU per delivery (medians): worker ${median(spreadCpu.map((c) => c.worker)).toFixed(0)} µs, database ${median(spreadCpu.map((c) => c.database ?? 0)).toFixed(0)} µs, sum ${median(sums).toFixed(0)} µs; bare loop ${median(spreadCpu.map((c) => c.bare)).toFixed(0)} µs; sum / bare ${median(sums.map((s, i) => s / spreadCpu[i]!.bare)).toFixed(2)}x\n`;
   return (
     `\nordering rows (once, after the rounds)\n` +
-    `${table([spread.drain, spread.bare, hot.live, hot.control])}\n` +
+    `${table([spread.drain, spread.bare, ...(hot ? [hot.live, hot.control] : [])])}\n` +
     `  ordered drain (${count} changes, 4 per record over ${spread.records} records) >= ${targets.orderedRatio}x bare, median of ${spread.ratios.length} rounds : ${verdict(spread.ratio >= targets.orderedRatio)} (${spread.ratio.toFixed(2)}x; rounds ${spread.ratios.map((r) => `${r.toFixed(2)}x`).join(', ')}; CPU per delivery in the median round: worker ${cpuText(spread.cpu)})\n` +
-    `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms; the same traffic without it just before: ${hot.control.p99?.toFixed(1)} ms; CPU per delivery: worker and producers ${cpuText(hot.cpu)})\n` +
-    `  LATEST_STATE after an outage: ${latest.sent} deliveries sent for ${latest.changes} changes to ${latest.records} records (drained in ${latest.drainMs.toFixed(0)} ms)\n`
+    cpuLine +
+    (hot
+      ? `  live p99 beside a hot record (${hot.hotChanges} changes, drained in ${hot.hotDeliveredMs.toFixed(0)} ms) <= ${targets.besideHotP99Ms} ms : ${verdict((hot.live.p99 ?? Infinity) <= targets.besideHotP99Ms)} (${hot.live.p99?.toFixed(1)} ms; the same traffic without it just before: ${hot.control.p99?.toFixed(1)} ms; CPU per delivery: worker and producers ${cpuText(hot.cpu)})\n`
+      : '') +
+    (latest
+      ? `  LATEST_STATE after an outage: ${latest.sent} deliveries sent for ${latest.changes} changes to ${latest.records} records (drained in ${latest.drainMs.toFixed(0)} ms)\n`
+      : '')
   );
 }

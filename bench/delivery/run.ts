@@ -60,9 +60,10 @@ const PRODUCER = (env.BENCH_PRODUCER ?? 'recorder') as Producer;
 const SECRET = env.BENCH_SECRET === '' ? null : (env.BENCH_SECRET ?? 'bench-signing-secret-0123456789');
 const STALL_MS = positive('BENCH_STALL_MS', 30_000);
 // `ordering`: the warm-up rounds, then only the ordering rows (no measured rounds): for working on those rows.
+// `ordered-drain`: the warm-up rounds, then only the ordered drain's rounds (with their CPU per delivery beside the bare loop's).
 const ONLY = env.BENCH_ONLY ?? '';
-if (ONLY !== '' && ONLY !== 'ordering' && ONLY !== 'views')
-  throw new Error('BENCH_ONLY must be unset, ordering or views');
+if (ONLY !== '' && ONLY !== 'ordering' && ONLY !== 'ordered-drain' && ONLY !== 'views')
+  throw new Error('BENCH_ONLY must be unset, ordering, ordered-drain or views');
 // The view fan-out row (view-fan-out.ts): receivers with views, changes per round, rounds.
 const VIEW_RECEIVERS = positive('BENCH_VIEW_RECEIVERS', 1000);
 const VIEW_CHANGES = positive('BENCH_VIEW_CHANGES', 200);
@@ -356,8 +357,7 @@ async function main(): Promise<void> {
     const results: Awaited<ReturnType<typeof runRound>>[] = [];
     const roundContext = { db, service, receiver, drafts, concurrency, timeoutMs: config.timeoutMs, cpu };
     for (let warmUp = 0; warmUp < WARMUP_ROUNDS; warmUp++) await runRound(0, roundContext);
-    if (ONLY !== 'ordering')
-      for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, roundContext));
+    if (ONLY === '') for (let round = 1; round <= ROUNDS; round++) results.push(await runRound(round, roundContext));
     const ordering = await runOrderingRows({
       db,
       service,
@@ -372,9 +372,10 @@ async function main(): Promise<void> {
       timeoutMs: config.timeoutMs,
       cpu,
       log,
+      spreadOnly: ONLY === 'ordered-drain',
     });
     await service.stop();
-    if (ONLY === 'ordering') {
+    if (ONLY === 'ordering' || ONLY === 'ordered-drain') {
       process.stdout.write(orderingReport(ordering, { count: COUNT, targets: TARGETS }));
       return;
     }

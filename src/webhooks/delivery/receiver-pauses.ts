@@ -17,14 +17,22 @@ export type ReceiverPauses = {
   pause: (receiverId: string, until: number) => void;
 };
 
-/** `timers`: the worker's retry timers (retry-timers.ts), which wake its pump when a pause ends. */
+const NOTHING = Promise.resolve();
+
+/**
+ * `timers`: the worker's retry timers (retry-timers.ts), which wake its pump when a pause ends;
+ * `handedBack`: called once jobs are back in the queue (the worker's pump fetches again, pump.ts).
+ */
 export function createReceiverPauses(
   boss: PgBoss,
   queues: ReceiverQueues,
   logger: Logger,
   timers: { wakeAt: (at: number) => void },
+  handedBack: () => void = () => {},
 ): ReceiverPauses {
   const handBack = (items: Item[]): Promise<void> => {
+    // Asked after every delivery, mostly with nothing: no statement promises to build and wait for.
+    if (items.length === 0) return NOTHING;
     const plain: string[] = [];
     const deferred = new Map<number, string[]>(); // until -> job ids
     for (const i of items) {
@@ -37,7 +45,7 @@ export function createReceiverPauses(
       handBackJobs(boss, plain),
       ...[...deferred].map(([until, ids]) => deferJobs(boss, ids, until - now)),
     ]).then(
-      () => {},
+      () => handedBack(),
       (error: unknown) =>
         logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
     );

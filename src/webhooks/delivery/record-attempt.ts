@@ -14,6 +14,7 @@ import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../q
 import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
 import type { Claims } from '../queue/settled-claims.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
+import { heldConnection, type Settler } from './settle-connection.ts';
 import type { SendResult } from './send-webhook.ts';
 
 export type Settlement = {
@@ -64,13 +65,13 @@ type Waiting = {
 };
 
 /** Settles `batch` in one statement and releases its waiters; the step taken is `done` for a claim lost or a receiver removed meanwhile. */
-async function settle(deps: Deps, batch: readonly Waiting[]): Promise<void> {
+async function settle(deps: Deps & { settler: Settler }, batch: readonly Waiting[]): Promise<void> {
   const planned = batch.map(({ settlement: s }): Settled => ({
     ...s,
     // A superseded delivery is finished: its lane moves on to the newer event.
     next: s.result.outcome === 'superseded' ? { kind: 'done' } : nextStep(s.result, s.data, deps.config),
   }));
-  const result = await settleJobs(deps.pool, planned.map(toJobSettlement), {
+  const result = await settleJobs(deps.settler, planned.map(toJobSettlement), {
     disableAfterHours: deps.config.disableAfterHours,
     claim: deps.onClaimed !== undefined,
   });
@@ -90,7 +91,7 @@ async function settle(deps: Deps, batch: readonly Waiting[]): Promise<void> {
 }
 
 /** A group that failed, settlement by settlement: only the ones that fail alone stay unsettled. */
-async function settleOneByOne(deps: Deps, batch: readonly Waiting[]): Promise<void> {
+async function settleOneByOne(deps: Deps & { settler: Settler }, batch: readonly Waiting[]): Promise<void> {
   for (const w of batch) {
     try {
       await settle(deps, [w]);
@@ -105,7 +106,8 @@ async function settleOneByOne(deps: Deps, batch: readonly Waiting[]): Promise<vo
   }
 }
 
-export function createAttemptRecorder(deps: Deps): AttemptRecorder {
+export function createAttemptRecorder(given: Deps): AttemptRecorder {
+  const deps = { ...given, settler: heldConnection(given.pool) };
   let queue: Waiting[] = [];
   // The settling statement in flight, if any (it takes whatever has queued up when it starts).
   // One at a time: a group is one round trip (no lock waits since receiver health is written about
@@ -175,6 +177,7 @@ export function createAttemptRecorder(deps: Deps): AttemptRecorder {
     async drain() {
       if (!running && queue.length > 0) start(); // what is gathering goes now
       while (running) await running;
+      deps.settler.release();
     },
   };
 }

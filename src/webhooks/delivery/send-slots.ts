@@ -61,8 +61,10 @@ export type SendSlotsDeps = {
   closing: () => boolean;
   /** Hands claims back to the queue (never rejects). */
   handBack: (items: Item[]) => Promise<void>;
-  /** Wakes the worker's pump (a slot freed up). */
+  /** Wakes the worker's pump: jobs may have come into the queue (a delivery dropped: its lane's next one is a new job). */
   wake: () => void;
+  /** A slot freed up: wakes the worker's pump unless the queue had nothing for it when last asked (worker.ts). */
+  freed: () => void;
   /** A retry was committed, due at `at` (ms since the epoch). */
   retryAt: (at: number) => void;
   /** Deliveries that settling moved up in their lanes, already claimed for this worker (queue/lanes.ts). */
@@ -127,6 +129,7 @@ export class SendSlots {
       if (!event || !receiver || !receiver.enabled) {
         const reason = !event ? 'event_missing' : !receiver ? 'receiver_removed' : 'receiver_disabled';
         await dropDelivery({ pool: this.#deps.pool, job, reason, logger: this.#deps.logger.child(ids) });
+        this.#deps.wake(); // its settlement (unclaimed) made its lane's next delivery a job
         return;
       }
       const startedAt = new Date();
@@ -186,7 +189,7 @@ export class SendSlots {
         this.#deps.queues.done(receiverId, null, false);
         this.dispatch();
       }
-      this.#deps.wake();
+      this.#deps.freed();
     }
   }
 

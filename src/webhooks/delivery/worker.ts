@@ -10,20 +10,17 @@
 // service's pg pool (db.pool). pg-boss is reached only through webhooks/queue/. Any number of workers
 // (processes) may run against one database.
 //
-// How it works: up to WORKER_CONCURRENCY requests are in flight, at most
-// WEBHOOK_CONCURRENCY_PER_RECEIVER of them to one receiver, with a short per-receiver queue of
-// fetched jobs behind them (receiver-queues.ts): one slow or dead receiver never takes more than its
-// share, and a fast one is fed without a database round trip per delivery. Jobs are fetched in
-// batches, loaded and queued by load-batch.ts (while the next fetch runs; also the lanes' next
-// deliveries that settlements claim), sent from the slots (send-slots.ts: refilled as soon as a
-// request ends) and settled in groups (record-attempt.ts). When to fetch is the pump's business
-// (pump.ts): it wakes on pg-boss's NOTIFY, on timers for retries it scheduled, when slots free up,
-// and on a poll every WEBHOOK_POLL_INTERVAL_MS; while as many jobs are queued here as can be sent at
-// once, a fetch waits a little for more room. Stuck lanes are swept by lane-sweeper.ts.
-// A receiver that answers 429/503 with Retry-After is paused here until then (receiver-pauses.ts).
-//
-// The worker is a class (DeliveryLoop) with named modes and asserted transitions (worker-modes.ts).
-// What it holds in flight is counted in one place (in-flight.ts).
+// How it works: up to WORKER_CONCURRENCY requests are in flight, at most WEBHOOK_CONCURRENCY_PER_RECEIVER
+// of them to one receiver, with a short per-receiver queue of fetched jobs behind them
+// (receiver-queues.ts): one slow or dead receiver never takes more than its share, and a fast one is
+// fed without a database round trip per delivery. Jobs are fetched in batches, loaded and queued by
+// load-batch.ts (while the next fetch runs; also the lanes' next deliveries that settlements claim),
+// sent from the slots (send-slots.ts: refilled as soon as a request ends) and settled in groups
+// (record-attempt.ts). When to fetch is the pump's business (pump.ts): it wakes on NOTIFY, retry
+// timers, freed slots (unless the queue was found empty) and a poll every WEBHOOK_POLL_INTERVAL_MS;
+// while as many jobs are queued here as can be sent at once, a fetch waits a little for more room.
+// Stuck lanes: lane-sweeper.ts. A 429/503 with Retry-After pauses its receiver (receiver-pauses.ts).
+// DeliveryLoop has named modes and asserted transitions (worker-modes.ts); what it holds in flight: in-flight.ts.
 //
 // Metrics: lods_webhook_delivery_attempts_total{outcome} (secret_unavailable included), lods_webhook_delivery_duration_seconds
 // (queue depth and dead letters are read at scrape time by http/metrics-route.ts). Logs carry eventId,
@@ -119,7 +116,8 @@ export class DeliveryLoop {
       holdOffMs: () => (this.#queues.queued() + this.#inFlight.loading >= this.#capacity ? FETCH_HOLD_OFF_MS : 0),
     });
     this.#retryTimers = createRetryTimers(this.#pump.wake);
-    this.#pauses = createReceiverPauses(options.boss, this.#queues, this.#logger, this.#retryTimers);
+    const refilled = () => this.#pump.queueEmpty(false); // jobs handed back are ready again
+    this.#pauses = createReceiverPauses(options.boss, this.#queues, this.#logger, this.#retryTimers, refilled);
     this.#slots = new SendSlots({
       pool: options.pool,
       config,
@@ -129,6 +127,7 @@ export class DeliveryLoop {
       closing: () => this.#closing(),
       handBack: this.#pauses.handBack,
       wake: this.#pump.wake,
+      freed: this.#pump.freed,
       retryAt: (at) => this.#retryTimers.wakeAt(at),
       claimed: (claims) => this.#loader.claimed(claims),
       pause: this.#pauses.pause,
@@ -229,14 +228,15 @@ export class DeliveryLoop {
           this.#config.fetchBatch,
           this.#maxHeld - this.#queues.held() - this.#inFlight.loading,
         );
+        const [ignoreGroups, loading] = [this.#queues.full(), this.#inFlight.loading];
         const jobs = await fetchDeliveries(this.#options.boss, {
           batchSize,
-          // Attempts being recorded are still active jobs in pg-boss's count, but they hold nothing
-          // of their receiver's any more: not counting them keeps a fast receiver fed while its
-          // settlements are in flight (they took half its cap on a loaded machine).
+          // Attempts being recorded are active jobs in pg-boss's count but hold nothing of their receiver's: not
+          // counting them keeps a fast receiver fed while they settle (they took half its cap on a loaded machine).
           groupConcurrency: this.#queues.groupConcurrency + this.#inFlight.mostRecordingOfOneReceiver(),
-          ignoreGroups: this.#queues.full(),
+          ignoreGroups,
         });
+        this.#pump.queueEmpty(jobs.length === 0 && ignoreGroups.length === 0 && loading === 0);
         if (jobs.length === 0) break;
         this.#loader.fetched(jobs);
         // A short batch: nothing more is ready, or its receivers reached their cap of jobs in
