@@ -32,6 +32,7 @@ export type SeedOptions = {
 
 const YEAR = 365 * 86_400_000;
 const DEFAULT_BATCH_SIZE = 1000;
+const FOLD_EVERY_BATCHES = 10;
 
 // Statistics of the tables the write statement's triggers read, refreshed each time the seed has
 // doubled what it inserted (from ANALYZE_FROM on). A trigger's statements have no parameters, so each
@@ -91,17 +92,19 @@ export async function seedCatalog(pool: Pool, options: SeedOptions): Promise<{ i
   let failed = false;
   let analyzedAt = 0;
   let analyzing = false;
+  let written = 0; // batches, every session's
   // Each session takes the next batch when its previous one is committed, renders it (the other
   // sessions' statements run meanwhile) and sends it; the first failure stops every session.
   const insertBatches = async (client: PoolClient) => {
     await prepareSeedSession(client);
     // Each batch is one statement in its own (implicit) transaction: no BEGIN and COMMIT round trips.
-    // Its count deltas are folded after it (count-folder.ts), the ranges rebalanced only when the
-    // other sessions are between batches: never a wait.
+    // The count deltas are folded every FOLD_EVERY_BATCHES batches (count-folder.ts: a fold after
+    // each took a tenth of the seed, its deltas written and moved each time), the ranges rebalanced
+    // only when the other sessions are between batches: never a wait.
     const run: RunSql = async (text, params) => (await client.query(text, [...params])).rows;
     for (let next = batches.next(); !next.done && !failed; next = batches.next()) {
       const n = await writeDocs(run, next.value, 'skip'); // not `inserted += await`: the sessions interleave
-      await foldCounts(client, 0);
+      if (++written % FOLD_EVERY_BATCHES === 0) await foldCounts(client, 0);
       inserted += n;
       done += next.value.length;
       options.onProgress?.({ done, total: options.count });
