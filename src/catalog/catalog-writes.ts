@@ -15,8 +15,15 @@ import type { ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
 import { LearningOpportunity } from './entities.ts';
 import { lifecycleOf, loadRecords } from './entity-mapping.ts';
-import type { LearningOpportunityContent } from './record.ts';
-import { archiveNext, planTransitions, planUpserts, publishNext, type Transition } from './write-plans.ts';
+import type { LearningOpportunityContent, Status } from './record.ts';
+import {
+  archiveNext,
+  planTransitions,
+  planUpserts,
+  publishNext,
+  type StoredRecord,
+  type Transition,
+} from './write-plans.ts';
 import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
 import { deleteNestedRows, writeDocs } from './write-docs.ts';
 import { createIdGate, type IdGate } from './id-gate.ts';
@@ -30,6 +37,36 @@ async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   await run(
     `select pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from unnest($1::text[]) as id order by id) ordered`,
     [ids],
+  );
+}
+
+type StoredRow = {
+  id: string;
+  status: Status;
+  published_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  doc: string;
+};
+
+/** The records of `ids` present, as an upsert compares with them: one plain statement, no entities. */
+async function loadStored(run: RunSql, ids: readonly string[]): Promise<Map<string, StoredRecord>> {
+  const rows = await run<StoredRow>(
+    'select id, status, published_at, created_at, updated_at, doc from learning_opportunity where id = any($1::uuid[])',
+    [ids],
+  );
+  const at = (value: Date | string) => new Date(value);
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        status: r.status,
+        publishedAt: r.published_at === null ? null : at(r.published_at),
+        createdAt: at(r.created_at),
+        updatedAt: at(r.updated_at),
+        doc: r.doc,
+      },
+    ]),
   );
 }
 
@@ -81,13 +118,7 @@ function upsertMany(deps: Deps, contents: readonly LearningOpportunityContent[])
   return inTransaction(deps, ids, async (em) => {
     const run = sqlOf(em);
     await lockIds(run, ids);
-    // Read-only (no identity map): the transaction's end has nothing to compare.
-    const found = await em.find(
-      LearningOpportunity,
-      { id: { $in: ids } },
-      { populate: ['doc'], disableIdentityMap: true },
-    );
-    const existing = new Map(found.map((entity) => [entity.id, entity]));
+    const existing = await loadStored(run, ids);
     const { docs, changes, created, replaced } = planUpserts(contents, existing, now(deps));
     // Old nested rows go first, then one statement writes the new records and the replaced ones.
     await deleteNestedRows(

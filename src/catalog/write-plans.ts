@@ -3,9 +3,13 @@
 // loaded and the time in, the docs and changes out; catalog-writes.ts runs the statements.
 import { AppError, notFound } from '../kernel/errors.ts';
 import type { Change } from '../events/record-change.ts';
-import type { ILearningOpportunity } from './entities.ts';
-import { lifecycleOf, type LoadedRecord } from './entity-mapping.ts';
-import { type LearningOpportunityContent, type LearningOpportunityRecord, renderRecord } from './record.ts';
+import type { LoadedRecord } from './entity-mapping.ts';
+import {
+  type LearningOpportunityContent,
+  type LearningOpportunityRecord,
+  type Lifecycle,
+  renderRecord,
+} from './record.ts';
 
 /** A record's next state under a lifecycle move at `now`; null: no change. */
 export type Transition = (record: LearningOpportunityRecord, now: Date) => LearningOpportunityRecord | null;
@@ -63,9 +67,12 @@ export function planTransitions(
 }
 
 /** The docs in the order given, the new and replaced ones and the changes of an upsert; an identical save changes nothing. */
+/** A stored record as an upsert needs it: its lifecycle and its doc. */
+export type StoredRecord = Lifecycle & { doc: string };
+
 export function planUpserts(
   contents: readonly LearningOpportunityContent[],
-  existing: Map<string, ILearningOpportunity>,
+  existing: Map<string, StoredRecord>,
   now: Date,
 ) {
   const changes: Change[] = [];
@@ -79,7 +86,12 @@ export function planUpserts(
       created.push(doc);
       return doc;
     }
-    const lifecycle = lifecycleOf(stored);
+    const lifecycle: Lifecycle = {
+      status: stored.status,
+      publishedAt: stored.publishedAt,
+      createdAt: stored.createdAt,
+      updatedAt: stored.updatedAt,
+    };
     // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
     if (renderRecord({ ...content, ...lifecycle }) === stored.doc) return stored.doc;
     const record: LearningOpportunityRecord = {
