@@ -20,6 +20,7 @@ import { startServerProcess, type ServerUnderTest } from '../read-path/servers.t
 import { compareGraphqlPage, GRAPHQL_PAGE_TARGET } from './graphql-page.ts';
 import { sequentialScans } from './plans.ts';
 import { benchQueries } from './queries.ts';
+import { percentile } from '../delivery/stats.ts';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const RECORDS = intFromEnv('BENCH_QUERY_RECORDS', 1_000_000, 200);
@@ -30,9 +31,6 @@ const GRAPHQL_CONNECTIONS = intFromEnv('BENCH_GRAPHQL_CONNECTIONS', 16, 1);
 const ONLY_GRAPHQL = process.env.BENCH_QUERY_ROWS === 'graphql';
 const P50_MS = 25;
 const P99_MS = 100;
-
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
 async function seedUpTo(db: Database, now: Date): Promise<void> {
   const { rows } = await db.pool.query<{ n: string }>(`select n from catalog_count where status = 'PUBLISHED'`);
@@ -109,7 +107,13 @@ async function main(): Promise<void> {
         durationS: DURATION_S,
       });
       const scans = await sequentialScans(db, query);
-      const [p50, p99] = [median(ms), percentile(ms, 99)];
+      const [p50, p99] = [
+        median(ms),
+        percentile(
+          [...ms].sort((a, b) => a - b),
+          99,
+        ),
+      ];
       const verdict = p50 <= P50_MS && p99 <= P99_MS && load.failures === 0 && scans.length === 0 ? 'PASS' : 'FAIL';
       rows.push([
         name,

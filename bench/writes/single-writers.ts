@@ -5,6 +5,7 @@
 // writer with p99 <= 50 ms).
 import { generateContent, seededRandom } from '../../src/catalog/generate.ts';
 import type { Api } from '../../src/app/service.ts';
+import { percentile } from '../delivery/stats.ts';
 
 export const SINGLE_WRITERS = 8;
 export const SINGLE_P50_MS = 5;
@@ -14,9 +15,6 @@ export const SINGLE_SCALING = 4;
 const UPSERT = 'mutation ($input: LearningOpportunityInput!) { upsertLearningOpportunity(input: $input) { id } }';
 
 export type WriterRun = { writers: number; perSecond: number; p50: number; p99: number };
-
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
 /** `count` upserts of existing records (ids from `ids`, content new) by `writers` concurrent writers. */
 export async function upsertRun(
@@ -50,7 +48,8 @@ export async function upsertRun(
   };
   await Promise.all(Array.from({ length: writers }, writer));
   const seconds = (performance.now() - started) / 1000;
-  return { writers, perSecond: count / seconds, p50: percentile(ms, 50), p99: percentile(ms, 99) };
+  const sorted = ms.sort((a, b) => a - b);
+  return { writers, perSecond: count / seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
 }
 
 export const describeRun = (r: WriterRun) =>

@@ -53,7 +53,7 @@ const ANALYZE_GROWN = 'analyze learning_opportunity (id, status, updated_at), li
  *   moment (never part of one: each is atomic); seed is idempotent, so running it again with the
  *   same --seed inserts exactly what is missing.
  */
-async function prepareSeedSession(client: PoolClient): Promise<void> {
+export async function prepareSeedSession(client: PoolClient): Promise<void> {
   await client.query(`set jit = off; set work_mem = '64MB'; set synchronous_commit = off`);
 }
 
