@@ -2,18 +2,26 @@
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
 import { Command, CommanderError } from 'commander';
-import { registerCatalogCommands } from './catalog.ts';
 import { type Config, ConfigError, loadConfig } from '../kernel/config.ts';
-import { registerDeliveryCommands } from './deliveries.ts';
-import { registerEventCommands } from './events.ts';
-import { registerKeyCommands } from './keys.ts';
-import { registerReceiverCommands } from './receivers.ts';
-import { registerMigrateCommand } from './migrate.ts';
-import { registerPruneCommand } from './prune.ts';
-import { registerSyncCommand } from './sync.ts';
-import { registerSeedCommand } from './seed.ts';
-import { registerWalkCommand } from './walk.ts';
 import { describeFailure } from './run.ts';
+
+type Register = (program: Command, config: Config) => void;
+
+// Each command group, loaded only when it runs: a command loads its own group's modules, not every
+// group's (pg-boss, the consumer client, the generator...), which took a third of a CLI run's start.
+// Help, and anything that names no group, loads them all, in this order.
+const GROUPS: Record<string, () => Promise<Register>> = {
+  keys: async () => (await import('./keys.ts')).registerKeyCommands,
+  receivers: async () => (await import('./receivers.ts')).registerReceiverCommands,
+  events: async () => (await import('./events.ts')).registerEventCommands,
+  catalog: async () => (await import('./catalog.ts')).registerCatalogCommands,
+  deliveries: async () => (await import('./deliveries.ts')).registerDeliveryCommands,
+  seed: async () => (await import('./seed.ts')).registerSeedCommand,
+  migrate: async () => (await import('./migrate.ts')).registerMigrateCommand,
+  walk: async () => (await import('./walk.ts')).registerWalkCommand,
+  prune: async () => (await import('./prune.ts')).registerPruneCommand,
+  sync: async () => (await import('./sync.ts')).registerSyncCommand,
+};
 
 // Read once, here; every command gets the same validated configuration as the service.
 let config: Config;
@@ -30,16 +38,9 @@ const program = new Command('lods')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
-registerKeyCommands(program, config);
-registerReceiverCommands(program, config);
-registerEventCommands(program, config);
-registerCatalogCommands(program, config);
-registerDeliveryCommands(program, config);
-registerSeedCommand(program, config);
-registerMigrateCommand(program, config);
-registerWalkCommand(program, config);
-registerPruneCommand(program, config);
-registerSyncCommand(program, config);
+const named = process.argv[2];
+const groups = named !== undefined && Object.hasOwn(GROUPS, named) ? [GROUPS[named]!] : Object.values(GROUPS);
+for (const register of await Promise.all(groups.map((load) => load()))) register(program, config);
 
 try {
   await program.parseAsync(process.argv);

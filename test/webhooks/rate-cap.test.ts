@@ -410,8 +410,10 @@ async function postgresCpuMs(): Promise<number> {
 
 describe('rate cap: cost per delivery', function () {
   this.timeout(600_000);
-  const ROUNDS = 4;
-  const PER_ROUND = 500;
+  // What it asserts is the number of token takes; the CPU it prints is a hint (2 x 200 each way keeps
+  // the suite short; 4 x 500 gave the same takes and steadier CPU figures).
+  const ROUNDS = 2;
+  const PER_ROUND = 200;
 
   it(`capped (10000/s, never reached) against uncapped, ${ROUNDS} x ${PER_ROUND} deliveries each, alternated: worker and database CPU per delivery`, async () => {
     const totals = {
