@@ -1,8 +1,9 @@
 // The suite's files in the order `npm test` hands them to mocha's workers: the ones that take longest
 // first, then every other file in path order. Mocha starts files in the order it is given them, and
 // by path the longest ones (webhooks/, views/) came last: the run ended with two or three of them
-// alone on an idle machine. Longest first, the whole suite took 6 min 6 s against 6 min 52 s on the
-// same quiet 2-core machine (29 November). The list is those that took 12 s or more when each file ran
+// alone on an idle machine. On the same quiet 2-core machine (29 November) the whole suite took
+// 6 min 52 s in path order, 6 min 6 s to 6 min 57 s (four runs) longest first: a small gain, inside
+// the machine's swings from run to run. The list is those that took 12 s or more when each file ran
 // on its own (docs/development.md, "The test suite"). A stale list costs time, never a test: a name
 // that no longer exists is left out, and every test file runs exactly once.
 import { globSync } from 'node:fs';
