@@ -45,7 +45,11 @@ const LONGEST_FIRST = [
   'test/views/view-receivers.test.ts',
 ];
 
-const all = globSync('test/**/*.test.ts').sort();
-const first = LONGEST_FIRST.filter((file) => all.includes(file));
-const rest = all.filter((file) => !first.includes(file));
-process.stdout.write([...first, ...rest].join('\n') + '\n');
+/** Every test file under `root`, the listed ones that exist first, then the rest by path. */
+export function suiteOrder(root = '.'): { first: string[]; files: string[] } {
+  const all = globSync('test/**/*.test.ts', { cwd: root }).sort();
+  const first = LONGEST_FIRST.filter((file) => all.includes(file));
+  return { first, files: [...first, ...all.filter((file) => !first.includes(file))] };
+}
+
+if (import.meta.main) process.stdout.write(suiteOrder().files.join('\n') + '\n');

@@ -22,6 +22,7 @@ import { runBaseline } from './baseline.ts';
 import type { ReceiverReport } from './receiver-process.ts';
 import type { startServiceSide, Update } from './service-run.ts';
 import { summarize, type Summary, table } from './stats.ts';
+import { median } from '../read-path/http-client.ts';
 
 type Service = Awaited<ReturnType<typeof startServiceSide>>;
 type Receiver = {
@@ -273,7 +274,6 @@ export function orderingReport(
 ): string {
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
   const { spread, spreadCpu, hot, latest } = rows;
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const sums = spreadCpu.map((c) => c.worker + (c.database ?? 0));
   const cpuLine =
     `  ordered drain, CPU per delivery per round: ${spreadCpu.map((c, i) => `worker ${c.worker.toFixed(0)} + database ${c.database?.toFixed(0) ?? '-'} = ${sums[i]!.toFixed(0)} µs against bare ${c.bare.toFixed(0)} µs (${(sums[i]! / c.bare).toFixed(2)}x)`).join('; ')}\n` +

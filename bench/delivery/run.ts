@@ -37,6 +37,7 @@ import type { ReceiverCommand, ReceiverReport } from './receiver-process.ts';
 import { orderingReport, runOrderingRows } from './ordering-run.ts';
 import { type Producer, startServiceSide } from './service-run.ts';
 import { type Summary, summarize, table } from './stats.ts';
+import { median } from '../read-path/http-client.ts';
 import { runViewFanOut } from './view-fan-out.ts';
 
 const env = process.env;
@@ -288,12 +289,6 @@ async function runRound(
     commitSeconds: (lastCommit - firstCommit) / 1000,
   };
 }
-
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Per row, the median of each figure over the rounds (delivered and duplicates: the total). */
 function medianRuns(rounds: Summary[][]): Summary[] {

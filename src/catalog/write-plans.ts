@@ -66,10 +66,10 @@ export function planTransitions(
   return { docs, written, changes };
 }
 
-/** The docs in the order given, the new and replaced ones and the changes of an upsert; an identical save changes nothing. */
 /** A stored record as an upsert needs it: its lifecycle and its doc. */
 export type StoredRecord = Lifecycle & { doc: string };
 
+/** The docs in the order given, the new and replaced ones and the changes of an upsert; an identical save changes nothing. */
 export function planUpserts(
   contents: readonly LearningOpportunityContent[],
   existing: Map<string, StoredRecord>,
@@ -86,14 +86,9 @@ export function planUpserts(
       created.push(doc);
       return doc;
     }
-    const lifecycle: Lifecycle = {
-      status: stored.status,
-      publishedAt: stored.publishedAt,
-      createdAt: stored.createdAt,
-      updatedAt: stored.updatedAt,
-    };
+    const { doc: storedDoc, ...lifecycle } = stored;
     // Rendered with the old timestamps, an unchanged record gives back exactly the stored bytes.
-    if (renderRecord({ ...content, ...lifecycle }) === stored.doc) return stored.doc;
+    if (renderRecord({ ...content, ...lifecycle }) === storedDoc) return storedDoc;
     const record: LearningOpportunityRecord = {
       ...content,
       ...lifecycle,
@@ -102,7 +97,7 @@ export function planUpserts(
     const doc = renderRecord(record);
     changes.push({
       resourceId: content.id,
-      before: { status: lifecycle.status, doc: stored.doc },
+      before: { status: lifecycle.status, doc: storedDoc },
       after: { status: record.status, doc },
       at: record.updatedAt,
     });
