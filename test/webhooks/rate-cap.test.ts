@@ -239,9 +239,17 @@ describe('rate cap: deliveries to real receivers, by real workers', function () 
     console.log(
       `      two workers (${sentBy.join(' + ')} deliveries), capped at 20/s: busiest second ${most}, 140 in ${took.toFixed(0)} ms`,
     );
-    // Alone: 20-21. Counted at the receiver, arrivals bunch when the machine is loaded (a full parallel
-    // run saw 23 of sends the tokens spaced): the bound allows that much, far below an uncapped 140.
-    expect(most, 'the busiest one-second window at the receiver').to.be.at.most(24);
+    // The cap governs when deliveries start: each attempt's start, stamped by the worker that sent it
+    // (the two share this machine's clock), at most the cap in any second, one more for the stamps.
+    const { rows } = await testDb().pool.query<{ ms: number }>(
+      `select (extract(epoch from started_at) * 1000)::float8 as ms from delivery_attempt where receiver_id = $1`,
+      [capped.id],
+    );
+    expect(busiestWindow(rows.map((r) => r.ms)), 'the busiest one-second window of starts').to.be.at.most(21);
+    // At the receiver, alone: 20-21. Its arrivals are stamped by this test process's event loop, which
+    // other tests' work shares: loaded, it lets requests bunch (23 and 27 seen in full parallel runs of
+    // sends whose starts the tokens spaced); far below an uncapped 140 all the same.
+    expect(most, 'the busiest one-second window at the receiver').to.be.at.most(30);
     expect(
       sentBy.every((n) => n > 0),
       `deliveries per worker: ${sentBy.join(', ')}`,
