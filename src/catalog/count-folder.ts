@@ -1,44 +1,83 @@
-// The maintained counts' folder (migration count_deltas): every FOLD_EVERY_MS, the deltas that write
-// statements appended to catalog_count_delta, facet_count_delta and list_bucket_delta are moved into
-// their base rows, and list_bucket's ranges rebalanced, in one transaction (`fold_counts()`). Readers
-// read base plus pending deltas, so the counts are exact whether or not a fold ran; folding keeps the
-// pending deltas to about a second of writes, so reading them stays cheap. Every API process runs
-// one; a try-lock lets one fold at a time, and the others' calls return at once.
+// The folders of the maintained counts. Every FOLD_EVERY_MS:
+// - `fold_counts()` (migration count_deltas): the deltas that write statements appended to
+//   catalog_count_delta, facet_count_delta and list_bucket_delta are moved into their base rows, and
+//   list_bucket's ranges rebalanced, in one transaction. Readers read base plus pending deltas, so
+//   the counts are exact whether or not a fold ran; folding keeps the pending deltas to about a
+//   second of writes, so reading them stays cheap.
+// - `fold_search(max)` (migration search_bitmaps): the records written since their last fold into
+//   the search bitmaps, whole chunks up to about SEARCH_FOLD_RECORDS records per call (a search
+//   counts the records not yet folded from their rows, so it is exact either way).
+// Every API process runs both, each on its own timer (a long search fold never holds up the
+// counts'); a try-lock lets one session fold at a time, and the others' calls return at once.
 import type { Pool } from 'pg';
 import type { Logger } from '../kernel/logger.ts';
 
 export const FOLD_EVERY_MS = 1000;
+/** Records folded into the search bitmaps per call, at most (whole chunks: at least one). */
+export const SEARCH_FOLD_RECORDS = 20_000;
+
+type Queryable = Pick<Pool, 'query'>;
 
 /**
- * Folds once; false when another session was folding (its fold covers what was committed).
- * `waitMs`: how long list_bucket's rebalance may wait for the writers in flight (0: only when none).
+ * Folds the count deltas once; false when another session was folding (its fold covers what was
+ * committed). `waitMs`: how long list_bucket's rebalance may wait for the writers in flight (0: only when none).
  */
-export async function foldCounts(pool: Pick<Pool, 'query'>, waitMs = 200): Promise<boolean> {
+export async function foldCounts(pool: Queryable, waitMs = 200): Promise<boolean> {
   const { rows } = await pool.query<{ folded: boolean }>('select fold_counts($1) as folded', [waitMs]);
   return rows[0]!.folded;
 }
 
-/** Starts folding every `everyMs`; a failed fold is logged and retried at the next tick. */
+/**
+ * Folds marked records into the search bitmaps once: how many were folded (0: none were marked),
+ * or -1 when another session was folding.
+ */
+export async function foldSearch(pool: Queryable, maxRecords = SEARCH_FOLD_RECORDS): Promise<number> {
+  const { rows } = await pool.query<{ folded: number }>('select fold_search($1) as folded', [maxRecords]);
+  return rows[0]!.folded;
+}
+
+/** Folds the search bitmaps until no record is marked (or another session folds). */
+export async function foldSearchAll(pool: Queryable): Promise<void> {
+  while ((await foldSearch(pool)) > 0);
+}
+
+/** Starts both folders, every `everyMs`; a failed fold is logged and retried at the next tick. */
 export function startCountFolder(options: { pool: Pool; logger: Logger; everyMs?: number }): {
   stop: () => Promise<void>;
 } {
   const { pool, logger } = options;
-  let running: Promise<void> = Promise.resolve();
-  const fold = async () => {
-    try {
-      await foldCounts(pool);
-    } catch (error) {
-      logger.warn({ err: error }, 'folding the maintained counts failed; they stay exact, and the next fold retries');
-    }
-  };
-  const timer = setInterval(() => {
-    running = running.then(fold);
-  }, options.everyMs ?? FOLD_EVERY_MS);
-  timer.unref();
+  const folders = [
+    {
+      fold: () => foldCounts(pool),
+      failed: 'folding the maintained counts failed; they stay exact, and the next fold retries',
+    },
+    {
+      fold: () => foldSearch(pool),
+      failed: 'folding the search bitmaps failed; counts stay exact, and the next fold retries',
+    },
+  ].map(({ fold, failed }) => {
+    let running: Promise<void> = Promise.resolve();
+    const once = async () => {
+      try {
+        await fold();
+      } catch (error) {
+        logger.warn({ err: error }, failed);
+      }
+    };
+    // A tick while the previous fold still runs is skipped, not queued.
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      running = once().finally(() => (busy = false));
+    }, options.everyMs ?? FOLD_EVERY_MS);
+    timer.unref();
+    return { timer, running: () => running };
+  });
   return {
     stop: async () => {
-      clearInterval(timer);
-      await running;
+      for (const f of folders) clearInterval(f.timer);
+      await Promise.all(folders.map((f) => f.running()));
     },
   };
 }

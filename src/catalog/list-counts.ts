@@ -2,6 +2,7 @@
 // matches (list-sql.ts), when the filter allows it: facet_count (migration facet_count) for one
 // facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone; and for a
 // session start window alone, one range of list_session's index (migration list_session), no distinct.
+// A search's: list-search.ts.
 import type { ListFilter } from './list-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).

@@ -2,6 +2,7 @@
 // the cheapest way for the sort: by walking the order's index, from a search's matches, or from the
 // session rows in start order.
 import type { ListSort } from './list-model.ts';
+import type { SearchSources } from './list-search.ts';
 
 const SORT_SQL: Record<Exclude<ListSort, 'nextSessionStartsAt'>, string> = {
   '-updatedAt': 'b.updated_at desc, b.id desc',
@@ -57,7 +58,8 @@ export function sessionKeys(
 
 /**
  * The page of a search sorted by relevance or in list order (`matching`: its from and where) and its
- * exact total; the CTEs they read are added to `ctes`.
+ * exact total (`sources`: where the matches and their count come from, list-search.ts); the CTEs
+ * they read are added to `ctes`.
  * - Relevance: every match's rank is needed, so the matches are found once, for the count and the
  *   page (one bitmap scan of the search index and one visit of each matching row, where the count
  *   and the ranking each did both: the heap visits are most of a search's time).
@@ -65,12 +67,14 @@ export function sessionKeys(
  *   by that count: walking the order's index until the page is full reads about (offset + limit) x
  *   catalog / matches rows, finding the matches again and sorting them reads the matches. Many
  *   matches: the walk (`q=machine learn`, 66,678 of 1,000,000: about 300 rows); few: the matches
- *   (`q=orchard academy`, 1,271: the walk read 22,000 rows, 160 ms). The branch not taken is never
- *   run (its condition holds no column: a one-time filter).
+ *   (`q=orchard academy`, 1,271: the walk read 22,000 rows, 160 ms), from the search bitmaps when
+ *   they answer (list-search.ts). The branch not taken is never run (its condition holds no column:
+ *   a one-time filter).
  */
 export function searchKeys(
   sort: Exclude<ListSort, 'nextSessionStartsAt'>,
   matching: string,
+  sources: SearchSources,
   limit: string,
   offset: string,
   ctes: string[],
@@ -84,8 +88,9 @@ export function searchKeys(
   }
   const dense = `(select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count)`;
   ctes.push(
-    `n as materialized (select count(*) as n ${matching})`,
-    `hits as materialized (select b.id, b.updated_at ${matching})`,
+    ...sources.ctes,
+    `n as materialized (select ${sources.count} as n)`,
+    `hits as materialized (${sources.hits})`,
   );
   return {
     total: '(select n from n)',

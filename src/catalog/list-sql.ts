@@ -10,6 +10,7 @@ import { countedFacet, facetColumns, matchedFacet } from './list-facets.ts';
 import { RECORD_FIELDS, searchQuery, type ListFilter, type ListQuery, type RecordField } from './list-model.ts';
 import type { Visibility } from './read-model.ts';
 import { orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
+import { searchSources } from './list-search.ts';
 
 type Param = (value: unknown, type: string) => string;
 
@@ -138,7 +139,9 @@ export function listStatement(
   let keys: string;
   let countedTotalSql = total;
   if (searched && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
-    const search = searchKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'), ctes);
+    // No condition but the public status: the search bitmaps answer it (list-search.ts).
+    const sources = searchSources(matching, visibility === 'public' && base.length + entry.length === 1 ? tsq : null);
+    const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
     [keys, countedTotalSql] = [search.keys, search.total];
   } else if (query.sort !== 'nextSessionStartsAt') {
     keys = orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));

@@ -1,0 +1,167 @@
+// A search's exact total from the search bitmaps (migration search_bitmaps): after any mix of writes
+// through the one write path, with records marked and not yet folded, after a fold, after a rebuild
+// of everything, with lexemes frequent (bitmaps) and rare (no bitmaps, counted through the GIN
+// index), and after a lexeme became frequent: the public list's totalCount and first page of a
+// search, search_count and search_matches of any AND of words and prefixes, equal what a count(*)
+// and a scan of the matching published records give.
+import { expect } from 'chai';
+import { createListReads, searchQuery, type ListQuery } from '../../src/catalog/list-query.ts';
+import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
+import { testDb } from '../hooks.ts';
+import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
+import { resetCatalog } from '../support/factories.ts';
+
+// Searches as consumers send them: common words, a stop word's prefix, rare words, a word this test adds.
+const SEARCHES = [
+  'machine learn',
+  'a',
+  'python',
+  'orchard academy',
+  'data science',
+  'quokka',
+  'quokka machine',
+  'hall',
+];
+const MIN_RECORDS = 200;
+
+const count = async (where: string, values: unknown[]) =>
+  Number(
+    (
+      await testDb().pool.query<{ n: string }>(
+        `select count(*) as n from learning_opportunity b where b.status = 'PUBLISHED' and ${where}`,
+        values,
+      )
+    ).rows[0]!.n,
+  );
+
+const searchCount = async (tsquery: string) =>
+  (await testDb().pool.query<{ n: string | null }>('select search_count($1::tsquery) as n', [tsquery])).rows[0]!.n;
+
+// The tsqueries of rare and frequent lexemes (by the records holding them now), alone, combined and as prefixes.
+async function lexemeQueries(): Promise<string[]> {
+  const { rows } = await testDb().pool.query<{ lexeme: string; frequent: boolean }>(
+    `with s as (select word as lexeme, ndoc from ts_stat($$select search from learning_opportunity where status = 'PUBLISHED'$$))
+     (select lexeme, true as frequent from s order by ndoc desc, lexeme limit 3)
+     union all (select lexeme, false from s where ndoc < $1 and lexeme ~ '^[a-z]{4,}$' order by ndoc desc, lexeme limit 3)`,
+    [MIN_RECORDS],
+  );
+  const frequent = rows.filter((r) => r.frequent).map((r) => `'${r.lexeme}'`);
+  const rare = rows.filter((r) => !r.frequent).map((r) => `'${r.lexeme}'`);
+  expect(frequent, 'frequent lexemes').to.have.length(3);
+  expect(rare, 'rare lexemes').to.have.length(3);
+  return [
+    ...frequent,
+    ...rare,
+    `${frequent[0]} & ${frequent[1]}`,
+    `${frequent[0]} & ${rare[0]}`,
+    `${rare[0]} & ${rare[1]}`,
+    `${rare[0]!.slice(0, 3)}':*`,
+    `${frequent[2]!.slice(0, 2)}':* & ${rare[2]!.slice(0, 2)}':*`,
+  ];
+}
+
+async function expectExact(): Promise<void> {
+  const reads = createListReads(testDb().pool);
+  for (const q of SEARCHES) {
+    const search = searchQuery(q)!;
+    const matches = await count(
+      `b.search @@ (to_tsquery('english', $1) && coalesce(nullif(to_tsquery('english', $2), ''::tsquery), to_tsquery('simple', $2)))`,
+      [search.words, search.last],
+    );
+    const first = await testDb().pool.query<{ id: string }>(
+      `select b.id from learning_opportunity b where b.status = 'PUBLISHED'
+          and b.search @@ (to_tsquery('english', $1) && coalesce(nullif(to_tsquery('english', $2), ''::tsquery), to_tsquery('simple', $2)))
+        order by b.updated_at desc, b.id desc limit 5`,
+      [search.words, search.last],
+    );
+    const query: ListQuery = { filter: {}, q, sort: '-updatedAt', fields: null, facets: [] };
+    const page = await reads.getPage(query, 5, 0, 'public', { keyId: 'test' });
+    expect(page.totalCount, `q=${q}`).to.equal(matches);
+    const ids = (JSON.parse(`[${page.results}]`) as { id: string }[]).map((r) => r.id);
+    expect(ids, `q=${q}`).to.deep.equal(first.rows.map((r) => r.id));
+  }
+  for (const tsquery of await lexemeQueries()) {
+    const matches = await count('b.search @@ $1::tsquery', [tsquery]);
+    expect(await searchCount(tsquery), tsquery).to.equal(String(matches));
+    const numbers = await testDb().pool.query<{ listed: number[]; matching: number[] }>(
+      `select array(select unnest(search_matches($1::tsquery)) order by 1) as listed,
+              array(select e.rn from list_entry e join learning_opportunity b on b.id = e.id
+                     where b.status = 'PUBLISHED' and b.search @@ $1::tsquery order by 1) as matching`,
+      [tsquery],
+    );
+    expect(numbers.rows[0]!.listed, tsquery).to.deep.equal(numbers.rows[0]!.matching);
+  }
+}
+
+describe('search counts from the search bitmaps (search_count, fold_search)', () => {
+  before(async () => {
+    await resetCatalog();
+    await foldSearchAll(testDb().pool);
+    await testDb().pool.query('update search_config set min_records = $1', [MIN_RECORDS]);
+  });
+  after(async () => {
+    await testDb().pool.query('update search_config set min_records = 1000');
+    await resetCatalog();
+  });
+
+  it('gives the exact total of a search with records marked, folded, rebuilt and a lexeme newly frequent', async function () {
+    this.timeout(180_000);
+    const pool = testDb().pool;
+    const marked = async () =>
+      Number((await pool.query<{ n: string }>('select count(*) as n from search_dirty')).rows[0]!.n);
+    await runMixedCatalogWrites({
+      seedCount: 1500,
+      seed: 3301,
+      topic: 'search-test',
+      check: async () => {
+        // Some records written since the last fold: counted from their rows, the rest from the bitmaps.
+        expect(await marked()).to.be.greaterThan(0);
+        await expectExact();
+        await foldSearchAll(pool);
+        expect(await marked()).to.equal(0);
+        await expectExact();
+      },
+    });
+    const frequent = async (lexeme: string) =>
+      (await pool.query<{ frequent: boolean }>('select frequent from search_lexeme where lexeme = $1', [lexeme]))
+        .rows[0]?.frequent;
+    // A word written into some records, then into more: rare (no bitmaps), then frequent (bitmaps built).
+    const retitle = (n: number) =>
+      pool.query(
+        `update learning_opportunity set title = 'Quokka ' || title where id in (
+           select id from learning_opportunity where status = 'PUBLISHED' and not search @@ 'quokka'::tsquery order by id limit $1)`,
+        [n],
+      );
+    await retitle(120);
+    await expectExact();
+    await foldSearchAll(pool);
+    expect(await frequent('quokka')).to.equal(false);
+    await expectExact();
+    await retitle(150);
+    await expectExact();
+    expect(await foldSearch(pool)).to.be.greaterThan(0);
+    expect(await frequent('quokka')).to.equal(true);
+    await expectExact();
+    // Everything marked (as after a seed or the migration): one rebuild, then the same totals.
+    await pool.query('select mark_search_all()');
+    await expectExact();
+    expect(await foldSearch(pool)).to.be.greaterThan(1000);
+    expect(await marked()).to.equal(0);
+    await expectExact();
+  });
+
+  it('answers from the bitmaps, not by counting the matches, once the records are folded', async () => {
+    const pool = testDb().pool;
+    await foldSearchAll(pool);
+    for (const q of ['machin & learn:*', 'python', 'a:*']) {
+      expect(await searchCount(q), q).to.not.equal(null);
+      const { rows } = await pool.query('select search_matches($1::tsquery) as rns', [q]);
+      expect(rows[0]!.rns, q).to.be.an('array').with.length.greaterThan(0);
+    }
+    const { rows } = await pool.query<{ n: string }>('select count(*) as n from search_bitmap');
+    expect(Number(rows[0]!.n)).to.be.greaterThan(0);
+    // A query that is not an AND of words and prefixes is left to the caller's count.
+    expect(await searchCount(`'python' | 'data'`)).to.equal(null);
+    expect(await searchCount(`!'python'`)).to.equal(null);
+  });
+});
