@@ -5,8 +5,10 @@
 // search, search_count and search_matches of any AND of words and prefixes, equal what a count(*)
 // and a scan of the matching published records give.
 import { expect } from 'chai';
+import pg from 'pg';
 import { createListReads, searchQuery, type ListQuery } from '../../src/catalog/list-query.ts';
 import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
 import { testDb } from '../hooks.ts';
 import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { resetCatalog } from '../support/factories.ts';
@@ -147,6 +149,82 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     await expectExact();
     expect(await foldSearch(pool)).to.be.greaterThan(1000);
     expect(await marked()).to.equal(0);
+    await expectExact();
+  });
+
+  it('stays exact in every snapshot beside concurrent writers and a folder, a lexeme becoming frequent meanwhile', async function () {
+    this.timeout(120_000);
+    const pool = testDb().pool;
+    await seedCatalog(pool, { count: 1200, seed: 3302, batchSize: 400 });
+    await foldSearchAll(pool);
+    const ids = (
+      await pool.query<{ id: string }>(
+        `select id from learning_opportunity where status = 'PUBLISHED' order by id limit 400`,
+      )
+    ).rows.map((r) => r.id);
+    expect(ids).to.have.length(400);
+    const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
+    await Promise.all(writers.map((c) => c.connect()));
+    const queries = [`'wombat'`, `'wombat' & 'machin'`, `'machin' & 'learn':*`, `'wom':*`, `'a':*`];
+    let writing = true;
+    let folds = 0;
+    let checks = 0;
+    // The folder far more often than the service's second, a few chunks' worth of records at a time.
+    const folding = (async () => {
+      while (writing) {
+        if ((await foldSearch(pool, 100)) > 0) folds++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    // One statement, one snapshot: the bitmaps' count and numbers against the matches' count.
+    const checking = (async () => {
+      while (writing) {
+        for (const q of queries) {
+          const { rows } = await pool.query<{ counted: string; listed: number; matching: string }>(
+            `select search_count($1::tsquery) as counted, cardinality(search_matches($1::tsquery)) as listed,
+                    (select count(*) from learning_opportunity where status = 'PUBLISHED' and search @@ $1::tsquery) as matching`,
+            [q],
+          );
+          expect(rows[0]!.counted, q).to.equal(rows[0]!.matching);
+          expect(String(rows[0]!.listed ?? 0), q).to.equal(rows[0]!.matching);
+        }
+        checks++;
+      }
+    })();
+    try {
+      // Each record written by one writer: the word added to all, taken out of every fifth again,
+      // every third archived; each write held open a moment, as a real one is while it records its event.
+      await Promise.all(
+        writers.map(async (client, w) => {
+          const write = async (sql: string, id: string) => {
+            await client.query('begin');
+            await client.query(sql, [id]);
+            await client.query('select pg_sleep(0.001)');
+            await client.query('commit');
+          };
+          for (let i = w; i < ids.length; i += writers.length) {
+            await write(`update learning_opportunity set title = 'Wombat ' || title where id = $1`, ids[i]!);
+            if (i % 5 === 0)
+              await write(
+                `update learning_opportunity set title = replace(title, 'Wombat ', '') where id = $1`,
+                ids[i]!,
+              );
+            if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, ids[i]!);
+          }
+        }),
+      );
+    } finally {
+      writing = false;
+      await Promise.all(writers.map((c) => c.end()));
+      await Promise.all([folding, checking]);
+    }
+    expect(folds).to.be.greaterThan(5);
+    expect(checks).to.be.greaterThan(5);
+    await foldSearchAll(pool);
+    const { rows } = await pool.query<{ frequent: boolean }>(
+      `select frequent from search_lexeme where lexeme = 'wombat'`,
+    );
+    expect(rows[0]?.frequent).to.equal(true);
     await expectExact();
   });
 
