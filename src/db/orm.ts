@@ -6,6 +6,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
+import { tableFiles, vacuumRewritten } from './rewritten-tables.ts';
 import { statementTimeouts } from './timeouts.ts';
 import { SESSION_OPTIONS } from './session-settings.ts';
 
@@ -69,6 +70,7 @@ const MIGRATION_LOCK = 7_429_001;
  * none): the first applies, the others wait and then find nothing pending. Creates the database
  * first if it is missing (only `migrate` and the service's start come here). Runs on an ORM of its
  * own, without the pool's statement timeout: a migration may rightly wait for a lock or run longer.
+ * The tables the migrations rewrote are vacuumed and analyzed after them (rewritten-tables.ts).
  */
 export async function migrate(url: string, connectTimeoutMs: number, entities: OrmEntities): Promise<string[]> {
   const lock = await connectCreatingDatabase(url, { connectTimeoutMs, applicationName: 'lods-migrate' });
@@ -76,7 +78,9 @@ export async function migrate(url: string, connectTimeoutMs: number, entities: O
     const orm = await openOrm({ url, entities, poolMax: 1, connectTimeoutMs });
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const before = await tableFiles(lock);
       const applied = await orm.migrator.up();
+      if (applied.length) await vacuumRewritten(lock, before);
       return applied.map((m) => m.name);
     } finally {
       await closeOrm(orm);
