@@ -50,8 +50,14 @@ export class Migration20261223000000_search_bitmaps extends Migration {
     this.addSql(`alter sequence list_entry_rn owned by list_entry.rn`);
     this.addSql(`create unique index list_entry_by_rn on list_entry (rn)`);
 
-    this.addSql(`create table search_config (min_records integer not null check (min_records >= 1))`);
-    this.addSql(`insert into search_config (min_records) values (1000)`);
+    // min_records: the records a lexeme needs for bitmaps. marked_max: the records written since
+    // their fold that a read counts from their rows; with more marked (after a seed, until the fold's
+    // rebuild), a search reads its matches through the index as before.
+    this.addSql(`
+      create table search_config (
+        min_records integer not null check (min_records >= 1),
+        marked_max integer not null check (marked_max >= 0))`);
+    this.addSql(`insert into search_config (min_records, marked_max) values (1000, 20000)`);
     // "C": a prefix's lexemes are one range of the primary key (bytes in order, as tsquery's prefix compares them).
     this.addSql(`
       create table search_lexeme (
@@ -166,7 +172,8 @@ export class Migration20261223000000_search_bitmaps extends Migration {
     //   (few records), those the bitmaps hold left out (search_rest);
     // - marked records: from their rows (search_marked).
     // search_count counts them, search_matches lists their numbers; both are null for any other
-    // query, or when its rare lexemes hold more than RARE_MAX records (the caller reads the matches).
+    // query, when its rare lexemes hold more than RARE_MAX records, or when more than
+    // search_config.marked_max records wait for their fold (the caller reads the matches then).
 
     // What the dictionary says of `q`: its terms, each term's frequent lexemes (f_term, f_lexeme), the
     // frequent lexemes as one tsquery (null when a term has none) and the rare ones (null when none).
@@ -177,6 +184,8 @@ export class Migration20261223000000_search_bitmaps extends Migration {
         words text[];
         prefix boolean[];
       begin
+        if (select count(*) from (select from search_dirty limit (select marked_max + 1 from search_config)) d)
+           > (select marked_max from search_config) then return; end if;
         if q::text !~ '^''[^''\\\\]+''(:\\*)?( & ''[^''\\\\]+''(:\\*)?)*$' then return; end if;
         select array_agg(r.m[1] order by r.o), array_agg(r.m[2] is not null order by r.o) into words, prefix
           from regexp_matches(q::text, '''([^'']+)''(:\\*)?', 'g') with ordinality as r(m, o);

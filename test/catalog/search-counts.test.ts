@@ -62,7 +62,8 @@ async function lexemeQueries(): Promise<string[]> {
   ];
 }
 
-async function expectExact(): Promise<void> {
+// `answered`: whether the bitmaps answer (else search_count is null and the list reads the matches).
+async function expectExact(answered = true): Promise<void> {
   const reads = createListReads(testDb().pool);
   for (const q of SEARCHES) {
     const search = searchQuery(q)!;
@@ -84,7 +85,8 @@ async function expectExact(): Promise<void> {
   }
   for (const tsquery of await lexemeQueries()) {
     const matches = await count('b.search @@ $1::tsquery', [tsquery]);
-    expect(await searchCount(tsquery), tsquery).to.equal(String(matches));
+    expect(await searchCount(tsquery), tsquery).to.equal(answered ? String(matches) : null);
+    if (!answered) continue;
     const numbers = await testDb().pool.query<{ listed: number[]; matching: number[] }>(
       `select array(select unnest(search_matches($1::tsquery)) order by 1) as listed,
               array(select e.rn from list_entry e join learning_opportunity b on b.id = e.id
@@ -102,7 +104,7 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     await testDb().pool.query('update search_config set min_records = $1', [MIN_RECORDS]);
   });
   after(async () => {
-    await testDb().pool.query('update search_config set min_records = 1000');
+    await testDb().pool.query('update search_config set min_records = 1000, marked_max = 20000');
     await resetCatalog();
   });
 
@@ -144,11 +146,14 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     expect(await foldSearch(pool)).to.be.greaterThan(0);
     expect(await frequent('quokka')).to.equal(true);
     await expectExact();
-    // Everything marked (as after a seed or the migration): one rebuild, then the same totals.
+    // Everything marked (as after a seed or the migration): more than marked_max, so the searches read
+    // their matches (the bitmaps answer nothing); one rebuild, then the same totals from the bitmaps.
+    await pool.query('update search_config set marked_max = 1000');
     await pool.query('select mark_search_all()');
-    await expectExact();
+    await expectExact(false);
     expect(await foldSearch(pool)).to.be.greaterThan(1000);
     expect(await marked()).to.equal(0);
+    await pool.query('update search_config set marked_max = 20000');
     await expectExact();
   });
 
