@@ -193,8 +193,9 @@ describe('rate cap: deliveries to real receivers, by real workers', function () 
     );
     // 21 seen when the first request's connection set-up delayed it past the second (rate-cap.ts).
     expect(most, 'the busiest one-second window at the capped receiver').to.be.at.most(21);
-    // Held to its rate (97% of the cap: rate-cap.ts), and kept at it.
-    expect(took, 'the capped receiver took').to.be.within(((120 - 21) / 20) * 1000, ((120 * 1.03) / 20) * 1000 + 2500);
+    // Held to its rate (97% of the cap: rate-cap.ts), and kept at it: the slack is what a loaded
+    // machine adds (8.8 s seen in a full run on a busy machine, against 6.2 s at the cap).
+    expect(took, 'the capped receiver took').to.be.within(((120 - 21) / 20) * 1000, ((120 * 1.03) / 20) * 1000 + 5000);
     // Not held up by the capped one: done before that one had a third of its deliveries.
     const slowThird = [...slow.arrivals].sort((a, b) => a - b)[40]!;
     expect(Math.max(...fast.arrivals), 'the uncapped receiver finished long before').to.be.below(slowThird);
