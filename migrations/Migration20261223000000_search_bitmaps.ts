@@ -183,9 +183,10 @@ export class Migration20261223000000_search_bitmaps extends Migration {
       declare
         words text[];
         prefix boolean[];
+        most integer;
       begin
-        if (select count(*) from (select from search_dirty limit (select marked_max + 1 from search_config)) d)
-           > (select marked_max from search_config) then return; end if;
+        select marked_max into most from search_config;
+        if (select count(*) from (select from search_dirty limit most + 1) d) > most then return; end if;
         if q::text !~ '^''[^''\\\\]+''(:\\*)?( & ''[^''\\\\]+''(:\\*)?)*$' then return; end if;
         select array_agg(r.m[1] order by r.o), array_agg(r.m[2] is not null order by r.o) into words, prefix
           from regexp_matches(q::text, '''([^'']+)''(:\\*)?', 'g') with ordinality as r(m, o);
