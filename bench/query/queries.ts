@@ -30,6 +30,8 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'topic+format+updatedSince', query: `topic=python,ai&format=IN_PERSON&updatedSince=${at(-90)}` },
     { name: 'q', query: 'q=machine%20learn' },
     { name: 'q, rare words', query: 'q=orchard%20academy' },
+    { name: 'topic+country', query: 'topic=python&country=de' },
+    { name: 'q+format', query: 'q=machine%20learn&format=ONLINE' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
     { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
   ];

@@ -1,26 +1,61 @@
-// Where a search's matches and their count come from (list-keys.ts searchKeys). A search of the
-// public catalog with no other condition reads the search bitmaps (migration search_bitmaps):
-// search_count for the exact total, search_matches for the matching records' numbers (the page of
-// a search with few matches, sorted from list_entry); each is null when the bitmaps cannot answer
-// (a query they do not understand, or rare lexemes holding too many records), and the matches are
-// then found through the search index, as for any other search.
+// Where a filtered page's matches and their count come from (list-keys.ts searchKeys). The public
+// catalog's search and facet filters are read from the search bitmaps (migrations search_bitmaps and
+// facet_bitmaps): search_count for the exact total, search_matches for the matching records'
+// numbers (the page when the matches are few, sorted from list_entry). Each is null when the
+// bitmaps cannot answer (a query they do not understand, a rare facet value or too many records
+// behind rare words), and the matches are then found through the indexes, as for any other filter.
+import type { ListFilter, ListQuery } from './list-model.ts';
 
-/** The sources of a search: `count`, a scalar subquery; `hits`, the matches' id and updated_at; `ctes`, what they read. */
+/** The sources of a page's matches: `count`, a scalar subquery; `hits`, the matches' id and updated_at; `ctes`, what they read. */
 export type SearchSources = { count: string; hits: string; ctes: string[] };
 
+/** What the bitmaps are asked: `q`, the search (`tsq.query`, or a null tsquery); `from`, the from item it needs (or ''); the facet filters as parallel arrays. */
+export type BitmapQuery = { q: string; from: string; facets: string; values: string };
+
+// Facet filters the bitmaps hold (a record's values as keys: migration facet_bitmaps).
+const KEYED = new Set<keyof ListFilter>(['format', 'language', 'provider', 'topic', 'country']);
+
 /**
- * `matching`: the search's from and where (`b`, the catalog); `tsq`: its `, (...) tsq` from item
- * when the search is the public catalog's with no other condition, else null.
+ * The bitmaps' part of a public page in list order, or null when they cannot serve it: relevance
+ * (every match's rank is needed), the session order, facets, any condition but a search and facet
+ * filters (a date or start window, a city: checking the matches' rows against it was slower than the
+ * indexes, 48.6 against 30.6 ms for 12,865 candidates at a million records), or neither a search nor
+ * a facet filter. `tsq`: the search's from item (`, (...) tsq`) or ''.
  */
-export function searchSources(matching: string, tsq: string | null): SearchSources {
+export function bitmapQuery(
+  { filter, sort, facets }: ListQuery,
+  tsq: string,
+  param: (value: unknown, type: string) => string,
+): BitmapQuery | null {
+  if ((sort !== '-updatedAt' && sort !== 'updatedAt') || facets.length) return null;
+  const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+  const keyed = given.filter((name) => KEYED.has(name));
+  if (keyed.length < given.length || (!tsq && keyed.length === 0)) return null;
+  const pairs = keyed.flatMap((name) => [...new Set(filter[name] as string[])].map((value) => [name, value]));
+  return {
+    q: tsq ? 'tsq.query' : 'null::tsquery',
+    from: tsq ? `from ${tsq.replace(/^, /, '')}` : '',
+    facets: param(
+      pairs.map(([name]) => name),
+      'text[]',
+    ),
+    values: param(
+      pairs.map(([, value]) => value),
+      'text[]',
+    ),
+  };
+}
+
+/** `matching`: the page's from and where (`b`: the catalog with a search, else list_entry); `bitmaps`: what the bitmaps are asked, or null. */
+export function searchSources(matching: string, bitmaps: BitmapQuery | null): SearchSources {
   const counted = `(select count(*) ${matching})`;
   const hits = `select b.id, b.updated_at ${matching}`;
-  if (!tsq) return { count: counted, hits, ctes: [] };
-  const from = tsq.replace(/^, /, '');
+  if (!bitmaps) return { count: counted, hits, ctes: [] };
+  const { q, from, facets, values } = bitmaps;
   return {
-    count: `(select coalesce(search_count(tsq.query), ${counted}) from ${from})`,
+    count: `(select coalesce(search_count(${q}, ${facets}, ${values}), ${counted}) ${from})`,
     hits: `select e.id, e.updated_at from sm join list_entry e on e.rn = any(sm.rns) where sm.rns is not null
            union all ${hits} and (select sm.rns from sm) is null`,
-    ctes: [`sm as materialized (select search_matches(tsq.query) as rns from ${from})`],
+    ctes: [`sm as materialized (select search_matches(${q}, ${facets}, ${values}) as rns ${from})`],
   };
 }

@@ -10,7 +10,7 @@ import { countedFacet, facetColumns, matchedFacet } from './list-facets.ts';
 import { RECORD_FIELDS, searchQuery, type ListFilter, type ListQuery, type RecordField } from './list-model.ts';
 import type { Visibility } from './read-model.ts';
 import { orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
-import { searchSources } from './list-search.ts';
+import { bitmapQuery, searchSources } from './list-search.ts';
 
 type Param = (value: unknown, type: string) => string;
 
@@ -90,6 +90,18 @@ function pageOf(keys: string, fields: RecordField[] | null, bounded: string): st
                   ${bounded})`;
 }
 
+// A search's from item (`, (...) tsq`: its tsquery as `tsq.query`), '' without one. A search whose
+// text holds no word matches nothing (the parsers refuse it; this is the backstop). The last word, a
+// prefix, falls back to the 'simple' configuration when 'english' drops it as a stop word: with
+// 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
+function searchFrom(q: string | null, param: Param): string {
+  if (q === null) return '';
+  const search = searchQuery(q);
+  const last = param(search?.last ?? '', 'text');
+  return `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
+         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`;
+}
+
 /** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
 export function listStatement(
   query: ListQuery,
@@ -106,15 +118,7 @@ export function listStatement(
   const { filter } = query;
   const searched = query.q !== null;
   const { base, entry, status } = conditions(query, visibility, param, searched ? 'e' : 'b');
-  // A search whose text holds no word matches nothing (the parsers refuse it; this is the backstop).
-  // The last word, a prefix, falls back to the 'simple' configuration when 'english' drops it as a
-  // stop word: with 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
-  const search = searched ? searchQuery(query.q!) : null;
-  const last = searched ? param(search?.last ?? '', 'text') : '';
-  const tsq = searched
-    ? `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
-         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`
-    : '';
+  const tsq = searchFrom(query.q, param);
   const where = [...base];
   if (searched) where.push('b.search @@ tsq.query');
   if (searched && entry.length)
@@ -138,9 +142,10 @@ export function listStatement(
   const ctes: string[] = [];
   let keys: string;
   let countedTotalSql = total;
-  if (searched && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
-    // No condition but the public status: the search bitmaps answer it (list-search.ts).
-    const sources = searchSources(matching, visibility === 'public' && base.length + entry.length === 1 ? tsq : null);
+  // The public catalog's search and facet filters: the search bitmaps (list-search.ts).
+  const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, tsq, param) : null;
+  if ((searched || bitmaps) && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
+    const sources = searchSources(matching, bitmaps);
     const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
     [keys, countedTotalSql] = [search.keys, search.total];
   } else if (query.sort !== 'nextSessionStartsAt') {

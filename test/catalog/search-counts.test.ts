@@ -83,6 +83,15 @@ async function expectExact(answered = true): Promise<void> {
     const ids = (JSON.parse(`[${page.results}]`) as { id: string }[]).map((r) => r.id);
     expect(ids, `q=${q}`).to.deep.equal(first.rows.map((r) => r.id));
   }
+  // The same filters for an internal reader (no bitmaps: the indexes and a count over the matches).
+  for (const query of await filterQueries()) {
+    const label = JSON.stringify(query);
+    const page = await reads.getPage(query, 5, 0, 'public', { keyId: 'test' });
+    const internal = { ...query, filter: { ...query.filter, status: ['PUBLISHED'] } };
+    const expected = await reads.getPage(internal, 5, 0, 'internal', { keyId: 'test' });
+    expect(page.totalCount, label).to.equal(expected.totalCount);
+    expect(page.results, label).to.equal(expected.results);
+  }
   for (const tsquery of await lexemeQueries()) {
     const matches = await count('b.search @@ $1::tsquery', [tsquery]);
     expect(await searchCount(tsquery), tsquery).to.equal(answered ? String(matches) : null);
@@ -97,14 +106,53 @@ async function expectExact(answered = true): Promise<void> {
   }
 }
 
+// Facet filters as consumers combine them, alone and with a search, with each facet's most common
+// values (bitmaps), a rare provider (none: the indexes answer), a country in another case, a date
+// window or a city beside them (the matches' rows checked), and the topic the mixed writes add.
+async function filterQueries(): Promise<ListQuery[]> {
+  const { rows } = await testDb().pool.query<{ facet: string; value: string }>(
+    `select facet, value from (
+       select facet, value, row_number() over (partition by facet order by n desc, value) as top,
+              row_number() over (partition by facet order by n, value) as bottom
+         from facet_count where n > 0) f where top <= 2 or (facet = 'provider' and bottom = 1)
+     order by facet, top`,
+  );
+  const top = (facet: string, i = 0) => rows.filter((r) => r.facet === facet)[i]!.value;
+  const since = (
+    await testDb().pool.query<{ at: Date }>(
+      `select percentile_disc(0.5) within group (order by updated_at) as at from list_entry`,
+    )
+  ).rows[0]!.at;
+  const query = (filter: ListQuery['filter'], q: string | null = null): ListQuery => ({
+    filter,
+    q,
+    sort: '-updatedAt',
+    fields: null,
+    facets: [],
+  });
+  return [
+    query({ format: [top('format')], language: [top('language'), top('language', 1)] }),
+    query({ topic: [top('topic'), top('topic', 1)], format: [top('format', 1)], updatedSince: since }),
+    query({ country: [top('country').toLowerCase()], format: [top('format')] }),
+    query({ provider: [top('provider')], language: [top('language')] }),
+    query({ provider: [top('provider', 2)], format: [top('format')] }),
+    query({ format: [top('format')], city: [top('city').toUpperCase()] }),
+    query({ topic: ['search-test'], format: [top('format')] }),
+    query({ format: [top('format')] }, 'machine learn'),
+    query({ topic: [top('topic')], country: [top('country')] }, 'a'),
+  ];
+}
+
 describe('search counts from the search bitmaps (search_count, fold_search)', () => {
   before(async () => {
     await resetCatalog();
     await foldSearchAll(testDb().pool);
-    await testDb().pool.query('update search_config set min_records = $1', [MIN_RECORDS]);
+    await testDb().pool.query('update search_config set min_records = $1, facet_min_records = $1', [MIN_RECORDS]);
   });
   after(async () => {
-    await testDb().pool.query('update search_config set min_records = 1000, marked_max = 20000');
+    await testDb().pool.query(
+      'update search_config set min_records = 1000, facet_min_records = 10000, marked_max = 20000',
+    );
     await resetCatalog();
   });
 
@@ -243,6 +291,45 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     }
     const { rows } = await pool.query<{ n: string }>('select count(*) as n from search_bitmap');
     expect(Number(rows[0]!.n)).to.be.greaterThan(0);
+    // Facet values: the bitmaps answer for common ones, with and without a search, not for a rare
+    // provider (rebuilt with a lower threshold, so that the most common provider has bitmaps).
+    await pool.query('update search_config set min_records = 50, facet_min_records = 50');
+    await pool.query('select mark_search_all()');
+    expect(await foldSearch(pool)).to.be.greaterThan(0);
+    const top = async (facet: string, order: 'asc' | 'desc') =>
+      (
+        await pool.query<{ value: string }>(
+          `select value from facet_count where facet = $1 and n > 0 order by n ${order}, value limit 1`,
+          [facet],
+        )
+      ).rows[0]!.value;
+    const [format, language, provider, rare] = [
+      await top('format', 'desc'),
+      await top('language', 'desc'),
+      await top('provider', 'desc'),
+      await top('provider', 'asc'),
+    ];
+    const facetCount = async (q: string | null, facets: string[], values: string[]) =>
+      (
+        await pool.query<{ n: string | null }>('select search_count($1::tsquery, $2::text[], $3::text[]) as n', [
+          q,
+          facets,
+          values,
+        ])
+      ).rows[0]!.n;
+    const published = `select count(*) as n from list_entry e join learning_opportunity b on b.id = e.id where e.status = 'PUBLISHED'`;
+    const exact = async (where: string, values: unknown[]) =>
+      (await pool.query<{ n: string }>(`${published} and ${where}`, values)).rows[0]!.n;
+    expect(await facetCount(null, ['format', 'language'], [format, language])).to.equal(
+      await exact('e.format = $1 and e.language = $2', [format, language]),
+    );
+    expect(await facetCount('python', ['format'], [format])).to.equal(
+      await exact(`e.format = $1 and b.search @@ 'python'::tsquery`, [format]),
+    );
+    expect(await facetCount(null, ['provider', 'format'], [provider, format])).to.equal(
+      await exact('e.provider_name = $1 and e.format = $2', [provider, format]),
+    );
+    expect(await facetCount(null, ['provider', 'format'], [rare, format])).to.equal(null);
     // A query that is not an AND of words and prefixes is left to the caller's count.
     expect(await searchCount(`'python' | 'data'`)).to.equal(null);
     expect(await searchCount(`!'python'`)).to.equal(null);
