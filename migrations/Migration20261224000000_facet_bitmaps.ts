@@ -9,7 +9,7 @@ import { Migration } from '@mikro-orm/migrations';
 // - `facet_key(facet, value)`: chr(1), the facet, '=' and the value (countries in lower case, as
 //   the filter compares them). No lexeme holds a control character (the parser's words are letters
 //   and digits), so a prefix's range of lexemes never meets a key.
-// - `search_keys(rns)`: the published records' lexemes and facet keys, what fold_search folds.
+// - `search_keys(rns)`: those records' lexemes and facet keys (published ones), what fold_search folds.
 // - `key_records(key)`: the folded records holding a key that became frequent (its first bitmaps):
 //   a lexeme's through the search index; a facet value's by one pass over list_entry.
 // - search_plan, search_count, search_matches and search_marked take the facets and their values
@@ -67,9 +67,7 @@ export class Migration20261224000000_facet_bitmaps extends Migration {
       $$`);
     this.addSql(`
       create function search_keys(rns integer[]) returns table (rn integer, lexeme text) language plpgsql stable as $$ begin
-        if rns is null then return query ${KEYS_OF('true')};
-        else return query ${KEYS_OF('e.rn = any(rns)')};
-        end if;
+        return query ${KEYS_OF('e.rn = any(rns)')};
       end $$`);
     this.addSql(`
       create function key_records(key text) returns setof integer language plpgsql stable as $$ begin
@@ -84,7 +82,7 @@ export class Migration20261224000000_facet_bitmaps extends Migration {
         end if;
       end $$`);
 
-    // fold_search as in migration search_bitmaps, over search_keys and key_records.
+    // fold_search as in migration search_bitmaps, over the records' keys and key_records.
     this.addSql(`
       create or replace function fold_search(max_records integer) returns integer language plpgsql as $$
       declare
@@ -104,12 +102,16 @@ export class Migration20261224000000_facet_bitmaps extends Migration {
           delete from search_dirty;
           delete from search_bitmap;
           delete from search_lexeme;
-          insert into search_lexeme (lexeme, n, frequent)
-          select l.lexeme, count(*), count(*) >= ${MIN('l.lexeme')} from search_keys(null) l group by l.lexeme;
+          -- Every record's keys read once, for the dictionary and the bitmaps (read twice, through
+          -- a function, a million records' rebuild took 96 s; this, 69).
+          with l as materialized (${KEYS_OF('true')}),
+          lex as (
+            insert into search_lexeme (lexeme, n, frequent)
+            select l.lexeme, count(*), count(*) >= ${MIN('l.lexeme')} from l group by l.lexeme
+            returning lexeme, frequent)
           insert into search_bitmap (lexeme, chunk, bits)
           select l.lexeme, ${CHUNK('l.rn')}, bit_or(set_bit(zero, ${BIT('l.rn')}, 1))
-            from search_keys(null) l
-           where l.lexeme in (select lexeme from search_lexeme where frequent)
+            from l join lex on lex.lexeme = l.lexeme and lex.frequent
            group by 1, 2
            order by 1, 2;
           return marked;
