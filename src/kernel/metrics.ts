@@ -132,6 +132,27 @@ export function setResyncReader(reader: typeof resyncReader): void {
   resyncReader = reader;
 }
 
+let searchMarkedReader: (() => Promise<number>) | null = null;
+/**
+ * Records written since their last fold into the search bitmaps (catalog/count-folder.ts), read
+ * from the database at scrape time through the reader the API process sets (setSearchMarkedReader).
+ * Above search_config.marked_max, searches and facet filters count their matches row by row.
+ */
+export const searchMarked = new Gauge({
+  name: 'lods_search_marked_records',
+  help: 'Records written since their last fold into the search bitmaps; above search_config.marked_max (20000) searches count their matches row by row until the fold',
+  registers: [registry],
+  async collect() {
+    if (!searchMarkedReader) return;
+    const n = await searchMarkedReader().catch(() => null);
+    if (n === null) this.reset();
+    else this.set(n);
+  },
+});
+export function setSearchMarkedReader(reader: typeof searchMarkedReader): void {
+  searchMarkedReader = reader;
+}
+
 /**
  * Takes of send tokens for receivers with a rate cap (webhooks/delivery/rate-gate.ts), one statement
  * each, by result: granted (at least one send allowed), denied (none: the receiver's rate is used up

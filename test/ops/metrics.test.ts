@@ -5,6 +5,8 @@ import type { Api } from '../../src/app/service.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { getJson, startTestApi, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
+import { eventually } from '../support/webhooks.ts';
+import { testDb } from '../hooks.ts';
 import { type ProxiedApi, startProxiedApi } from '../support/proxied-api.ts';
 import { openEmptyDatabase, startTestBoss } from './ops-support.ts';
 
@@ -118,6 +120,34 @@ describe('GET /metrics', () => {
 
       await boss.deleteJob(DELIVERY_QUEUE, jobs[0]!.id);
       expect(sample(await scrape(api.url), 'lods_webhook_queue_depth')).to.equal(depth0 + 1);
+    });
+  });
+
+  describe('search fold gauge', () => {
+    const served = useTestApi(['catalog:read']);
+
+    it('reports the records waiting for their fold into the search bitmaps, and none once folded', async () => {
+      // The fold's try-lock held, as by another process folding: the API's folder skips its ticks.
+      const holder = await testDb().pool.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select pg_advisory_xact_lock(20261223, 1)');
+        await createRecord(served.api.writes);
+        await createRecord(served.api.writes);
+        const waiting = Number(
+          (await testDb().pool.query<{ n: string }>('select count(*) as n from search_dirty')).rows[0]!.n,
+        );
+        expect(waiting, 'marked by the writes').to.be.at.least(2);
+        expect(sample(await scrape(served.api.url), 'lods_search_marked_records')).to.equal(waiting);
+      } finally {
+        await holder.query('rollback');
+        holder.release();
+      }
+      await eventually(
+        async () => sample(await scrape(served.api.url), 'lods_search_marked_records') === 0,
+        10_000,
+        'the folder folded them',
+      );
     });
   });
 
