@@ -114,14 +114,22 @@ describe('logs of a failing request (500)', () => {
 
   it('logs the error under the request id, without the key, and answers a generic 500', async () => {
     const key = randomKey();
-    const res = await fetch(`${api.url}/v1/learning-opportunities`, {
-      headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'boom-1' },
-    });
-    const problem = expectProblem({ status: res.status, headers: res.headers, text: await res.text() }, 500);
+    // On a loaded machine the first connection to the new database can outlast the connect timeout:
+    // that request is a 503 "database unreachable" (also correct), so it is asked again, under a new id.
+    let id = '';
+    let res: Response | undefined;
+    for (let attempt = 1; attempt <= 5 && (!res || res.status === 503); attempt++) {
+      id = `boom-${attempt}`;
+      res = await fetch(`${api.url}/v1/learning-opportunities`, {
+        headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': id },
+      });
+      if (res.status === 503) await res.text();
+    }
+    const problem = expectProblem({ status: res!.status, headers: res!.headers, text: await res!.text() }, 500);
     expect(problem.type).to.equal('/problems/internal');
-    const line = await accessLine(capture, 'boom-1');
+    const line = await accessLine(capture, id);
     expect(line).to.include({ status: 500, route: '/v1/learning-opportunities' });
-    const error = capture.lines().find((l) => l.requestId === 'boom-1' && l.msg === 'unhandled error');
+    const error = capture.lines().find((l) => l.requestId === id && l.msg === 'unhandled error');
     expect(error, 'error line with the request id').to.be.an('object');
     expect(error!.level).to.equal(50);
     expect(capture.text()).not.to.contain(key);
