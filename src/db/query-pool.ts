@@ -5,6 +5,7 @@
 // process dies before it could cancel the statement. With read replicas, the same on the replicas.
 import pg from 'pg';
 import type { ConnectionSource } from './deadline-reads.ts';
+import { survivePoolErrors } from './pool-errors.ts';
 import { createReadPool } from './read-replicas.ts';
 import { SESSION_OPTIONS } from './session-settings.ts';
 import type { Logger } from '../kernel/logger.ts';
@@ -28,7 +29,7 @@ export function openQueryPool(options: {
     options: SESSION_OPTIONS,
     ...(options.readTimeoutMs ? { statement_timeout: options.readTimeoutMs } : {}),
   });
-  primary.on('error', () => {}); // an idle connection that broke; the next read opens another
+  survivePoolErrors(primary);
   const replicas = options.replicas?.urls.length
     ? createReadPool({
         primary,

@@ -10,6 +10,7 @@
 import pg, { type Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { isDatabaseUnavailable } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { survivePoolErrors } from './pool-errors.ts';
 import type { Queryable } from './queryable.ts';
 import { SESSION_OPTIONS } from './session-settings.ts';
 import { statementTimeouts } from './timeouts.ts';
@@ -52,7 +53,7 @@ function openReplica(url: string, deps: Deps): Replica {
     options: SESSION_OPTIONS,
     ...statementTimeouts(deps.statementTimeoutMs),
   });
-  pool.on('error', () => {}); // an idle client's broken connection; the next check notices
+  survivePoolErrors(pool); // a broken connection: the next check notices
   return { url, pool, healthy: false, lagMs: null };
 }
 
