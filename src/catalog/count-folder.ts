@@ -12,7 +12,6 @@
 import type { Pool } from 'pg';
 import { boundedQuery } from '../db/bounded-query.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { setSearchMarkedReader } from '../kernel/metrics.ts';
 
 export const FOLD_EVERY_MS = 1000;
 /** Records folded into the search bitmaps per call, at most (whole chunks: at least one). */
@@ -38,6 +37,15 @@ export async function foldSearch(pool: Queryable, maxRecords = SEARCH_FOLD_RECOR
   return rows[0]!.folded;
 }
 
+/**
+ * The records waiting for their fold into the search bitmaps (/metrics' lods_search_marked_records,
+ * read at scrape time): a million rows after a seed count in about 40 ms.
+ */
+export async function readSearchMarked(pool: Pool, timeoutMs: number): Promise<number> {
+  const rows = await boundedQuery<{ n: string }>(pool, 'select count(*) as n from search_dirty', timeoutMs);
+  return Number(rows[0]!.n);
+}
+
 /** Folds the search bitmaps until no record is marked (or another session folds). */
 export async function foldSearchAll(pool: Queryable): Promise<void> {
   while ((await foldSearch(pool)) > 0);
@@ -48,11 +56,6 @@ export function startCountFolder(options: { pool: Pool; logger: Logger; everyMs?
   stop: () => Promise<void>;
 } {
   const { pool, logger } = options;
-  // /metrics' lods_search_marked_records: what waits for the search fold (a million rows after a seed: about 40 ms).
-  setSearchMarkedReader(async () => {
-    const rows = await boundedQuery<{ n: string }>(pool, 'select count(*) as n from search_dirty', 1000);
-    return Number(rows[0]!.n);
-  });
   const folders = [
     {
       fold: () => foldCounts(pool),

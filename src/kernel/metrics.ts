@@ -45,6 +45,11 @@ export const deadLetters = new Gauge({
   help: 'Dead-lettered webhook deliveries',
   registers: [registry],
 });
+export const searchMarked = new Gauge({
+  name: 'lods_search_marked_records',
+  help: 'Records written since their last fold into the search bitmaps; above search_config.marked_max, searches and facet filters count their matches row by row until the fold',
+  registers: [registry],
+});
 export const feedHorizonAge = new Gauge({
   name: 'lods_feed_horizon_age_seconds',
   help: 'How long the oldest running write transaction has been open: the change feed serves nothing past it until it ends',
@@ -130,27 +135,6 @@ export const resyncPending = new Gauge({
 });
 export function setResyncReader(reader: typeof resyncReader): void {
   resyncReader = reader;
-}
-
-let searchMarkedReader: (() => Promise<number>) | null = null;
-/**
- * Records written since their last fold into the search bitmaps (catalog/count-folder.ts), read
- * from the database at scrape time through the reader the API process sets (setSearchMarkedReader).
- * Above search_config.marked_max, searches and facet filters count their matches row by row.
- */
-export const searchMarked = new Gauge({
-  name: 'lods_search_marked_records',
-  help: 'Records written since their last fold into the search bitmaps; above search_config.marked_max (20000) searches count their matches row by row until the fold',
-  registers: [registry],
-  async collect() {
-    if (!searchMarkedReader) return;
-    const n = await searchMarkedReader().catch(() => null);
-    if (n === null) this.reset();
-    else this.set(n);
-  },
-});
-export function setSearchMarkedReader(reader: typeof searchMarkedReader): void {
-  searchMarkedReader = reader;
 }
 
 /**

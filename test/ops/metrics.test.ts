@@ -180,6 +180,7 @@ describe('GET /metrics', () => {
         expect(Date.now() - started).to.be.below(5000); // the 1 s gauge timeout, with room for a loaded machine
         expect(Number.isNaN(sample(text, 'lods_webhook_queue_depth')), 'depth is NaN').to.equal(true);
         expect(Number.isNaN(sample(text, 'lods_webhook_dead_letters')), 'dead letters NaN').to.equal(true);
+        expect(Number.isNaN(sample(text, 'lods_search_marked_records')), 'search backlog NaN').to.equal(true);
         expect(text).to.contain('lods_process_cpu_user_seconds_total');
       } finally {
         proxied.proxy.restore();
