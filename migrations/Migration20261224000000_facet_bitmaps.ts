@@ -148,62 +148,49 @@ export class Migration20261224000000_facet_bitmaps extends Migration {
     this.addSql(`drop function search_count(tsquery)`);
     this.addSql(`drop function search_matches(tsquery)`);
     this.addSql(`drop function search_marked(tsquery)`);
-    this.addSql(`drop function search_plan(tsquery)`);
     // What the dictionary says of a search `q` (or null) and facet values (facets[i] = fvalues[i]: one
     // term per facet, an OR of its values): every term's frequent keys (f_term, f_lexeme), the
     // search's frequent lexemes as one tsquery (freq_q) and its rare ones (rare_q, rare_n).
-    // `terms` is null when the bitmaps cannot answer.
+    // `terms` is null when the bitmaps cannot answer. The search's part is search_plan(q) of
+    // migration search_bitmaps (kept), which also checks the records waiting for their fold.
     this.addSql(`
       create function search_plan(q tsquery, facets text[], fvalues text[], out terms integer, out f_term integer[],
                                   out f_lexeme text[], out freq_q text, out rare_q text, out rare_n numeric)
         language plpgsql stable as $$
       declare
-        words text[];
-        prefix boolean[];
         most integer;
-        q_terms integer := 0;
+        s record;
       begin
-        select marked_max into most from search_config;
-        if (select count(*) from (select from search_dirty limit most + 1) d) > most then return; end if;
-        rare_n := 0;
         if q is not null then
-          if q::text !~ '^''[^''\\\\]+''(:\\*)?( & ''[^''\\\\]+''(:\\*)?)*$' then return; end if;
-          select array_agg(r.m[1] order by r.o), array_agg(r.m[2] is not null order by r.o) into words, prefix
-            from regexp_matches(q::text, '''([^'']+)''(:\\*)?', 'g') with ordinality as r(m, o);
-          q_terms := cardinality(words);
-          with tl as (
-            select t.i, d.lexeme, d.frequent, d.n
-              from generate_subscripts(words, 1) as t(i)
-              cross join lateral (
-                select * from search_lexeme x where not prefix[t.i] and x.lexeme = words[t.i]
-                union all
-                select * from search_lexeme x where prefix[t.i] and x.lexeme >= words[t.i] and x.lexeme < words[t.i] || chr(1114111)) d
-          ),
-          per_term as (
-            select i, string_agg(${QUOTED('lexeme')}, ' | ') filter (where frequent) as freq from tl group by i)
-          select (select array_agg(i order by i, lexeme) from tl where frequent),
-                 (select array_agg(lexeme order by i, lexeme) from tl where frequent),
-                 case when (select count(*) from per_term where freq is not null) = q_terms
-                      then (select string_agg('(' || freq || ')', ' & ') from per_term) end,
-                 (select string_agg(${QUOTED('lexeme')}, ' | ') from (select distinct lexeme from tl where not frequent) r),
-                 (select coalesce(sum(n), 0) from (select distinct lexeme, n from tl where not frequent) r)
-            into f_term, f_lexeme, freq_q, rare_q, rare_n;
+          select * into s from search_plan(q);
+          if s.terms is null then return; end if;
+          select s.terms, s.f_term, s.f_lexeme, s.freq_q, s.rare_q, s.rare_n
+            into terms, f_term, f_lexeme, freq_q, rare_q, rare_n;
+        else
+          select marked_max into most from search_config;
+          if (select count(*) from (select from search_dirty limit most + 1) d) > most then return; end if;
+          terms := 0;
+          rare_n := 0;
         end if;
         if coalesce(cardinality(facets), 0) = 0 then
-          if q_terms > 0 then terms := q_terms; end if;
+          if terms = 0 then terms := null; end if;
           return;
         end if;
-        -- The records matching through a rare key are found by the search index alone (search_rest).
-        if rare_q is not null then return; end if;
-        if exists (select from unnest(facets, fvalues) t(f, v) join search_lexeme x on x.lexeme = facet_key(t.f, t.v)
-                    where not x.frequent) then return; end if;
+        -- The records matching through a rare word are found by the search index alone (search_rest);
+        -- a facet value held by folded records without bitmaps, by the caller's count.
+        if rare_q is not null
+           or exists (select from unnest(facets, fvalues) t(f, v) join search_lexeme x on x.lexeme = facet_key(t.f, t.v)
+                       where not x.frequent) then
+          terms := null;
+          return;
+        end if;
         select coalesce(f_term, '{}') || coalesce(array_agg(k.i order by k.i, k.key), '{}'),
                coalesce(f_lexeme, '{}') || coalesce(array_agg(k.key order by k.i, k.key), '{}')
           into f_term, f_lexeme
-          from (select q_terms + dense_rank() over (order by t.f) as i, facet_key(t.f, t.v) as key
+          from (select terms + dense_rank() over (order by t.f) as i, facet_key(t.f, t.v) as key
                   from unnest(facets, fvalues) t(f, v)) k
           join search_lexeme x on x.lexeme = k.key;
-        terms := q_terms + (select count(distinct f) from unnest(facets) f);
+        terms := terms + (select count(distinct f) from unnest(facets) f);
       end $$`);
     // The marked records matching: the search on their vector, every facet on their keys.
     this.addSql(`
