@@ -244,6 +244,12 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
         checks++;
       }
     })();
+    // The writers pause every few records until the folder and the checker have each gone round once
+    // more, so that folds and checks fall between the writes however slow the machine is.
+    const bothWentRound = async () => {
+      const [f, c] = [folds, checks];
+      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
+    };
     try {
       // Each record written by one writer: the word added to all, taken out of every fifth again,
       // every third archived; each write held open a moment, as a real one is while it records its event.
@@ -263,6 +269,7 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
                 ids[i]!,
               );
             if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, ids[i]!);
+            if (i % 60 < writers.length) await bothWentRound();
           }
         }),
       );
