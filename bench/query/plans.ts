@@ -1,14 +1,17 @@
-// The sequential scans of a list query's plan (EXPLAIN, not run) of the catalog, its sessions or its
-// narrow rows (list_entry): bench:query reports them and
-// test/v1/list-query-plans.test.ts refuses them.
+// The scans of a list query's plan (EXPLAIN, not run): the sequential scans of the catalog, its
+// sessions or its narrow rows (list_entry), which bench:query reports and
+// test/v1/list-query-plans.test.ts refuses, and the indexes read.
 import { parse as parseQuery } from 'node:querystring';
 import { isPlainList, listStatement } from '../../src/catalog/list-query.ts';
 import { PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, pageBudget } from '../../src/catalog/read-model.ts';
 import type { Database } from '../../src/app/database.ts';
 import { parseListQuery } from '../../src/http/v1/list-page.ts';
 
-/** The plan's sequential scans of the catalog, of sessions or of list_entry (what the EXPLAIN test refuses). */
-export async function sequentialScans(db: Pick<Database, 'pool'>, query: string): Promise<string[]> {
+/** The scans of a list query's plan (EXPLAIN, not run): each node's type, relation and index. */
+export async function planScans(
+  db: Pick<Database, 'pool'>,
+  query: string,
+): Promise<{ type: string; relation?: string; index?: string }[]> {
   const { limit, offset, list } = parseListQuery(parseQuery(query));
   // As REST runs them: with the page's byte budget (PAGE_MAX_BYTES at its default).
   const budget = pageBudget(PAGE_MAX_BYTES_DEFAULT);
@@ -19,15 +22,22 @@ export async function sequentialScans(db: Pick<Database, 'pool'>, query: string)
     text: `explain (format json) ${statement.text}`,
     values: statement.values,
   });
-  const found: string[] = [];
+  const found: { type: string; relation?: string; index?: string }[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (
-      node['Node Type'] === 'Seq Scan' &&
-      ['learning_opportunity', 'lo_session', 'list_entry'].includes(node['Relation Name'] as string)
-    )
-      found.push(node['Relation Name'] as string);
+    found.push({
+      type: node['Node Type'] as string,
+      relation: node['Relation Name'] as string | undefined,
+      index: node['Index Name'] as string | undefined,
+    });
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
   return found;
+}
+
+/** The plan's sequential scans of the catalog, of sessions or of list_entry (what the EXPLAIN test refuses). */
+export async function sequentialScans(db: Pick<Database, 'pool'>, query: string): Promise<string[]> {
+  return (await planScans(db, query))
+    .filter((n) => n.type === 'Seq Scan' && ['learning_opportunity', 'lo_session', 'list_entry'].includes(n.relation!))
+    .map((n) => n.relation!);
 }

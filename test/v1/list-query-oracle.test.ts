@@ -33,6 +33,7 @@ type ListBody = {
 
 const NOW = new Date();
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const codepoints = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const byIdDesc = (a: Rec, b: Rec) => codepoints(b.id, a.id);
@@ -197,6 +198,9 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     this.timeout(120_000);
     const de = common(walk.map((r) => r.language).filter(Boolean) as string[])[0]!;
     const berlin = common(walk.flatMap((r) => r.sessions.map((s) => s.location?.city)).filter(Boolean) as string[])[0]!;
+    const countries = common(
+      walk.flatMap((r) => r.sessions.map((s) => s.location?.country)).filter(Boolean) as string[],
+    );
     const from = NOW.getTime();
     const before = NOW.getTime() + 90 * DAY;
     const ascending = (a: Rec, b: Rec) => codepoints(a.updatedAt, b.updatedAt) || byIdDesc(a, b);
@@ -226,6 +230,46 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
           sessionIn(r, (s) => s.location?.city === berlin) &&
           sessionIn(r, (s) => Date.parse(s.startsAt) >= from && Date.parse(s.startsAt) < before),
       },
+      // A country with a start window: read from one index of each record's countries times its
+      // start days, the window's ends within a day (not at midnight) checked on the starts; the
+      // country and the start may be two sessions'; countries in any case.
+      {
+        query: `country=${countries[0]!.toLowerCase()}&startsFrom=${iso(from + 7 * DAY + 5 * HOUR)}&startsBefore=${iso(from + 40 * DAY + 7 * HOUR)}&sort=nextSessionStartsAt`,
+        match: (r) =>
+          sessionIn(r, (s) => s.location?.country?.toLowerCase() === countries[0]!.toLowerCase()) &&
+          sessionIn(
+            r,
+            (s) =>
+              Date.parse(s.startsAt) >= from + 7 * DAY + 5 * HOUR &&
+              Date.parse(s.startsAt) < from + 40 * DAY + 7 * HOUR,
+          ),
+        sort: byNextStart,
+      },
+      {
+        query: `country=${countries.slice(1, 4).join(',')}&startsFrom=${iso(from + 3 * HOUR)}&startsBefore=${iso(from + 20 * DAY)}`,
+        match: (r) =>
+          sessionIn(r, (s) => anyOf(countries.slice(1, 4), s.location?.country)) &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from + 3 * HOUR && Date.parse(s.startsAt) < from + 20 * DAY),
+      },
+      // Too many days for that index (more than 1,000 keys): the countries' and the days' indexes.
+      {
+        query: `country=${countries[0]}&startsFrom=${iso(from - 400 * DAY)}&startsBefore=${iso(from + 700 * DAY)}&sort=nextSessionStartsAt`,
+        match: (r) =>
+          sessionIn(r, (s) => s.location?.country === countries[0]) &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from - 400 * DAY && Date.parse(s.startsAt) < from + 700 * DAY),
+        sort: byNextStart,
+      },
+      // With a search: the same index, asked for the search's matches.
+      {
+        query: `q=a&country=${countries[0]}&startsFrom=${iso(from + 2 * HOUR)}&startsBefore=${iso(from + 30 * DAY)}&sort=nextSessionStartsAt`,
+        match: (r) =>
+          words(r).some((w) => w.startsWith('a') && !A_STOP_WORDS.has(w)) &&
+          sessionIn(r, (s) => s.location?.country === countries[0]) &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from + 2 * HOUR && Date.parse(s.startsAt) < from + 30 * DAY),
+        sort: byNextStart,
+      },
+      // An empty window: nothing.
+      { query: `country=${countries[0]}&startsFrom=${iso(from + DAY)}&startsBefore=${iso(from)}`, match: () => false },
       { query: 'sort=updatedAt', match: () => true, sort: ascending },
       { query: 'sort=nextSessionStartsAt', match: () => true, sort: byNextStart },
       // Counted over the matches, found once for the count and the page (records without a future session last).

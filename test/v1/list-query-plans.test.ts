@@ -4,7 +4,7 @@
 // enable_seqscan stays on: the planner chooses freely, as in production.
 import { expect } from 'chai';
 import { benchQueries } from '../../bench/query/queries.ts';
-import { sequentialScans } from '../../bench/query/plans.ts';
+import { planScans, sequentialScans } from '../../bench/query/plans.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { connectDatabase, type Database } from '../../src/app/database.ts';
 import { cloneTestDatabase } from '../support/database.ts';
@@ -39,5 +39,13 @@ describe('filtered list plans', () => {
       if (scans.length) found.push(`${name} (${query}): ${scans.join(', ')}`);
     }
     expect(found).to.deep.equal([]);
+  });
+
+  it('reads a country with a start window from the index of countries times start days alone', async () => {
+    const query = benchQueries(now).find((q) => q.name === 'country+starts+sort')!.query;
+    const indexes = (await planScans(db, query)).map((n) => n.index).filter(Boolean);
+    expect(indexes).to.include('list_entry_place_days');
+    expect(indexes).to.not.include.members(['list_entry_start_days']);
+    expect(indexes).to.not.include.members(['list_entry_countries_lower']);
   });
 });
