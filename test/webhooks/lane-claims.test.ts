@@ -51,8 +51,8 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
     await world.stack.addReceiver(world.receiver.url);
     const id = randomUUID();
     const input = buildLearningOpportunityInput({ id });
-    // Version 1 is answered after a while, so that version 2 can be written while it is in flight.
-    world.receiver.reply((r) => (bodyOf(r).resource.version === 1 ? { delayMs: 500 } : { status: 200 }));
+    // Version 1 is answered once version 2 is written (in flight meanwhile, however slow the machine).
+    world.receiver.reply((r) => (bodyOf(r).resource.version === 1 ? { hang: true } : { status: 200 }));
     await world.stack.api.writes.upsert(parseLearningOpportunityInput(input));
     await world.stack.api.writes.publish(id);
     await eventually(async () => of(world.receiver.requests, id).length === 1, 5000, 'version 1 in flight');
@@ -75,6 +75,7 @@ describe("a lane's next delivery, claimed by the settlement of the one before it
             at: new Date(),
           },
         ]);
+        world.receiver.releaseHung();
         await eventually(
           async () =>
             (

@@ -27,8 +27,9 @@ describe('deliveries of a worker that died', function () {
 
   /** Publishes one event to the receiver, and claims its job as a worker would, then "dies" (never settles). */
   async function claimAndDie(config: { lostRetryLimit: number }): Promise<{ eventId: string; receiverId: string }> {
-    // Shortest expiry (timeout 100 ms: 3 s); supervised, so expired claims are handed out again.
-    stack = await startWebhookStack({ worker: false, supervise: true, config: { timeoutMs: 100, ...config } });
+    // A short expiry (timeout 1 s: 4 s; a shorter timeout turned a slow local answer on a loaded
+    // machine into a timeout and an extra attempt); supervised, so expired claims are handed out again.
+    stack = await startWebhookStack({ worker: false, supervise: true, config: { timeoutMs: 1000, ...config } });
     const { id: receiverId } = await stack.addReceiver(receiver.url);
     const input = buildLearningOpportunityInput();
     await stack.api.writes.upsert(parseLearningOpportunityInput(input));

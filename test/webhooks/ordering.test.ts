@@ -92,11 +92,12 @@ describe('per-record order of deliveries', function () {
   });
 
   it("keeps a lost worker's expired job at the head: later events wait until it comes back", async () => {
-    // Expiry 3 s (timeout 100 ms); supervised, so the expired claim is handed out again.
+    // Expiry 4 s (timeout 1 s: not shorter, or a slow local answer on a loaded machine times out and
+    // is sent again); supervised, so the expired claim is handed out again.
     world.stack = await startWebhookStack({
       worker: false,
       supervise: true,
-      config: { timeoutMs: 100, lostRetryLimit: 2 },
+      config: { timeoutMs: 1000, lostRetryLimit: 2 },
     });
     await world.stack.addReceiver(world.receiver.url);
     const id = randomUUID();
@@ -125,7 +126,7 @@ describe('per-record order of deliveries', function () {
     world.stack = await startWebhookStack({
       worker: false,
       supervise: true,
-      config: { timeoutMs: 100, lostRetryLimit: 0 },
+      config: { timeoutMs: 1000, lostRetryLimit: 0 },
     });
     await world.stack.addReceiver(world.receiver.url);
     const id = randomUUID();
@@ -238,7 +239,8 @@ describe('per-record order of deliveries', function () {
       mode: 'latest-state',
     });
     const [a, b] = [randomUUID(), randomUUID()];
-    world.receiver.reply((r) => (bodyOf(r).resource.id === a ? { delayMs: 1500 } : { status: 200 }));
+    // A's delivery is answered once B's next event is written (it holds the receiver's one slot meanwhile).
+    world.receiver.reply((r) => (bodyOf(r).resource.id === a ? { hang: true } : { status: 200 }));
     await changes(a, 0);
     await eventually(async () => versionsOf(world.receiver.requests, a).length === 1, 5000, "A's delivery in flight");
     await changes(b, 0);
@@ -257,10 +259,11 @@ describe('per-record order of deliveries', function () {
       5000,
       "B's first delivery fetched while A's is in flight",
     );
-    // B's next event, written while A's delivery (1.5 s) still holds the receiver's one slot.
+    // B's next event, written while A's delivery still holds the receiver's one slot; then A is answered.
     await world.stack.api.writes.upsert(
       parseLearningOpportunityInput(buildLearningOpportunityInput({ id: b, title: 'Newer' })),
     );
+    world.receiver.releaseHung();
     await eventually(
       async () =>
         versionsOf(world.receiver.requests, b).length >= 1 && (await pendingDeliveries(receiverId)).length === 0,
