@@ -97,7 +97,7 @@ describe('change feed long poll', function () {
     await until(() => own.feed.waiters.waiting() === 1);
     await own.close();
     const page = await waiting;
-    expect(Date.now() - began).to.be.below(3000);
+    expect(Date.now() - began).to.be.below(10_000); // not the 30 s wait
     expect(page.results).to.deep.equal([]);
     expect(page.pagination.next).to.equal(start);
   });

@@ -238,7 +238,8 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
     );
     expect(rows).to.have.length(1);
     expect(rows[0]!.deferred).to.equal(true);
-    expect(Number(rows[0]!.pause_ms)).to.be.within(500, 2100);
+    // Some of the pause left (how much depends on how long the publish took), never more than asked.
+    expect(Number(rows[0]!.pause_ms)).to.be.within(1, 2100);
 
     await settledFor(id, async () => (await successes(id)).length === 2, 15_000, 'delivered');
     const throttledAt = receiver.hits[0]!.answeredAt;

@@ -31,7 +31,7 @@ describe('deliveries in progress per receiver', () => {
         await stack.api.writes.upsert(parseLearningOpportunityInput(input));
         await stack.api.writes.publish(input.id);
       }
-      await receiver.waitFor(2, 3000);
+      await receiver.waitFor(2, 15_000);
       const { rows } = await testDb().pool.query('select count(*)::int as n from delivery_attempt');
       expect(rows[0].n, 'attempts recorded while the lock was held').to.equal(0);
     } finally {
