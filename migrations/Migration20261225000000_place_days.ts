@@ -13,7 +13,7 @@ import { Migration } from '@mikro-orm/migrations';
 //   day are checked on the row's starts. Immutable, so an index holds it; a PL/pgSQL loop, as
 //   lower_each (migration places_any_case) is.
 // - Its GIN on list_entry, nothing stored in the rows: a write pays for its keys (a record's
-//   countries times its start days: 3 to 6 on the generated catalog).
+//   countries times its start days: 2.9 on average on the generated catalog, at most 36).
 export class Migration20261225000000_place_days extends Migration {
   override up(): void {
     this.addSql(`
