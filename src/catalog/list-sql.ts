@@ -177,12 +177,14 @@ export function listStatement(
     // start, from the list_entry row: `b`'s own, or the search's match's by id), for the count and
     // the page, instead of finding them twice (a start window with a country: two bitmap scans of
     // the GIN indexes, 25-35 ms each at 1,000,000 records).
+    // The next start is the element after those at or before now in the ascending `starts`:
+    // width_bucket's binary search, an expression on the row (a subquery over unnest(starts) took
+    // 6-7 of the 21 ms of `country+starts+sort`'s 4,612 matches at a million records).
     const shared = !byStatusOnly && counted === null && query.facets.length === 0;
-    const starts = searched ? `(select x.starts from list_entry x where x.id = b.id)` : 'b.starts';
+    const next = (starts: string) => `${starts}[width_bucket(statement_timestamp(), ${starts}) + 1]`;
+    const nextAt = searched ? `(select ${next('x.starts')} from list_entry x where x.id = b.id)` : next('b.starts');
     if (shared) {
-      ctes.push(
-        `ids as materialized (select b.id, (select min(t) from unnest(${starts}) t where t > statement_timestamp()) as next_at ${matching})`,
-      );
+      ctes.push(`ids as materialized (select b.id, ${nextAt} as next_at ${matching})`);
       countedTotalSql = '(select count(*) from ids)';
     }
     const sessions = shared
