@@ -20,21 +20,21 @@ const KEYED = new Set<keyof ListFilter>(['format', 'language', 'provider', 'topi
  * (every match's rank is needed), the session order, facets, any condition but a search and facet
  * filters (a date or start window, a city: checking the matches' rows against it was slower than the
  * indexes, 48.6 against 30.6 ms for 12,865 candidates at a million records), or neither a search nor
- * a facet filter. `tsq`: the search's from item (`, (...) tsq`) or ''.
+ * a facet filter. `search`: the search's from item (`(...) tsq`) or ''.
  */
 export function bitmapQuery(
   { filter, sort, facets }: ListQuery,
-  tsq: string,
+  search: string,
   param: (value: unknown, type: string) => string,
 ): BitmapQuery | null {
   if ((sort !== '-updatedAt' && sort !== 'updatedAt') || facets.length) return null;
   const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
   const keyed = given.filter((name) => KEYED.has(name));
-  if (keyed.length < given.length || (!tsq && keyed.length === 0)) return null;
+  if (keyed.length < given.length || (!search && keyed.length === 0)) return null;
   const pairs = keyed.flatMap((name) => [...new Set(filter[name] as string[])].map((value) => [name, value]));
   return {
-    q: tsq ? 'tsq.query' : 'null::tsquery',
-    from: tsq ? `from ${tsq.replace(/^, /, '')}` : '',
+    q: search ? 'tsq.query' : 'null::tsquery',
+    from: search ? `from ${search}` : '',
     facets: param(
       pairs.map(([name]) => name),
       'text[]',

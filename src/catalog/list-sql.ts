@@ -24,15 +24,20 @@ function projection(fields: RecordField[]): string {
   return `'{' || ${members.join(' || ')} || '}'`;
 }
 
-// The UTC days (since 1970) of a session start window, for list_entry's GIN on start_days (an open
-// side: the first or last session start present); the exact bounds are checked on `starts`.
+// A timestamp's UTC day (days since 1970), as list_entry's start_days hold them; and the last instant
+// before a window's end (`startsBefore` excluded: its day is the window's last only if a start can
+// fall on it).
+const utcDay = (at: string) => `floor(extract(epoch from ${at}) / 86400)::int`;
+const lastBefore = (before: string) => `${before} - interval '1 millisecond'`;
+
+// The UTC days of a session start window, for list_entry's GIN on start_days (an open side: the
+// first or last session start present); the exact bounds are checked on `starts`.
 function startDays(filter: ListFilter, param: Param): string {
-  const day = (at: string) => `floor(extract(epoch from ${at}) / 86400)::int`;
   const first = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : '(select min(starts_at) from lo_session)';
   const last = filter.startsBefore
-    ? `${param(filter.startsBefore, 'timestamptz')} - interval '1 millisecond'`
+    ? lastBefore(param(filter.startsBefore, 'timestamptz'))
     : '(select max(starts_at) from lo_session)';
-  return `(select array_agg(d) from generate_series(${day(first)}, ${day(last)}) d)`;
+  return `(select array_agg(d) from generate_series(${utcDay(first)}, ${utcDay(last)}) d)`;
 }
 
 // A country with a start window (at most 1,000 keys: countries times days), read from list_entry's
@@ -46,9 +51,8 @@ function placeDays(filter: ListFilter, param: Param, e: string): string | null {
   if (!country || !startsFrom || !startsBefore) return null;
   const days = (startsBefore.getTime() - startsFrom.getTime()) / 86_400_000;
   if (country.length * (days + 2) > 1000) return null;
-  const day = (at: string) => `floor(extract(epoch from ${at}) / 86400)::int`;
-  const first = day(param(startsFrom, 'timestamptz'));
-  const last = day(`${param(startsBefore, 'timestamptz')} - interval '1 millisecond'`);
+  const first = utcDay(param(startsFrom, 'timestamptz'));
+  const last = utcDay(lastBefore(param(startsBefore, 'timestamptz')));
   return `place_days(${e}.countries, ${e}.start_days) && (select array_agg(lower(c) || '|' || d)
             from unnest(${param(country, 'text[]')}) c, generate_series(${first}, ${last}) d)`;
 }
@@ -110,7 +114,7 @@ function pageOf(keys: string, fields: RecordField[] | null, bounded: string): st
                   ${bounded})`;
 }
 
-// A search's from item (`, (...) tsq`: its tsquery as `tsq.query`), '' without one. A search whose
+// A search's from item (`(...) tsq`: its tsquery as `tsq.query`), '' without one. A search whose
 // text holds no word matches nothing (the parsers refuse it; this is the backstop). The last word, a
 // prefix, falls back to the 'simple' configuration when 'english' drops it as a stop word: with
 // 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
@@ -118,7 +122,7 @@ function searchFrom(q: string | null, param: Param): string {
   if (q === null) return '';
   const search = searchQuery(q);
   const last = param(search?.last ?? '', 'text');
-  return `, (select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
+  return `(select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
          from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`;
 }
 
@@ -138,7 +142,8 @@ export function listStatement(
   const { filter } = query;
   const searched = query.q !== null;
   const { base, entry, status } = conditions(query, visibility, param, searched ? 'e' : 'b');
-  const tsq = searchFrom(query.q, param);
+  const searchItem = searchFrom(query.q, param);
+  const tsq = searchItem && `, ${searchItem}`; // joined to the matches' table
   const where = [...base];
   if (searched) where.push('b.search @@ tsq.query');
   if (searched && entry.length)
@@ -163,7 +168,7 @@ export function listStatement(
   let keys: string;
   let countedTotalSql = total;
   // The public catalog's search and facet filters: the search bitmaps (list-search.ts).
-  const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, tsq, param) : null;
+  const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, searchItem, param) : null;
   if ((searched || bitmaps) && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
     const sources = searchSources(matching, bitmaps);
     const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
@@ -181,9 +186,9 @@ export function listStatement(
     // width_bucket's binary search, an expression on the row (a subquery over unnest(starts) took
     // 6-7 of the 21 ms of `country+starts+sort`'s 4,612 matches at a million records).
     const shared = !byStatusOnly && counted === null && query.facets.length === 0;
-    const next = (starts: string) => `${starts}[width_bucket(statement_timestamp(), ${starts}) + 1]`;
-    const nextAt = searched ? `(select ${next('x.starts')} from list_entry x where x.id = b.id)` : next('b.starts');
     if (shared) {
+      const next = (starts: string) => `${starts}[width_bucket(statement_timestamp(), ${starts}) + 1]`;
+      const nextAt = searched ? `(select ${next('x.starts')} from list_entry x where x.id = b.id)` : next('b.starts');
       ctes.push(`ids as materialized (select b.id, ${nextAt} as next_at ${matching})`);
       countedTotalSql = '(select count(*) from ids)';
     }
