@@ -69,6 +69,19 @@ export function buildLearningOpportunityInput(overrides: Record<string, unknown>
 }
 
 /** Upserts (and by default publishes) a record through the service; returns its rendered JSON. */
+/** An in-person session (input shape) starting at `startsAt`, in `city` and `country`. */
+export function buildSession(startsAt: string, city: string | null, country: string | null): Record<string, unknown> {
+  return {
+    id: randomUUID(),
+    startsAt,
+    endsAt: null,
+    timezone: null,
+    format: 'IN_PERSON',
+    location: { name: 'Hall', address: '1 Main Street', city, country },
+    capacity: null,
+  };
+}
+
 export async function createRecord(
   writes: CatalogWrites,
   overrides: Record<string, unknown> = {},

@@ -4,10 +4,9 @@
 // window's ends fall within a day, so the records on its first and last day are checked on their
 // starts; the country and the start may be two sessions' (as the filter says); countries in any case.
 // In next-session order, the records come by their next session after now, then those without one.
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { getJson, graphql, useTestApi } from '../support/api.ts';
-import { createRecord, resetCatalog } from '../support/factories.ts';
+import { buildSession, createRecord, resetCatalog } from '../support/factories.ts';
 
 type ListBody = { results: { id: string }[]; pagination: { totalCount: number } };
 
@@ -16,15 +15,7 @@ const BEFORE = '2030-04-09T18:00:00.000Z';
 
 /** Sessions at the given times and countries. */
 const sessions = (...at: [string, string][]) => ({
-  sessions: at.map(([startsAt, country]) => ({
-    id: randomUUID(),
-    startsAt,
-    endsAt: null,
-    timezone: null,
-    format: 'IN_PERSON',
-    location: { name: 'Hall', address: '1 Main Street', city: 'Town', country },
-    capacity: null,
-  })),
+  sessions: at.map(([startsAt, country]) => buildSession(startsAt, 'Town', country)),
 });
 
 describe('a country with a session start window', () => {

@@ -4,10 +4,9 @@
 // are BCP 47 tags (stored in their canonical form: `de`, `pt-BR`), so `DE` or `PT-br` is the tag
 // itself; countries and cities are free text, compared in lower case (`lyon`, `Lyon` and `LYON`
 // are one city, counted once per record).
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { getJson, graphql, useTestApi } from '../support/api.ts';
-import { createRecord, resetCatalog } from '../support/factories.ts';
+import { buildSession, createRecord, resetCatalog } from '../support/factories.ts';
 import { testDb } from '../hooks.ts';
 
 type Facet = { value: string; count: number };
@@ -30,15 +29,9 @@ const LIST = `query($filter: LearningOpportunityFilter, $search: String, $sort: 
 
 /** Sessions at the given places (city, country), a week apart. */
 const at = (...places: [string | null, string | null][]) => ({
-  sessions: places.map(([city, country], i) => ({
-    id: randomUUID(),
-    startsAt: new Date(Date.UTC(2030, 0, 1 + 7 * i, 9)).toISOString(),
-    endsAt: null,
-    timezone: null,
-    format: 'IN_PERSON',
-    location: { name: 'Hall', address: '1 Main Street', city, country },
-    capacity: null,
-  })),
+  sessions: places.map(([city, country], i) =>
+    buildSession(new Date(Date.UTC(2030, 0, 1 + 7 * i, 9)).toISOString(), city, country),
+  ),
 });
 
 describe('country, language and city filters ignore case (REST and GraphQL)', () => {
