@@ -3,7 +3,8 @@ import { Migration } from '@mikro-orm/migrations';
 // The trigger statements planned at each call (migration trigger_joins_planned_per_call) run from a
 // plan kept for the session when their transition table holds few rows: a single mutation, which
 // is what the content platform mostly sends, no longer plans them on every write. Planning was half
-// of those functions' time for one record (bench/README.md, "Single mutations").
+// of those functions' time for one record (bench/README.md, "Where a write's PostgreSQL work goes
+// now").
 // What made kept plans dangerous was a plan made for the wrong size: one row's nested loop run over
 // thousands, or a plan made on an empty catalog that scans all of it once the catalog has grown.
 // So the kept plan only ever runs for at most FEW rows, and every table the statements read is

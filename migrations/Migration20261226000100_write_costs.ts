@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Two costs of every write that bought nothing (bench/README.md, "seed: where the time went", the
-// instructions of a 1,000-record batch counted by callgrind):
+// Two costs of every write that bought nothing (bench/README.md, "Where a write's PostgreSQL work
+// goes now": the instructions of a 1,000-record batch counted by callgrind):
 // - facet_count's triggers parsed each doc twice: the subquery reading its sessions was pulled up
 //   into the query, so `doc::jsonb` ran once in the `jsonb_typeof` test and again in the CASE that
 //   picks the array (669 M of the batch's 5,220 M instructions for the two). `offset 0` keeps the
