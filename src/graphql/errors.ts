@@ -42,6 +42,9 @@ export function formatGraphQLError(logger: Logger) {
       logger.error({ err: original }, 'unhandled GraphQL error');
     const extensions: Record<string, unknown> = { code: appError.code };
     if (appError.invalidParams) extensions.invalidParams = appError.invalidParams;
+    // Seconds to wait before asking again, as REST's Retry-After (refusal-status.ts sends it as the header).
+    const retryAfter = Number(appError.headers['Retry-After']);
+    if (retryAfter > 0) extensions.retryAfter = retryAfter;
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
   };
 }

@@ -26,7 +26,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The body of a request refused as a whole (also the 503 of unavailable-status.ts). */
+/** The body of a request refused as a whole (also the 503 and 429 of refusal-status.ts). */
 export function graphQLErrorBody(error: AppError): { errors: [{ message: string; extensions: { code: string } }] } {
   return { errors: [{ message: error.message, extensions: { code: error.code } }] };
 }

@@ -49,7 +49,9 @@ export function parseListArguments(args: Args): ListQuery {
     else filter[name] = name === 'language' ? canonicalLanguages(value) : [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;
-  if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))
+  // As `q` on REST: a NUL is refused, not read as a word separator.
+  if (q !== null && q.includes('\u0000')) problems.push({ name: 'search', reason: 'must not contain NUL characters' });
+  else if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))
     problems.push({
       name: 'search',
       reason: `must hold at least one word (letters or digits) and at most ${SEARCH_MAX} characters`,

@@ -20,8 +20,22 @@ export type GraphQLContext = {
   eventAttempts: EventAttemptsLoader;
   /** Set while compiled-execution.ts runs a query: pages whose stored bytes are the answer (stored-results.ts). */
   storedPages?: StoredPages;
+  /** The request's last search, filter or facet read (inTurn). */
+  queryTurn?: Promise<unknown>;
 };
 type Args = Record<string, unknown>;
+
+/**
+ * Runs a request's search, filter and facet reads one after another, so that a request holds at most
+ * one of its key's query slots (kernel/query-gate.ts): three aliases of learningOpportunities in one
+ * document against QUERY_MAX_CONCURRENT_PER_KEY 2 waited for slots the request itself held, and the
+ * third was refused, losing the whole answer. A read that fails does not stop the next.
+ */
+function inTurn<T>(ctx: GraphQLContext, read: () => Promise<T>): Promise<T> {
+  const mine = (ctx.queryTurn ?? Promise.resolve()).then(read);
+  ctx.queryTurn = mine.catch(() => undefined);
+  return mine;
+}
 
 export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWrites; lists: ListReads }) {
   const reader = (ctx: GraphQLContext) => requireScope(ctx.principal, 'graphql:read');
@@ -48,13 +62,15 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
         const list = parseListArguments(args);
         const page = isPlainList(list)
           ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null }
-          : await deps.lists.getPage(
-              list,
-              limit,
-              offset,
-              'internal',
-              { keyId: ctx.principal.keyId, signal: ctx.signal },
-              false,
+          : await inTurn(ctx, () =>
+              deps.lists.getPage(
+                list,
+                limit,
+                offset,
+                'internal',
+                { keyId: ctx.principal.keyId, signal: ctx.signal },
+                false,
+              ),
             );
         const text = `[${page.results}]`;
         let results: unknown;

@@ -1,6 +1,6 @@
 // Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
 // the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError,
-// one answer (503) for an unreachable database (unavailable-status.ts), and queries run by a compiled
+// one answer (503 or 429, with Retry-After) for a request refused for capacity (refusal-status.ts), and queries run by a compiled
 // executor (compiled-execution.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -18,7 +18,7 @@ import { compiledQueries } from './compiled-execution.ts';
 import { formatGraphQLError } from './errors.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
-import { unavailableAs503 } from './unavailable-status.ts';
+import { refusalsAsHttpStatus } from './refusal-status.ts';
 import { variableProblems } from './variable-problems.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
@@ -60,7 +60,7 @@ export async function createGraphQLMiddleware(deps: {
     plugins: [
       schemaDetailsForGraphqlReadOnly(deps.schema),
       queryLimits(deps.schema, deps.limits),
-      unavailableAs503(),
+      refusalsAsHttpStatus(),
       variableProblems(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
       compiledQueries(deps.schema),

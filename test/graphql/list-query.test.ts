@@ -79,6 +79,7 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
       [{ sort: 'RELEVANCE' }, 'sort'],
       [{ search: '  ++ ' }, 'search'],
       [{ filter: { city: ['a\u0000b'] } }, 'filter.city'],
+      [{ search: 'a\u0000b' }, 'search'],
     ] as [Record<string, unknown>, string][]) {
       const error = onlyError(await graphql(served.api, served.key, LIST, variables));
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');

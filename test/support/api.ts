@@ -120,6 +120,7 @@ export async function refusedWithin(request: () => Promise<{ status: number }>, 
 
 export type GraphQLResponse<T = Record<string, unknown>> = {
   status: number;
+  headers: Headers;
   body: {
     data?: T | null;
     errors?: { message: string; extensions?: { code?: string; invalidParams?: { name: string; reason: string }[] } }[];
@@ -139,7 +140,7 @@ export async function graphql<T = Record<string, unknown>>(
     headers,
     body: JSON.stringify({ query, variables }),
   });
-  return { status: res.status, body: (await res.json()) as GraphQLResponse<T>['body'] };
+  return { status: res.status, headers: res.headers, body: (await res.json()) as GraphQLResponse<T>['body'] };
 }
 
 export async function getJson(

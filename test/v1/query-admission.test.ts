@@ -72,13 +72,17 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       expect(refused.headers.get('retry-after')).to.equal('1');
       expect((refused.body as { detail: string }).detail).to.contain('QUERY_MAX_CONCURRENT_PER_KEY');
       expect(waited).to.be.at.least(QUEUE_WAIT_MS - 20);
-      // The same key through GraphQL: the same slots, a stable code.
+      // The same key through GraphQL: the same slots, a stable code, and REST's status and Retry-After.
       const viaGraphql = await graphql(
         api,
         a,
         '{ learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } } }',
       );
+      expect(viaGraphql.status).to.equal(429);
+      expect(viaGraphql.headers.get('retry-after')).to.equal('1');
+      expect(viaGraphql.body.errors).to.have.length(1);
       expect(viaGraphql.body.errors?.[0]?.extensions?.code).to.equal('RATE_LIMITED');
+      expect(viaGraphql.body.errors?.[0]?.message).to.contain('QUERY_MAX_CONCURRENT_PER_KEY');
       // Another key has slots of its own (the process allows two).
       const second = getJson(api, FILTERED, b);
       await until(async () => (await running()) === 2, 2000);
@@ -118,9 +122,58 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       expect(took).to.be.within(READ_TIMEOUT_MS - 50, READ_TIMEOUT_MS + 3000);
       // Still locked: a statement that merely lost its caller would still be waiting on the lock.
       await until(async () => (await running()) === 0, 2000);
+      // GraphQL answers the same deadline as REST does: 503, Retry-After 1, and says what happened
+      // (it said the database was unreachable, with Retry-After 5).
+      const viaGraphql = await graphql(
+        api,
+        await createTestKey(['graphql:read']),
+        '{ learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } } }',
+      );
+      expect(viaGraphql.status).to.equal(503);
+      expect(viaGraphql.headers.get('retry-after')).to.equal('1');
+      expect(viaGraphql.body.errors?.[0]?.extensions?.code).to.equal('SERVICE_UNAVAILABLE');
+      expect(viaGraphql.body.errors?.[0]?.message).to.contain(`did not finish within ${READ_TIMEOUT_MS} ms`);
+      await until(async () => (await running()) === 0, 2000);
     } finally {
       await unlock();
     }
+  });
+
+  it("answers every alias of a filtered list in one GraphQL document, however few the key's slots", async () => {
+    // The key has one slot: each alias waited for the slot an earlier alias of the same request
+    // held, was refused after QUEUE_WAIT_MS, and took the whole answer with it.
+    const key = await createTestKey(['graphql:read']);
+    const page = (format: string) =>
+      `learningOpportunities(filter: { format: [${format}] }) { pagination { totalCount } }`;
+    const refusedByKey = async () =>
+      Number(
+        /lods_query_refused_total\{limit="key"\} (\d+)/.exec(await (await fetch(`${api.url}/metrics`)).text())?.[1] ??
+          0,
+      );
+    const refusedBefore = await refusedByKey();
+    await lock();
+    let answer;
+    try {
+      // The first alias's read runs (blocked on the lock) for longer than a wait in line may last.
+      answer = graphql<Record<string, { pagination: { totalCount: number } }>>(
+        api,
+        key,
+        `{ a: ${page('ONLINE')} b: ${page('IN_PERSON')} c: ${page('ONLINE')} }`,
+      );
+      await until(async () => (await running()) === 1, 2000);
+      await new Promise((resolve) => setTimeout(resolve, QUEUE_WAIT_MS * 2));
+      expect(await running()).to.equal(1); // one slot, one statement at a time
+    } finally {
+      await unlock();
+    }
+    const res = await answer!;
+    expect(res.status).to.equal(200);
+    expect(res.body.errors).to.equal(undefined);
+    expect(res.body.data?.a?.pagination.totalCount).to.equal(res.body.data?.c?.pagination.totalCount);
+    expect(Object.keys(res.body.data ?? {})).to.deep.equal(['a', 'b', 'c']);
+    // Not refused and then answered by a second run of the document (compiled-execution.ts runs an
+    // answer with errors again): no alias was refused at all.
+    expect(await refusedByKey()).to.equal(refusedBefore);
   });
 
   it('cancels the statement at once when the client goes away', async () => {
