@@ -120,9 +120,12 @@ async function rotate(r) {
       secret: rotated.secret,
     };
   }
+  // A Service v1 delivery carries one signature: from the next attempt on it verifies only with the
+  // new secret, which this click makes, so the receiver cannot accept it beforehand. Say so, and
+  // where the rotation without failures is (docs/receivers.md, "Rotating a receiver's signing secret").
   if (
     !confirm(
-      `Rotate the signing secret of ${r.url}? Deliveries are signed with the new secret from the next attempt on.`,
+      `Rotate the signing secret of ${r.url}? A Service v1 receiver checks one signature: deliveries are signed with the new secret from the next attempt on, and fail (and are retried) until the receiver has it. To rotate without failures, give the receiver the new secret first while it still accepts the old one (the receiver kit: WEBHOOK_SECRET=<new>, WEBHOOK_SECRET_PREVIOUS=<old>), then apply it with \`receivers rotate-secret ID --secret-file F\`.`,
     )
   )
     return null;
