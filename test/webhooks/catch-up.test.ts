@@ -12,6 +12,7 @@ import { renderEventBody } from '../../src/events/event-body.ts';
 import { inTransaction } from '../../src/db/pg-transaction.ts';
 import { runCatchUp, startCatchUp } from '../../src/webhooks/catch-up/catch-up.ts';
 import { enqueueOrdered } from '../../src/webhooks/queue/lanes.ts';
+import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import {
   disableReceiver,
   enableReceiver,
@@ -174,6 +175,26 @@ describe('catch-up on enable: a receiver enabled again gets the latest state of 
     const now = await versions([...states.keys()]);
     const changed = new Set([...states.keys()].filter((r) => now.get(r) !== before.get(r)));
     await enableAndCheck(receiver, id, [...states.keys()], changed);
+  });
+
+  it('replaying the dead letters after the catch-up repeats nothing the catch-up delivered', async () => {
+    // The 410 makes the one change's delivery a dead letter; nothing changes after it, so the
+    // catch-up delivers that same event, and the replay has nothing left to send (it sent it again).
+    const { receiver, id, states } = await receiverWithCopy(7);
+    receiver.down(410);
+    await change(stack.api.writes, states, 1, seededRandom(8));
+    await eventually(async () => (await getReceiver({ pool: testDb().pool }, id))?.disabledReason === 'gone', 20_000);
+    await drained(testDb(), 30_000);
+    receiver.down(null);
+    await enableReceiver({ pool: testDb().pool }, id);
+    await drained(testDb(), 60_000);
+    const requests = receiver.stats.requests;
+    const replay = await replayDeadLetters({ pool: testDb().pool, boss: stack.boss }, { receiverId: id });
+    await drained(testDb(), 30_000);
+    expect(replay).to.include({ replayed: 0, remaining: 0 });
+    expect(replay.superseded).to.be.greaterThan(0);
+    expect(receiver.stats.requests, 'nothing sent again').to.equal(requests);
+    expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
   });
 });
 

@@ -3,7 +3,8 @@
 // signature (worker). Attempt numbers start again at 1 for a redelivered or replayed delivery.
 // Replays never regress a receiver (docs/contract.md, "Delivery guarantees"): a delivery whose record already has a
 // newer successful delivery to that receiver, or a newer one pending, is skipped and counted as
-// superseded (an attempt row says so), unless `includeSuperseded`. Either way it goes through its
+// superseded (an attempt row says so), unless `includeSuperseded`; a dead letter replayed is skipped
+// too when the receiver already got or will get its version (from a catch-up on enable). Either way it goes through its
 // lane (queue/lanes.ts), behind any open delivery of the same record.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
@@ -138,7 +139,7 @@ export async function replayDeadLetters(
       const result = await enqueueOrdered(
         (text, values) => client.query(text, values),
         letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, priority: REPLAY_PRIORITY })),
-        { replay: !options.includeSuperseded },
+        { replay: !options.includeSuperseded, skipDelivered: !options.includeSuperseded },
       );
       return { taken: letters.length, superseded: result.superseded };
     });
