@@ -1,7 +1,7 @@
 // Apollo Server on the express app: SDL from schema/, resolvers merged by @graphql-tools/schema,
 // the caller authenticated beforehand (http-gate.ts), cost limits, stable error codes from formatError,
-// one answer (503 or 429, with Retry-After) for a request refused for capacity (refusal-status.ts), and queries run by a compiled
-// executor (compiled-execution.ts).
+// one answer (503 or 429, with Retry-After) for a request refused for capacity (refusal-status.ts),
+// and queries run by a compiled executor (compiled-execution.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Server, ServerResponse } from 'node:http';
