@@ -122,7 +122,7 @@ async function rotate(r) {
   }
   // A Service v1 delivery carries one signature: from the next attempt on it verifies only with the
   // new secret, which this click makes, so the receiver cannot accept it beforehand. Say so, and
-  // where the rotation without failures is (docs/receivers.md, "Rotating a receiver's signing secret").
+  // where the rotation without failures is (docs/receivers.md, "Receiver management").
   if (
     !confirm(
       `Rotate the signing secret of ${r.url}? A Service v1 receiver checks one signature: deliveries are signed with the new secret from the next attempt on, and fail (and are retried) until the receiver has it. To rotate without failures, give the receiver the new secret first while it still accepts the old one (the receiver kit: WEBHOOK_SECRET=<new>, WEBHOOK_SECRET_PREVIOUS=<old>), then apply it with \`receivers rotate-secret ID --secret-file F\`.`,

@@ -4,7 +4,7 @@
 // Replays never regress a receiver (docs/contract.md, "Delivery guarantees"): a delivery whose record already has a
 // newer successful delivery to that receiver, or a newer one pending, is skipped and counted as
 // superseded (an attempt row says so), unless `includeSuperseded`; a dead letter replayed is skipped
-// too when the receiver already got or will get its version (from a catch-up on enable). Either way
+// too when the receiver already got its version (from a catch-up on enable, say). Either way
 // it goes through its lane (queue/lanes.ts), behind any open delivery of the same record.
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';

@@ -28,12 +28,14 @@ export const jobSettings = (q: string) =>
   `${q}.expire_seconds, ${q}.deletion_seconds, ${q}.retry_limit, ${q}.retry_delay, ${q}.retry_backoff, ${q}.retry_delay_max, ${q}.policy, ${q}.dead_letter, ${q}.heartbeat_seconds`;
 
 // $1 event ids, $2 receiver ids, $3 priorities, $4 replay (skip superseded ones), $5 skip also the
-// version the receiver already has or has pending.
+// version the receiver already has.
 // d: each delivery with its resource, version and the lane's state as of this statement's snapshot.
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
 // newer one pending, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
-// (dead letters replayed), one of the version it already got or will get (a catch-up on enable
-// delivers a record's latest event, often the very one that was dead-lettered) would repeat it.
+// (dead letters replayed), one of the version it already got (a catch-up on enable delivers a
+// record's latest event, often the very one that was dead-lettered) would repeat it. Not one of the
+// version pending: a lane's head that pg-boss itself dead-lettered (a lost worker's job past its
+// retries) still reads as pending, and its replay is the only way it arrives.
 // g: per lane, the new events in version order, and the id of the job that becomes the head if the
 // lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
 // alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
@@ -42,7 +44,7 @@ const ENQUEUE_SQL = `
   with d as (
     select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
            ($4::boolean and (e.version < coalesce(l.delivered_version, 0) or (l.head_job is not null and e.version < l.queued_version)))
-             or ($5::boolean and coalesce(e.version = l.delivered_version or (l.head_job is not null and e.version = l.queued_version), false)) as skip
+             or ($5::boolean and coalesce(e.version = l.delivered_version, false)) as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
       join receiver r on r.id = u.receiver_id
@@ -124,7 +126,7 @@ export type RunQuery = (text: string, values: unknown[]) => Promise<{ rows: unkn
  * Enqueues deliveries through their lanes, in the caller's transaction (`run`). `replay: true`
  * (replays, redeliveries) skips the ones a newer delivery supersedes (counted in `superseded`, with
  * an attempt row); `skipDelivered` (dead letters replayed) also those of a version the receiver
- * already got or has pending. Deliveries of events or receivers that do not exist are ignored.
+ * already got. Deliveries of events or receivers that do not exist are ignored.
  */
 export async function enqueueOrdered(
   run: RunQuery,
