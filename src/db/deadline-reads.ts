@@ -14,8 +14,15 @@ import { AppError, ClientGone } from '../kernel/errors.ts';
 import { readsCancelled } from '../kernel/metrics.ts';
 import type { Queryable } from './queryable.ts';
 
-/** Where a read takes its connection: a pg Pool, or the read-replica pool (read-replicas.ts). */
-export type ConnectionSource = { connect(): Promise<PoolClient> };
+/**
+ * Where a read takes its connection: a pg Pool, or the read-replica pool (read-replicas.ts), whose
+ * `reconnect` gives a statement that failed because its replica connection broke one more try, on
+ * the primary (null for any other failure).
+ */
+export type ConnectionSource = {
+  connect(): Promise<PoolClient>;
+  reconnect?(client: PoolClient, error: unknown): Promise<PoolClient> | null;
+};
 
 /** How long a cancelled statement may take to end before its connection is dropped instead of reused. */
 const CANCEL_GRACE_MS = 1000;
@@ -69,28 +76,34 @@ function boundedRead<R extends QueryResultRow>(
     const timer = ms > 0 ? setTimeout(() => giveUp('deadline', readDeadlineExceeded(ms)), ms) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    source.connect().then(
-      (connected) => {
-        if (settled) return connected.release(); // gave up while waiting for it: nothing ran
-        client = connected;
-        const query = connected.query<R>(config);
-        running = query;
-        query.then(
-          (result) => {
-            if (settled) return; // giveUp hands the connection back
-            release(connected);
-            finish(null, result);
-          },
-          (error: unknown) => {
-            if (settled) return;
-            release(connected, error);
-            // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
-            finish(ms > 0 && isStatementCancelled(error) ? readDeadlineExceeded(ms) : error);
-          },
-        );
-      },
-      (error: unknown) => finish(error),
-    );
+    const run = (connected: PoolClient, retried: boolean) => {
+      if (settled) return connected.release(); // gave up while waiting for it: nothing ran
+      client = connected;
+      const query = connected.query<R>(config);
+      running = query;
+      query.then(
+        (result) => {
+          if (settled) return; // giveUp hands the connection back
+          release(connected);
+          finish(null, result);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          // A replica stopped under a connection the pool still held: once more, on the primary.
+          const again = retried ? null : (source.reconnect?.(connected, error) ?? null);
+          release(connected, error);
+          if (again) {
+            client = null;
+            running = null;
+            again.then((next) => run(next, true), finish);
+            return;
+          }
+          // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
+          finish(ms > 0 && isStatementCancelled(error) ? readDeadlineExceeded(ms) : error);
+        },
+      );
+    };
+    source.connect().then((connected) => run(connected, false), finish);
   });
 }
 

@@ -42,6 +42,7 @@ export function openQueryPool(options: {
     : null;
   return {
     connect: () => (replicas ?? primary).connect(),
+    reconnect: (client, error) => replicas?.reconnect(client, error) ?? null,
     async close() {
       await replicas?.close();
       await primary.end();

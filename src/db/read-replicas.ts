@@ -23,6 +23,8 @@ export type ReplicaStatus = { url: string; healthy: boolean; lagMs: number | nul
 export type ReadPool = Queryable & {
   /** A connection of a healthy replica (of the primary when none is, or when the replica cannot be reached). */
   connect: () => Promise<PoolClient>;
+  /** For a statement that failed on a replica's connection because it broke: a connection of the primary (else null). */
+  reconnect: (client: PoolClient, error: unknown) => Promise<PoolClient> | null;
   status: () => ReplicaStatus[];
   close: () => Promise<void>;
 };
@@ -99,6 +101,7 @@ export function createReadPool(deps: Deps): ReadPool {
   timer.unref();
 
   let next = 0;
+  const fromReplica = new WeakMap<PoolClient, Replica>();
   function pick(): Replica | null {
     for (let i = 0; i < replicas.length; i++) {
       const r = replicas[next++ % replicas.length]!;
@@ -127,12 +130,26 @@ export function createReadPool(deps: Deps): ReadPool {
       const replica = pick();
       if (!replica) return await deps.primary.connect();
       try {
-        return await replica.pool.connect();
+        const client = await replica.pool.connect();
+        fromReplica.set(client, replica);
+        return client;
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error;
         replica.healthy = false;
         return await deps.primary.connect();
       }
+    },
+    // A connection handed out just as its replica stopped (the pool had not yet seen it close) fails
+    // its statement: that read goes to the primary too, as one whose connect failed.
+    reconnect(client: PoolClient, error: unknown): Promise<PoolClient> | null {
+      const replica = fromReplica.get(client);
+      if (!replica || !isDatabaseUnavailable(error)) return null;
+      replica.healthy = false; // until the next check finds it back
+      deps.logger?.warn(
+        { replica: redact(replica.url), err: (error as Error).message },
+        'read replica unreachable: read served by the primary',
+      );
+      return deps.primary.connect();
     },
     status: () => replicas.map((r) => ({ url: redact(r.url), healthy: r.healthy, lagMs: r.lagMs })),
     async close() {
