@@ -102,6 +102,16 @@ export function createReadPool(deps: Deps): ReadPool {
 
   let next = 0;
   const fromReplica = new WeakMap<PoolClient, Replica>();
+  /** Whether `error` means `replica` cannot be reached; if so it is skipped until the next check finds it back. */
+  function unreachable(replica: Replica, error: unknown): boolean {
+    if (!isDatabaseUnavailable(error)) return false;
+    replica.healthy = false;
+    deps.logger?.warn(
+      { replica: redact(replica.url), err: (error as Error).message },
+      'read replica unreachable: read served by the primary',
+    );
+    return true;
+  }
   function pick(): Replica | null {
     for (let i = 0; i < replicas.length; i++) {
       const r = replicas[next++ % replicas.length]!;
@@ -117,12 +127,7 @@ export function createReadPool(deps: Deps): ReadPool {
       try {
         return await replica.pool.query<R>(config);
       } catch (error) {
-        if (!isDatabaseUnavailable(error)) throw error;
-        replica.healthy = false; // until the next check finds it back
-        deps.logger?.warn(
-          { replica: redact(replica.url), err: (error as Error).message },
-          'read replica unreachable: read served by the primary',
-        );
+        if (!unreachable(replica, error)) throw error;
         return await deps.primary.query<R>(config);
       }
     },
@@ -134,8 +139,7 @@ export function createReadPool(deps: Deps): ReadPool {
         fromReplica.set(client, replica);
         return client;
       } catch (error) {
-        if (!isDatabaseUnavailable(error)) throw error;
-        replica.healthy = false;
+        if (!unreachable(replica, error)) throw error;
         return await deps.primary.connect();
       }
     },
@@ -143,13 +147,7 @@ export function createReadPool(deps: Deps): ReadPool {
     // its statement: that read goes to the primary too, as one whose connect failed.
     reconnect(client: PoolClient, error: unknown): Promise<PoolClient> | null {
       const replica = fromReplica.get(client);
-      if (!replica || !isDatabaseUnavailable(error)) return null;
-      replica.healthy = false; // until the next check finds it back
-      deps.logger?.warn(
-        { replica: redact(replica.url), err: (error as Error).message },
-        'read replica unreachable: read served by the primary',
-      );
-      return deps.primary.connect();
+      return replica && unreachable(replica, error) ? deps.primary.connect() : null;
     },
     status: () => replicas.map((r) => ({ url: redact(r.url), healthy: r.healthy, lagMs: r.lagMs })),
     async close() {
