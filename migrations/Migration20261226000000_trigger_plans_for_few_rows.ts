@@ -31,18 +31,27 @@ const bySize = (rows: string, statement: string, into = '') => {
         end if;`;
 };
 
+/**
+ * A statement-level trigger function planning with sequential scans off and generic plans (see
+ * above); `rows`: the transition table it returns at once without; `declare`: more variables.
+ */
+const triggerFunction = (name: string, rows: string, body: string, declare = '') => `
+      create or replace function ${name}() returns trigger language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
+      declare
+        ids uuid[];${declare}
+      begin
+        if not exists (select from ${rows}) then return null; end if;${body}
+        return null;
+      end $$`;
+
 export class Migration20261226000000_trigger_plans_for_few_rows extends Migration {
   override up(): void {
-    const none = (rows: string) => `if not exists (select from ${rows}) then return null; end if;`;
     // The transition tables alone: a kept plan joining at most FEW rows with FEW is right at any size.
-    this.addSql(`
-      create or replace function list_bucket_after_update() returns trigger language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
-      declare
-        ids uuid[];
-        a_at timestamptz[]; a_id uuid[]; a_pub boolean[];
-        r_at timestamptz[]; r_id uuid[]; r_pub boolean[];
-      begin
-        ${none('new_rows')}${bySize(
+    this.addSql(
+      triggerFunction(
+        'list_bucket_after_update',
+        'new_rows',
+        `${bySize(
           'new_rows',
           `select array_agg(n.updated_at order by n.id), array_agg(n.id order by n.id), array_agg(n.status = 'PUBLISHED' order by n.id),
                  array_agg(o.updated_at order by o.id), array_agg(o.id order by o.id), array_agg(o.status = 'PUBLISHED' order by o.id)
@@ -50,22 +59,25 @@ export class Migration20261226000000_trigger_plans_for_few_rows extends Migratio
            where o.updated_at <> n.updated_at or (o.status = 'PUBLISHED') <> (n.status = 'PUBLISHED')`,
           'a_at, a_id, a_pub, r_at, r_id, r_pub',
         )}
-        perform list_bucket_apply(a_at, a_id, a_pub, r_at, r_id, r_pub);
-        return null;
-      end $$`);
+        perform list_bucket_apply(a_at, a_id, a_pub, r_at, r_id, r_pub);`,
+        `
+        a_at timestamptz[]; a_id uuid[]; a_pub boolean[];
+        r_at timestamptz[]; r_id uuid[]; r_pub boolean[];`,
+      ),
+    );
     for (const table of ['list_entry', 'list_session'])
-      this.addSql(`
-        create or replace function ${table}_after_delete() returns trigger language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
-        declare ids uuid[];
-        begin
-          ${none('old_rows')}${bySize('old_rows', `delete from ${table} where id = any($ids)`)}
-          return null;
-        end $$`);
-    this.addSql(`
-      create or replace function list_session_after_write() returns trigger language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
-      declare ids uuid[];
-      begin
-        ${none('new_rows')}${bySize(
+      this.addSql(
+        triggerFunction(
+          `${table}_after_delete`,
+          'old_rows',
+          bySize('old_rows', `delete from ${table} where id = any($ids)`),
+        ),
+      );
+    this.addSql(
+      triggerFunction(
+        'list_session_after_write',
+        'new_rows',
+        bySize(
           'new_rows',
           `with changed as (
             select e.id from list_entry e
@@ -78,22 +90,22 @@ export class Migration20261226000000_trigger_plans_for_few_rows extends Migratio
             from list_entry e cross join unnest(e.starts) t(s)
            where e.id = any($ids) and e.id in (select id from changed)
            order by e.id, t.s`,
-        )}
-        return null;
-      end $$`);
-    this.addSql(`
-      create or replace function view_state_capture() returns trigger language plpgsql set enable_seqscan = off set plan_cache_mode = force_generic_plan as $$
-      declare ids uuid[];
-      begin
-        ${none('old_rows')}${bySize(
+        ),
+      ),
+    );
+    this.addSql(
+      triggerFunction(
+        'view_state_capture',
+        'old_rows',
+        bySize(
           'old_rows',
           `insert into view_state (resource_id, facets)
           select o.id, view_facets(o.doc::jsonb) from old_rows o
            where o.status = 'PUBLISHED'
              and not exists (select from view_state v where v.resource_id = any($ids) and v.resource_id = o.id)
           on conflict (resource_id) do nothing`,
-        )}
-        return null;
-      end $$`);
+        ),
+      ),
+    );
   }
 }
