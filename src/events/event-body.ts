@@ -21,11 +21,21 @@ export function renderEventBody(event: {
 }
 
 /**
- * The body of a stored event under another id (a restatement: the same change, sent again as a
- * message of its own). Every body starts with its id (renderEventBody, the resync's made events).
+ * The body of a stored event restated under another id and a newer version of its record (a view
+ * change's restatement: the same change, sent again as a message of its own that a receiver comparing
+ * versions applies). Every body starts with its id and then its envelope's resource (renderEventBody,
+ * the resync's made events), before `data`.
  */
-export function withEventId(body: string, fromId: string, toId: string): string {
-  const prefix = `{"id":${JSON.stringify(fromId)}`;
-  if (!body.startsWith(prefix)) throw new Error(`event ${fromId}: its body does not start with its id`);
-  return `{"id":${JSON.stringify(toId)}${body.slice(prefix.length)}`;
+export function restatedBody(
+  body: string,
+  from: { id: string; resourceId: string; version: number },
+  to: { id: string; version: number },
+): string {
+  const prefix = `{"id":${JSON.stringify(from.id)}`;
+  const resource = `,"resource":{"type":"LEARNING_OPPORTUNITY","id":${JSON.stringify(from.resourceId)},"version":`;
+  const at = body.indexOf(`${resource}${from.version}}`);
+  if (!body.startsWith(prefix) || at < 0)
+    throw new Error(`event ${from.id}: its body does not start with its envelope`);
+  const rest = body.slice(at + resource.length + String(from.version).length);
+  return `{"id":${JSON.stringify(to.id)}${body.slice(prefix.length, at)}${resource}${to.version}${rest}`;
 }

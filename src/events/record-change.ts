@@ -33,7 +33,8 @@ const INSERT_EVENTS = `insert into event (id, type, resource_id, version, occurr
 // The resources' next versions, one per id (a batch never repeats an id: catalog-writes.ts refuses
 // it). The caller holds each record's advisory lock, so writers of one id bump in turn; the row lock
 // of the upsert is a second guard. The counter outlives the record (delete and re-create go on).
-const BUMP_VERSIONS = `insert into resource_version (resource_id, version)
+/** $1 resource ids (each once): the next version of each, taken (resource_version). */
+export const NEXT_VERSIONS_SQL = `insert into resource_version (resource_id, version)
   select id, 1 from unnest($1::uuid[]) as u(id) order by id
   on conflict (resource_id) do update set version = resource_version.version + 1
   returning resource_id::text as id, version::text as version`;
@@ -62,7 +63,7 @@ export function createChangeRecorder(fanOut: EventFanOut | null): ChangeRecorder
     if (pending.length === 0) return [];
     const run = sqlOf(em);
     const versions = new Map(
-      (await run<{ id: string; version: string }>(BUMP_VERSIONS, [pending.map((p) => p.change.resourceId)])).map(
+      (await run<{ id: string; version: string }>(NEXT_VERSIONS_SQL, [pending.map((p) => p.change.resourceId)])).map(
         (r) => [r.id, Number(r.version)],
       ),
     );

@@ -6,7 +6,9 @@
 // view's feed; no snapshot of a record outside the view was ever delivered to it; the calendar of
 // the view lists exactly the sessions of that walk. Then its view is changed (and removed), it is
 // disabled through more edits and enabled again (its catch-up), and it loses its copy and resyncs:
-// each time its copy ends equal to the walk of its view.
+// each time its copy ends equal to the walk of its view. A second receiver of the same view, built
+// on the receiver kit (applyEvent with a version store: it applies only versions newer than the one
+// it holds, and is handed duplicates and late old events), goes through the same and ends equal too.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import ICAL from 'ical.js';
@@ -25,7 +27,13 @@ import { createTestKey, getJson } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { feedSettled } from '../support/feed-horizon.ts';
 import { testSecrets, useWebhookStack } from '../support/webhooks.ts';
-import { drained, seededRandom, startNaiveReceiver } from '../webhooks/convergence-support.ts';
+import {
+  drained,
+  type KitReceiver,
+  seededRandom,
+  startKitReceiver,
+  startNaiveReceiver,
+} from '../webhooks/convergence-support.ts';
 import type { FeedEvent } from '../feed/feed-support.ts';
 
 const VIEW = 'format=ONLINE,HYBRID&country=DE';
@@ -42,6 +50,8 @@ describe('receivers subscribed to a view', function () {
   let key: string;
   let receiver: Awaited<ReturnType<typeof startNaiveReceiver>>;
   let receiverId: string;
+  let kit: KitReceiver;
+  let kitId: string;
   const ids: string[] = Array.from({ length: RECORDS }, () => randomUUID());
   const random = seededRandom(33);
   const deps = () => ({ pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true });
@@ -50,10 +60,28 @@ describe('receivers subscribed to a view', function () {
     key = await createTestKey(['catalog:read', 'calendar:read'], testDb(), 1_000_000);
     receiver = await startNaiveReceiver({ failRate: 0.3, jitterMs: 3, random });
     receiverId = (await addReceiver(deps(), { url: receiver.url, view: VIEW })).id;
+    kit = await startKitReceiver({ failRate: 0.3, jitterMs: 3, random, duplicateRate: 0.2 });
+    kitId = (await addReceiver(deps(), { url: kit.url, view: VIEW })).id;
   });
   after(async () => {
     await receiver?.close();
+    await kit?.close();
   });
+
+  /** Both receivers' copies equal the walk of `viewText`. */
+  async function bothEqualWalk(viewText: string | null): Promise<void> {
+    await drained(testDb(), 60_000);
+    await kit.idle();
+    const want = Object.fromEntries(await walk(viewText));
+    expect(copy(), 'contract-following copy').to.deep.equal(want);
+    expect(Object.fromEntries(kit.records), 'receiver-kit copy (versions compared)').to.deep.equal(want);
+  }
+
+  /** Sets both receivers' view. */
+  async function setView(view: string | null): Promise<void> {
+    await updateReceiver(deps(), receiverId, { view });
+    await updateReceiver(deps(), kitId, { view });
+  }
 
   const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
 
@@ -162,44 +190,46 @@ describe('receivers subscribed to a view', function () {
 
   it('a change of view sends what makes the copy equal to the new view; removing it, every record', async () => {
     const before = receiver.bodies.length;
-    await updateReceiver(deps(), receiverId, { view: OTHER_VIEW });
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(OTHER_VIEW)));
+    await setView(OTHER_VIEW);
+    await bothEqualWalk(OTHER_VIEW);
     const sent = delivered().slice(before);
     const other = parseView(OTHER_VIEW);
     expect(sent.filter((e) => e.data !== null && !inView(other, published(e.data)))).to.deep.equal([]);
 
-    await updateReceiver(deps(), receiverId, { view: null });
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(null)));
+    await setView(null);
+    await bothEqualWalk(null);
 
-    await updateReceiver(deps(), receiverId, { view: VIEW });
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
+    await setView(VIEW);
+    await bothEqualWalk(VIEW);
   });
 
   it('a receiver disabled through edits catches up to its view when enabled (its view changed meanwhile too); one that lost its copy resyncs to it', async () => {
-    await disableReceiver(deps(), receiverId);
+    const both = async (change: (id: string) => Promise<unknown>) => {
+      await change(receiverId);
+      await change(kitId);
+    };
+    await both((id) => disableReceiver(deps(), id));
     await edit(120);
-    await enableReceiver(deps(), receiverId);
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
+    await both((id) => enableReceiver(deps(), id));
+    await bothEqualWalk(VIEW);
 
     // A view changed while disabled comes with the enable.
-    await disableReceiver(deps(), receiverId);
-    await updateReceiver(deps(), receiverId, { view: OTHER_VIEW });
-    await enableReceiver(deps(), receiverId);
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(OTHER_VIEW)));
-    await updateReceiver(deps(), receiverId, { view: VIEW });
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
+    await both((id) => disableReceiver(deps(), id));
+    await setView(OTHER_VIEW);
+    await both((id) => enableReceiver(deps(), id));
+    await bothEqualWalk(OTHER_VIEW);
+    await setView(VIEW);
+    await bothEqualWalk(VIEW);
 
-    // The view changes stored restatements beside the feed's events: each with its original's view
-    // facets, so that a later resync or catch-up that reads either routes the record alike.
+    // The view changes stored restatements beside the feed's events, each under a version of its own
+    // (newer than the event it restates: the feed's newest before it), with that event's type, data
+    // and view facets, so that a later resync or catch-up that reads either routes the record alike.
     const { rows: asides } = await testDb().pool.query<{ same: boolean }>(
-      `select a.view_after is not distinct from o.view_after and a.view_before is not distinct from o.view_before as same
-         from event a join event o on o.resource_id = a.resource_id and o.version = a.version and o.xid is not null
+      `select a.type = o.type and a.body::jsonb -> 'data' = o.body::jsonb -> 'data'
+              and a.view_after is not distinct from o.view_after and a.view_before is not distinct from o.view_before as same
+         from event a cross join lateral (
+           select * from event f where f.resource_id = a.resource_id and f.xid is not null and f.version < a.version
+            order by f.version desc limit 1) o
         where a.xid is null and a.type <> 'LEARNING_OPPORTUNITY_LEFT_VIEW' and a.resource_id = any($1)`,
       [ids],
     );
@@ -209,10 +239,10 @@ describe('receivers subscribed to a view', function () {
     // The receiver lost everything (its copy and the ids it had seen), and asks for a resync: each
     // record of the view comes as itself (its latest event), never as a LEFT_VIEW.
     receiver.forget();
+    kit.wipe();
     const from = receiver.bodies.length;
-    await resyncReceiver({ pool: testDb().pool }, receiverId);
-    await drained(testDb(), 60_000);
-    expect(copy()).to.deep.equal(Object.fromEntries(await walk(VIEW)));
+    await both((id) => resyncReceiver({ pool: testDb().pool }, id));
+    await bothEqualWalk(VIEW);
     const view = parseView(VIEW);
     expect(
       delivered()

@@ -9,7 +9,8 @@ export const WEBHOOK_EVENT_TYPES = [
   /**
    * Only to a receiver with a view (and in the feed of a view, GET /v1/events?view=): an update took
    * the record out of the view. `data` null; `resource` (id, version) that of the record after the
-   * update. Remove the record from a copy of the view, as on DELETED.
+   * update (or, restated after a change of the receiver's view, a newer version of its own). Remove
+   * the record from a copy of the view, as on DELETED.
    */
   'LEARNING_OPPORTUNITY_LEFT_VIEW',
 ] as const;

@@ -28,6 +28,7 @@
 // receiver); one disabled again stops after its batch, and the next enable takes up the rest.
 import type { Pool, PoolClient } from 'pg';
 import { boundedQuery } from '../../db/bounded-query.ts';
+import { NEXT_VERSIONS_SQL } from '../../events/record-change.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { setCatchUpReader } from '../../kernel/metrics.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
@@ -174,7 +175,7 @@ async function routeReceiverOf(pool: Pool, receiverId: string): Promise<RouteRec
 /**
  * The events to send for records' newest events `eventIds`: as they are to a receiver without a
  * view; to one with a view, what routeLatestState makes of each; with `restate`, under fresh ids
- * (restated). The events this needs (LEFT_VIEW, restatements) are stored here, in the batch's transaction.
+ * and new versions of their records (restated). The events this needs (LEFT_VIEW, restatements) are stored here, in the batch's transaction.
  */
 async function routeLatestStates(
   client: PoolClient,
@@ -188,13 +189,26 @@ async function routeLatestStates(
     [eventIds],
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const asides: StoredAside[] = [];
-  const sent = eventIds.flatMap((id) => {
+  const routes = eventIds.flatMap((id) => {
     const event = byId.get(id);
-    const routed = event ? routeLatestState(receiver, event) : null;
-    const route = routed && restate ? restated(routed, event!) : routed;
-    if (route?.aside) asides.push(route.aside);
-    return route ? [route.eventId] : [];
+    const route = event ? routeLatestState(receiver, event) : null;
+    return route ? [{ route, event: event! }] : [];
+  });
+  // A restatement takes a new version of its record (the records' locks are held: no writer takes one meanwhile).
+  const versions = restate
+    ? new Map(
+        (
+          await client.query<{ id: string; version: string }>(NEXT_VERSIONS_SQL, [
+            routes.map((r) => r.event.resourceId),
+          ])
+        ).rows.map((r) => [r.id, Number(r.version)]),
+      )
+    : null;
+  const asides: StoredAside[] = [];
+  const sent = routes.map(({ route: routed, event }) => {
+    const route = versions ? restated(routed, event, versions.get(event.resourceId)!) : routed;
+    if (route.aside) asides.push(route.aside);
+    return route.eventId;
   });
   await storeAsides((text, values) => client.query(text, values), asides);
   return sent;

@@ -7,8 +7,9 @@
 //   receiver_resync: each record's latest event, routed by the new view (delivery/view-routing.ts
 //   routeLatestState): a record that came in gets its latest state (one made of its current state
 //   when its events were pruned), one that went out a LEFT_VIEW event, each under a fresh event id
-//   (restated: the receiver may have taken that very event, or its LEFT_VIEW, in an earlier view,
-//   and one that de-duplicates on ids would drop it); in batches under the records'
+//   and a new version of its record (restated: the receiver may have taken that very event, or its
+//   LEFT_VIEW, in an earlier view; one that de-duplicates on ids would drop it, and one that compares
+//   versions would find it not newer); in batches under the records'
 //   locks, through their lanes at the replays' priority, so per-record order holds with live changes.
 //   From the update's commit on, the fan-out routes every new change by the new view.
 // The change shows as a resync in `receivers list` (its progress). A disabled receiver's rows wait

@@ -14,7 +14,7 @@
 // view share the row, and the lanes order it with the record's other deliveries by its version.
 import { randomUUID } from 'node:crypto';
 import type { QueryResultRow } from 'pg';
-import { withEventId } from '../../events/event-body.ts';
+import { restatedBody } from '../../events/event-body.ts';
 import { isoSql } from '../../db/iso-sql.ts';
 import { LEFT_VIEW_EVENT_TYPE, leftViewEventId, renderLeftViewEvent } from '../../views/left-view.ts';
 import { beforeInView, facetsInView, parseView, type View, type ViewFacets, viewEventKind } from '../../views/view.ts';
@@ -112,28 +112,25 @@ export function routeLatestState(receiver: RouteReceiver, event: RouteEvent): Ro
 }
 
 /**
- * A route restated under a fresh id (a view change: catch-up/view-change.ts). The receiver may have
- * taken the original earlier (the record's latest event while it was in an earlier view, or the
- * LEFT_VIEW of it), and a receiver that de-duplicates on event ids would drop it as a repeat. The
- * copy is the same change (type, resource, version, data), stored outside the feed.
+ * A route restated under a fresh id and `version`, a new version of its record (a view change:
+ * catch-up/view-change.ts). The receiver may have taken the original earlier (the record's latest
+ * event while it was in an earlier view, or the LEFT_VIEW of it): a receiver that de-duplicates on
+ * event ids would drop it as a repeat, and one that compares versions as not newer. The copy is the
+ * same change (type, resource, data), stored outside the feed.
  */
-export function restated(route: Route, original: RouteEvent & { body: string }): Route {
+export function restated(route: Route, original: RouteEvent & { body: string }, version: number): Route {
   const id = randomUUID();
-  if (route.aside)
-    return { eventId: id, aside: { ...route.aside, id, body: withEventId(route.aside.body, route.aside.id, id) } };
-  return {
-    eventId: id,
-    aside: {
-      id,
-      type: original.type,
-      resourceId: original.resourceId,
-      version: original.version,
-      occurredAt: new Date(original.occurredAt),
-      body: withEventId(original.body, original.id, id),
-      viewBefore: original.viewBefore,
-      viewAfter: original.viewAfter,
-    },
+  const stated = route.aside ?? {
+    id: original.id,
+    type: original.type,
+    resourceId: original.resourceId,
+    version: original.version,
+    occurredAt: new Date(original.occurredAt),
+    body: original.body,
+    viewBefore: original.viewBefore,
+    viewAfter: original.viewAfter,
   };
+  return { eventId: id, aside: { ...stated, id, version, body: restatedBody(stated.body, stated, { id, version }) } };
 }
 
 /**
