@@ -48,16 +48,8 @@ export function countedTotal(
     return `(select coalesce(sum(n), 0) from facet_count where facet = '${FACET_OF[name]}' and value = any(${param(values, 'text[]')}))`;
   }
   if (given.length && given.every((name) => name === 'startsFrom' || name === 'startsBefore')) {
-    // Each matching record once: its first session in the window is the one whose previous start
-    // (in the record's own start order) is before the window, or which has none. One range of
-    // list_session_starts, read from the index alone.
-    const from = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : null;
-    const bounds = [
-      from ? `s.starts_at >= ${from}` : null,
-      filter.startsBefore ? `s.starts_at < ${param(filter.startsBefore, 'timestamptz')}` : null,
-      from ? `(s.prev_starts_at is null or s.prev_starts_at < ${from})` : 's.prev_starts_at is null',
-    ].filter(Boolean);
-    return `(select count(*) from list_session s where s.status = 'PUBLISHED' and ${bounds.join(' and ')})`;
+    // One range of list_session_starts, read from the index alone.
+    return `(select count(*) from list_session s where s.status = 'PUBLISHED' and ${firstInWindow(filter, param, 's')})`;
   }
   if (given.length && given.every((name) => name === 'updatedSince' || name === 'updatedBefore')) {
     // The lower bound of the first range at or after `bound` (scalars: a row constructor of them is an index condition).
@@ -77,4 +69,20 @@ export function countedTotal(
     return `(select case when (select sum(n) from list_bucket) = ${all} then greatest(0, ${since} - ${before}) else ${exact} end)`;
   }
   return null;
+}
+
+/**
+ * Each record with a session start in `filter`'s window once, over list_session rows `s`: its first
+ * session in the window is the one whose previous start (in the record's own start order) is before
+ * the window, or which has none. A range of list_session_starts (with the status condition).
+ */
+export function firstInWindow(filter: ListFilter, param: (value: unknown, type: string) => string, s: string): string {
+  const from = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : null;
+  return [
+    from ? `${s}.starts_at >= ${from}` : null,
+    filter.startsBefore ? `${s}.starts_at < ${param(filter.startsBefore, 'timestamptz')}` : null,
+    from ? `(${s}.prev_starts_at is null or ${s}.prev_starts_at < ${from})` : `${s}.prev_starts_at is null`,
+  ]
+    .filter(Boolean)
+    .join(' and ');
 }

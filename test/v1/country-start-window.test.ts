@@ -1,6 +1,6 @@
 // A country with a session start window ("courses in Germany next month"): read from one index of
 // each record's countries times its start days (migration place_days) when the window is short, from
-// the countries' and the start days' indexes when it is long; the same records either way. The
+// the countries' index and the sessions' when it is long; the same records either way. The
 // window's ends fall within a day, so the records on its first and last day are checked on their
 // starts; the country and the start may be two sessions' (as the filter says); countries in any case.
 // In next-session order, the records come by their next session after now, then those without one.
@@ -151,5 +151,29 @@ describe('a country with a session start window', () => {
     const page = res.body.data!.learningOpportunities;
     expect(page.results.map((r) => r.id).sort()).to.deep.equal(named(...inWindow, 'draft').sort());
     expect(page.pagination.totalCount).to.equal(inWindow.length + 1);
+
+    // A year (longer than the start days' index takes), every status: the sessions' index, all statuses.
+    const year = await graphql<{ learningOpportunities: ListBody }>(
+      served.api,
+      served.graphKey,
+      `
+        query ($filter: LearningOpportunityFilter) {
+          learningOpportunities(filter: $filter, limit: 100) {
+            results {
+              id
+            }
+            pagination {
+              totalCount
+            }
+          }
+        }
+      `,
+      { filter: { country: ['DE'], startsFrom: '2030-01-01T00:00:00.000Z', startsBefore: '2031-01-01T00:00:00.000Z' } },
+    );
+    expect(year.body.errors, JSON.stringify(year.body.errors)).to.equal(undefined);
+    const outOfYear = new Set(named('france', 'past', 'pastAndFuture'));
+    const wanted = Object.values(ids).filter((id) => !outOfYear.has(id));
+    expect(year.body.data!.learningOpportunities.results.map((r) => r.id).sort()).to.deep.equal(wanted.sort());
+    expect(year.body.data!.learningOpportunities.pagination.totalCount).to.equal(wanted.length);
   });
 });

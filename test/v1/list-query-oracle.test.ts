@@ -284,6 +284,27 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
         match: (r) => sessionIn(r, (s) => Date.parse(s.startsAt) >= from + 30 * DAY),
         sort: byNextStart,
       },
+      // Windows longer than two months, or open, with another condition: read from the sessions' index.
+      {
+        query: `format=ONLINE&startsFrom=${iso(from - 3000 * DAY)}&startsBefore=${iso(from + 3000 * DAY)}`,
+        match: (r) =>
+          r.format === 'ONLINE' &&
+          sessionIn(
+            r,
+            (s) => Date.parse(s.startsAt) >= from - 3000 * DAY && Date.parse(s.startsAt) < from + 3000 * DAY,
+          ),
+      },
+      {
+        query: `q=a&startsFrom=${iso(from + 10 * DAY)}`,
+        match: (r) =>
+          words(r).some((w) => w.startsWith('a') && !A_STOP_WORDS.has(w)) &&
+          sessionIn(r, (s) => Date.parse(s.startsAt) >= from + 10 * DAY),
+      },
+      {
+        query: `language=${de}&startsBefore=${iso(from + 100 * DAY)}&sort=nextSessionStartsAt`,
+        match: (r) => r.language === de && sessionIn(r, (s) => Date.parse(s.startsAt) < from + 100 * DAY),
+        sort: byNextStart,
+      },
       { query: 'sort=-updatedAt', match: () => true },
     ];
     for (const c of cases) await expectMatches(c, 41);
