@@ -67,6 +67,15 @@ describe('automatic disabling of failing receivers', function () {
       'disabled',
     );
 
+  /** The dead_lettered flags of a receiver's attempt rows, in attempt order. */
+  const deadLetteredFlags = async (receiverId: string) =>
+    (
+      await testDb().pool.query<{ dead_lettered: boolean }>(
+        'select dead_lettered from delivery_attempt where receiver_id = $1 order by attempt, started_at',
+        [receiverId],
+      )
+    ).rows.map((r) => r.dead_lettered);
+
   it('disables at once on 410 Gone; its waiting retry becomes a dead letter; counted and listed', async () => {
     const before = await disabledCount('gone');
     const [deadBefore, httpErrorsBefore] = [await attemptsCounted('dead'), await attemptsCounted('http_error')];
@@ -85,6 +94,8 @@ describe('automatic disabling of failing receivers', function () {
     // The attempt is counted as the delivery's end (dead), not as a failure with a retry to come.
     await eventually(async () => (await attemptsCounted('dead')) === deadBefore + 1, 2000, 'counted dead');
     expect(await attemptsCounted('http_error')).to.equal(httpErrorsBefore);
+    // Its attempt row says so too (the console's and the SQL recipes' "dead-lettered").
+    expect(await deadLetteredFlags(id)).to.deep.equal([true]);
     await publish(); // a disabled receiver gets no new deliveries
     expect(receiver.requests).to.have.length(1);
   });
@@ -100,6 +111,7 @@ describe('automatic disabling of failing receivers', function () {
     const before = await disabledCount('failing');
     await publish();
     expect(await disabled(long.id)).to.include({ disabledReason: 'failing', deadDeliveries: 1 });
+    expect(await deadLetteredFlags(long.id)).to.deep.equal([true]);
     await eventually(async () => (await attempts(short.id)) === 1, 5000, 'the other attempt');
     expect(await getReceiver({ pool: testDb().pool }, short.id)).to.include({
       enabled: true,

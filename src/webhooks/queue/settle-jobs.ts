@@ -131,10 +131,6 @@ const SETTLE_SQL = `
     select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
            gen_random_uuid() as next_job, p.until as paused_until, $17::boolean and p.until is null as claim
       from s left join paused p on p.receiver_id = s.receiver_id),
-  recorded as (
-    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, held and next = 'dead'
-      from k where record and receiver_exists),
   -- Neither a superseded delivery (not sent) nor a throttled answer (counted false) says anything of health.
   health_in as (
     select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at, outcome <> 'throttled' as counted, now() + pause_ms * interval '1 millisecond' as pause_until from k
@@ -142,6 +138,13 @@ const SETTLE_SQL = `
   ${receiverHealthCtes('$16')},
   disabled as (
     select id from health_next where reason is not null),
+  -- The attempt rows: dead-lettered when the delivery goes to the dead letters, also as the retry of
+  -- a receiver this attempt disabled (a 410, the last failure before automatic disabling).
+  recorded as (
+    insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
+    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome,
+           held and (next = 'dead' or (next = 'retry' and receiver_id in (select id from disabled)))
+      from k where record and receiver_exists),
   -- A receiver disabled here: its waiting deliveries become dead letters in this statement, and so
   -- does the retry that one of its attempts would have enqueued.
   ${SET_ASIDE_CTE},
