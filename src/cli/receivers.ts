@@ -209,7 +209,9 @@ function registerStateChanges(receivers: Command, config: Config): void {
         opts.json,
         receiverJson(changed),
         () =>
-          `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
+          changed.wasEnabled
+            ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
+            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
       );
     });
 

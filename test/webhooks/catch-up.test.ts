@@ -461,5 +461,15 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     expect(deliveredSince(receiver.bodies, from).size).to.equal(10);
     expect((await getReceiver({ pool: pool() }, id))!.catchUp).to.include({ total: 10, queued: 10, pending: 0 });
     expect(await gauge()).to.include(`lods_webhook_catch_up_pending{receiver="${id}"} 0`);
+
+    // Enabled again while enabled: it says so, and names the last catch-up as the past one it is.
+    const twice = await cli('receivers', 'enable', id);
+    expect(twice.code, twice.stderr).to.equal(0);
+    expect(twice.stdout).to.match(
+      /was already enabled; nothing new to catch up \(its last catch-up, started \S+: 10 records, 10 queued, 0 pending\)/,
+    );
+    expect(twice.stdout).to.not.match(/records it missed/);
+    const asJson = await cli('receivers', 'enable', id, '--json');
+    expect(JSON.parse(asJson.stdout)).to.include({ enabled: true, wasEnabled: true });
   });
 });

@@ -180,8 +180,12 @@ export async function disableReceiver(
  * Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). A disabled
  * receiver gets its catch-up (catch-up/catch-up.ts) queued before this returns; `enable` again finishes one cut short.
  */
-export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: string, options: CatchUpOptions = {}) {
-  await inTransaction(deps.pool, async (client) => {
+export async function enableReceiver(
+  deps: Pick<ReceiverDeps, 'pool'>,
+  id: string,
+  options: CatchUpOptions = {},
+): Promise<ReceiverInfo & { wasEnabled: boolean }> {
+  const wasEnabled = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null from
          (select id, enabled as was_enabled from receiver where id = $1 for no key update) old where r.id = old.id returning old.was_enabled`,
@@ -189,11 +193,12 @@ export async function enableReceiver(deps: Pick<ReceiverDeps, 'pool'>, id: strin
     );
     if (!rows[0]) throw notFound(`Receiver ${id}`);
     if (!rows[0].was_enabled) await startCatchUp(client, id);
+    return rows[0].was_enabled;
   });
   await runCatchUp(deps.pool, id, options);
   // A view changed while it was disabled (or a resync cut short by the disable): its records now.
   await queueViewChange(deps.pool, id);
-  return await one(deps, id);
+  return { ...(await one(deps, id)), wasEnabled };
 }
 
 /**
