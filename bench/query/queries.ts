@@ -1,6 +1,7 @@
 // The fixed query set of `npm run bench:query` (docs/contract.md, "Filters"), shared with the EXPLAIN test
 // (test/v1/list-query-plans.test.ts): each parameter alone, three combinations, q alone (common words
-// and rare ones) and with a filter, a facets request, and the unfiltered list as the reference.
+// and rare ones) and with a filter, a facets request, long and open start windows with a filter, and
+// the unfiltered list as the reference.
 // Values are common ones of the seed generator (src/catalog/generate.ts), relative to the seed's `now`.
 const DAY = 86_400_000;
 
@@ -34,5 +35,9 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'q+format', query: 'q=machine%20learn&format=ONLINE' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
     { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
+    // Long and open session start windows (the sessions' index, or the start days' beside another index).
+    { name: 'starts, ten years', query: `startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },
+    { name: 'format+starts, ten years', query: `format=ONLINE&startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },
+    { name: 'language+startsFrom', query: `language=de&startsFrom=${at(180)}&sort=nextSessionStartsAt` },
   ];
 }

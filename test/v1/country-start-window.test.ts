@@ -152,7 +152,8 @@ describe('a country with a session start window', () => {
     expect(page.results.map((r) => r.id).sort()).to.deep.equal(named(...inWindow, 'draft').sort());
     expect(page.pagination.totalCount).to.equal(inWindow.length + 1);
 
-    // A year (longer than the start days' index takes), every status: the sessions' index, all statuses.
+    // A window alone, every status: the sessions' index, over all statuses (the records with a session
+    // in 2030 whatever their country, the draft too).
     const year = await graphql<{ learningOpportunities: ListBody }>(
       served.api,
       served.graphKey,
@@ -168,10 +169,10 @@ describe('a country with a session start window', () => {
           }
         }
       `,
-      { filter: { country: ['DE'], startsFrom: '2030-01-01T00:00:00.000Z', startsBefore: '2031-01-01T00:00:00.000Z' } },
+      { filter: { startsFrom: '2030-01-01T00:00:00.000Z', startsBefore: '2031-01-01T00:00:00.000Z' } },
     );
     expect(year.body.errors, JSON.stringify(year.body.errors)).to.equal(undefined);
-    const outOfYear = new Set(named('france', 'past', 'pastAndFuture'));
+    const outOfYear = new Set(named('past', 'pastAndFuture'));
     const wanted = Object.values(ids).filter((id) => !outOfYear.has(id));
     expect(year.body.data!.learningOpportunities.results.map((r) => r.id).sort()).to.deep.equal(wanted.sort());
     expect(year.body.data!.learningOpportunities.pagination.totalCount).to.equal(wanted.length);
