@@ -205,13 +205,10 @@ function registerStateChanges(receivers: Command, config: Config): void {
           onProgress: (records) => progress(`catch-up: ${records} records queued`),
         }),
       );
-      output(
-        opts.json,
-        receiverJson(changed),
-        () =>
-          changed.wasEnabled
-            ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
-            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
+      output(opts.json, receiverJson(changed), () =>
+        changed.wasEnabled
+          ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
+          : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
       );
     });
 
