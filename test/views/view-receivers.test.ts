@@ -60,7 +60,8 @@ describe('receivers subscribed to a view', function () {
     key = await createTestKey(['catalog:read', 'calendar:read'], testDb(), 1_000_000);
     receiver = await startNaiveReceiver({ failRate: 0.3, jitterMs: 3, random });
     receiverId = (await addReceiver(deps(), { url: receiver.url, view: VIEW })).id;
-    kit = await startKitReceiver({ failRate: 0.3, jitterMs: 3, random, duplicateRate: 0.2 });
+    // Its own random stream: the edits' sequence stays the one the other receiver's draws leave.
+    kit = await startKitReceiver({ failRate: 0.3, jitterMs: 3, random: seededRandom(34), duplicateRate: 0.2 });
     kitId = (await addReceiver(deps(), { url: kit.url, view: VIEW })).id;
   });
   after(async () => {

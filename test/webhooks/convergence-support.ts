@@ -141,6 +141,7 @@ export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: n
     return { records, apply, handler: webhookReceiver({ allowUnsigned: true, concurrency: 4, process: apply }) };
   };
   let store = fresh();
+  let wipedAt = 0;
   const server = createServer((req, res) => {
     stats.requests++;
     const fail = downStatus !== null || behaviour.random() < behaviour.failRate;
@@ -157,9 +158,11 @@ export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: n
         if (status >= 200 && status < 300) {
           stats.acknowledged++;
           bodies.push(Buffer.concat(chunks).toString('utf8'));
-          // An injected duplicate or late old event: an earlier body, processed again.
-          if (bodies.length > 1 && behaviour.random() < behaviour.duplicateRate) {
-            const old = JSON.parse(bodies[Math.floor(behaviour.random() * bodies.length)]!) as WebhookEvent;
+          // An injected duplicate or late old event: an earlier body of this store's time (since the
+          // last wipe: a receiver that lost its store cannot be told apart from a new one), processed again.
+          const since = bodies.length - wipedAt;
+          if (since > 1 && behaviour.random() < behaviour.duplicateRate) {
+            const old = JSON.parse(bodies[wipedAt + Math.floor(behaviour.random() * since)]!) as WebhookEvent;
             const { apply } = store;
             setTimeout(() => void apply(old), behaviour.random() * behaviour.jitterMs);
           }
@@ -180,6 +183,7 @@ export async function startKitReceiver(behaviour: Behaviour & { duplicateRate: n
     down: (s) => (downStatus = s),
     wipe: () => {
       store = fresh();
+      wipedAt = bodies.length;
     },
     idle: () => store.handler.idle(),
     close: async () => {
