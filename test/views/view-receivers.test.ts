@@ -75,7 +75,18 @@ describe('receivers subscribed to a view', function () {
     await kit.idle();
     const want = Object.fromEntries(await walk(viewText));
     expect(copy(), 'contract-following copy').to.deep.equal(want);
-    expect(Object.fromEntries(kit.records), 'receiver-kit copy (versions compared)').to.deep.equal(want);
+    const got = Object.fromEntries(kit.records);
+    // On a difference, what the kit received of each differing record (id, type, version), in order.
+    const differing = Object.keys({ ...got, ...want }).filter((id) => got[id] !== want[id]);
+    const received = differing.map(
+      (id) =>
+        `${id} (${id in want ? 'in the view' : 'not in the view'}): ${kit.bodies
+          .map((b) => JSON.parse(b) as { id: string; type: string; resource: { id: string; version: number } })
+          .filter((e) => e.resource.id === id)
+          .map((e) => `${e.type.replace('LEARNING_OPPORTUNITY_', '')} v${e.resource.version} ${e.id.slice(0, 8)}`)
+          .join(', ')}`,
+    );
+    expect(got, `receiver-kit copy (versions compared); received: ${received.join('; ')}`).to.deep.equal(want);
   }
 
   /** Sets both receivers' view. */
