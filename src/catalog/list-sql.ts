@@ -38,7 +38,7 @@ const lastBefore = (before: string) => `${before} - interval '1 millisecond'`;
 //   records, all of them matching (the GIN's cost is its keys times its candidates), 58 ms so;
 // - it is closed and longer than START_DAYS_MAX days: the same, beside the other conditions' indexes
 //   (a ten-year window has 3,653 keys).
-// A window between two months and START_DAYS_MAX days, or open, with another condition stays with the
+// A window of at most START_DAYS_MAX days, or an open one, with another condition stays with the
 // GIN, which is intersected with that condition's index before any row is read: at a million records
 // `language=de` with a window open from 180 days on took 255 ms so, 947 ms from the sessions' index
 // (520,000 sessions read and hashed) and 874 ms checking the starts of every `de` record.
