@@ -48,4 +48,13 @@ describe('filtered list plans', () => {
     expect(indexes).to.not.include.members(['list_entry_start_days']);
     expect(indexes).to.not.include.members(['list_entry_countries_lower']);
   });
+
+  it('reads a long or open start window beside another filter from the sessions, not from the start days (keys times records)', async () => {
+    for (const name of ['format+starts, ten years', 'language+startsFrom']) {
+      const query = benchQueries(now).find((q) => q.name === name)!.query;
+      const indexes = (await planScans(db, query)).map((n) => n.index).filter(Boolean);
+      expect(indexes, name).to.not.include('list_entry_start_days');
+      expect(indexes, name).to.include.oneOf(['list_session_starts', 'list_session_record']);
+    }
+  });
 });
