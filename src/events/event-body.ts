@@ -21,21 +21,18 @@ export function renderEventBody(event: {
 }
 
 /**
- * The body of a stored event restated under another id and a newer version of its record (a view
- * change's restatement: the same change, sent again as a message of its own that a receiver comparing
- * versions applies). Every body starts with its id and then its envelope's resource (renderEventBody,
- * the resync's made events), before `data`.
+ * The body of a stored event restated as a message of its own (a view change's restatement: the same
+ * change under a fresh id and a newer version of its record, which a receiver comparing versions
+ * applies), rendered by renderEventBody with the stored body's `data` as it is. Every stored body is
+ * that renderer's envelope (or the resync's made events', the same), so its first `,"data":` is the
+ * envelope's.
  */
 export function restatedBody(
-  body: string,
-  from: { id: string; resourceId: string; version: number },
+  stored: { id: string; type: EventType; occurredAt: Date; resourceId: string; body: string },
   to: { id: string; version: number },
 ): string {
-  const prefix = `{"id":${JSON.stringify(from.id)}`;
-  const resource = `,"resource":{"type":"LEARNING_OPPORTUNITY","id":${JSON.stringify(from.resourceId)},"version":`;
-  const at = body.indexOf(`${resource}${from.version}}`);
-  if (!body.startsWith(prefix) || at < 0)
-    throw new Error(`event ${from.id}: its body does not start with its envelope`);
-  const rest = body.slice(at + resource.length + String(from.version).length);
-  return `{"id":${JSON.stringify(to.id)}${body.slice(prefix.length, at)}${resource}${to.version}${rest}`;
+  const at = stored.body.indexOf(',"data":');
+  if (!stored.body.startsWith(`{"id":${JSON.stringify(stored.id)}`) || at < 0 || !stored.body.endsWith('}'))
+    throw new Error(`event ${stored.id}: its body is not an event envelope`);
+  return renderEventBody({ ...stored, ...to, doc: stored.body.slice(at + ',"data":'.length, -1) });
 }

@@ -14,6 +14,7 @@
 // view share the row, and the lanes order it with the record's other deliveries by its version.
 import { randomUUID } from 'node:crypto';
 import type { QueryResultRow } from 'pg';
+import type { EventType } from '../../events/derive-event.ts';
 import { restatedBody } from '../../events/event-body.ts';
 import { isoSql } from '../../db/iso-sql.ts';
 import { LEFT_VIEW_EVENT_TYPE, leftViewEventId, renderLeftViewEvent } from '../../views/left-view.ts';
@@ -130,7 +131,8 @@ export function restated(route: Route, original: RouteEvent & { body: string }, 
     viewBefore: original.viewBefore,
     viewAfter: original.viewAfter,
   };
-  return { eventId: id, aside: { ...stated, id, version, body: restatedBody(stated.body, stated, { id, version }) } };
+  const body = restatedBody({ ...stated, type: stated.type as EventType }, { id, version });
+  return { eventId: id, aside: { ...stated, id, version, body } };
 }
 
 /**
