@@ -138,12 +138,14 @@ const SETTLE_SQL = `
   ${receiverHealthCtes('$16')},
   disabled as (
     select id from health_next where reason is not null),
-  -- The attempt rows: dead-lettered when the delivery goes to the dead letters, also as the retry of
-  -- a receiver this attempt disabled (a 410, the last failure before automatic disabling).
+  -- The settlements whose delivery goes to the dead letters: a dead end, or the retry of a receiver
+  -- this statement disabled (a 410, the last failure before automatic disabling). Their attempt rows
+  -- say so.
+  ended as (
+    select n from k where held and receiver_exists and (next = 'dead' or (next = 'retry' and receiver_id in (select id from disabled)))),
   recorded as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome,
-           held and (next = 'dead' or (next = 'retry' and receiver_id in (select id from disabled)))
+    select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, n in (select n from ended)
       from k where record and receiver_exists),
   -- A receiver disabled here: its waiting deliveries become dead letters in this statement, and so
   -- does the retry that one of its attempts would have enqueued.
@@ -157,7 +159,7 @@ const SETTLE_SQL = `
        and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
     select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null, null, null, null
-      from k where k.held and k.receiver_exists and (k.next = 'dead' or (k.next = 'retry' and k.receiver_id in (select id from disabled)))
+      from k where k.n in (select n from ended)
     union all
     select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null, null, null, null from set_aside
     union all
