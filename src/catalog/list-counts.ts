@@ -3,7 +3,7 @@
 // facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone; and for a
 // session start window alone, one range of list_session's index (migration list_session), no distinct.
 // A search's: list-search.ts.
-import type { ListFilter } from './list-model.ts';
+import { givenFilters, type ListFilter } from './list-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
 const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
@@ -36,7 +36,7 @@ export function countedTotal(
   param: (value: unknown, type: string) => string,
   matches: string,
 ): string | null {
-  const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+  const given = givenFilters(filter);
   if (given.length === 1 && FACET_OF[given[0]!]) {
     const name = given[0]!;
     const values = [...new Set(filter[name] as string[])];

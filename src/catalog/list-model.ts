@@ -35,6 +35,10 @@ export type ListFilter = {
   status?: string[];
 };
 
+/** The parameters `filter` gives (those not undefined), in the type's order. */
+export const givenFilters = (filter: ListFilter): (keyof ListFilter)[] =>
+  (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+
 export type ListQuery = {
   filter: ListFilter;
   /** The search text, or null. */

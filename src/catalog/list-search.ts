@@ -4,7 +4,7 @@
 // numbers (the page when the matches are few, sorted from list_entry). Each is null when the
 // bitmaps cannot answer (a query they do not understand, a rare facet value or too many records
 // behind rare words), and the matches are then found through the indexes, as for any other filter.
-import type { ListFilter, ListQuery } from './list-model.ts';
+import { givenFilters, type ListFilter, type ListQuery } from './list-model.ts';
 
 /** The sources of a page's matches: `count`, a scalar subquery; `hits`, the matches' id and updated_at; `ctes`, what they read. */
 export type SearchSources = { count: string; hits: string; ctes: string[] };
@@ -28,7 +28,7 @@ export function bitmapQuery(
   param: (value: unknown, type: string) => string,
 ): BitmapQuery | null {
   if ((sort !== '-updatedAt' && sort !== 'updatedAt') || facets.length) return null;
-  const given = (Object.keys(filter) as (keyof ListFilter)[]).filter((name) => filter[name] !== undefined);
+  const given = givenFilters(filter);
   const keyed = given.filter((name) => KEYED.has(name));
   if (keyed.length < given.length || (!search && keyed.length === 0)) return null;
   const pairs = keyed.flatMap((name) => [...new Set(filter[name] as string[])].map((value) => [name, value]));

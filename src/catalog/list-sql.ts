@@ -8,7 +8,14 @@ import type { QueryConfig } from 'pg';
 import { countedTotal, firstInWindow } from './list-counts.ts';
 import { STATUSES } from './record-schema.ts';
 import { countedFacet, facetColumns, matchedFacet } from './list-facets.ts';
-import { RECORD_FIELDS, searchQuery, type ListFilter, type ListQuery, type RecordField } from './list-model.ts';
+import {
+  givenFilters,
+  RECORD_FIELDS,
+  searchQuery,
+  type ListFilter,
+  type ListQuery,
+  type RecordField,
+} from './list-model.ts';
 import type { Visibility } from './read-model.ts';
 import { matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
 import { bitmapQuery, searchSources } from './list-search.ts';
@@ -43,14 +50,15 @@ const lastBefore = (before: string) => `${before} - interval '1 millisecond'`;
 // number in the window: `language=de` from 180 days on, 520,000 sessions, 947 ms against the GIN's
 // 255 ms with its 220 keys there.
 const START_DAYS_MAX = 400;
+// A window with these alone is the only condition.
+const WINDOW_ONLY = new Set<keyof ListFilter>(['startsFrom', 'startsBefore', 'status']);
 
 /** Whether `filter`'s start window is read from start_days' GIN (above): closed, at most START_DAYS_MAX days, and not alone. */
 function windowFromDays({ q, filter }: ListQuery): boolean {
   const { startsFrom, startsBefore } = filter;
   if (!startsFrom || !startsBefore || startsBefore.getTime() - startsFrom.getTime() > START_DAYS_MAX * 86_400_000)
     return false;
-  const windowOnly = new Set(['startsFrom', 'startsBefore', 'status']);
-  return q !== null || Object.entries(filter).some(([name, value]) => value !== undefined && !windowOnly.has(name));
+  return q !== null || givenFilters(filter).some((name) => !WINDOW_ONLY.has(name));
 }
 
 // The UTC days of a closed start window, for list_entry's GIN on start_days.
@@ -177,7 +185,7 @@ export function listStatement(
   const table = `${searched ? 'learning_opportunity' : 'list_entry'} b`;
   const matching = `from ${table}${tsq} where ${whereSql}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
-  const byStatusOnly = !searched && Object.entries(filter).every(([name, v]) => name === 'status' || v === undefined);
+  const byStatusOnly = !searched && givenFilters(filter).every((name) => name === 'status');
   const counted =
     visibility === 'public' && !searched ? countedTotal(filter, param, `(select count(*) ${matching})`) : null;
   const total =
