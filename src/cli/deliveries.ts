@@ -21,7 +21,7 @@ export function registerDeliveryCommands(program: Command, config: Config): void
 
   deliveries
     .command('dead')
-    .description('list dead-lettered deliveries, oldest first, with their last error')
+    .description('list dead-lettered deliveries, oldest first, with their last status code and error')
     .option('--receiver <id>', 'only this receiver')
     .option('--limit <n>', 'at most this many', '1000')
     .option('--json', 'print JSON only')
@@ -30,7 +30,16 @@ export function registerDeliveryCommands(program: Command, config: Config): void
       const limit = positiveInt('--limit', opts.limit);
       const dead = await withDatabase(config, (db) => listDeadLetters(db.pool, { receiverId, limit }));
       output(opts.json, dead, () =>
-        table(dead, ['eventId', 'eventType', 'receiverId', 'attempts', 'lastError', 'lastAttemptAt', 'deadSince']),
+        table(dead, [
+          'eventId',
+          'eventType',
+          'receiverId',
+          'attempts',
+          'lastStatusCode',
+          'lastError',
+          'lastAttemptAt',
+          'deadSince',
+        ]),
       );
     });
 
