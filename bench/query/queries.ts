@@ -35,6 +35,8 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'q+format', query: 'q=machine%20learn&format=ONLINE' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
     { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
+    // A word no record holds, with facets: the page from the (no) matches, not a walk of the catalog's order.
+    { name: 'q+facets, no match', query: 'q=course&facets=format,language,topic,provider,country' },
     // Long and open session start windows (the sessions' index, or the start days' beside another index).
     { name: 'starts, ten years', query: `startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },
     { name: 'format+starts, ten years', query: `format=ONLINE&startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },

@@ -15,9 +15,25 @@ const FACET_SQL: Record<ListFacet, string> = {
   country: 'select c.value, count(*) as n from (select unnest(m.countries) as value from m) c group by 1',
 };
 
-/** The columns of `m` that FACET_SQL reads, from a list_entry row `alias`. */
-export const facetColumns = (alias: string) =>
-  ['id', 'format', 'language', 'provider_name', 'topics', 'countries'].map((c) => `${alias}.${c}`).join(', ');
+/** The columns of `m` that FACET_SQL and the page's order (list-keys.ts hitKeys) read, from a list_entry row `alias`. */
+const matchedColumns = (alias: string) =>
+  ['id', 'format', 'language', 'provider_name', 'topics', 'countries', 'updated_at']
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
+
+/**
+ * The CTEs of the matching records' narrow rows (`m`) and their number (`n`): from list_entry `b`
+ * (`matching`: its from and where), or for a search from the catalog `b` joined with list_entry (`tsq`,
+ * the search's from item, and `where`), with each match's rank when the page is by relevance.
+ */
+export function matchedRows(source: { matching: string } | { tsq: string; where: string }, relevance: boolean): string {
+  const m =
+    'matching' in source
+      ? `select ${matchedColumns('b')} ${source.matching}`
+      : `select ${matchedColumns('x')}${relevance ? ', ts_rank(b.search, tsq.query) as rank' : ''}
+           from learning_opportunity b join list_entry x on x.id = b.id${source.tsq} where ${source.where}`;
+  return `m as materialized (${m}), n as materialized (select count(*) as n from m)`;
+}
 
 /** A facet's select-list entry over the matching records `m` (a JSON array of [value, n]). */
 export const matchedFacet = (f: ListFacet) =>

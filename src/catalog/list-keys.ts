@@ -74,19 +74,37 @@ function sessionPage(rest: string, end: string, offset: string): string {
 }
 
 /**
+ * The page of matches already found (`hits`: a CTE of their id, updated_at and, for relevance, rank;
+ * `n`: a CTE of their number), in the sort's order (`matching`: their from and where). Relevance:
+ * sorted from `hits`. List order: by the cheaper of two ways, chosen by that number: walking the
+ * order's index until the page is full reads about (offset + limit) x catalog / matches rows, sorting
+ * the matches reads the matches. The branch not taken is never run (its condition holds no column: a
+ * one-time filter).
+ */
+export function hitKeys(
+  sort: Exclude<ListSort, 'nextSessionStartsAt'>,
+  matching: string,
+  hits: string,
+  limit: string,
+  offset: string,
+): string {
+  if (sort === 'relevance') return orderedKeys(sort, `from ${hits} b`, limit, offset, HIT_SORT_SQL);
+  const dense = `(select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count)`;
+  return `(select * from ${orderedKeys(sort, matching, limit, offset)} w where ${dense}
+             union all select * from ${orderedKeys(sort, `from ${hits} b`, limit, offset)} h where not (${dense}))`;
+}
+
+/**
  * The page of a search sorted by relevance or in list order (`matching`: its from and where) and its
  * exact total (`sources`: where the matches and their count come from, list-search.ts); the CTEs
  * they read are added to `ctes`.
  * - Relevance: every match's rank is needed, so the matches are found once, for the count and the
  *   page (one bitmap scan of the search index and one visit of each matching row, where the count
  *   and the ranking each did both: the heap visits are most of a search's time).
- * - List order: the count first (one bitmap scan), then the page by the cheaper of two ways, chosen
- *   by that count: walking the order's index until the page is full reads about (offset + limit) x
- *   catalog / matches rows, finding the matches again and sorting them reads the matches. Many
- *   matches: the walk (`q=machine learn`, 66,678 of 1,000,000: about 300 rows); few: the matches
- *   (`q=orchard academy`, 1,271: the walk read 22,000 rows, 160 ms), from the search bitmaps when
- *   they answer (list-search.ts). The branch not taken is never run (its condition holds no column:
- *   a one-time filter).
+ * - List order: the count first (one bitmap scan), then the page by hitKeys' choice. Many matches:
+ *   the walk (`q=machine learn`, 66,678 of 1,000,000: about 300 rows); few: the matches (`q=orchard
+ *   academy`, 1,271: the walk read 22,000 rows, 160 ms), from the search bitmaps when they answer
+ *   (list-search.ts).
  */
 export function searchKeys(
   sort: Exclude<ListSort, 'nextSessionStartsAt'>,
@@ -98,20 +116,12 @@ export function searchKeys(
 ): { total: string; keys: string } {
   if (sort === 'relevance') {
     ctes.push(`hits as materialized (select b.id, ts_rank(b.search, tsq.query) as rank ${matching})`);
-    return {
-      total: '(select count(*) from hits)',
-      keys: orderedKeys(sort, 'from hits b', limit, offset, HIT_SORT_SQL),
-    };
+    return { total: '(select count(*) from hits)', keys: hitKeys(sort, matching, 'hits', limit, offset) };
   }
-  const dense = `(select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count)`;
   ctes.push(
     ...sources.ctes,
     `n as materialized (select ${sources.count} as n)`,
     `hits as materialized (${sources.hits})`,
   );
-  return {
-    total: '(select n from n)',
-    keys: `(select * from ${orderedKeys(sort, matching, limit, offset)} w where ${dense}
-             union all select * from ${orderedKeys(sort, 'from hits b', limit, offset)} h where not (${dense}))`,
-  };
+  return { total: '(select n from n)', keys: hitKeys(sort, matching, 'hits', limit, offset) };
 }

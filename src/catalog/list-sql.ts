@@ -7,7 +7,7 @@
 import type { QueryConfig } from 'pg';
 import { countedTotal, firstInWindow } from './list-counts.ts';
 import { STATUSES } from './record-schema.ts';
-import { countedFacet, facetColumns, matchedFacet } from './list-facets.ts';
+import { countedFacet, matchedFacet, matchedRows } from './list-facets.ts';
 import {
   givenFilters,
   RECORD_FIELDS,
@@ -17,7 +17,7 @@ import {
   type RecordField,
 } from './list-model.ts';
 import type { Visibility } from './read-model.ts';
-import { matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
+import { hitKeys, matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
 import { bitmapQuery, searchSources } from './list-search.ts';
 
 type Param = (value: unknown, type: string) => string;
@@ -199,6 +199,14 @@ export function listStatement(
   const ctes: string[] = [];
   let keys: string;
   let countedTotalSql = total;
+  // Facets over the matches (the public catalog's unfiltered ones are counted): the matches once (`m`), for
+  // the facets, the total and, but in session order, the page (hitKeys: a search that matched nothing
+  // walked the catalog's order for its empty page, 2 s at a million records).
+  const facetsOverMatches = query.facets.length > 0 && !(visibility === 'public' && byStatusOnly);
+  if (facetsOverMatches) {
+    ctes.push(matchedRows(searched ? { tsq, where: whereSql } : { matching }, query.sort === 'relevance'));
+    countedTotalSql = byStatusOnly || counted ? total : '(select n from n)';
+  }
   // The public catalog's search and facet filters: the search bitmaps (list-search.ts).
   const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, searchItem, param) : null;
   if ((searched || bitmaps) && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
@@ -206,7 +214,9 @@ export function listStatement(
     const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
     [keys, countedTotalSql] = [search.keys, search.total];
   } else if (query.sort !== 'nextSessionStartsAt') {
-    keys = orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
+    keys = facetsOverMatches
+      ? hitKeys(query.sort, matching, 'm', param(limit, 'int'), param(offset, 'bigint'))
+      : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
     const onSessions = status('s') ? `${status('s')} and ` : '';
     const end = param(offset + limit, 'bigint');
@@ -232,21 +242,9 @@ export function listStatement(
   }
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
   const page = pageOf(keys, query.fields, bounded);
-  const withCtes = (more: string[]) => ([...ctes, ...more].length ? `with ${[...ctes, ...more].join(', ')} ` : '');
-  if (query.facets.length === 0)
-    return { text: `${withCtes([])}select ${countedTotalSql} as total, p.docs, p.digests, p.n from ${page} p`, values };
-  // The public catalog's facets without any condition: facet_count's top values, no record read.
-  if (visibility === 'public' && byStatusOnly)
-    return {
-      text: `${withCtes([])}select ${total} as total, p.docs, p.digests, p.n, ${query.facets.map(countedFacet).join(', ')} from ${page} p`,
-      values,
-    };
-  // The matching records' narrow rows, once for every facet (and the total, unless counted).
-  const m = searched
-    ? `m as materialized (select ${facetColumns('x')} from learning_opportunity b join list_entry x on x.id = b.id${tsq} where ${whereSql})`
-    : `m as materialized (select ${facetColumns('b')} ${matching})`;
+  const facets = query.facets.map(facetsOverMatches ? matchedFacet : countedFacet);
   return {
-    text: `${withCtes([m])}select ${byStatusOnly || counted ? total : '(select count(*) from m)'} as total, p.docs, p.digests, p.n, ${query.facets.map(matchedFacet).join(', ')} from ${page} p`,
+    text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`,
     values,
   };
 }

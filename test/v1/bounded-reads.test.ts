@@ -21,6 +21,9 @@ const READ_TIMEOUT_MS = 3000;
 // other key's reads would measure the scheduler, not the admission.
 const PER_KEY = 1;
 const PROCESS_LIMIT = 4;
+// A queue shorter than the default second: the attack's statement takes some tens of milliseconds
+// here, and 23 of them queued behind one slot must outwait it, as slower ones do at the default.
+const QUEUE_WAIT_MS = 250;
 const ATTACK =
   '/v1/learning-opportunities?q=a&sort=relevance&facets=format,language,topic,provider,country' +
   '&startsFrom=2020-01-01T00:00:00Z&startsBefore=2030-01-01T00:00:00Z';
@@ -49,6 +52,7 @@ describe('bounded reads: one key attacking with valid queries (real service proc
         DB_READ_TIMEOUT_MS: String(READ_TIMEOUT_MS),
         QUERY_MAX_CONCURRENT_PER_KEY: String(PER_KEY),
         QUERY_MAX_CONCURRENT: String(PROCESS_LIMIT),
+        QUERY_QUEUE_WAIT_MS: String(QUEUE_WAIT_MS),
         RATE_LIMIT_PER_MINUTE: '0',
       },
     });

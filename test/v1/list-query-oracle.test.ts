@@ -420,6 +420,30 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     expect(Object.keys(only.facets!)).to.deep.equal(['format']);
   });
 
+  it('pages a list with facets exactly as without them, in every order, with many matches or few', async function () {
+    this.timeout(60_000);
+    const provider = common(walk.map((r) => r.provider?.name).filter(Boolean) as string[]).at(-1)!;
+    for (const query of [
+      'format=ONLINE',
+      'format=ONLINE&sort=updatedAt',
+      `provider=${encodeURIComponent(provider)}`,
+      'q=leadership',
+      'q=machine%20learning&sort=relevance',
+      'q=zzyzx',
+      'startsFrom=2000-01-01T00:00:00Z&sort=nextSessionStartsAt',
+    ]) {
+      // Pages from the first to past the last: the page is found by walking the order or by sorting
+      // the matches, by their number against the offset.
+      const total = ((await list(`?${query}&limit=1`)).body as ListBody).pagination.totalCount;
+      for (let offset = 0; offset <= total; offset += 61) {
+        const plain = (await list(`?${query}&limit=61&offset=${offset}`)).body as ListBody;
+        const faceted = (await list(`?${query}&limit=61&offset=${offset}&facets=format,topic`)).body as ListBody;
+        expect(faceted.results, `${query} at ${offset}`).to.deep.equal(plain.results);
+        expect(faceted.pagination, `${query} at ${offset}`).to.deep.equal(plain.pagination);
+      }
+    }
+  });
+
   it('answers the unfiltered list byte for byte as before (an explicit default sort too)', async () => {
     const plain = await list('?limit=7&offset=3');
     const sorted = await list('?limit=7&offset=3&sort=-updatedAt');
