@@ -42,14 +42,14 @@ const lastBefore = (before: string) => `${before} - interval '1 millisecond'`;
 // list_entry's GIN on start_days, its UTC days as keys (the exact bounds checked on `starts`),
 // intersected with the other conditions' indexes before any row is read. Any other window (longer,
 // open on a side, or alone) is read from list_session's index, each record's first session in it
-// (firstInWindow, as a window alone is counted): the GIN's cost is its keys times the records with a
-// start in the window, whatever the other conditions, and an open side reaches the first or last
-// session present. At 20,000 records a ten-year window took 726 ms through the GIN (58 ms from the
-// sessions), and `startsFrom=2020-01-01&format=ONLINE` 1.8 s; at a million records `format=ONLINE`
-// with a ten-year window met the 5 s deadline (0.7-0.9 s from the sessions). The sessions cost their
-// number in the window: `language=de` from 180 days on, 520,000 sessions, 947 ms against the GIN's
-// 255 ms with its 220 keys there.
-const START_DAYS_MAX = 400;
+// (firstInWindow, as a window alone is counted). The GIN costs its keys times the records with a
+// start in the window, whatever the other conditions; the sessions cost their number in the window.
+// Measured at a million records (bench/README.md, "Start windows: the start days' GIN or the
+// sessions"): the GIN wins up to about a month beside a narrow condition (`topic=python`, 2 days: 10
+// against 100 ms; `city=Berlin`, 30 days: 77 against 163) and loses beyond (60 days with
+// `language=de`: 265 against 128 ms; a year with one provider: 1.9 s against 24 ms; 90 days with a
+// search: 1.5 s against 0.4 s).
+const START_DAYS_MAX = 45;
 // A window with these alone is the only condition.
 const WINDOW_ONLY = new Set<keyof ListFilter>(['startsFrom', 'startsBefore', 'status']);
 

@@ -58,6 +58,17 @@ describe('filtered list plans', () => {
     }
   });
 
+  it('reads a start window of up to 45 days beside a narrow filter from the start days, a longer one from the sessions', async () => {
+    const day = 86_400_000;
+    const window = (days: number) =>
+      `topic=python&startsFrom=${new Date(now.getTime() + 30 * day).toISOString()}&startsBefore=${new Date(now.getTime() + (30 + days) * day).toISOString()}`;
+    const indexes = async (days: number) => (await planScans(db, window(days))).map((n) => n.index).filter(Boolean);
+    expect(await indexes(7), '7 days').to.include('list_entry_start_days');
+    expect(await indexes(45), '45 days').to.include('list_entry_start_days');
+    expect(await indexes(60), '60 days').to.not.include('list_entry_start_days');
+    expect(await indexes(60), '60 days').to.include.oneOf(['list_session_starts', 'list_session_record']);
+  });
+
   it('does not walk the whole list order for a page with facets when the matches are few', async () => {
     const facets = 'facets=format,language,topic,provider,country';
     // Words that are common alone and rare together: the planner expects many matches. Before, the
