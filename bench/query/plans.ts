@@ -8,7 +8,7 @@ import type { Database } from '../../src/app/database.ts';
 import { parseListQuery } from '../../src/http/v1/list-page.ts';
 
 /** A list query's statement as REST runs it: with the page's byte budget (PAGE_MAX_BYTES at its default). */
-function statementOf(query: string): { text: string; values: unknown[] } {
+function statementOf(query: string): { text: string; values?: unknown[] } {
   const { limit, offset, list } = parseListQuery(parseQuery(query));
   const budget = pageBudget(PAGE_MAX_BYTES_DEFAULT);
   return isPlainList(list)

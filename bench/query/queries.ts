@@ -34,6 +34,7 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'topic+country', query: 'topic=python&country=de' },
     { name: 'q+format', query: 'q=machine%20learn&format=ONLINE' },
     { name: 'q+format, relevance', query: 'q=cybersecurity&format=ONLINE&sort=relevance' },
+    { name: 'q+format, session order', query: 'q=machine%20learn&format=ONLINE&sort=nextSessionStartsAt' },
     { name: 'facets', query: 'facets=format,language,topic,provider,country&country=DE' },
     // A word no record holds, with facets: the page from the (no) matches, not a walk of the catalog's order.
     { name: 'q+facets, no match', query: 'q=course&facets=format,language,topic,provider,country' },

@@ -48,28 +48,38 @@ export function sessionKeys(
   const rest = `(select b.id from ${table}${tsq} where (select count(*) from f) < ${end} and ${where}
                       and not exists (select from lo_session x where x.learning_opportunity_id = b.id and x.starts_at > statement_timestamp())
                     order by b.id desc limit ${end})`;
-  return { keys: sessionPage(rest, end, offset), f };
+  return { keys: sessionPage('f', rest, end, offset), f };
 }
 
 /**
- * sort=nextSessionStartsAt over matches already found (`ids (id, next_at)`: each match's next session
- * start after now, or null), as sessionKeys orders them: by that start, then the matches without one,
- * by id. The next start comes from the match's list_entry row, read anyway to find it (its `starts`),
- * where sessionKeys looked each match up in list_session (4,612 index probes, about a third of
- * `country+starts+sort` at a million records).
+ * sort=nextSessionStartsAt over the matches (`matching`: their from and where, over the catalog when
+ * `searched`), found once (`ids (id, next_at)`: each match's next session start after now, or null)
+ * and ordered as sessionKeys orders them: by that start, then the matches without one, by id. The
+ * next start comes from the match's list_entry row, read anyway to find it (its `starts`), where
+ * sessionKeys looked each match up in list_session (4,612 index probes, about a third of
+ * `country+starts+sort` at a million records): the element after those at or before now in the
+ * ascending `starts`, width_bucket's binary search (a subquery over unnest(starts) took 6-7 of its 21 ms).
  */
-export function matchedSessionKeys(end: string, offset: string): { keys: string; f: string } {
-  const f = `f as materialized (select id, next_at as starts_at from ids where next_at is not null order by next_at, id desc limit ${end})`;
-  const rest = `(select id from ids where (select count(*) from f) < ${end} and next_at is null order by id desc limit ${end})`;
-  return { keys: sessionPage(rest, end, offset), f };
+export function matchedSessionKeys(
+  matching: string,
+  searched: boolean,
+  end: string,
+  offset: string,
+): { keys: string; f: string } {
+  const next = (starts: string) => `${starts}[width_bucket(statement_timestamp(), ${starts}) + 1]`;
+  const nextAt = searched ? `(select ${next('x.starts')} from list_entry x where x.id = b.id)` : next('b.starts');
+  const f = `ids as materialized (select b.id, ${nextAt} as next_at ${matching}),
+    fm as materialized (select id, next_at as starts_at from ids where next_at is not null order by next_at, id desc limit ${end})`;
+  const rest = `(select id from ids where (select count(*) from fm) < ${end} and next_at is null order by id desc limit ${end})`;
+  return { keys: sessionPage('fm', rest, end, offset), f };
 }
 
-/** A page in session order: the records of `f` (by start), then those of `rest` (by id). */
-function sessionPage(rest: string, end: string, offset: string): string {
+/** A page in session order: the records of the CTE `f` (by start), then those of `rest` (by id). */
+function sessionPage(f: string, rest: string, end: string, offset: string): string {
   return `(select * from (
-               select f.id, row_number() over (order by f.starts_at, f.id desc) as ord from f
+               select f.id, row_number() over (order by f.starts_at, f.id desc) as ord from ${f} f
                union all
-               select r.id, (select count(*) from f) + row_number() over (order by r.id desc) from ${rest} r) u
+               select r.id, (select count(*) from ${f}) + row_number() over (order by r.id desc) from ${rest} r) u
              where u.ord > ${offset} and u.ord <= ${end})`;
 }
 
@@ -89,9 +99,23 @@ export function hitKeys(
   offset: string,
 ): string {
   if (sort === 'relevance') return orderedKeys(sort, `from ${hits} b`, limit, offset, HIT_SORT_SQL);
-  const dense = `(select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count)`;
-  return `(select * from ${orderedKeys(sort, matching, limit, offset)} w where ${dense}
-             union all select * from ${orderedKeys(sort, `from ${hits} b`, limit, offset)} h where not (${dense}))`;
+  return byDensity(
+    orderedKeys(sort, matching, limit, offset),
+    orderedKeys(sort, `from ${hits} b`, limit, offset),
+    limit,
+    offset,
+  );
+}
+
+/**
+ * Keys by a walk of the order (`walk`) when the matches (their number in the CTE `n`; null: unknown)
+ * are dense enough for the page, else from the matches (`found`): the walk reads about (offset +
+ * limit) x catalog / matches rows, the other way the matches. Only one branch runs (its condition
+ * holds no column: a one-time filter).
+ */
+export function byDensity(walk: string, found: string, limit: string, offset: string): string {
+  const dense = `coalesce((select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count), false)`;
+  return `(select * from ${walk} w where ${dense} union all select * from ${found} h where not (${dense}))`;
 }
 
 /**

@@ -6,8 +6,12 @@
 // behind rare words), and the matches are then found through the indexes, as for any other filter.
 import { givenFilters, type ListFilter, type ListQuery } from './list-model.ts';
 
-/** The sources of a page's matches: `count`, a scalar subquery; `hits`, the matches' id and updated_at; `ctes`, what they read. */
-export type SearchSources = { count: string; hits: string; ctes: string[] };
+/**
+ * The sources of a page's matches: `count`, a scalar subquery; `bitmapCount`, the bitmaps' count alone
+ * (null when they cannot answer; no bitmaps: null); `hits`, the matches' id and updated_at; `ctes`,
+ * what they read.
+ */
+export type SearchSources = { count: string; bitmapCount: string; hits: string; ctes: string[] };
 
 /** What the bitmaps are asked: `q`, the search (`tsq.query`, or a null tsquery); `from`, the from item it needs (or ''); the facet filters as parallel arrays. */
 export type BitmapQuery = { q: string; from: string; facets: string; values: string };
@@ -50,10 +54,11 @@ export function bitmapQuery(
 export function searchSources(matching: string, bitmaps: BitmapQuery | null): SearchSources {
   const counted = `(select count(*) ${matching})`;
   const hits = `select b.id, b.updated_at ${matching}`;
-  if (!bitmaps) return { count: counted, hits, ctes: [] };
+  if (!bitmaps) return { count: counted, bitmapCount: 'null::bigint', hits, ctes: [] };
   const { q, from, facets, values } = bitmaps;
   return {
     count: `(select coalesce(search_count(${q}, ${facets}, ${values}), ${counted}) ${from})`,
+    bitmapCount: `(select search_count(${q}, ${facets}, ${values}) ${from})`,
     hits: `select e.id, e.updated_at from sm join list_entry e on e.rn = any(sm.rns) where sm.rns is not null
            union all ${hits} and (select sm.rns from sm) is null`,
     ctes: [`sm as materialized (select search_matches(${q}, ${facets}, ${values}) as rns ${from})`],

@@ -5,20 +5,13 @@
 // or with a search the catalog itself (its search vector, migration list_query), list_entry's own
 // conditions then by primary key. The page's docs are read by primary key, for the page alone.
 import type { QueryConfig } from 'pg';
-import { countedTotal, firstInWindow } from './list-counts.ts';
-import { STATUSES } from './record-schema.ts';
+import { countedTotal } from './list-counts.ts';
 import { countedFacet, matchedFacet, matchedRows } from './list-facets.ts';
-import {
-  givenFilters,
-  RECORD_FIELDS,
-  searchQuery,
-  type ListFilter,
-  type ListQuery,
-  type RecordField,
-} from './list-model.ts';
+import { givenFilters, RECORD_FIELDS, searchQuery, type ListQuery, type RecordField } from './list-model.ts';
 import type { Visibility } from './read-model.ts';
-import { hitKeys, matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
+import { byDensity, hitKeys, matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
 import { bitmapQuery, searchSources } from './list-search.ts';
+import { placeAndWindow } from './list-windows.ts';
 
 type Param = (value: unknown, type: string) => string;
 
@@ -30,59 +23,6 @@ function projection(fields: RecordField[]): string {
     (f, i) => `'${i ? ',' : ''}"${f}":' || (x.j->'${f}')::text`,
   );
   return `'{' || ${members.join(' || ')} || '}'`;
-}
-
-// A timestamp's UTC day (days since 1970), as list_entry's start_days hold them; and the last instant
-// before a window's end (`startsBefore` excluded: its day is the window's last only if a start can
-// fall on it).
-const utcDay = (at: string) => `floor(extract(epoch from ${at}) / 86400)::int`;
-const lastBefore = (before: string) => `${before} - interval '1 millisecond'`;
-
-// A session start window closed on both sides and at most START_DAYS_MAX days long is read from
-// list_entry's GIN on start_days, its UTC days as keys (the exact bounds checked on `starts`),
-// intersected with the other conditions' indexes before any row is read. Any other window (longer,
-// open on a side, or alone) is read from list_session's index, each record's first session in it
-// (firstInWindow, as a window alone is counted). The GIN costs its keys times the records with a
-// start in the window, whatever the other conditions; the sessions cost their number in the window.
-// Measured at a million records (bench/README.md, "Start windows: the start days' GIN or the
-// sessions"): the GIN wins up to about a month beside a narrow condition (`topic=python`, 2 days: 10
-// against 100 ms; `city=Berlin`, 30 days: 77 against 163) and loses beyond (60 days with
-// `language=de`: 265 against 128 ms; a year with one provider: 1.9 s against 24 ms; 90 days with a
-// search: 1.5 s against 0.4 s).
-const START_DAYS_MAX = 45;
-// A window with these alone is the only condition.
-const WINDOW_ONLY = new Set<keyof ListFilter>(['startsFrom', 'startsBefore', 'status']);
-
-/** Whether `filter`'s start window is read from start_days' GIN (above): closed, at most START_DAYS_MAX days, and not alone. */
-function windowFromDays({ q, filter }: ListQuery): boolean {
-  const { startsFrom, startsBefore } = filter;
-  if (!startsFrom || !startsBefore || startsBefore.getTime() - startsFrom.getTime() > START_DAYS_MAX * 86_400_000)
-    return false;
-  return q !== null || givenFilters(filter).some((name) => !WINDOW_ONLY.has(name));
-}
-
-// The UTC days of a closed start window, for list_entry's GIN on start_days.
-function startDays(startsFrom: Date, startsBefore: Date, param: Param): string {
-  const first = utcDay(param(startsFrom, 'timestamptz'));
-  const last = utcDay(lastBefore(param(startsBefore, 'timestamptz')));
-  return `(select array_agg(d) from generate_series(${first}, ${last}) d)`;
-}
-
-// A country with a start window (at most 1,000 keys: countries times days), read from list_entry's
-// GIN of each record's countries times its start days (migration place_days), instead of
-// intersecting the countries' and the start days' GINs (37,372 and 122,359 entries for `de` and a
-// 30-day window at a million records, for 4,708 rows). The keys say "one of the countries, and a
-// start on one of the window's days"; the window's bounds within its end days are checked on
-// `starts`. Null: the two GINs.
-function placeDays(filter: ListFilter, param: Param, e: string): string | null {
-  const { country, startsFrom, startsBefore } = filter;
-  if (!country || !startsFrom || !startsBefore) return null;
-  const days = (startsBefore.getTime() - startsFrom.getTime()) / 86_400_000;
-  if (country.length * (days + 2) > 1000) return null;
-  const first = utcDay(param(startsFrom, 'timestamptz'));
-  const last = utcDay(lastBefore(param(startsBefore, 'timestamptz')));
-  return `place_days(${e}.countries, ${e}.start_days) && (select array_agg(lower(c) || '|' || d)
-            from unnest(${param(country, 'text[]')}) c, generate_series(${first}, ${last}) d)`;
 }
 
 /**
@@ -114,22 +54,8 @@ function conditions(
   if (filter.topic) entry.push(`${e}.topics && ${param(filter.topic, 'text[]')}`);
   // Countries and cities are free text, stored as sent: both sides in lower case (`city=berlin` finds
   // `Berlin`), read from list_entry's GINs of the lowered arrays (migration places_any_case).
-  const placed = placeDays(filter, param, e);
-  if (filter.country && !placed)
-    entry.push(`lower_each(${e}.countries) && lower_each(${param(filter.country, 'text[]')})`);
   if (filter.city) entry.push(`lower_each(${e}.cities) && lower_each(${param(filter.city, 'text[]')})`);
-  if (placed || windowFromDays(query)) {
-    const from = param(filter.startsFrom, 'timestamptz');
-    const before = param(filter.startsBefore, 'timestamptz');
-    entry.push(
-      `${placed ?? `${e}.start_days && ${startDays(filter.startsFrom!, filter.startsBefore!, param)}`} and exists (select from unnest(${e}.starts) t where t >= ${from} and t < ${before})`,
-    );
-  } else if (filter.startsFrom || filter.startsBefore) {
-    const statuses = status('s') ?? `s.status = any(${param(STATUSES, 'text[]')})`;
-    entry.push(
-      `${e}.id in (select s.id from list_session s where ${statuses} and ${firstInWindow(filter, param, 's')})`,
-    );
-  }
+  entry.push(...placeAndWindow(query, param, e, status('s')));
   return { base, entry, status };
 }
 
@@ -218,27 +144,26 @@ export function listStatement(
       ? hitKeys(query.sort, matching, 'm', param(limit, 'int'), param(offset, 'bigint'))
       : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
-    const onSessions = status('s') ? `${status('s')} and ` : '';
-    const end = param(offset + limit, 'bigint');
+    const [end, start] = [param(offset + limit, 'bigint'), param(offset, 'bigint')];
+    const walk = () => sessionKeys(table, tsq, whereSql, status('s') ? `${status('s')} and ` : '', end, start);
     // A count over the matches as well (no facets): the matches once (`ids`, with their next session
     // start, from the list_entry row: `b`'s own, or the search's match's by id), for the count and
     // the page, instead of finding them twice (a start window with a country: two bitmap scans of
-    // the GIN indexes, 25-35 ms each at 1,000,000 records).
-    // The next start is the element after those at or before now in the ascending `starts`:
-    // width_bucket's binary search, an expression on the row (a subquery over unnest(starts) took
-    // 6-7 of the 21 ms of `country+starts+sort`'s 4,612 matches at a million records).
+    // the GIN indexes, 25-35 ms each at 1,000,000 records). When the search bitmaps count them, the
+    // page walks the sessions instead if the matches are dense (byDensity): `q=learn`, every record,
+    // took 2.8 s for `ids`.
     const shared = !byStatusOnly && counted === null && query.facets.length === 0;
-    if (shared) {
-      const next = (starts: string) => `${starts}[width_bucket(statement_timestamp(), ${starts}) + 1]`;
-      const nextAt = searched ? `(select ${next('x.starts')} from list_entry x where x.id = b.id)` : next('b.starts');
-      ctes.push(`ids as materialized (select b.id, ${nextAt} as next_at ${matching})`);
-      countedTotalSql = '(select count(*) from ids)';
-    }
-    const sessions = shared
-      ? matchedSessionKeys(end, param(offset, 'bigint'))
-      : sessionKeys(table, tsq, whereSql, onSessions, end, param(offset, 'bigint'));
-    keys = sessions.keys;
+    const sessions = shared ? matchedSessionKeys(matching, searched, end, start) : walk();
+    [keys, countedTotalSql] = [sessions.keys, shared ? '(select count(*) from ids)' : countedTotalSql];
     ctes.push(sessions.f);
+    const counter =
+      shared && visibility === 'public' ? bitmapQuery({ ...query, sort: '-updatedAt' }, searchItem, param) : null;
+    if (counter) {
+      const [sources, walked] = [searchSources(matching, counter), walk()];
+      ctes.push(`n as materialized (select ${sources.bitmapCount} as n)`, walked.f);
+      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start);
+      countedTotalSql = `coalesce((select n from n), ${countedTotalSql})`;
+    }
   }
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
   const page = pageOf(keys, query.fields, bounded);

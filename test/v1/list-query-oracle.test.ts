@@ -278,6 +278,18 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
         match: (r) => r.format !== 'IN_PERSON' && r.language === de,
         sort: byNextStart,
       },
+      // Many matches counted by the search bitmaps: the first pages walk the sessions in start order,
+      // the later ones sort the matches by their next start (by density, as the order's walk).
+      {
+        query: 'format=ONLINE,HYBRID&sort=nextSessionStartsAt',
+        match: (r) => r.format !== 'IN_PERSON',
+        sort: byNextStart,
+      },
+      {
+        query: 'q=a&sort=nextSessionStartsAt',
+        match: (r) => words(r).some((w) => w.startsWith('a') && !A_STOP_WORDS.has(w)),
+        sort: byNextStart,
+      },
       // A start window alone: counted from list_session, the page in next-session order.
       {
         query: `startsFrom=${iso(from + 30 * DAY)}&sort=nextSessionStartsAt`,
