@@ -37,7 +37,10 @@ const publishedSql = (facets: string) => `(${facets}->>'status') = 'PUBLISHED'`;
 
 /**
  * The view as a SQL condition over a facets expression (`view_facets(doc::jsonb)`, or a stored
- * facets column); `param` binds a value and returns its placeholder. A null facets value is out.
+ * facets column); `param` binds a value and returns its placeholder. True or false, never null: a
+ * record without a value for a parameter (no language) is out, also where the condition is compared
+ * rather than tested (a view change compares a record's membership in two views: null against
+ * false sent a LEFT_VIEW for a record in neither).
  */
 export function viewSql(view: View, facets: string, param: (value: readonly string[]) => string): string {
   const conditions = [publishedSql(facets)];
@@ -45,7 +48,7 @@ export function viewSql(view: View, facets: string, param: (value: readonly stri
     const values = view[name];
     if (values) conditions.push(SQL_CONDITIONS[name](facets, SQL_VALUES[name](`${param(values)}::text[]`)));
   }
-  return `(${conditions.join(' and ')})`;
+  return `coalesce(${conditions.join(' and ')}, false)`;
 }
 
 /**

@@ -77,13 +77,15 @@ const madeBodySql = (m: string, lo: string) =>
  * $1 receiver id, $2 the picked record ids (their locks held): each record's latest event of a
  * subscribed type (one made for a published record that has no stored event, see above), and
  * whether to send it (`missed`): always, unless that version is already on its way in the record's
- * lane (a head, and queued_version at least that version: the receiver gets it anyway). The rows are
+ * lane (a head, and queued_version at least that version: the receiver gets it anyway). A view
+ * change's rows (`restated`) are sent even then: the delivery on its way was routed by the view
+ * before (a record that left the view would get its PUBLISHED and never the LEFT_VIEW). The rows are
  * marked queued with that event in the same statement, unless the receiver is disabled (then nothing
  * is marked or made, and every row says enabled = false). A record with no such event (none of its
  * events is of a subscribed type, or it is not published and its events were pruned) is marked with
  * none: nothing to send (`skipped`). No row: the receiver is gone.
  */
-export const RESYNC_BATCH_SQL = `
+const resyncBatchSql = (restated: boolean) => `
   with r as (select id, enabled, event_types from receiver where id = $1),
   latest as (
     select c.resource_id, t.id as event_id, t.version
@@ -115,9 +117,13 @@ export const RESYNC_BATCH_SQL = `
      where c.receiver_id = $1 and c.resource_id = x.resource_id and (select enabled from r)
     returning c.resource_id)
   select (select enabled from r) as enabled, x.event_id::text as "eventId",
-         x.event_id is not null and not coalesce(l.head_job is not null and l.queued_version >= x.version, false) as missed
+         x.event_id is not null${restated ? '' : ' and not coalesce(l.head_job is not null and l.queued_version >= x.version, false)'} as missed
     from chosen x
     left join delivery_lane l on l.receiver_id = $1 and l.resource_id = x.resource_id`;
+/** A resync's batch (see above). */
+export const RESYNC_BATCH_SQL = resyncBatchSql(false);
+/** A view change's batch: its records are restated (view-change.ts), sent even with their latest event on its way. */
+export const RESYNC_RESTATED_BATCH_SQL = resyncBatchSql(true);
 
 /**
  * The resync of receiver `r` (an alias of the receiver table) as JSON, null when it never had one:

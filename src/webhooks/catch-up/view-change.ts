@@ -20,7 +20,12 @@ import type { View } from '../../views/view.ts';
 import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
 import { queueLatestStates } from './catch-up.ts';
-import { RESYNC_BATCH_SQL, RESYNC_FORGET_QUEUED_SQL, RESYNC_PICK_SQL, RESYNC_START_SQL } from './resync-sql.ts';
+import {
+  RESYNC_FORGET_QUEUED_SQL,
+  RESYNC_PICK_SQL,
+  RESYNC_RESTATED_BATCH_SQL,
+  RESYNC_START_SQL,
+} from './resync-sql.ts';
 
 // $1 receiver id, $2 the new view's text or null: sets it; a row (with the view before) only when it changed.
 const SET_VIEW_SQL = `
@@ -64,7 +69,7 @@ export async function queueViewChange(pool: Pool, receiverId: string): Promise<v
   await queueLatestStates(
     pool,
     receiverId,
-    { pick: RESYNC_PICK_SQL, batch: RESYNC_BATCH_SQL },
+    { pick: RESYNC_PICK_SQL, batch: RESYNC_RESTATED_BATCH_SQL },
     { restate: true },
     { records: 0, deliveries: 0 },
   );
