@@ -17,6 +17,7 @@
 // these (so does the rest of a resync that a disable cut short).
 import type { Pool, PoolClient } from 'pg';
 import type { View } from '../../views/view.ts';
+import { ROUTING_LOCK_EXCLUSIVE_SQL } from '../../views/routing-lock.ts';
 import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
 import { queueLatestStates } from './catch-up.ts';
@@ -45,6 +46,8 @@ const inSql = (view: View | null, param: (v: readonly string[]) => string) =>
  * whether the view changed.
  */
 export async function startViewChange(client: PoolClient, receiverId: string, view: string | null): Promise<boolean> {
+  // The catalog writes under way finish first, and later ones route by the new view (routing-lock.ts).
+  await client.query(ROUTING_LOCK_EXCLUSIVE_SQL);
   const changed = (await client.query<{ before: string | null }>(SET_VIEW_SQL, [receiverId, view])).rows[0];
   if (!changed) return false;
   const values: unknown[] = [receiverId];

@@ -1,0 +1,95 @@
+// A change of a receiver's view sends what makes its copy equal to the new view: records that come
+// in, and LEFT_VIEW for records that go out, also for a record whose delivery is on its way at that
+// moment (it was routed by the view before: the receiver gets it, then the LEFT_VIEW), and for one
+// that a write committing during the change moves out (routed by the view before, but written after
+// the change looked). A record in neither view gets nothing, also when it has no value for a view's
+// parameter (no language): for it the old view's rule is neither true nor false but unknown, and
+// that counts as out.
+import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { addReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { testDb } from '../hooks.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
+import { startReceiver, type TestReceiver } from '../support/receiver.ts';
+import { eventually, testSecrets, useWebhookStack } from '../support/webhooks.ts';
+
+type Delivered = { type: string; resource: { id: string; version: number } };
+
+describe('a change of view beside deliveries and writes under way, and records without a value for the view', function () {
+  this.timeout(60_000);
+  const stack = useWebhookStack({ config: { timeoutMs: 10_000 } });
+  let receiver: TestReceiver;
+  after(() => receiver?.close());
+
+  it('sends LEFT_VIEW after the delivery on its way, and nothing about a record in neither view', async () => {
+    receiver = await startReceiver();
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const { id } = await stack.addReceiver(receiver.url);
+    await updateReceiver(deps, id, { view: 'language=de' });
+    const publish = async (overrides: Record<string, unknown>) => {
+      const input = buildLearningOpportunityInput(overrides);
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      return input.id;
+    };
+    receiver.reply({ hang: true });
+    const german = await publish({ language: 'de', format: 'IN_PERSON' }); // in the view, then out
+    const unset = await publish({ language: null, format: 'IN_PERSON' }); // in neither view
+    const online = await publish({ language: 'en', format: 'ONLINE' }); // comes in
+    await eventually(async () => receiver.requests.length === 1, 10_000, 'the German record on its way');
+
+    await updateReceiver(deps, id, { view: 'format=ONLINE' });
+    receiver.reply({ status: 200 });
+    receiver.releaseHung();
+    await eventually(async () => receiver.requests.length >= 3, 10_000, 'the view change delivered');
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // anything more would arrive meanwhile
+    const sent = receiver.requests.map((r) => JSON.parse(r.body.toString()) as Delivered);
+    const of = (record: string) => sent.filter((e) => e.resource.id === record).map((e) => e.type);
+    expect(of(german)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_LEFT_VIEW']);
+    expect(of(online)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
+    expect(of(unset)).to.deep.equal([]);
+    expect(sent).to.have.length(3);
+  });
+
+  it('a write committing while the view changes is sent as the new view has it', async () => {
+    await receiver.close();
+    receiver = await startReceiver();
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const { id } = await addReceiver(deps, { url: receiver.url, view: 'language=de' });
+    const input = buildLearningOpportunityInput({ language: 'de', format: 'IN_PERSON' }); // in both views
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    await eventually(async () => receiver.requests.length === 1, 10_000, 'the record delivered');
+
+    // The next write of the record commits 1.5 s late: after its events were routed (by the view
+    // before), while the view changes.
+    const db = testDb().pool;
+    await db.query(
+      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1.5); return null; end $$`,
+    );
+    await db.query(
+      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
+         when (new.resource_id = '${input.id}') execute function slow_commit()`,
+    );
+    try {
+      const write = stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, format: 'ONLINE' })); // out of the new view
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await updateReceiver(deps, id, { view: 'format=IN_PERSON' });
+      await write;
+    } finally {
+      await db.query('drop trigger slow_commit on event');
+      await db.query('drop function slow_commit()');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const types = receiver.requests
+      .map((r) => JSON.parse(r.body.toString()) as Delivered)
+      .filter((e) => e.resource.id === input.id)
+      .map((e) => e.type);
+    // Its UPDATED (routed by the view before: it stays in that one), then its LEFT_VIEW of the new one.
+    expect(types).to.deep.equal([
+      'LEARNING_OPPORTUNITY_PUBLISHED',
+      'LEARNING_OPPORTUNITY_UPDATED',
+      'LEARNING_OPPORTUNITY_LEFT_VIEW',
+    ]);
+  });
+});
