@@ -156,7 +156,9 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     expect(dead[0]).to.include({ eventId, receiverId: info.id, attempts: 1, lastError: 'HTTP 500' });
     // The table an operator reads shows the status code beside the error (a 410 is only there).
     const shown = (await cli('deliveries', 'dead')).stdout;
-    expect(shown).to.match(/lastStatusCode/).and.to.match(new RegExp(`${eventId}.*\\b500\\b.*HTTP 500`));
+    expect(shown)
+      .to.match(/lastStatusCode/)
+      .and.to.match(new RegExp(`${eventId}.*\\b500\\b.*HTTP 500`));
 
     receiver.reply({ status: 200 });
     const replay = await cli('deliveries', 'replay-dead', '--receiver', info.id, '--json');
