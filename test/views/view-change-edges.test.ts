@@ -92,4 +92,34 @@ describe('a change of view beside deliveries and writes under way, and records w
       'LEARNING_OPPORTUNITY_LEFT_VIEW',
     ]);
   });
+
+  it('waiting for a long write, a view change does not hold up the other writes at once', async () => {
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    receiver ??= await startReceiver();
+    const { id } = await addReceiver(deps, { url: receiver.url, view: 'language=de' });
+    const [slow, other] = [buildLearningOpportunityInput(), buildLearningOpportunityInput()];
+    const db = testDb().pool;
+    await db.query(
+      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(3); return null; end $$`,
+    );
+    await db.query(
+      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
+         when (new.resource_id = '${slow.id}') execute function slow_commit()`,
+    );
+    try {
+      await stack.api.writes.upsert(parseLearningOpportunityInput(slow));
+      const held = stack.api.writes.publish(slow.id); // its commit takes 3 s
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const change = updateReceiver(deps, id, { view: 'format=ONLINE' }); // waits for the held write
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = performance.now();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(other));
+      // Queued behind the view change's request, it would wait for the held write (2.5 s more).
+      expect(performance.now() - started).to.be.below(1500);
+      await Promise.all([held, change]);
+    } finally {
+      await db.query('drop trigger slow_commit on event');
+      await db.query('drop function slow_commit()');
+    }
+  });
 });

@@ -31,6 +31,7 @@ import { boundedQuery } from '../../db/bounded-query.ts';
 import { NEXT_VERSIONS_SQL } from '../../events/record-change.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { setCatchUpReader } from '../../kernel/metrics.ts';
+import { ROUTING_LOCK_SHARED_SQL } from '../../views/routing-lock.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
@@ -137,10 +138,13 @@ export async function queueLatestStates(
   // pg-boss installs its schema on its first start; until then the rows wait for the next enable.
   if (!(await bossInstalled(pool))) return;
   const size = options.batchSize ?? CATCH_UP_BATCH;
-  const receiver = await routeReceiverOf(pool, receiverId);
-  if (!receiver) return;
   for (;;) {
     const batch = await inTransaction(pool, async (client) => {
+      // The view routed by is the one of this batch's time: a view change waits for the batch, and a
+      // batch after it reads the new view (views/routing-lock.ts).
+      await client.query(ROUTING_LOCK_SHARED_SQL);
+      const receiver = await routeReceiverOf(client, receiverId);
+      if (!receiver) return null;
       const picked = (await client.query<{ id: string }>(statements.pick, [receiverId, size])).rows.map((r) => r.id);
       if (picked.length === 0) return null;
       const { rows } = await client.query<{ enabled: boolean; eventId: string | null; missed: boolean }>(
@@ -167,8 +171,8 @@ export async function queueLatestStates(
 }
 
 /** The receiver as routing reads it (view-routing.ts); null when it is gone. */
-async function routeReceiverOf(pool: Pool, receiverId: string): Promise<RouteReceiver | null> {
-  const row = (await pool.query<RouteReceiverRow>(RECEIVER_SQL, [receiverId])).rows[0];
+async function routeReceiverOf(client: PoolClient, receiverId: string): Promise<RouteReceiver | null> {
+  const row = (await client.query<RouteReceiverRow>(RECEIVER_SQL, [receiverId])).rows[0];
   return row ? routeReceiver(row) : null;
 }
 

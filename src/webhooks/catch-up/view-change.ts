@@ -17,7 +17,7 @@
 // these (so does the rest of a resync that a disable cut short).
 import type { Pool, PoolClient } from 'pg';
 import type { View } from '../../views/view.ts';
-import { ROUTING_LOCK_EXCLUSIVE_SQL } from '../../views/routing-lock.ts';
+import { lockRouting } from '../../views/routing-lock.ts';
 import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
 import { queueLatestStates } from './catch-up.ts';
@@ -46,10 +46,11 @@ const inSql = (view: View | null, param: (v: readonly string[]) => string) =>
  * whether the view changed.
  */
 export async function startViewChange(client: PoolClient, receiverId: string, view: string | null): Promise<boolean> {
-  // The catalog writes under way finish first, and later ones route by the new view (routing-lock.ts).
-  await client.query(ROUTING_LOCK_EXCLUSIVE_SQL);
   const changed = (await client.query<{ before: string | null }>(SET_VIEW_SQL, [receiverId, view])).rows[0];
   if (!changed) return false;
+  // The catalog writes under way finish first, and later ones route by the new view (routing-lock.ts);
+  // at once when the caller took the lock first, as updateReceiver does.
+  await lockRouting(client);
   const values: unknown[] = [receiverId];
   const param = (v: readonly string[]) => `$${values.push(v)}`;
   const before = inSql(viewOfText(changed.before), param);

@@ -20,6 +20,7 @@ import {
   type ReceiverSettings,
 } from './receiver-input.ts';
 import { queueViewChange, startViewChange } from '../catch-up/view-change.ts';
+import { lockRouting } from '../../views/routing-lock.ts';
 import { parseOptionalMaxPerSecond, setRateCap } from './rate-cap.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
@@ -113,7 +114,14 @@ export async function updateReceiver(
   const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
   const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
   const view = input.view === undefined ? undefined : input.view === null ? null : parseReceiverView(input.view);
+  // A view that changes: the routing lock first, before this transaction locks the receiver's row
+  // (the settling statements wait for that row while the lock waits for the writes under way).
+  const changesView =
+    view !== undefined &&
+    (await deps.pool.query<{ view: string | null }>('select view from receiver where id = $1', [id])).rows[0]?.view !==
+      view;
   const viewChanged = await inTransaction(deps.pool, async (client) => {
+    if (changesView) await lockRouting(client);
     if (scheme === 'standard-webhooks') {
       const { rows } = await client.query<{
         secret: string | null;
