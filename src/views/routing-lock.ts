@@ -6,8 +6,10 @@
 // So every catalog write holds this advisory lock shared, from its records' locks to its commit, and
 // so does each batch of a catch-up or resync (it reads the view it routes by); a view change takes it
 // exclusive: it waits for the writes under way, and the writes after it wait for its commit and read
-// the new view. Writers never wait for each other on it. The two-key form: a key space of its own,
-// apart from the records' one-key locks.
+// the new view. So do a new receiver and new event types (a receiver added while a write was under
+// way missed that write's change, though it committed after the receiver existed). Writers never
+// wait for each other on it. The two-key form: a key space of its own, apart from the records'
+// one-key locks.
 import type { PoolClient } from 'pg';
 
 export const ROUTING_LOCK_KEY = `hashtext('receiver_views'), 0`;

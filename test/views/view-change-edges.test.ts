@@ -122,4 +122,35 @@ describe('a change of view beside deliveries and writes under way, and records w
       await db.query('drop function slow_commit()');
     }
   });
+
+  it('a receiver added while a write is under way gets that change, or is added after its commit', async () => {
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const fresh = await startReceiver();
+    const input = buildLearningOpportunityInput();
+    const db = testDb().pool;
+    await db.query(
+      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1.5); return null; end $$`,
+    );
+    await db.query(
+      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
+         when (new.resource_id = '${input.id}') execute function slow_commit()`,
+    );
+    try {
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      let committed = false;
+      const held = stack.api.writes.publish(input.id).then(() => (committed = true)); // routed, then 1.5 s to commit
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await addReceiver(deps, { url: fresh.url });
+      const addedAfterCommit = committed;
+      await held;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const got = fresh.requests.map((r) => (JSON.parse(r.body.toString()) as Delivered).resource.id);
+      // Added before the write committed, it must get the write's change: the writes under way finish first.
+      expect(addedAfterCommit || got.includes(input.id), `added after the commit: ${addedAfterCommit}`).to.equal(true);
+    } finally {
+      await db.query('drop trigger slow_commit on event');
+      await db.query('drop function slow_commit()');
+      await fresh.close();
+    }
+  });
 });

@@ -73,8 +73,10 @@ export async function addReceiver(
   const view = input.view === undefined || input.view === null ? null : parseReceiverView(input.view);
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
-  // With a cap, the receiver and its pace row (rate-cap.ts) together.
+  // With a cap, the receiver and its pace row (rate-cap.ts) together; after the catalog writes under
+  // way, which routed without it (views/routing-lock.ts): it gets every change committed after it.
   await inTransaction(deps.pool, async (client) => {
+    await lockRouting(client);
     await client.query(
       `insert into receiver (id, url, secret_ciphertext, secret_key_id, event_types, enabled, created_at, signature_scheme, delivery_mode, view) values ($1, $2, $3, $4, $5, true, now(), $6, $7, $8)`,
       [
@@ -121,7 +123,8 @@ export async function updateReceiver(
     (await deps.pool.query<{ view: string | null }>('select view from receiver where id = $1', [id])).rows[0]?.view !==
       view;
   const viewChanged = await inTransaction(deps.pool, async (client) => {
-    if (changesView) await lockRouting(client);
+    // New event types route the writes after this one (as a new view does).
+    if (changesView || eventTypes !== null) await lockRouting(client);
     if (scheme === 'standard-webhooks') {
       const { rows } = await client.query<{
         secret: string | null;
