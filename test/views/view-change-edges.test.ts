@@ -15,6 +15,25 @@ import { eventually, testSecrets, useWebhookStack } from '../support/webhooks.ts
 
 type Delivered = { type: string; resource: { id: string; version: number } };
 
+/**
+ * Holds back the commit of every transaction that stores an event of record `id` by `seconds` (a
+ * deferred trigger sleeping at commit: after the write routed its events). Returns its removal.
+ */
+async function holdCommits(id: string, seconds: number): Promise<() => Promise<void>> {
+  const db = testDb().pool;
+  await db.query(
+    `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(${seconds}); return null; end $$`,
+  );
+  await db.query(
+    `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
+       when (new.resource_id = '${id}') execute function slow_commit()`,
+  );
+  return async () => {
+    await db.query('drop trigger slow_commit on event');
+    await db.query('drop function slow_commit()');
+  };
+}
+
 describe('a change of view beside deliveries and writes under way, and records without a value for the view', function () {
   this.timeout(60_000);
   const stack = useWebhookStack({ config: { timeoutMs: 10_000 } });
@@ -63,22 +82,14 @@ describe('a change of view beside deliveries and writes under way, and records w
 
     // The next write of the record commits 1.5 s late: after its events were routed (by the view
     // before), while the view changes.
-    const db = testDb().pool;
-    await db.query(
-      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1.5); return null; end $$`,
-    );
-    await db.query(
-      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
-         when (new.resource_id = '${input.id}') execute function slow_commit()`,
-    );
+    const release = await holdCommits(input.id, 1.5);
     try {
       const write = stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, format: 'ONLINE' })); // out of the new view
       await new Promise((resolve) => setTimeout(resolve, 500));
       await updateReceiver(deps, id, { view: 'format=IN_PERSON' });
       await write;
     } finally {
-      await db.query('drop trigger slow_commit on event');
-      await db.query('drop function slow_commit()');
+      await release();
     }
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const types = receiver.requests
@@ -98,14 +109,7 @@ describe('a change of view beside deliveries and writes under way, and records w
     receiver ??= await startReceiver();
     const { id } = await addReceiver(deps, { url: receiver.url, view: 'language=de' });
     const [slow, other] = [buildLearningOpportunityInput(), buildLearningOpportunityInput()];
-    const db = testDb().pool;
-    await db.query(
-      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(3); return null; end $$`,
-    );
-    await db.query(
-      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
-         when (new.resource_id = '${slow.id}') execute function slow_commit()`,
-    );
+    const release = await holdCommits(slow.id, 3);
     try {
       await stack.api.writes.upsert(parseLearningOpportunityInput(slow));
       const held = stack.api.writes.publish(slow.id); // its commit takes 3 s
@@ -118,8 +122,7 @@ describe('a change of view beside deliveries and writes under way, and records w
       expect(performance.now() - started).to.be.below(1500);
       await Promise.all([held, change]);
     } finally {
-      await db.query('drop trigger slow_commit on event');
-      await db.query('drop function slow_commit()');
+      await release();
     }
   });
 
@@ -127,14 +130,7 @@ describe('a change of view beside deliveries and writes under way, and records w
     const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
     const fresh = await startReceiver();
     const input = buildLearningOpportunityInput();
-    const db = testDb().pool;
-    await db.query(
-      `create function slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(1.5); return null; end $$`,
-    );
-    await db.query(
-      `create constraint trigger slow_commit after insert on event deferrable initially deferred for each row
-         when (new.resource_id = '${input.id}') execute function slow_commit()`,
-    );
+    const release = await holdCommits(input.id, 1.5);
     try {
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
       let committed = false;
@@ -148,8 +144,7 @@ describe('a change of view beside deliveries and writes under way, and records w
       // Added before the write committed, it must get the write's change: the writes under way finish first.
       expect(addedAfterCommit || got.includes(input.id), `added after the commit: ${addedAfterCommit}`).to.equal(true);
     } finally {
-      await db.query('drop trigger slow_commit on event');
-      await db.query('drop function slow_commit()');
+      await release();
       await fresh.close();
     }
   });
