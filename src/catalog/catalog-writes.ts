@@ -27,7 +27,7 @@ import {
 import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
 import { deleteNestedRows, writeDocs } from './write-docs.ts';
 import { createIdGate, type IdGate } from './id-gate.ts';
-import { ROUTING_LOCK_KEY } from '../views/routing-lock.ts';
+import { ROUTING_LOCK_KEY } from '../db/routing-lock.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
 
@@ -35,7 +35,7 @@ async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   if (new Set(ids).size !== ids.length)
     throw badInput([{ name: 'ids', reason: 'must not repeat an id within one call' }]);
   // The locks are taken in the subquery's order (a sort above the call would not order the calls);
-  // and, shared, the lock that a change of a receiver's view takes exclusive (views/routing-lock.ts).
+  // and, shared, the lock that a change of a receiver's view takes exclusive (db/routing-lock.ts).
   await run(
     `select pg_advisory_xact_lock_shared(${ROUTING_LOCK_KEY}), (select count(pg_advisory_xact_lock(hashtextextended(id, 0)))
        from (select id from unnest($1::text[]) as id order by id) ordered)`,

@@ -31,7 +31,7 @@ import { boundedQuery } from '../../db/bounded-query.ts';
 import { NEXT_VERSIONS_SQL } from '../../events/record-change.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { setCatchUpReader } from '../../kernel/metrics.ts';
-import { ROUTING_LOCK_SHARED_SQL } from '../../views/routing-lock.ts';
+import { ROUTING_LOCK_SHARED_SQL } from '../../db/routing-lock.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
@@ -141,7 +141,7 @@ export async function queueLatestStates(
   for (;;) {
     const batch = await inTransaction(pool, async (client) => {
       // The view routed by is the one of this batch's time: a view change waits for the batch, and a
-      // batch after it reads the new view (views/routing-lock.ts).
+      // batch after it reads the new view (db/routing-lock.ts).
       await client.query(ROUTING_LOCK_SHARED_SQL);
       const receiver = await routeReceiverOf(client, receiverId);
       if (!receiver) return null;

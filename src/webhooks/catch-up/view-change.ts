@@ -17,7 +17,7 @@
 // these (so does the rest of a resync that a disable cut short).
 import type { Pool, PoolClient } from 'pg';
 import type { View } from '../../views/view.ts';
-import { lockRouting } from '../../views/routing-lock.ts';
+import { lockRouting } from '../../db/routing-lock.ts';
 import { listEntryFacetsSql, viewSql } from '../../views/view-sql.ts';
 import { viewOfText } from '../delivery/view-routing.ts';
 import { queueLatestStates } from './catch-up.ts';

@@ -20,7 +20,7 @@ import {
   type ReceiverSettings,
 } from './receiver-input.ts';
 import { queueViewChange, startViewChange } from '../catch-up/view-change.ts';
-import { lockRouting } from '../../views/routing-lock.ts';
+import { lockRouting } from '../../db/routing-lock.ts';
 import { parseOptionalMaxPerSecond, setRateCap } from './rate-cap.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import {
@@ -74,7 +74,7 @@ export async function addReceiver(
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   // With a cap, the receiver and its pace row (rate-cap.ts) together; after the catalog writes under
-  // way, which routed without it (views/routing-lock.ts): it gets every change committed after it.
+  // way, which routed without it (db/routing-lock.ts): it gets every change committed after it.
   await inTransaction(deps.pool, async (client) => {
     await lockRouting(client);
     await client.query(
