@@ -62,7 +62,7 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
           { job: first, data: first.data, attempt, next: { kind: 'retry', delayMs: 60_000 } },
         ])
       ).outcomes,
-    ).to.deep.equal([{ held: true, receiverExists: true }]);
+    ).to.deep.equal([{ held: true, receiverExists: true, receiverEnabled: true }]);
     await enqueueDeliveries(stack.boss, db, [{ eventId, receiverId, attempt: 7, delayMs: 60_000 }]);
     const [ours] = await row(DELIVERY_QUEUE, 2, 'attempt');
     const [theirs] = await row(DELIVERY_QUEUE, 7, 'attempt');
@@ -92,11 +92,11 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
     expect(
       (await settleJobs(testDb().pool, [{ job: stale, data: again.data, attempt: null, next: { kind: 'done' } }]))
         .outcomes,
-    ).to.deep.equal([{ held: false, receiverExists: true }]);
+    ).to.deep.equal([{ held: false, receiverExists: true, receiverEnabled: true }]);
     expect(
       (await settleJobs(testDb().pool, [{ job: again, data: again.data, attempt: null, next: { kind: 'done' } }]))
         .outcomes,
-    ).to.deep.equal([{ held: true, receiverExists: true }]);
+    ).to.deep.equal([{ held: true, receiverExists: true, receiverEnabled: true }]);
   });
 
   it("moves a lane's settled job on to its next event as the settler's claim, and a stale settlement of the earlier delivery is not ours", async () => {
@@ -119,7 +119,7 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
       const settled = await settleJobs(pool, [{ job: head, data: head.data, attempt: null, next: { kind: 'done' } }], {
         claim: true,
       });
-      expect(settled.outcomes).to.deep.equal([{ held: true, receiverExists: true }]);
+      expect(settled.outcomes).to.deep.equal([{ held: true, receiverExists: true, receiverEnabled: true }]);
       const [next] = settled.claimed.jobs;
       // The same job, still active, now carrying the second event.
       expect([next!.id, next!.data]).to.deep.equal([head.id, { eventId: second, receiverId, attempt: 1, step: 1 }]);
@@ -128,11 +128,11 @@ describe('pg-boss statements of queue.ts against pg-boss schema', () => {
       // retry count, but not the step the job is at.
       expect(
         (await settleJobs(pool, [{ job: head, data: head.data, attempt: null, next: { kind: 'done' } }])).outcomes,
-      ).to.deep.equal([{ held: false, receiverExists: true }]);
+      ).to.deep.equal([{ held: false, receiverExists: true, receiverEnabled: true }]);
       expect(await jobs(DELIVERY_QUEUE)).to.have.length(1);
       expect(
         (await settleJobs(pool, [{ job: next!, data: next!.data, attempt: null, next: { kind: 'done' } }])).outcomes,
-      ).to.deep.equal([{ held: true, receiverExists: true }]);
+      ).to.deep.equal([{ held: true, receiverExists: true, receiverEnabled: true }]);
       expect(await jobs(DELIVERY_QUEUE)).to.deep.equal([]);
     } finally {
       await pool.query('delete from delivery_lane where resource_id = $1', [resourceId]);

@@ -79,9 +79,9 @@ async function settle(deps: Deps & { settler: Settler }, batch: readonly Waiting
   const disabled = new Set(result.disabled.map((d) => d.id));
   const settled = planned.map((s, i): Settled => {
     if (!taken(result.outcomes[i]!)) return { ...s, next: { kind: 'done' } };
-    // This very statement disabled the receiver (a 410, or failing too long): the retry it would
-    // have enqueued became a dead letter instead.
-    if (s.next.kind === 'retry' && disabled.has(s.data.receiverId))
+    // This very statement disabled the receiver (a 410, or failing too long), or it was disabled
+    // meanwhile: the retry it would have enqueued became a dead letter instead.
+    if (s.next.kind === 'retry' && (disabled.has(s.data.receiverId) || !result.outcomes[i]!.receiverEnabled))
       return { ...s, next: { kind: 'dead', reason: 'receiver_disabled' } };
     return s;
   });

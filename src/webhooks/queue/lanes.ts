@@ -172,7 +172,7 @@ export const LANES_ASIDE_CTE = `lanes_aside as (
 export const LANE_CTES = `
   lane_locked as materialized (
     select l.receiver_id, l.resource_id, k.job_id, k.next, k.next_job, k.claim, k.outcome = 'success' as ok, e.version,
-           (k.receiver_id in (select id from disabled) or not coalesce(r.enabled, false)) as stop,
+           (k.receiver_id in (select id from disabled) or not k.receiver_enabled) as stop,
            coalesce(r.delivery_mode = 'latest_state', false) as latest, cardinality(l.waiting) as waiting_n
       from k
       join delivery_lane l on l.head_job = k.job_id

@@ -29,8 +29,8 @@ export type JobSettlement = {
   receiverPauseMs?: number | null;
 };
 type RetryStep = { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number };
-/** Per settlement: whether the claim was still ours (else another worker owns the follow-up) and its receiver still exists. */
-export type SettleOutcome = { held: boolean; receiverExists: boolean };
+/** Per settlement: whether the claim was still ours (else another worker owns the follow-up), its receiver still exists, and is enabled. */
+export type SettleOutcome = { held: boolean; receiverExists: boolean; receiverEnabled: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
 export type DisabledReceiver = { id: string; reason: AutoDisableReason; failingSince: string | null };
 /** What a settling statement did beside the outcomes: receivers it disabled, and their waiting deliveries it made dead letters. */
@@ -129,6 +129,7 @@ const SETTLE_SQL = `
   ${PAUSED_CTE},
   k as materialized (
     select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
+           coalesce((select r.enabled from receiver r where r.id = s.receiver_id), false) as receiver_enabled,
            gen_random_uuid() as next_job, p.until as paused_until, $17::boolean and p.until is null as claim
       from s left join paused p on p.receiver_id = s.receiver_id),
   -- Neither a superseded delivery (not sent) nor a throttled answer (counted false) says anything of health.
@@ -139,10 +140,13 @@ const SETTLE_SQL = `
   disabled as (
     select id from health_next where reason is not null),
   -- The settlements whose delivery goes to the dead letters: a dead end, or the retry of a receiver
-  -- this statement disabled (a 410, the last failure before automatic disabling). Their attempt rows
-  -- say so.
+  -- this statement disabled (a 410, the last failure before automatic disabling) or that is disabled
+  -- (an operator's disable committed while the attempt was made: its lane stops, LANE_CTES, and a
+  -- retry enqueued beside the stopped lane was sent after the newer deliveries of the enable's
+  -- catch-up). Their attempt rows say so.
   ended as (
-    select n from k where held and receiver_exists and (next = 'dead' or (next = 'retry' and receiver_id in (select id from disabled)))),
+    select n from k where held and receiver_exists
+       and (next = 'dead' or (next = 'retry' and (receiver_id in (select id from disabled) or not receiver_enabled)))),
   recorded as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
     select event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, excerpt, outcome, n in (select n from ended)
@@ -155,7 +159,7 @@ const SETTLE_SQL = `
   ${LANE_CTES},
   follow as (
     select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id, k.throttled, k.throttled_ms, k.paused_until as not_before
-      from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled)
+      from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled) and k.receiver_enabled
        and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
     select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null, null, null, null
@@ -177,7 +181,7 @@ const SETTLE_SQL = `
     delete from ${BOSS_SCHEMA}.job j
      where j.name = '${DELIVERY_QUEUE}' and j.id in (select id from held) and j.id not in (select settled_job from lane_moved where reused)),
   ${REUSED_CTE}
-  select k.held, k.receiver_exists as "receiverExists", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
+  select k.held, k.receiver_exists as "receiverExists", k.receiver_enabled as "receiverEnabled", u.id as "disabledId", u.reason, u.failing_since::text as "failingSince",
          (select count(*)::int from set_aside) as "setAside",
          -- The claim of the lane this settlement moved up, on the settlement's own row, with its event's
          -- columns as plain values (the columns loadTargets reads: no load round trip per lane step).
@@ -246,7 +250,7 @@ export async function settleJobs(
     if (r.disabledId && r.reason)
       disabled.set(r.disabledId, { id: r.disabledId, reason: r.reason, failingSince: r.failingSince });
   return {
-    outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists })),
+    outcomes: rows.map((r) => ({ held: r.held, receiverExists: r.receiverExists, receiverEnabled: r.receiverEnabled })),
     disabled: [...disabled.values()],
     setAside: rows[0]?.setAside ?? 0,
     claimed: claimsOf(rows),
