@@ -128,13 +128,15 @@ export const RESYNC_RESTATED_BATCH_SQL = resyncBatchSql(true);
 /**
  * The resync of receiver `r` (an alias of the receiver table) as JSON, null when it never had one:
  * records in it, queued, pending (not queued yet, or its event still in the record's lane, or a dead
- * letter: `installed`, pg-boss's tables exist), skipped (queued with nothing to send) and since.
+ * letter not delivered since: `installed`, pg-boss's tables exist; a disable's dead letter of an
+ * event that the catch-up then delivered kept the resync pending for good), skipped (queued with
+ * nothing to send) and since.
  */
 export const resyncJsonSql = (r: string, installed: boolean) =>
   progressJsonSql(r, {
     table: 'receiver_resync',
     startedAt: 'resync_started_at',
-    pending: `c.queued_at is null or (c.event_id is not null and (l.head_event = c.event_id or c.event_id = any(l.waiting)${installed ? ' or d.event_id is not null' : ''}))`,
+    pending: `c.queued_at is null or (c.event_id is not null and (l.head_event = c.event_id or c.event_id = any(l.waiting)${installed ? ' or (d.event_id is not null and coalesce(l.delivered_version, 0) < c.version)' : ''}))`,
     joins: installed ? `\n      left join (${deadLetterEventsSql(`${r}.id`)}) d on d.event_id = c.event_id` : '',
     extra: `, 'skipped', count(*) filter (where c.queued_at is not null and c.event_id is null)::int, 'since', ${isoSql(`${r}.resync_since`)}`,
   });
