@@ -43,8 +43,7 @@ describe('a change of view beside deliveries and writes under way, and records w
   it('sends LEFT_VIEW after the delivery on its way, and nothing about a record in neither view', async () => {
     receiver = await startReceiver();
     const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
-    const { id } = await stack.addReceiver(receiver.url);
-    await updateReceiver(deps, id, { view: 'language=de' });
+    const { id } = await addReceiver(deps, { url: receiver.url, view: 'language=de' });
     const publish = async (overrides: Record<string, unknown>) => {
       const input = buildLearningOpportunityInput(overrides);
       await stack.api.writes.upsert(parseLearningOpportunityInput(input));
@@ -55,19 +54,26 @@ describe('a change of view beside deliveries and writes under way, and records w
     const german = await publish({ language: 'de', format: 'IN_PERSON' }); // in the view, then out
     const unset = await publish({ language: null, format: 'IN_PERSON' }); // in neither view
     const online = await publish({ language: 'en', format: 'ONLINE' }); // comes in
-    await eventually(async () => receiver.requests.length === 1, 10_000, 'the German record on its way');
+    // Of these three records (a catalog other tests left may hold more, restated by the view change too).
+    const of = (record: string) =>
+      receiver.requests
+        .map((r) => JSON.parse(r.body.toString()) as Delivered)
+        .filter((e) => e.resource.id === record)
+        .map((e) => e.type);
+    await eventually(async () => of(german).length === 1, 10_000, 'the German record on its way');
 
     await updateReceiver(deps, id, { view: 'format=ONLINE' });
     receiver.reply({ status: 200 });
     receiver.releaseHung();
-    await eventually(async () => receiver.requests.length >= 3, 10_000, 'the view change delivered');
+    await eventually(
+      async () => of(german).length === 2 && of(online).length === 1,
+      10_000,
+      'the view change delivered',
+    );
     await new Promise((resolve) => setTimeout(resolve, 1000)); // anything more would arrive meanwhile
-    const sent = receiver.requests.map((r) => JSON.parse(r.body.toString()) as Delivered);
-    const of = (record: string) => sent.filter((e) => e.resource.id === record).map((e) => e.type);
     expect(of(german)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED', 'LEARNING_OPPORTUNITY_LEFT_VIEW']);
     expect(of(online)).to.deep.equal(['LEARNING_OPPORTUNITY_PUBLISHED']);
     expect(of(unset)).to.deep.equal([]);
-    expect(sent).to.have.length(3);
   });
 
   it('a write committing while the view changes is sent as the new view has it', async () => {
