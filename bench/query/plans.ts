@@ -16,27 +16,34 @@ function statementOf(query: string): { text: string; values?: unknown[] } {
     : listStatement(list, limit, offset, 'public', budget);
 }
 
+type PlanNode = Record<string, unknown>;
+
+/** Every node of a list query's plan (EXPLAIN; with `analyze`, the statement runs), depth first. */
+async function planNodes(db: Pick<Database, 'pool'>, query: string, analyze = false): Promise<PlanNode[]> {
+  const statement = statementOf(query);
+  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({
+    text: `explain (${analyze ? 'analyze, ' : ''}format json) ${statement.text}`,
+    values: statement.values,
+  });
+  const found: PlanNode[] = [];
+  const walk = (node: PlanNode) => {
+    found.push(node);
+    for (const child of (node.Plans as PlanNode[] | undefined) ?? []) walk(child);
+  };
+  walk((rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
+  return found;
+}
+
 /** The scans of a list query's plan (EXPLAIN, not run): each node's type, relation and index. */
 export async function planScans(
   db: Pick<Database, 'pool'>,
   query: string,
 ): Promise<{ type: string; relation?: string; index?: string }[]> {
-  const statement = statementOf(query);
-  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({
-    text: `explain (format json) ${statement.text}`,
-    values: statement.values,
-  });
-  const found: { type: string; relation?: string; index?: string }[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    found.push({
-      type: node['Node Type'] as string,
-      relation: node['Relation Name'] as string | undefined,
-      index: node['Index Name'] as string | undefined,
-    });
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-  return found;
+  return (await planNodes(db, query)).map((node) => ({
+    type: node['Node Type'] as string,
+    relation: node['Relation Name'] as string | undefined,
+    index: node['Index Name'] as string | undefined,
+  }));
 }
 
 /** The plan's sequential scans of the catalog, of sessions or of list_entry (what the EXPLAIN test refuses). */
@@ -54,19 +61,13 @@ const ORDER_INDEXES = ['learning_opportunity_published_order', 'learning_opportu
  * each such index scan's rows returned and removed by its filter, over all its loops.
  */
 export async function orderWalkRows(db: Pick<Database, 'pool'>, query: string): Promise<number> {
-  const statement = statementOf(query);
-  const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({
-    text: `explain (analyze, format json) ${statement.text}`,
-    values: statement.values,
-  });
-  let read = 0;
-  const walk = (node: Record<string, unknown>) => {
-    if (ORDER_INDEXES.includes(node['Index Name'] as string))
-      read +=
+  return (await planNodes(db, query, true))
+    .filter((node) => ORDER_INDEXES.includes(node['Index Name'] as string))
+    .reduce(
+      (read, node) =>
+        read +
         ((node['Actual Rows'] as number) + ((node['Rows Removed by Filter'] as number | undefined) ?? 0)) *
-        (node['Actual Loops'] as number);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-  return read;
+          (node['Actual Loops'] as number),
+      0,
+    );
 }

@@ -128,10 +128,11 @@ const SETTLE_SQL = `
        for update of j),
   ${PAUSED_CTE},
   k as materialized (
-    select s.*, s.job_id in (select id from held) as held, exists (select 1 from receiver r where r.id = s.receiver_id) as receiver_exists,
-           coalesce((select r.enabled from receiver r where r.id = s.receiver_id), false) as receiver_enabled,
+    select s.*, s.job_id in (select id from held) as held, r.enabled is not null as receiver_exists,
+           coalesce(r.enabled, false) as receiver_enabled,
            gen_random_uuid() as next_job, p.until as paused_until, $17::boolean and p.until is null as claim
-      from s left join paused p on p.receiver_id = s.receiver_id),
+      from s left join paused p on p.receiver_id = s.receiver_id
+      left join lateral (select r.enabled from receiver r where r.id = s.receiver_id) r on true),
   -- Neither a superseded delivery (not sent) nor a throttled answer (counted false) says anything of health.
   health_in as (
     select receiver_id, outcome = 'success' as ok, coalesce(status_code = 410, false) as gone, started_at, outcome <> 'throttled' as counted, now() + pause_ms * interval '1 millisecond' as pause_until from k
