@@ -7,11 +7,18 @@
 import type { QueryConfig } from 'pg';
 import { countedTotal } from './list-counts.ts';
 import { countedFacet, matchedFacet, matchedRows } from './list-facets.ts';
-import { givenFilters, RECORD_FIELDS, searchQuery, type ListQuery, type RecordField } from './list-model.ts';
+import {
+  givenFilters,
+  RECORD_FIELDS,
+  searchQuery,
+  type ListFilter,
+  type ListQuery,
+  type RecordField,
+} from './list-model.ts';
 import type { Visibility } from './read-model.ts';
 import { byDensity, hitKeys, matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
 import { bitmapQuery, searchSources } from './list-search.ts';
-import { placeAndWindow } from './list-windows.ts';
+import { longWindow, OUTSIDE_MAX, outsideWindow, placeAndWindow } from './list-windows.ts';
 
 type Param = (value: unknown, type: string) => string;
 
@@ -38,14 +45,8 @@ function conditions(
   const { filter } = query;
   const base: string[] = [];
   const entry: string[] = [];
-  const statuses = visibility === 'public' ? `'PUBLISHED'` : filter.status ? param(filter.status, 'text[]') : null;
-  const status = (alias: string) =>
-    statuses === null
-      ? null
-      : visibility === 'public'
-        ? `${alias}.status = ${statuses}`
-        : `${alias}.status = any(${statuses})`;
-  if (statuses !== null) base.push(status('b')!);
+  const status = statusCondition(filter, visibility, param);
+  if (status('b') !== null) base.push(status('b')!);
   if (filter.updatedSince) base.push(`b.updated_at >= ${param(filter.updatedSince, 'timestamptz')}`);
   if (filter.updatedBefore) base.push(`b.updated_at < ${param(filter.updatedBefore, 'timestamptz')}`);
   if (filter.format) base.push(`b.format = any(${param(filter.format, 'text[]')})`);
@@ -84,22 +85,81 @@ function searchFrom(q: string | null, param: Param): string {
          from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`;
 }
 
-/** The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced. */
+/**
+ * The statement of one page. Values travel as parameters; only fixed SQL fragments are spliced.
+ * `outsideMax`: the long form's bound (list-windows.ts outsideWindow; tests pass 0 to run the other form).
+ */
 export function listStatement(
   query: ListQuery,
   limit: number,
   offset: number,
   visibility: Visibility,
   budget: number | null = null,
+  outsideMax = OUTSIDE_MAX,
 ): QueryConfig {
   const values: unknown[] = [];
   const param: Param = (value, type) => {
     values.push(value);
     return `$${values.length}::${type}`;
   };
+  const page = (outside: boolean) => pageStatement(query, limit, offset, visibility, budget, param, outside);
+  if (!longWindow(query)) return { text: page(false), values };
+  const status = statusCondition(query.filter, visibility, param);
+  const outside = outsideWindow(query, param, status('s'), status('e'), outsideMax);
+  // A long start window: the page and total from the records outside it when they are few (`wc`),
+  // else as any window. Only one branch runs (its condition holds no column: a one-time filter).
+  return {
+    text: `with wl as materialized (select ${outside.few} as few), wc as materialized (${outside.records})
+           select * from (${page(true)}) l where (select few from wl)
+           union all select * from (${page(false)}) i where not (select few from wl)`,
+    values,
+  };
+}
+
+/**
+ * The status condition of `filter` on a table alias (null: any status). The public catalog is its
+ * published records; an internal reader's, the statuses it asks for.
+ */
+function statusCondition(filter: ListFilter, visibility: Visibility, param: Param): (alias: string) => string | null {
+  if (visibility === 'public') return (alias) => `${alias}.status = 'PUBLISHED'`;
+  if (!filter.status) return () => null;
+  const statuses = param(filter.status, 'text[]');
+  return (alias) => `${alias}.status = any(${statuses})`;
+}
+
+/** The total of the matches of `query` (`matching`: their from and where), without a search. */
+function totalOf(query: ListQuery, visibility: Visibility, param: Param, matching: string): string {
   const { filter } = query;
+  const counted = `(select count(*) ${matching})`;
+  if (givenFilters(filter).every((name) => name === 'status'))
+    return visibility === 'public'
+      ? `(select n from catalog_count where status = 'PUBLISHED')`
+      : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
+  if (visibility !== 'public') return counted;
+  const fromCounts = countedTotal(filter, param, counted);
+  if (fromCounts) return fromCounts;
+  const bitmaps = bitmapQuery(query, '', param);
+  return bitmaps ? searchSources(matching, bitmaps).count : counted;
+}
+
+/**
+ * The statement text of one page (listStatement). `outside`: the long form of a start window (the
+ * CTE `wc` holds the records outside it): the matches are those of the query without the window
+ * but for those, and so is their total.
+ */
+function pageStatement(
+  query: ListQuery,
+  limit: number,
+  offset: number,
+  visibility: Visibility,
+  budget: number | null,
+  param: Param,
+  outside: boolean,
+): string {
+  const rest: ListQuery = { ...query, filter: { ...query.filter, startsFrom: undefined, startsBefore: undefined } };
+  const { filter } = outside ? rest : query;
   const searched = query.q !== null;
-  const { base, entry, status } = conditions(query, visibility, param, searched ? 'e' : 'b');
+  const { base, entry, status } = conditions(outside ? rest : query, visibility, param, searched ? 'e' : 'b');
   const searchItem = searchFrom(query.q, param);
   const tsq = searchItem && `, ${searchItem}`; // joined to the matches' table
   const where = [...base];
@@ -107,20 +167,21 @@ export function listStatement(
   if (searched && entry.length)
     where.push(`exists (select from list_entry e where e.id = b.id and ${entry.join(' and ')})`);
   else where.push(...entry);
+  const restWhere = where.length ? where.join(' and ') : 'true';
+  if (outside) where.push('b.id not in (select id from wc)');
   const whereSql = where.length ? where.join(' and ') : 'true';
   const table = `${searched ? 'learning_opportunity' : 'list_entry'} b`;
   const matching = `from ${table}${tsq} where ${whereSql}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
-  const byStatusOnly = !searched && givenFilters(filter).every((name) => name === 'status');
+  const byStatusOnly = !outside && !searched && givenFilters(filter).every((name) => name === 'status');
   const counted =
-    visibility === 'public' && !searched ? countedTotal(filter, param, `(select count(*) ${matching})`) : null;
-  const total =
-    counted ??
-    (!byStatusOnly
-      ? `(select count(*) ${matching})`
-      : visibility === 'public'
-        ? `(select n from catalog_count where status = 'PUBLISHED')`
-        : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`);
+    visibility === 'public' && !searched && !outside
+      ? countedTotal(filter, param, `(select count(*) ${matching})`)
+      : null;
+  // The long form's: the query's without the window, less the records outside it that it holds.
+  const total = outside
+    ? `(${totalOf(rest, visibility, param, `from ${table} where ${restWhere}`)} - (select count(*) from ${table} where ${restWhere} and b.id in (select id from wc)))`
+    : (counted ?? (byStatusOnly ? totalOf(query, visibility, param, matching) : `(select count(*) ${matching})`));
 
   const ctes: string[] = [];
   let keys: string;
@@ -152,7 +213,7 @@ export function listStatement(
     // the GIN indexes, 25-35 ms each at 1,000,000 records). When the search bitmaps count them, the
     // page walks the sessions instead if the matches are dense (byDensity): `q=learn`, every record,
     // took 2.8 s for `ids`.
-    const shared = !byStatusOnly && counted === null && query.facets.length === 0;
+    const shared = !outside && !byStatusOnly && counted === null && query.facets.length === 0;
     const sessions = shared ? matchedSessionKeys(matching, searched, end, start) : walk();
     [keys, countedTotalSql] = [sessions.keys, shared ? '(select count(*) from ids)' : countedTotalSql];
     ctes.push(sessions.f);
@@ -168,8 +229,5 @@ export function listStatement(
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
   const page = pageOf(keys, query.fields, bounded);
   const facets = query.facets.map(facetsOverMatches ? matchedFacet : countedFacet);
-  return {
-    text: `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`,
-    values,
-  };
+  return `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`;
 }

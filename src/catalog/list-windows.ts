@@ -43,6 +43,12 @@ function startDays(startsFrom: Date, startsBefore: Date, param: Param): string {
   return `(select array_agg(d) from generate_series(${first}, ${last}) d)`;
 }
 
+/** Whether `filter` asks for a country with a closed start window of at most 1,000 keys (placeDays). */
+function placeDaysFit({ country, startsFrom, startsBefore }: ListFilter): boolean {
+  if (!country || !startsFrom || !startsBefore) return false;
+  return country.length * ((startsBefore.getTime() - startsFrom.getTime()) / 86_400_000 + 2) <= 1000;
+}
+
 // A country with a start window (at most 1,000 keys: countries times days), read from list_entry's
 // GIN of each record's countries times its start days (migration place_days), instead of
 // intersecting the countries' and the start days' GINs (37,372 and 122,359 entries for `de` and a
@@ -51,9 +57,7 @@ function startDays(startsFrom: Date, startsBefore: Date, param: Param): string {
 // `starts`. Null: the two GINs.
 function placeDays(filter: ListFilter, param: Param, e: string): string | null {
   const { country, startsFrom, startsBefore } = filter;
-  if (!country || !startsFrom || !startsBefore) return null;
-  const days = (startsBefore.getTime() - startsFrom.getTime()) / 86_400_000;
-  if (country.length * (days + 2) > 1000) return null;
+  if (!placeDaysFit(filter) || !country || !startsFrom || !startsBefore) return null;
   const first = utcDay(param(startsFrom, 'timestamptz'));
   const last = utcDay(lastBefore(param(startsBefore, 'timestamptz')));
   return `place_days(${e}.countries, ${e}.start_days) && (select array_agg(lower(c) || '|' || d)
@@ -83,4 +87,62 @@ export function placeAndWindow(query: ListQuery, param: Param, e: string, sessio
     );
   }
   return conditions;
+}
+
+/**
+ * The most sessions on either side of a window (and records without a session) for which its long
+ * form is used (outsideWindow): that form's work grows with them, the sessions' with those inside.
+ */
+export const OUTSIDE_MAX = 5000;
+
+/** Whether `query` has a start window that outsideWindow may serve: not read from the start days (placeAndWindow), no search. */
+export function longWindow(query: ListQuery): boolean {
+  const { q, filter } = query;
+  if (q !== null || (!filter.startsFrom && !filter.startsBefore)) return false;
+  return !placeDaysFit(filter) && !windowFromDays(query);
+}
+
+/**
+ * A long session start window, found from the records it does not match (`records`: their ids, a
+ * select) when they are few (`few`, a condition holding no column: at most `max` sessions before the
+ * window, after it, and records without a session). The complement of a window's matches is the
+ * records without a session, those whose every session is before the window (their first session
+ * is before it, and so is their last, the end of list_entry's ascending `starts`), and those whose
+ * first session at or after the window's end has its previous start before the window or none
+ * (every session after the window, or a gap holding the whole window). `startsFrom` five years ago
+ * and `startsBefore` in five match nearly every record: the sessions inside (1,000,000 at a million
+ * records, 123 ms to count) are read to find the matches, where the few outside are read here.
+ * For a query with a longWindow. `sessionStatus` and `entryStatus`: the status conditions on
+ * list_session `s` and list_entry `e` (null: any status).
+ */
+export function outsideWindow(
+  query: ListQuery,
+  param: Param,
+  sessionStatus: string | null,
+  entryStatus: string | null,
+  max: number,
+): { few: string; records: string } {
+  const { filter } = query;
+  const statuses = sessionStatus ?? `s.status = any(${param(STATUSES, 'text[]')})`;
+  const from = filter.startsFrom ? param(filter.startsFrom, 'timestamptz') : null;
+  const before = filter.startsBefore ? param(filter.startsBefore, 'timestamptz') : null;
+  const limit = param(max, 'int');
+  const atMost = (rows: string) => `(select count(*) from (${rows} limit ${limit}) x) < ${limit}`;
+  const sessionless = `select e.id from list_entry e where cardinality(e.starts) = 0${entryStatus ? ` and ${entryStatus}` : ''}`;
+  const few = [
+    from && atMost(`select from list_session s where ${statuses} and s.starts_at < ${from}`),
+    before && atMost(`select from list_session s where ${statuses} and s.starts_at >= ${before}`),
+    atMost(sessionless),
+  ];
+  const records = [
+    before &&
+      `select s.id from list_session s where ${statuses} and s.starts_at >= ${before}
+          and ${from ? `(s.prev_starts_at is null or s.prev_starts_at < ${from})` : 's.prev_starts_at is null'}`,
+    from &&
+      `select s.id from list_session s
+        where ${statuses} and s.starts_at < ${from} and s.prev_starts_at is null
+          and (select e.starts[cardinality(e.starts)] from list_entry e where e.id = s.id) < ${from}`,
+    sessionless,
+  ];
+  return { few: few.filter(Boolean).join(' and '), records: records.filter(Boolean).join(' union all ') };
 }

@@ -1,0 +1,171 @@
+// Long and open session start windows (src/catalog/list-windows.ts outsideWindow): when few sessions
+// lie outside a window, its page and exact total come from the records it does not match. Every
+// record that could be counted wrong is here: without sessions, every session before the window,
+// every one after it, one on each side (a gap holding the whole window), one at each bound, equal
+// starts inside and outside, unpublished ones. Each query is answered both ways (the long form and,
+// with its bound at 0, the sessions inside) and both must equal a plain SQL walk of the sessions.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { listStatement, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
+import type { Visibility } from '../../src/catalog/read-model.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { createChangeRecorder } from '../../src/events/record-change.ts';
+import { testDb } from '../hooks.ts';
+import { buildLearningOpportunityInput, buildSession, resetCatalog } from '../support/factories.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.now();
+const FROM = NOW - 400 * DAY;
+const BEFORE = NOW + 400 * DAY;
+const at = (ms: number) => new Date(ms).toISOString();
+
+// The records each case is about: their sessions' starts (ms), relative to the window [FROM, BEFORE).
+const EDGES: { name: string; starts: number[]; status?: 'DRAFT' | 'ARCHIVED' }[] = [
+  { name: 'no session', starts: [] },
+  { name: 'every session before', starts: [FROM - 30 * DAY, FROM - DAY] },
+  { name: 'every session after', starts: [BEFORE, BEFORE + 9 * DAY] },
+  { name: 'a gap holding the window', starts: [FROM - 5 * DAY, BEFORE + 5 * DAY] },
+  { name: 'one inside', starts: [NOW + 3 * DAY] },
+  { name: 'before, inside and after', starts: [FROM - 2 * DAY, NOW - 3 * DAY, BEFORE + 2 * DAY] },
+  { name: 'at the start bound', starts: [FROM] },
+  { name: 'just before the end bound', starts: [BEFORE - 1] },
+  { name: 'equal starts inside', starts: [NOW + DAY, NOW + DAY] },
+  { name: 'equal starts after', starts: [BEFORE + DAY, BEFORE + DAY] },
+  { name: 'equal starts before', starts: [FROM - DAY, FROM - DAY] },
+  { name: 'a draft without a session', starts: [], status: 'DRAFT' },
+  { name: 'a draft after', starts: [BEFORE + DAY], status: 'DRAFT' },
+  { name: 'an archived one inside', starts: [NOW], status: 'ARCHIVED' },
+];
+
+type Row = { total: string; docs: string | null; n: number };
+
+async function page(query: ListQuery, visibility: Visibility, limit: number, offset: number, outsideMax?: number) {
+  const { rows } = await testDb().pool.query<Row>(listStatement(query, limit, offset, visibility, null, outsideMax));
+  const row = rows[0]!;
+  const ids = row.docs ? (JSON.parse(`[${row.docs}]`) as { id: string }[]).map((d) => d.id) : [];
+  return { total: Number(row.total), ids };
+}
+
+// The oracle: the records (of the statuses) with a session start in the window, in the sort's order.
+async function walk(filter: ListFilter, statuses: string[], sort: string): Promise<string[]> {
+  const order =
+    sort === 'updatedAt'
+      ? 'lo.updated_at asc, lo.id desc'
+      : sort === 'nextSessionStartsAt'
+        ? `(select min(s.starts_at) from lo_session s where s.learning_opportunity_id = lo.id and s.starts_at > now()) asc nulls last, lo.id desc`
+        : 'lo.updated_at desc, lo.id desc';
+  const { rows } = await testDb().pool.query<{ id: string }>(
+    `select lo.id from learning_opportunity lo
+      where lo.status = any($1) and ($2::text[] is null or lo.format = any($2))
+        and exists (select from lo_session s where s.learning_opportunity_id = lo.id
+                     and ($3::timestamptz is null or s.starts_at >= $3) and ($4::timestamptz is null or s.starts_at < $4))
+      order by ${order}`,
+    [statuses, filter.format ?? null, filter.startsFrom ?? null, filter.startsBefore ?? null],
+  );
+  return rows.map((r) => r.id);
+}
+
+describe('long and open start windows, from the records outside them', function () {
+  this.timeout(120_000);
+
+  before(async () => {
+    await resetCatalog();
+    await seedCatalog(testDb().pool, { count: 300, seed: 4121, batchSize: 150 });
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    for (const [i, edge] of EDGES.entries()) {
+      const input = buildLearningOpportunityInput({
+        id: randomUUID(),
+        format: i % 2 ? 'ONLINE' : 'IN_PERSON',
+        title: `Edge ${edge.name}`,
+        sessions: edge.starts.map((s) => buildSession(at(s), 'Leipzig', 'DE')),
+      });
+      await writes.upsert(parseLearningOpportunityInput(input));
+      if (edge.status !== 'DRAFT') await writes.publish(input.id);
+      if (edge.status === 'ARCHIVED') await writes.archive(input.id);
+    }
+    await testDb().pool.query('analyze');
+  });
+
+  const windows: [string, ListFilter][] = [
+    ['closed', { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE) }],
+    ['open after', { startsFrom: new Date(FROM) }],
+    ['open before', { startsBefore: new Date(BEFORE) }],
+    ['closed, with a format', { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE), format: ['ONLINE'] }],
+    ['open after, with a format', { startsFrom: new Date(FROM), format: ['IN_PERSON'] }],
+  ];
+  const readers: [Visibility, string[] | undefined, string[]][] = [
+    ['public', undefined, ['PUBLISHED']],
+    ['internal', ['PUBLISHED', 'DRAFT'], ['PUBLISHED', 'DRAFT']],
+    ['internal', undefined, ['PUBLISHED', 'DRAFT', 'ARCHIVED']],
+  ];
+
+  it('pages and counts every window exactly, both ways, in every order', async () => {
+    let checked = 0;
+    for (const [name, window] of windows)
+      for (const [visibility, status, statuses] of readers)
+        for (const sort of ['-updatedAt', 'updatedAt', 'nextSessionStartsAt'] as const) {
+          const filter: ListFilter = { ...window, ...(status ? { status } : {}) };
+          const query: ListQuery = { filter, q: null, sort, fields: null, facets: [] };
+          const expected = await walk(filter, statuses, sort);
+          const label = `${name}, ${visibility} ${statuses.join('+')}, ${sort}`;
+          expect(expected.length, label).to.be.greaterThan(40);
+          for (const outsideMax of [undefined, 0]) {
+            const got: string[] = [];
+            for (let offset = 0; offset < expected.length; offset += 40) {
+              const p = await page(query, visibility, 40, offset, outsideMax);
+              expect(p.total, `${label}, bound ${outsideMax ?? 'default'}`).to.equal(expected.length);
+              got.push(...p.ids);
+            }
+            expect(got, `${label}, bound ${outsideMax ?? 'default'}`).to.deep.equal(expected);
+            checked++;
+          }
+        }
+    expect(checked).to.equal(windows.length * readers.length * 3 * 2);
+  });
+
+  it('counts facets over a long window as over its matches', async () => {
+    const filter: ListFilter = { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE) };
+    const query: ListQuery = { filter, q: null, sort: '-updatedAt', fields: null, facets: ['format', 'country'] };
+    const statement = (outsideMax: number | undefined) => listStatement(query, 5, 0, 'public', null, outsideMax);
+    const long = (await testDb().pool.query(statement(undefined))).rows[0];
+    const inside = (await testDb().pool.query(statement(0))).rows[0];
+    expect(long).to.deep.equal(inside);
+    expect(Number(long.total)).to.equal((await walk(filter, ['PUBLISHED'], '-updatedAt')).length);
+  });
+
+  it('reads the records outside the window, not the sessions inside, when those outside are few', async () => {
+    const query: ListQuery = {
+      filter: { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE) },
+      q: null,
+      sort: '-updatedAt',
+      fields: null,
+      facets: [],
+    };
+    // Sessions read from list_session's index, by the run's actual rows, and whether `wc` (the records outside) ran.
+    const run = async (outsideMax?: number) => {
+      const statement = listStatement(query, 20, 0, 'public', null, outsideMax);
+      const { rows } = await testDb().pool.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>({
+        text: `explain (analyze, format json) ${statement.text}`,
+        values: statement.values,
+      });
+      let [sessions, outsideRan] = [0, false];
+      const visit = (node: Record<string, unknown>) => {
+        const loops = node['Actual Loops'] as number;
+        if (node['Relation Name'] === 'list_session') sessions += (node['Actual Rows'] as number) * loops;
+        if (node['CTE Name'] === 'wc' && loops > 0) outsideRan = true;
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+      };
+      visit(rows[0]!['QUERY PLAN'][0]!.Plan);
+      return { sessions, outsideRan };
+    };
+    const matches = (await walk(query.filter, ['PUBLISHED'], '-updatedAt')).length;
+    const long = await run();
+    const inside = await run(0);
+    expect(inside, 'bound 0: every match counted from its first session inside').to.deep.include({ outsideRan: false });
+    expect(inside.sessions).to.be.at.least(matches);
+    expect(long.outsideRan, 'the records outside are read').to.equal(true);
+    expect(long.sessions, 'only the sessions outside are read').to.be.below(matches / 4);
+  });
+});
