@@ -178,10 +178,15 @@ function pageStatement(
     visibility === 'public' && !searched && !outside
       ? countedTotal(filter, param, `(select count(*) ${matching})`)
       : null;
-  // The long form's: the query's without the window, less the records outside it that it holds.
+  // The long form's: the query's without the window, less the records outside it that it holds
+  // (built only where it is used: its parameters must all appear in the text).
   const total = outside
-    ? `(${totalOf(rest, visibility, param, `from ${table} where ${restWhere}`)} - (select count(*) from ${table} where ${restWhere} and b.id in (select id from wc)))`
-    : (counted ?? (byStatusOnly ? totalOf(query, visibility, param, matching) : `(select count(*) ${matching})`));
+    ? () =>
+        `(${totalOf(rest, visibility, param, `from ${table} where ${restWhere}`)} - (select count(*) from ${table} where ${restWhere} and b.id in (select id from wc)))`
+    : (
+        (sql: string) => () =>
+          sql
+      )(counted ?? (byStatusOnly ? totalOf(query, visibility, param, matching) : `(select count(*) ${matching})`));
 
   const ctes: string[] = [];
   let keys: string;
@@ -192,14 +197,14 @@ function pageStatement(
   const facetsOverMatches = query.facets.length > 0 && !(visibility === 'public' && byStatusOnly);
   if (facetsOverMatches) {
     ctes.push(matchedRows(searched ? { tsq, where: whereSql } : { matching }, query.sort === 'relevance'));
-    countedTotalSql = byStatusOnly || counted ? total : '(select n from n)';
+    countedTotalSql = byStatusOnly || counted ? total : () => '(select n from n)';
   }
   // The public catalog's search and facet filters: the search bitmaps (list-search.ts).
   const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, searchItem, param) : null;
   if ((searched || bitmaps) && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
     const sources = searchSources(matching, bitmaps);
     const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
-    [keys, countedTotalSql] = [search.keys, search.total];
+    [keys, countedTotalSql] = [search.keys, () => search.total];
   } else if (query.sort !== 'nextSessionStartsAt') {
     keys = facetsOverMatches
       ? hitKeys(query.sort, matching, 'm', param(limit, 'int'), param(offset, 'bigint'))
@@ -213,21 +218,28 @@ function pageStatement(
     // the GIN indexes, 25-35 ms each at 1,000,000 records). When the search bitmaps count them, the
     // page walks the sessions instead if the matches are dense (byDensity): `q=learn`, every record,
     // took 2.8 s for `ids`.
-    const shared = !outside && !byStatusOnly && counted === null && query.facets.length === 0;
+    // The long form knows its total without the matches: the walk when they are dense, else them.
+    const shared = !byStatusOnly && counted === null && query.facets.length === 0;
     const sessions = shared ? matchedSessionKeys(matching, searched, end, start) : walk();
-    [keys, countedTotalSql] = [sessions.keys, shared ? '(select count(*) from ids)' : countedTotalSql];
     ctes.push(sessions.f);
+    keys = sessions.keys;
+    if (shared && !outside) countedTotalSql = () => '(select count(*) from ids)';
     const counter =
-      shared && visibility === 'public' ? bitmapQuery({ ...query, sort: '-updatedAt' }, searchItem, param) : null;
-    if (counter) {
-      const [sources, walked] = [searchSources(matching, counter), walk()];
-      ctes.push(`n as materialized (select ${sources.bitmapCount} as n)`, walked.f);
+      shared && visibility === 'public' && !outside
+        ? bitmapQuery({ ...query, sort: '-updatedAt' }, searchItem, param)
+        : null;
+    if (counter || (shared && outside)) {
+      const n = counter ? searchSources(matching, counter).bitmapCount : countedTotalSql();
+      const walked = walk();
+      ctes.push(`n as materialized (select ${n} as n)`, walked.f);
       keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start);
-      countedTotalSql = `coalesce((select n from n), ${countedTotalSql})`;
+      countedTotalSql = counter
+        ? () => 'coalesce((select n from n), (select count(*) from ids))'
+        : () => '(select n from n)';
     }
   }
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
   const page = pageOf(keys, query.fields, bounded);
   const facets = query.facets.map(facetsOverMatches ? matchedFacet : countedFacet);
-  return `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`;
+  return `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql()} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`;
 }

@@ -48,7 +48,7 @@ async function page(query: ListQuery, visibility: Visibility, limit: number, off
   return { total: Number(row.total), ids };
 }
 
-// The oracle: the records (of the statuses) with a session start in the window, in the sort's order.
+// The oracle: the records (of the statuses, formats and languages) with a session start in the window, in the sort's order.
 async function walk(filter: ListFilter, statuses: string[], sort: string): Promise<string[]> {
   const order =
     sort === 'updatedAt'
@@ -58,11 +58,11 @@ async function walk(filter: ListFilter, statuses: string[], sort: string): Promi
         : 'lo.updated_at desc, lo.id desc';
   const { rows } = await testDb().pool.query<{ id: string }>(
     `select lo.id from learning_opportunity lo
-      where lo.status = any($1) and ($2::text[] is null or lo.format = any($2))
+      where lo.status = any($1) and ($2::text[] is null or lo.format = any($2)) and ($5::text[] is null or lo.language = any($5))
         and exists (select from lo_session s where s.learning_opportunity_id = lo.id
                      and ($3::timestamptz is null or s.starts_at >= $3) and ($4::timestamptz is null or s.starts_at < $4))
       order by ${order}`,
-    [statuses, filter.format ?? null, filter.startsFrom ?? null, filter.startsBefore ?? null],
+    [statuses, filter.format ?? null, filter.startsFrom ?? null, filter.startsBefore ?? null, filter.language ?? null],
   );
   return rows.map((r) => r.id);
 }
@@ -125,14 +125,25 @@ describe('long and open start windows, from the records outside them', function 
     expect(checked).to.equal(windows.length * readers.length * 3 * 2);
   });
 
-  it('counts facets over a long window as over its matches', async () => {
-    const filter: ListFilter = { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE) };
-    const query: ListQuery = { filter, q: null, sort: '-updatedAt', fields: null, facets: ['format', 'country'] };
-    const statement = (outsideMax: number | undefined) => listStatement(query, 5, 0, 'public', null, outsideMax);
-    const long = (await testDb().pool.query(statement(undefined))).rows[0];
-    const inside = (await testDb().pool.query(statement(0))).rows[0];
-    expect(long).to.deep.equal(inside);
-    expect(Number(long.total)).to.equal((await walk(filter, ['PUBLISHED'], '-updatedAt')).length);
+  it('counts facets over a long window as over its matches, beside filters counted every way', async () => {
+    const window = { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE) };
+    const cases: [Visibility, ListFilter, string[]][] = [
+      ['public', window, ['PUBLISHED']],
+      ['public', { ...window, format: ['ONLINE'] }, ['PUBLISHED']], // the total without the window: facet_count
+      ['public', { ...window, format: ['ONLINE', 'IN_PERSON'], language: ['en'] }, ['PUBLISHED']], // the bitmaps
+      ['internal', { ...window, status: ['PUBLISHED', 'DRAFT'] }, ['PUBLISHED', 'DRAFT']], // catalog_count
+    ];
+    for (const [visibility, filter, statuses] of cases)
+      for (const sort of ['-updatedAt', 'nextSessionStartsAt'] as const) {
+        const query: ListQuery = { filter, q: null, sort, fields: null, facets: ['format', 'country'] };
+        const run = async (outsideMax?: number) =>
+          (await testDb().pool.query(listStatement(query, 5, 0, visibility, null, outsideMax))).rows[0];
+        const [long, inside] = [await run(), await run(0)];
+        const label = `${JSON.stringify(filter)} ${sort}`;
+        expect(long, label).to.deep.equal(inside);
+        const matches = await walk(filter, statuses, sort);
+        expect(Number(long.total), label).to.equal(matches.length).and.to.be.greaterThan(5);
+      }
   });
 
   it('reads the records outside the window, not the sessions inside, when those outside are few', async () => {
