@@ -3,7 +3,9 @@
 // facet filter alone, list_bucket (migration list_buckets) for the updated_at bounds alone; and for a
 // session start window alone, one range of list_session's index (migration list_session), no distinct.
 // A search's: list-search.ts.
-import { givenFilters, type ListFilter } from './list-model.ts';
+import { givenFilters, type ListFilter, type ListQuery } from './list-model.ts';
+import { bitmapQuery, searchSources } from './list-search.ts';
+import type { Visibility } from './read-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
 const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
@@ -85,4 +87,28 @@ export function firstInWindow(filter: ListFilter, param: (value: unknown, type: 
   ]
     .filter(Boolean)
     .join(' and ');
+}
+
+/**
+ * The exact total of the matches of `query`, without a search (`matching`: their from and where): the
+ * maintained counts where they answer (catalog_count, countedTotal, the search bitmaps' facet values),
+ * else a count over the matches.
+ */
+export function totalOf(
+  query: ListQuery,
+  visibility: Visibility,
+  param: (value: unknown, type: string) => string,
+  matching: string,
+): string {
+  const { filter } = query;
+  const counted = `(select count(*) ${matching})`;
+  if (givenFilters(filter).every((name) => name === 'status'))
+    return visibility === 'public'
+      ? `(select n from catalog_count where status = 'PUBLISHED')`
+      : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
+  if (visibility !== 'public') return counted;
+  const fromCounts = countedTotal(filter, param, counted);
+  if (fromCounts) return fromCounts;
+  const bitmaps = bitmapQuery(query, '', param);
+  return bitmaps ? searchSources(matching, bitmaps).count : counted;
 }

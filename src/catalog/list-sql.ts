@@ -5,7 +5,7 @@
 // or with a search the catalog itself (its search vector, migration list_query), list_entry's own
 // conditions then by primary key. The page's docs are read by primary key, for the page alone.
 import type { QueryConfig } from 'pg';
-import { countedTotal } from './list-counts.ts';
+import { countedTotal, totalOf } from './list-counts.ts';
 import { countedFacet, matchedFacet, matchedRows } from './list-facets.ts';
 import {
   givenFilters,
@@ -127,19 +127,20 @@ function statusCondition(filter: ListFilter, visibility: Visibility, param: Para
   return (alias) => `${alias}.status = any(${statuses})`;
 }
 
-/** The total of the matches of `query` (`matching`: their from and where), without a search. */
-function totalOf(query: ListQuery, visibility: Visibility, param: Param, matching: string): string {
-  const { filter } = query;
-  const counted = `(select count(*) ${matching})`;
-  if (givenFilters(filter).every((name) => name === 'status'))
-    return visibility === 'public'
-      ? `(select n from catalog_count where status = 'PUBLISHED')`
-      : `(select coalesce(sum(n), 0) from catalog_count${filter.status ? ` where status = any(${param(filter.status, 'text[]')})` : ''})`;
-  if (visibility !== 'public') return counted;
-  const fromCounts = countedTotal(filter, param, counted);
-  if (fromCounts) return fromCounts;
-  const bitmaps = bitmapQuery(query, '', param);
-  return bitmaps ? searchSources(matching, bitmaps).count : counted;
+/** The conditions of `query`'s matches on `b` (the catalog with a search, else list_entry), and `status` (conditions). */
+function matchWhere(
+  query: ListQuery,
+  visibility: Visibility,
+  param: Param,
+): { where: string; status: (alias: string) => string | null } {
+  const searched = query.q !== null;
+  const { base, entry, status } = conditions(query, visibility, param, searched ? 'e' : 'b');
+  const where = [...base];
+  if (searched) where.push('b.search @@ tsq.query');
+  if (searched && entry.length)
+    where.push(`exists (select from list_entry e where e.id = b.id and ${entry.join(' and ')})`);
+  else where.push(...entry);
+  return { where: where.length ? where.join(' and ') : 'true', status };
 }
 
 /**
@@ -159,17 +160,10 @@ function pageStatement(
   const rest: ListQuery = { ...query, filter: { ...query.filter, startsFrom: undefined, startsBefore: undefined } };
   const { filter } = outside ? rest : query;
   const searched = query.q !== null;
-  const { base, entry, status } = conditions(outside ? rest : query, visibility, param, searched ? 'e' : 'b');
   const searchItem = searchFrom(query.q, param);
   const tsq = searchItem && `, ${searchItem}`; // joined to the matches' table
-  const where = [...base];
-  if (searched) where.push('b.search @@ tsq.query');
-  if (searched && entry.length)
-    where.push(`exists (select from list_entry e where e.id = b.id and ${entry.join(' and ')})`);
-  else where.push(...entry);
-  const restWhere = where.length ? where.join(' and ') : 'true';
-  if (outside) where.push('b.id not in (select id from wc)');
-  const whereSql = where.length ? where.join(' and ') : 'true';
+  const { where: restWhere, status } = matchWhere(outside ? rest : query, visibility, param);
+  const whereSql = outside ? `${restWhere} and b.id not in (select id from wc)` : restWhere;
   const table = `${searched ? 'learning_opportunity' : 'list_entry'} b`;
   const matching = `from ${table}${tsq} where ${whereSql}`;
   // Only the status (or nothing) filters: the total is catalog_count's, as for the plain list.
@@ -180,13 +174,12 @@ function pageStatement(
       : null;
   // The long form's: the query's without the window, less the records outside it that it holds
   // (built only where it is used: its parameters must all appear in the text).
+  const plainTotal =
+    counted ?? (byStatusOnly ? totalOf(query, visibility, param, matching) : `(select count(*) ${matching})`);
   const total = outside
     ? () =>
         `(${totalOf(rest, visibility, param, `from ${table} where ${restWhere}`)} - (select count(*) from ${table} where ${restWhere} and b.id in (select id from wc)))`
-    : (
-        (sql: string) => () =>
-          sql
-      )(counted ?? (byStatusOnly ? totalOf(query, visibility, param, matching) : `(select count(*) ${matching})`));
+    : () => plainTotal;
 
   const ctes: string[] = [];
   let keys: string;
