@@ -127,7 +127,7 @@ function statusCondition(filter: ListFilter, visibility: Visibility, param: Para
   return (alias) => `${alias}.status = any(${statuses})`;
 }
 
-/** The conditions of `query`'s matches on `b` (the catalog with a search, else list_entry), and `status` (conditions). */
+/** The conditions of `query`'s matches on `b` (the catalog with a search, else list_entry), and its status condition on an alias. */
 function matchWhere(
   query: ListQuery,
   visibility: Visibility,
