@@ -16,13 +16,19 @@ function statementOf(query: string): { text: string; values?: unknown[] } {
     : listStatement(list, limit, offset, 'public', budget);
 }
 
-type PlanNode = Record<string, unknown>;
+export type PlanNode = Record<string, unknown>;
 
-/** Every node of a list query's plan (EXPLAIN; with `analyze`, the statement runs), depth first. */
-async function planNodes(db: Pick<Database, 'pool'>, query: string, analyze = false): Promise<PlanNode[]> {
-  const statement = statementOf(query);
+/**
+ * Every node of a statement's plan, depth first: EXPLAIN (format json) with `options` before it
+ * (`analyze` runs the statement, `analyze, buffers` counts its pages too).
+ */
+export async function explainNodes(
+  db: Pick<Database, 'pool'>,
+  statement: { text: string; values?: unknown[] },
+  options = '',
+): Promise<PlanNode[]> {
   const { rows } = await db.pool.query<{ 'QUERY PLAN': unknown }>({
-    text: `explain (${analyze ? 'analyze, ' : ''}format json) ${statement.text}`,
+    text: `explain (${options ? `${options}, ` : ''}format json) ${statement.text}`,
     values: statement.values,
   });
   const found: PlanNode[] = [];
@@ -33,6 +39,10 @@ async function planNodes(db: Pick<Database, 'pool'>, query: string, analyze = fa
   walk((rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
   return found;
 }
+
+/** Every node of a list query's plan as REST runs it (EXPLAIN; with `analyze`, the statement runs). */
+const planNodes = (db: Pick<Database, 'pool'>, query: string, analyze = false): Promise<PlanNode[]> =>
+  explainNodes(db, statementOf(query), analyze ? 'analyze' : '');
 
 /** The scans of a list query's plan (EXPLAIN, not run): each node's type, relation and index. */
 export async function planScans(

@@ -4,6 +4,7 @@
 // matched it against each of its keys: at 40,000 freshly seeded records a country with a year's
 // start window took 946 ms, 20 ms after a vacuum (bench/README.md, "GIN pending lists").
 import { expect } from 'chai';
+import { explainNodes } from '../../bench/query/plans.ts';
 import { listStatement, type ListQuery } from '../../src/catalog/list-query.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { testDb } from '../hooks.ts';
@@ -15,20 +16,13 @@ const GINS = ['topics', 'countries_lower', 'cities_lower', 'start_days', 'place_
 // The shared buffers a page's statement reads from list_entry's GINs (EXPLAIN ANALYZE, BUFFERS, of
 // their index scans): their trees' pages and, with a pending list, its pages as well.
 async function ginBuffersOf(query: ListQuery): Promise<number> {
-  const statement = listStatement(query, 20, 0, 'public');
-  const { rows } = await testDb().pool.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>({
-    text: `explain (analyze, buffers, format json) ${statement.text}`,
-    values: statement.values,
-  });
-  let buffers = 0;
-  const visit = (node: Record<string, unknown>) => {
-    const index = node['Index Name'] as string | undefined;
-    if (node['Node Type'] === 'Bitmap Index Scan' && GINS.includes(index ?? ''))
-      buffers += ((node['Shared Hit Blocks'] as number) ?? 0) + ((node['Shared Read Blocks'] as number) ?? 0);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-  };
-  visit(rows[0]!['QUERY PLAN'][0]!.Plan);
-  return buffers;
+  const nodes = await explainNodes(testDb(), listStatement(query, 20, 0, 'public'), 'analyze, buffers');
+  return nodes
+    .filter((node) => node['Node Type'] === 'Bitmap Index Scan' && GINS.includes(node['Index Name'] as string))
+    .reduce(
+      (sum, node) => sum + ((node['Shared Hit Blocks'] as number) ?? 0) + ((node['Shared Read Blocks'] as number) ?? 0),
+      0,
+    );
 }
 
 describe('list_entry GINs on a freshly written catalog', function () {

@@ -6,6 +6,7 @@
 // with its bound at 0, the sessions inside) and both must equal a plain SQL walk of the sessions.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { explainNodes, type PlanNode } from '../../bench/query/plans.ts';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listStatement, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
@@ -156,20 +157,14 @@ describe('long and open start windows, from the records outside them', function 
     };
     // Sessions read from list_session's index, by the run's actual rows, and whether `wc` (the records outside) ran.
     const run = async (outsideMax?: number) => {
-      const statement = listStatement(query, 20, 0, 'public', null, outsideMax);
-      const { rows } = await testDb().pool.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>({
-        text: `explain (analyze, format json) ${statement.text}`,
-        values: statement.values,
-      });
-      let [sessions, outsideRan] = [0, false];
-      const visit = (node: Record<string, unknown>) => {
-        const loops = node['Actual Loops'] as number;
-        if (node['Relation Name'] === 'list_session') sessions += (node['Actual Rows'] as number) * loops;
-        if (node['CTE Name'] === 'wc' && loops > 0) outsideRan = true;
-        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+      const nodes = await explainNodes(testDb(), listStatement(query, 20, 0, 'public', null, outsideMax), 'analyze');
+      const loops = (node: PlanNode) => node['Actual Loops'] as number;
+      return {
+        sessions: nodes
+          .filter((node) => node['Relation Name'] === 'list_session')
+          .reduce((sum, node) => sum + (node['Actual Rows'] as number) * loops(node), 0),
+        outsideRan: nodes.some((node) => node['CTE Name'] === 'wc' && loops(node) > 0),
       };
-      visit(rows[0]!['QUERY PLAN'][0]!.Plan);
-      return { sessions, outsideRan };
     };
     const matches = (await walk(query.filter, ['PUBLISHED'], '-updatedAt')).length;
     const long = await run();
