@@ -64,6 +64,25 @@ function placeDays(filter: ListFilter, param: Param, e: string): string | null {
             from unnest(${param(country, 'text[]')}) c, generate_series(${first}, ${last}) d)`;
 }
 
+// Filters whose list_entry btree holds each record's last session start after the status and the
+// filter's value (migration last_starts).
+const LAST_START_INDEXED = new Set<keyof ListFilter>(['format', 'language']);
+
+/**
+ * Whether `query`'s start window is read from list_entry's last start (`last_starts_at >= startsFrom`:
+ * a record has a session at or after a time exactly when its last session does): a window open at
+ * its end, no search, and a format or a language, whose btrees hold the last start (migration
+ * last_starts), so that the matches are one range of an index and their count reads no row. The
+ * sessions' index found them instead from every session after `startsFrom` (520,000 at a million
+ * records for a window from six months ahead), hashed against every row of the language. Any other
+ * open window keeps the sessions: alone, its count is one range of their index, and a search's
+ * matches are not list_entry's rows.
+ */
+export function lastStartFrom({ q, filter }: ListQuery): boolean {
+  if (q !== null || !filter.startsFrom || filter.startsBefore) return false;
+  return givenFilters(filter).some((name) => LAST_START_INDEXED.has(name));
+}
+
 /**
  * The conditions on list_entry `e` of `query`'s countries and start window; `sessionStatus`, the
  * status condition on list_session rows `s` (null: any status).
@@ -80,6 +99,8 @@ export function placeAndWindow(query: ListQuery, param: Param, e: string, sessio
     conditions.push(
       `${placed ?? `${e}.start_days && ${startDays(filter.startsFrom!, filter.startsBefore!, param)}`} and exists (select from unnest(${e}.starts) t where t >= ${from} and t < ${before})`,
     );
+  } else if (lastStartFrom(query)) {
+    conditions.push(`${e}.last_starts_at >= ${param(filter.startsFrom, 'timestamptz')}`);
   } else if (filter.startsFrom || filter.startsBefore) {
     const statuses = sessionStatus ?? `s.status = any(${param(STATUSES, 'text[]')})`;
     conditions.push(

@@ -4,6 +4,9 @@
 // every one after it, one on each side (a gap holding the whole window), one at each bound, equal
 // starts inside and outside, unpublished ones. Each query is answered both ways (the long form and,
 // with its bound at 0, the sessions inside) and both must equal a plain SQL walk of the sessions.
+// Windows open at their end and ahead of now, beside a format or a language, are read from the
+// records' last starts instead (list-windows.ts lastStartFrom); the same walk checks them, with
+// records whose last start is at and just before the bound.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { explainNodes, type PlanNode } from '../../bench/query/plans.ts';
@@ -20,6 +23,8 @@ const DAY = 86_400_000;
 const NOW = Date.now();
 const FROM = NOW - 400 * DAY;
 const BEFORE = NOW + 400 * DAY;
+// An open window ahead of now (read from the last starts beside a format or a language: lastStartFrom).
+const AHEAD = NOW + 30 * DAY;
 const at = (ms: number) => new Date(ms).toISOString();
 
 // The records each case is about: their sessions' starts (ms), relative to the window [FROM, BEFORE).
@@ -35,6 +40,9 @@ const EDGES: { name: string; starts: number[]; status?: 'DRAFT' | 'ARCHIVED' }[]
   { name: 'equal starts inside', starts: [NOW + DAY, NOW + DAY] },
   { name: 'equal starts after', starts: [BEFORE + DAY, BEFORE + DAY] },
   { name: 'equal starts before', starts: [FROM - DAY, FROM - DAY] },
+  { name: 'last at the bound ahead', starts: [NOW - DAY, AHEAD] },
+  { name: 'last just before the bound ahead', starts: [NOW + DAY, AHEAD - 1] },
+  { name: 'first ahead', starts: [AHEAD + DAY, AHEAD + 2 * DAY] },
   { name: 'a draft without a session', starts: [], status: 'DRAFT' },
   { name: 'a draft after', starts: [BEFORE + DAY], status: 'DRAFT' },
   { name: 'an archived one inside', starts: [NOW], status: 'ARCHIVED' },
@@ -95,6 +103,8 @@ describe('long and open start windows, from the records outside them', function 
     ['open before', { startsBefore: new Date(BEFORE) }],
     ['closed, with a format', { startsFrom: new Date(FROM), startsBefore: new Date(BEFORE), format: ['ONLINE'] }],
     ['open after, with a format', { startsFrom: new Date(FROM), format: ['IN_PERSON'] }],
+    ['open after, ahead, with formats', { startsFrom: new Date(AHEAD), format: ['IN_PERSON', 'ONLINE'] }],
+    ['open after, ahead, with a language', { startsFrom: new Date(AHEAD), language: ['en'] }],
   ];
   const readers: [Visibility, string[] | undefined, string[]][] = [
     ['public', undefined, ['PUBLISHED']],
