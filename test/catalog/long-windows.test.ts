@@ -4,8 +4,8 @@
 // every one after it, one on each side (a gap holding the whole window), one at each bound, equal
 // starts inside and outside, unpublished ones. Each query is answered both ways (the long form and,
 // with its bound at 0, the sessions inside) and both must equal a plain SQL walk of the sessions.
-// Windows open at their end and ahead of now, beside a format or a language, are read from the
-// records' last starts instead (list-windows.ts lastStartFrom); the same walk checks them, with
+// Windows open at their end and ahead of now, beside another filter, are read from the records'
+// last starts instead (list-windows.ts lastStartFrom); the same walk checks them, with
 // records whose last start is at and just before the bound.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -57,7 +57,7 @@ async function page(query: ListQuery, visibility: Visibility, limit: number, off
   return { total: Number(row.total), ids };
 }
 
-// The oracle: the records (of the statuses, formats and languages) with a session start in the window, in the sort's order.
+// The oracle: the records (of the statuses, formats, languages and update times) with a session start in the window, in the sort's order.
 async function walk(filter: ListFilter, statuses: string[], sort: string): Promise<string[]> {
   const order =
     sort === 'updatedAt'
@@ -68,10 +68,18 @@ async function walk(filter: ListFilter, statuses: string[], sort: string): Promi
   const { rows } = await testDb().pool.query<{ id: string }>(
     `select lo.id from learning_opportunity lo
       where lo.status = any($1) and ($2::text[] is null or lo.format = any($2)) and ($5::text[] is null or lo.language = any($5))
+        and ($6::timestamptz is null or lo.updated_at >= $6)
         and exists (select from lo_session s where s.learning_opportunity_id = lo.id
                      and ($3::timestamptz is null or s.starts_at >= $3) and ($4::timestamptz is null or s.starts_at < $4))
       order by ${order}`,
-    [statuses, filter.format ?? null, filter.startsFrom ?? null, filter.startsBefore ?? null, filter.language ?? null],
+    [
+      statuses,
+      filter.format ?? null,
+      filter.startsFrom ?? null,
+      filter.startsBefore ?? null,
+      filter.language ?? null,
+      filter.updatedSince ?? null,
+    ],
   );
   return rows.map((r) => r.id);
 }
@@ -105,6 +113,7 @@ describe('long and open start windows, from the records outside them', function 
     ['open after, with a format', { startsFrom: new Date(FROM), format: ['IN_PERSON'] }],
     ['open after, ahead, with formats', { startsFrom: new Date(AHEAD), format: ['IN_PERSON', 'ONLINE'] }],
     ['open after, ahead, with a language', { startsFrom: new Date(AHEAD), language: ['en'] }],
+    ['open after, ahead, updated since', { startsFrom: new Date(AHEAD), updatedSince: new Date(NOW - 3000 * DAY) }],
   ];
   const readers: [Visibility, string[] | undefined, string[]][] = [
     ['public', undefined, ['PUBLISHED']],
