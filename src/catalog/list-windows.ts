@@ -65,8 +65,9 @@ function placeDays(filter: ListFilter, param: Param, e: string): string | null {
 }
 
 /**
- * Whether `query`'s start window is read from list_entry's last start (`last_starts_at >= startsFrom`:
- * a record has a session at or after a time exactly when its last session does): a window open at
+ * Whether `query`'s start window is read from list_entry's last start (`starts[cardinality(starts)]
+ * >= startsFrom`, the end of the ascending starts: a record has a session at or after a time exactly
+ * when its last session does): a window open at
  * its end, no search, and a filter beside it but the status. The condition is then checked on the
  * rows the other filters find, and a format's or a language's btree holds it (migration
  * last_starts): their matches are one range of an index, counted and, in session order, paged
@@ -99,7 +100,7 @@ export function placeAndWindow(query: ListQuery, param: Param, e: string, sessio
       `${placed ?? `${e}.start_days && ${startDays(filter.startsFrom!, filter.startsBefore!, param)}`} and exists (select from unnest(${e}.starts) t where t >= ${from} and t < ${before})`,
     );
   } else if (lastStartFrom(query)) {
-    conditions.push(`${e}.last_starts_at >= ${param(filter.startsFrom, 'timestamptz')}`);
+    conditions.push(`${e}.starts[cardinality(${e}.starts)] >= ${param(filter.startsFrom, 'timestamptz')}`);
   } else if (filter.startsFrom || filter.startsBefore) {
     const statuses = sessionStatus ?? `s.status = any(${param(STATUSES, 'text[]')})`;
     conditions.push(
