@@ -212,8 +212,12 @@ function pageStatement(
     // page walks the sessions instead if the matches are dense (byDensity): `q=learn`, every record,
     // took 2.8 s for `ids`.
     // The long form knows its total without the matches: the walk when they are dense, else them.
-    const shared = !byStatusOnly && counted === null && query.facets.length === 0;
-    const sessions = shared ? matchedSessionKeys(matching, searched, end, start) : walk();
+    // A total from the maintained counts (one facet value, the update bounds, a window alone) says
+    // how dense the matches are too, and the page is chosen by it as well: a walk of the sessions
+    // for a provider whose courses have all ended read every future session of the catalog.
+    const matched = !byStatusOnly && query.facets.length === 0;
+    const shared = matched && counted === null;
+    const sessions = matched ? matchedSessionKeys(matching, searched, end, start) : walk();
     ctes.push(sessions.f);
     keys = sessions.keys;
     if (shared && !outside) countedTotalSql = () => '(select count(*) from ids)';
@@ -221,7 +225,7 @@ function pageStatement(
       shared && visibility === 'public' && !outside
         ? bitmapQuery({ ...query, sort: '-updatedAt' }, searchItem, param)
         : null;
-    if (counter || (shared && outside)) {
+    if (counter || (shared && outside) || (matched && counted !== null)) {
       const n = counter ? searchSources(matching, counter).bitmapCount : countedTotalSql();
       const walked = walk();
       ctes.push(`n as materialized (select ${n} as n)`, walked.f);

@@ -1,0 +1,115 @@
+// sort=nextSessionStartsAt beside a filter whose total comes from the maintained counts (one
+// provider): the page walks the sessions from now on only when the matches are dense enough to fill
+// it soon (list-keys.ts byDensity), else it reads the matches. A provider whose courses have all
+// ended ("upcoming courses of X", X closed) walked every future session of the catalog before
+// finding that none of them is X's.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { explainNodes } from '../../bench/query/plans.ts';
+import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { listStatement, type ListQuery } from '../../src/catalog/list-query.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { createChangeRecorder } from '../../src/events/record-change.ts';
+import { testDb } from '../hooks.ts';
+import { buildLearningOpportunityInput, buildSession, resetCatalog } from '../support/factories.ts';
+
+const DAY = 86_400_000;
+const CLOSED = 'Closed Academy';
+const OPEN = 'Open Academy';
+
+/** The published records of a provider in session order: next session after now ascending, then those without one; ties and the rest by id desc. */
+async function walk(provider: string): Promise<string[]> {
+  const { rows } = await testDb().pool.query<{ id: string }>(
+    `select lo.id from learning_opportunity lo
+      where lo.status = 'PUBLISHED' and lo.provider_name = $1
+      order by (select min(s.starts_at) from lo_session s where s.learning_opportunity_id = lo.id and s.starts_at > now()) asc nulls last, lo.id desc`,
+    [provider],
+  );
+  return rows.map((r) => r.id);
+}
+
+describe('session order beside a counted filter: the sessions walked, or the matches read', function () {
+  this.timeout(120_000);
+
+  before(async () => {
+    await resetCatalog();
+    await seedCatalog(testDb().pool, { count: 2000, seed: 3313, batchSize: 500 });
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    // A provider whose courses have all ended, and one with a course next week among them.
+    for (let i = 0; i < 30; i++) {
+      const provider = i === 7 ? OPEN : CLOSED;
+      const starts = i === 7 ? [Date.now() + 7 * DAY] : [Date.now() - (40 + i) * DAY, Date.now() - (10 + i) * DAY];
+      const input = buildLearningOpportunityInput({
+        id: randomUUID(),
+        title: `Course ${i}`,
+        provider: { name: provider, url: 'https://provider.example.org' },
+        sessions: starts.map((s) => buildSession(new Date(s).toISOString(), 'Leipzig', 'DE')),
+      });
+      await writes.upsert(parseLearningOpportunityInput(input));
+      await writes.publish(input.id);
+    }
+    await testDb().pool.query('analyze');
+  });
+
+  const query = (provider: string): ListQuery => ({
+    filter: { provider: [provider] },
+    q: null,
+    sort: 'nextSessionStartsAt',
+    fields: null,
+    facets: [],
+  });
+
+  it('pages a provider whose courses have all ended exactly, reading its records, not every future session', async () => {
+    const expected = await walk(CLOSED);
+    expect(expected).to.have.length(29);
+    const got: string[] = [];
+    for (let offset = 0; offset < expected.length; offset += 10) {
+      const { rows } = await testDb().pool.query<{ total: string; docs: string }>(
+        listStatement(query(CLOSED), 10, offset, 'public'),
+      );
+      expect(Number(rows[0]!.total)).to.equal(29);
+      got.push(...(JSON.parse(`[${rows[0]!.docs}]`) as { id: string }[]).map((d) => d.id));
+    }
+    expect(got).to.deep.equal(expected);
+
+    const futureSessions = (
+      await testDb().pool.query<{ n: number }>(
+        `select count(*)::int as n from list_session where status = 'PUBLISHED' and starts_at > now()`,
+      )
+    ).rows[0]!.n;
+    expect(futureSessions, 'the catalog has many future sessions').to.be.above(1000);
+    const nodes = await explainNodes(testDb(), listStatement(query(CLOSED), 10, 0, 'public'), 'analyze');
+    const sessionsRead = nodes
+      .filter((node) => node['Relation Name'] === 'list_session')
+      .reduce((sum, node) => sum + (node['Actual Rows'] as number) * (node['Actual Loops'] as number), 0);
+    expect(sessionsRead, 'future sessions walked').to.be.below(100);
+  });
+
+  it('pages a dense filter (one format) exactly by walking the sessions, reading few of them', async () => {
+    const dense: ListQuery = { ...query(CLOSED), filter: { format: ['ONLINE'] } };
+    const { rows: all } = await testDb().pool.query<{ id: string }>(
+      `select lo.id from learning_opportunity lo where lo.status = 'PUBLISHED' and lo.format = 'ONLINE'
+        order by (select min(s.starts_at) from lo_session s where s.learning_opportunity_id = lo.id and s.starts_at > now()) asc nulls last, lo.id desc`,
+    );
+    expect(all.length).to.be.above(300);
+    for (const offset of [0, 10, 200]) {
+      const { rows } = await testDb().pool.query<{ total: string; docs: string }>(
+        listStatement(dense, 10, offset, 'public'),
+      );
+      expect(Number(rows[0]!.total)).to.equal(all.length);
+      const ids = (JSON.parse(`[${rows[0]!.docs}]`) as { id: string }[]).map((d) => d.id);
+      expect(ids, `offset ${offset}`).to.deep.equal(all.slice(offset, offset + 10).map((r) => r.id));
+    }
+    const nodes = await explainNodes(testDb(), listStatement(dense, 10, 0, 'public'), 'analyze');
+    const walked = nodes.filter(
+      (node) => node['Relation Name'] === 'list_session' && (node['Actual Loops'] as number) > 0,
+    );
+    expect(walked.length, 'the sessions are walked').to.be.above(0);
+    const read = walked.reduce(
+      (sum, node) => sum + (node['Actual Rows'] as number) * (node['Actual Loops'] as number),
+      0,
+    );
+    expect(read, 'sessions read for a page of 10').to.be.below(200);
+  });
+});
