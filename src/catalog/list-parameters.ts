@@ -28,10 +28,14 @@ export function parseTimestamp(text: string): Date | null {
   const m = TIMESTAMP.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+  if (y! < 1) return null; // PostgreSQL has no year 0 (1 BC)
   const date = new Date(text);
   if (Number.isNaN(date.getTime())) return null;
-  // Date() rolls 2026-02-30 over into March; the fields as written must be a real time.
-  const check = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
+  // Date() rolls 2026-02-30 over into March; the fields as written must be a real time. Set field by
+  // field: Date.UTC reads years 0-99 as 1900-1999.
+  const check = new Date(0);
+  check.setUTCFullYear(y!, mo! - 1, d!);
+  check.setUTCHours(h!, mi!, s!);
   if (
     check.getUTCFullYear() !== y ||
     check.getUTCMonth() !== mo! - 1 ||

@@ -213,8 +213,8 @@ function pageStatement(
     // took 2.8 s for `ids`.
     // The long form knows its total without the matches: the walk when they are dense, else them.
     // A total from the maintained counts (one facet value, the update bounds, a window alone) says
-    // how dense the matches are too, and the page is chosen by it as well: a walk of the sessions
-    // for a provider whose courses have all ended read every future session of the catalog.
+    // how dense the matches are too, and the page is chosen by it as well: the walk of the sessions
+    // for one provider (1,946 of a million records) read 23,273 sessions for its first page.
     const matched = !byStatusOnly && query.facets.length === 0;
     const shared = matched && counted === null;
     const sessions = matched ? matchedSessionKeys(matching, searched, end, start) : walk();

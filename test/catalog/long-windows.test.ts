@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { explainNodes, type PlanNode } from '../../bench/query/plans.ts';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { parseListParameters } from '../../src/catalog/list-parameters.ts';
 import { listStatement, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
 import type { Visibility } from '../../src/catalog/read-model.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
@@ -43,6 +44,7 @@ const EDGES: { name: string; starts: number[]; status?: 'DRAFT' | 'ARCHIVED' }[]
   { name: 'last at the bound ahead', starts: [NOW - DAY, AHEAD] },
   { name: 'last just before the bound ahead', starts: [NOW + DAY, AHEAD - 1] },
   { name: 'first ahead', starts: [AHEAD + DAY, AHEAD + 2 * DAY] },
+  { name: 'in year 0001', starts: [Date.parse('0001-06-01T00:00:00.000Z')] },
   { name: 'a draft without a session', starts: [], status: 'DRAFT' },
   { name: 'a draft after', starts: [BEFORE + DAY], status: 'DRAFT' },
   { name: 'an archived one inside', starts: [NOW], status: 'ARCHIVED' },
@@ -164,6 +166,21 @@ describe('long and open start windows, from the records outside them', function 
         const matches = await walk(filter, statuses, sort);
         expect(Number(long.total), label).to.equal(matches.length).and.to.be.greaterThan(5);
       }
+  });
+
+  it('finds a session in year 0001 with a window given in years 0001 to 0099, an offset reaching into 1 BC', async () => {
+    const edge = 'Edge in year 0001';
+    for (const [from, before] of [
+      ['0001-01-01T00:00:00Z', '0099-12-31T23:59:59.999Z'],
+      ['0001-01-01T00:30:00+01:00', '0001-06-01T00:00:00.001Z'],
+    ]) {
+      const query = parseListParameters({ startsFrom: from, startsBefore: before, format: 'ONLINE,IN_PERSON' });
+      const { rows } = await testDb().pool.query<Row>(listStatement(query, 10, 0, 'public'));
+      const titles = (JSON.parse(`[${rows[0]!.docs ?? ''}]`) as { title: string }[]).map((d) => d.title);
+      expect(titles, `${from} to ${before}`).to.deep.equal([edge]);
+      expect(Number(rows[0]!.total)).to.equal(1);
+    }
+    expect(() => parseListParameters({ startsBefore: '0000-12-31T00:00:00Z' }), 'year 0000').to.throw();
   });
 
   it('reads the records outside the window, not the sessions inside, when those outside are few', async () => {

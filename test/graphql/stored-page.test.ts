@@ -109,7 +109,7 @@ describe('GraphQL page of every stored field', () => {
       const used = process.cpuUsage(before);
       return (used.user + used.system) / 1000;
     };
-    const [storedMs, fieldsMs, restMs]: number[][] = [[], [], []];
+    const [storedMs, fieldsMs, restMs]: [number[], number[], number[]] = [[], [], []];
     for (let i = 0; i < 30; i++) {
       const offset = (i % 2) * 100;
       const g = await cpuMs(async () => (await post(STORED, { limit: 100, offset })).status);
