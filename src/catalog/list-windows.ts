@@ -67,9 +67,9 @@ function placeDays(filter: ListFilter, param: Param, e: string): string | null {
 /**
  * Whether `query`'s start window is read from list_entry's last start (`starts[cardinality(starts)]
  * >= startsFrom`, the end of the ascending starts: a record has a session at or after a time exactly
- * when its last session does): a window open at
- * its end, no search, and a filter beside it but the status. The condition is then checked on the
- * rows the other filters find, and a format's or a language's btree holds it (migration
+ * when its last session does): a window open at its end, no search, and a filter beside it but the
+ * status. The condition is then checked on the rows the other filters find, and a format's or a
+ * language's btree holds it (migration
  * last_starts): their matches are one range of an index, counted and, in session order, paged
  * without a row. The sessions' index found them instead from every session after `startsFrom`
  * (520,000 at a million records for a window from six months ahead), hashed against the other
