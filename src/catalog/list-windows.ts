@@ -73,8 +73,8 @@ function placeDays(filter: ListFilter, param: Param, e: string): string | null {
  * last_starts): their matches are one range of an index, counted and, in session order, paged
  * without a row. The sessions' index found them instead from every session after `startsFrom`
  * (520,000 at a million records for a window from six months ahead), hashed against the other
- * filters' rows: `language=de` 1.0-1.1 s against 10 ms, `topic=python` 0.8-1.0 s against 0.15 s,
- * one provider 0.1 s against 8 ms (a slow machine: bench/README.md, "Open start windows from the last
+ * filters' rows: `language=de` 0.9-1.1 s against 10 ms, `topic=python` 0.7-1.0 s against 0.15 s,
+ * one provider 45-100 ms against 7-9 ms (a slow machine: bench/README.md, "Open start windows from the last
  * start"). A window alone keeps the sessions (its count is one range of their index), and so does a
  * search (its matches are the catalog's rows, not list_entry's).
  */
