@@ -15,9 +15,10 @@ import type { ChangeRecorder } from '../events/record-change.ts';
 import type { Orm } from '../db/orm.ts';
 import { LearningOpportunity } from './entities.ts';
 import { lifecycleOf, loadRecords } from './entity-mapping.ts';
-import type { LearningOpportunityContent, Status } from './record.ts';
+import { type LearningOpportunityContent, recordOfDoc, type Status } from './record.ts';
 import {
   archiveNext,
+  type CurrentRecord,
   planTransitions,
   planUpserts,
   publishNext,
@@ -73,6 +74,24 @@ async function loadStored(run: RunSql, ids: readonly string[]): Promise<Map<stri
   );
 }
 
+/**
+ * The records of `ids` present, as a lifecycle move re-renders them: each from its doc (one plain
+ * statement), or from its rows where the doc no longer fits the schema (a field added or removed,
+ * before `catalog rerender`).
+ */
+async function loadCurrent(em: EntityManager, ids: readonly string[]): Promise<Map<string, CurrentRecord>> {
+  const current = new Map<string, CurrentRecord>();
+  const stale: string[] = [];
+  for (const [id, { doc }] of await loadStored(sqlOf(em), ids)) {
+    const record = recordOfDoc(doc);
+    if (record) current.set(id, { doc, record });
+    else stale.push(id);
+  }
+  if (stale.length)
+    for (const [id, { entity, record }] of await loadRecords(em, stale)) current.set(id, { doc: entity.doc, record });
+  return current;
+}
+
 type Deps = {
   orm: Orm;
   recordChange: ChangeRecorder;
@@ -104,8 +123,7 @@ function transitionMany(deps: Deps, ids: readonly string[], next: Transition): P
   return inTransaction(deps, ids, async (em) => {
     const run = sqlOf(em);
     await lockIds(run, ids);
-    const loaded = await loadRecords(em, ids);
-    const { docs, written, changes } = planTransitions(ids, loaded, next, now(deps));
+    const { docs, written, changes } = planTransitions(ids, await loadCurrent(em, ids), next, now(deps));
     await writeDocs(run, written, 'lifecycle');
     await deps.recordChange(em, changes);
     return docs;

@@ -1,6 +1,6 @@
 // From the entity graph to the record the renderer takes: the rows are read back through MikroORM
-// (transitions re-render a record from its rows, and so does `catalog rerender`); they are written
-// by write-docs.ts.
+// (`catalog rerender` re-renders records from their rows, and so does a lifecycle move for a record
+// whose doc no longer fits the schema); they are written by write-docs.ts.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type ILearningOpportunity, LearningOpportunity } from './entities.ts';
 import type { DeadlineType, Format, LearningOpportunityRecord, Lifecycle, Status } from './record.ts';

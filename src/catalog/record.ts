@@ -45,3 +45,13 @@ export type LearningOpportunityContent = Omit<LearningOpportunityRecord, keyof L
 export function renderRecord(r: LearningOpportunityRecord): string {
   return JSON.stringify(z.encode(RecordSchema, r));
 }
+
+/**
+ * The record a stored doc holds, or null when the doc no longer fits the schema: a field added or
+ * removed since it was rendered, before `catalog rerender` rewrote it (the caller then reads the
+ * record from its rows).
+ */
+export function recordOfDoc(doc: string): LearningOpportunityRecord | null {
+  const parsed = z.safeDecode(RecordSchema, JSON.parse(doc));
+  return parsed.success ? parsed.data : null;
+}

@@ -3,7 +3,6 @@
 // loaded and the time in, the docs and changes out; catalog-writes.ts runs the statements.
 import { AppError, notFound } from '../kernel/errors.ts';
 import type { Change } from '../events/record-change.ts';
-import type { LoadedRecord } from './entity-mapping.ts';
 import {
   type LearningOpportunityContent,
   type LearningOpportunityRecord,
@@ -38,10 +37,13 @@ export const archiveNext: Transition = (record, now) => {
   return { ...record, status: 'ARCHIVED', updatedAt: nextUpdatedAt(record.updatedAt, now) };
 };
 
+/** A stored record with its doc, as a lifecycle move re-renders it. */
+export type CurrentRecord = { doc: string; record: LearningOpportunityRecord };
+
 /** The docs in the order of `ids`, the ones to write and the changes of a lifecycle move. */
 export function planTransitions(
   ids: readonly string[],
-  loaded: Map<string, LoadedRecord>,
+  loaded: Map<string, CurrentRecord>,
   next: Transition,
   now: Date,
 ) {
@@ -52,11 +54,11 @@ export function planTransitions(
     if (!found)
       throw notFound(ids.length === 1 ? `Learning opportunity ${id}` : `Learning opportunity ${id} (ids[${i}])`);
     const changed = next(found.record, now);
-    if (!changed) return found.entity.doc;
+    if (!changed) return found.doc;
     const doc = renderRecord(changed);
     changes.push({
       resourceId: id,
-      before: { status: found.record.status, doc: found.entity.doc },
+      before: { status: found.record.status, doc: found.doc },
       after: { status: changed.status, doc },
       at: changed.updatedAt,
     });

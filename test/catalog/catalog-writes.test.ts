@@ -91,4 +91,25 @@ describe('catalog writes', () => {
     expect(stored).to.include({ status: 'PUBLISHED', title: 'Raced edit' });
     expect(rows[0]).to.include({ status: 'PUBLISHED', title: 'Raced edit' });
   });
+
+  // A lifecycle move re-renders the record from its stored doc; a doc that no longer fits the
+  // schema (a field added since it was rendered, before `catalog rerender`) is read from its rows.
+  it('publishes a record whose stored doc lacks a field of the schema: the published doc is whole', async () => {
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    const input = buildLearningOpportunityInput();
+    const whole = JSON.parse(await writes.upsert(parseLearningOpportunityInput(input))) as Record<string, unknown>;
+    expect(whole.accolades).to.have.length.above(0);
+    await testDb().pool.query(`update learning_opportunity set doc = (doc::jsonb - 'accolades')::text where id = $1`, [
+      input.id,
+    ]);
+    const published = JSON.parse(await writes.publish(input.id)) as Record<string, unknown>;
+    expect(published).to.deep.equal({
+      ...whole,
+      status: 'PUBLISHED',
+      publishedAt: published.updatedAt,
+      updatedAt: published.updatedAt,
+    });
+    expect(Object.keys(published)).to.deep.equal(Object.keys(whole));
+    await writes.delete(input.id);
+  });
 });
