@@ -3,11 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, ClientGone, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { withoutKeyParameter } from './request-target.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
 
-/** The problem+json body of `code` (and its status): the one shape of every problem the service writes. */
+/**
+ * The problem+json body of `code` (and its status): the one shape of every problem the service
+ * writes. `instance` is the request target, without any `key` parameter (request-target.ts).
+ */
 export function problemBody(
   code: ErrorCode,
   detail: string,
@@ -15,7 +19,13 @@ export function problemBody(
   invalidParams?: readonly InvalidParam[],
 ): { status: number; body: string } {
   const { status, title } = ERROR_CODES[code];
-  const problem: Record<string, unknown> = { type: problemType(code), title, status, detail, instance };
+  const problem: Record<string, unknown> = {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    instance: withoutKeyParameter(instance),
+  };
   if (invalidParams) problem.invalidParams = invalidParams;
   return { status, body: JSON.stringify(problem) };
 }

@@ -139,4 +139,18 @@ describe('refusals and request targets on raw connections', function () {
       expect(body, target).to.contain(expected);
     }
   });
+
+  it('never echoes a key from an absolute-form target in a problem', async () => {
+    for (const target of [
+      `http://${host}/v1/calendar.ics/?key=${served.readKey}`,
+      `http://${host}/v1/nope?key=${served.readKey}&limit=1`,
+    ]) {
+      const socket = await openSocket(served.api.url);
+      const answer = readUntilClosed(socket);
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      const { status, body } = await answer;
+      expect(status, target).to.equal(404);
+      expect(body, target).to.contain('"instance"').and.not.to.contain(served.readKey);
+    }
+  });
 });

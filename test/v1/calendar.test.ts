@@ -387,7 +387,7 @@ describe('GET /v1/calendar.ics', () => {
       const res = await raw(path, { bearer });
       if (res.status >= 400) {
         const problem = expectProblem(res, res.status);
-        expect(problem.instance, path).not.to.match(/key=/);
+        expect(problem.instance, path).not.to.match(/key=/i);
       }
       for (const key of [catalogKey, calendarKey, bothKey, graphKey]) expect(res.text, path).not.to.contain(key);
       return res.status;
@@ -417,6 +417,16 @@ describe('GET /v1/calendar.ics', () => {
       expect(await status(`${path}?key=${calendarKey}`), path).to.equal(401);
     }
     expect(await status('/v1/learning-opportunities?limit=1', bothKey)).to.equal(200);
+    // A key pasted into a URL that is no endpoint, or in another case, is not echoed either.
+    for (const [path, code] of [
+      [`${CALENDAR}/?key=${calendarKey}`, 404],
+      [`/v1/Calendar.ics?key=${calendarKey}`, 404],
+      [`/v1/nope?format=ONLINE&key=${calendarKey}`, 404],
+      [`/graphql?key=${graphKey}`, 405],
+      [`${CALENDAR}?KEY=${calendarKey}`, 401],
+      [`/console/nope?Key=${bothKey}`, 404],
+    ] as const)
+      expect(await status(path), path).to.equal(code);
     // A calendar:read key reads the calendar and nothing else.
     expect(await status('/v1/learning-opportunities', calendarKey)).to.equal(403);
     expect(await status('/v1/events', calendarKey)).to.equal(403);

@@ -6,14 +6,12 @@
 // line and metrics (trackRequest), 405 with Allow for another method, the one admission step
 // (admission.ts: key and scope, then the rate limit) unless the route is public, the endpoint.
 // Every problem is answered through the one problem writer (problem+json), as express's are; its
-// `instance` (the request target) leaves any `key` parameter out: the calendar takes its key there
-// (routes.ts), and a key pasted into another path's URL is not echoed either.
+// `instance` (the request target) leaves any `key` parameter out (problem.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListReads } from '../../catalog/list-query.ts';
 import type { CatalogReads } from '../../catalog/read-model.ts';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
 import type { Logger } from '../../kernel/logger.ts';
-import { QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import { answerError, notAllowed } from '../problem.ts';
 import { trackRequest } from '../request-context.ts';
 import { originForm } from '../request-target.ts';
@@ -75,26 +73,7 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     if (route === null) return false;
     const tracked = trackRequest(deps.logger, req, res, { started, route: () => route, path: () => url });
     const query = q < 0 ? '' : url.slice(q + 1);
-    serve(route, req, res, path, query).catch((error: unknown) =>
-      answerError(tracked.log(), req, res, error, withoutKey(path, query)),
-    );
+    serve(route, req, res, path, query).catch((error: unknown) => answerError(tracked.log(), req, res, error, url));
     return true;
   };
-}
-
-/** `path?query` without any `key` parameter (its name percent-decoded as the parsers decode it). */
-function withoutKey(path: string, query: string): string {
-  const pairs = query.split('&');
-  const kept = pairs.filter((pair) => !namesKey(pair));
-  const rest = kept.length === pairs.length ? query : kept.join('&');
-  return rest ? `${path}?${rest}` : path;
-}
-
-function namesKey(pair: string): boolean {
-  const name = pair.split('=', 1)[0]!.replaceAll('+', ' ');
-  try {
-    return decodeURIComponent(name) === QUERY_KEY_PARAMETER;
-  } catch {
-    return false;
-  }
 }
