@@ -1,7 +1,7 @@
 // Who gets what: receivers subscribed by type (empty = all), disabled and removed receivers.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
+import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { disableReceiver, enableReceiver, removeReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
@@ -209,6 +209,48 @@ describe('webhook subscriptions', () => {
       expect(await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
       expect(await jobs(DEAD_LETTER_QUEUE, { receiverId: goneInfo.id })).to.deep.equal([]);
       expect(gone.requests).to.have.length(1);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  // Found from outside: `receivers remove` leaves the jobs in flight; one handed back afterwards (a
+  // rate cap, a pause) has no lane and no receiver, and putting it into a lane failed on the lane's
+  // foreign key, so every fetched batch went back, for every receiver, forever.
+  it("a removed receiver's job handed back after the removal is dropped, and holds up no other receiver", async () => {
+    const stack = await startWebhookStack({ worker: false });
+    try {
+      const [gone, stays] = [await newReceiver(), await newReceiver()];
+      const goneInfo = await stack.addReceiver(gone.url);
+      await stack.addReceiver(stays.url);
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      const db = testDb().pool;
+      const inFlight = `update ${BOSS_SCHEMA}.job set state = $2 where name = '${DELIVERY_QUEUE}' and data->>'receiverId' = $1`;
+      await db.query(inFlight, [goneInfo.id, 'active']);
+      await removeReceiver({ pool: db }, goneInfo.id);
+      await db.query(inFlight, [goneInfo.id, 'created']);
+      expect(await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).to.have.length(1);
+      const worker = await startDeliveryWorker({
+        boss: stack.boss,
+        pool: db,
+        config: stack.config,
+        logger: silentLogger,
+        secrets: testSecrets,
+      });
+      try {
+        await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'After the removal' }));
+        await stays.waitFor(2, 10_000);
+        await eventually(
+          async () => (await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).length === 0,
+          5000,
+          "the removed receiver's job dropped",
+        );
+        expect(gone.requests).to.have.length(0);
+      } finally {
+        await worker.stop();
+      }
     } finally {
       await stack.stop();
     }

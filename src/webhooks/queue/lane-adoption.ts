@@ -11,7 +11,9 @@
 //   and its event waits behind the older ones);
 // - every other delivery waits in the lane, in version order, and its job is deleted (sent in turn,
 //   attempt 1 again). A lane whose head job vanished is moved on by the sweeper.
-// Test events (WEBHOOK_TEST: no record, no lane) are left alone.
+// Test events (WEBHOOK_TEST: no record, no lane) are left alone, and so are the jobs of a removed
+// receiver (a job in flight at the removal, handed back after it): a lane needs its receiver, and the
+// worker drops such a job unsent (receiver_removed) as it would with a lane.
 import type { Pool, PoolClient } from 'pg';
 import { WEBHOOK_TEST_EVENT_TYPE } from '@lods/receiver-kit';
 import { inTransaction } from '../../db/pg-transaction.ts';
@@ -21,6 +23,7 @@ const FIND_SQL = `
   select f.job_id, f.event_id, f.receiver_id, e.resource_id, e.version::int as version
     from unnest($1::uuid[], $2::uuid[], $3::uuid[]) as f (job_id, event_id, receiver_id)
     join event e on e.id = f.event_id
+    join receiver r on r.id = f.receiver_id
    where e.type <> '${WEBHOOK_TEST_EVENT_TYPE}' and not exists (select 1 from delivery_lane l where l.head_job = f.job_id)`;
 
 const LOCK_SQL = `
