@@ -31,9 +31,9 @@ export function announce(options: { api: Api; config: Config; demoKey: string | 
     );
   } else {
     lines.push(
-      'No demo key on this database. Create a key with:',
+      'No demo key on this database. Create a key with the CLI, on the same database:',
       '',
-      '  npm run cli -- keys create --name me --scope catalog:read',
+      `  ${config.databaseUrl ? 'DATABASE_URL=<the same URL> ' : ''}npm run cli -- keys create --name me --scope catalog:read`,
     );
   }
   if (!config.databaseUrl) {

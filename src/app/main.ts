@@ -6,6 +6,7 @@ import { type Config, loadConfig, ConfigError } from '../kernel/config.ts';
 import { openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger, type Logger } from '../kernel/logger.ts';
+import { isDatabaseUnavailable, OperatorError } from '../kernel/errors.ts';
 import { checkPortFree } from '../http/listen.ts';
 import { type RetentionJob, startRetentionJob } from '../retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
@@ -56,7 +57,11 @@ async function main(): Promise<void> {
     }
   };
 
-  parts.db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
+  parts.db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' }).catch(
+    (error: unknown) => {
+      throw unreachable(config, error);
+    },
+  );
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
   if (!config.databaseUrl && !parts.db.embedded)
     logger.warn(
@@ -77,6 +82,23 @@ async function main(): Promise<void> {
     await stopParts(parts, config).catch((stopError: unknown) => logger.error({ err: stopError }, 'stopping failed'));
     throw error;
   }
+}
+
+/**
+ * A DATABASE_URL the service cannot use (nothing listening, an unknown host, refused credentials, no
+ * such database), said in one sentence naming the setting and the host, without a stack; anything
+ * else as it is.
+ */
+function unreachable(config: Config, error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  const refused = typeof code === 'string' && (code.startsWith('28') || code === '3D000');
+  if (!config.databaseUrl || !(refused || isDatabaseUnavailable(error))) return error;
+  const { host } = new URL(config.databaseUrl);
+  const reason = (error as Error)?.message || (error as AggregateError)?.errors?.[0]?.message || String(code ?? error);
+  return new OperatorError(
+    `cannot use the database of DATABASE_URL (${host}): ${reason}. Check that PostgreSQL runs there and takes this URL's user and database`,
+    { cause: error },
+  );
 }
 
 type Parts = {

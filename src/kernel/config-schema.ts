@@ -32,7 +32,7 @@ const isOrigin = (o: string): boolean => {
 const bool = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const settingsSchema = z.object({
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).optional(),
@@ -132,7 +132,7 @@ export const settingsSchema = z.object({
         .map((u) => u.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/ })))
+    .pipe(z.array(z.url({ protocol: /^postgres(ql)?$/, error: 'must be postgres:// or postgresql:// URLs' })))
     .optional(),
   READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
   READ_CHECK_MS: int(100, 60_000).default(1000),

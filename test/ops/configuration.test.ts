@@ -35,6 +35,16 @@ describe('refusals of invalid settings', () => {
     ]);
   });
 
+  it('says what a database URL must be, without repeating it (it may hold a password)', () => {
+    for (const url of ['mysql://root:hunter2@db/x', 'notaurl'])
+      expect(problemsOf({ DATABASE_URL: url }), url).to.deep.equal([
+        'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+      ]);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/x' }).databaseUrl).to.equal(
+      'postgresql://u:p@db:5432/x',
+    );
+  });
+
   it('still takes what it took: integers, defaults, empty values as unset', () => {
     const config = loadConfig({ PORT: '8080', DB_POOL_MAX: '', ROLE: 'api' });
     expect([config.port, config.db.poolMax, config.role]).to.deep.equal([8080, 10, 'api']);

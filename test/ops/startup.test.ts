@@ -91,7 +91,10 @@ describe('starting and stopping the service', function () {
     const service = await startService({ env: { DATA_DIR: data, DATABASE_URL: testDb().url, ROLE: 'api' } });
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).to.equal(0);
-    expect(service.output()).to.include('npm run cli -- keys create --name me --scope catalog:read');
+    // The CLI must be pointed at the same database: without DATABASE_URL it would use its own.
+    expect(service.output()).to.include(
+      'DATABASE_URL=<the same URL> npm run cli -- keys create --name me --scope catalog:read',
+    );
     expect(service.output()).not.to.include('Demo API key');
     expect(service.output()).not.to.include('psql');
     expect((await testDb().pool.query('select count(*)::int as n from api_key')).rows[0].n).to.equal(keysBefore);
@@ -131,6 +134,23 @@ describe('starting and stopping the service', function () {
       `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
     );
     expect(failure).not.to.match(/^\s+at /m);
+  });
+
+  it('says in one sentence that DATABASE_URL cannot be used, naming it and its host, without a stack or the password, and exits 1', async () => {
+    const failure = await startService({
+      env: { DATABASE_URL: 'postgresql://postgres:hunter2@127.0.0.1:1/lods', HOST: '127.0.0.1' },
+    }).then(
+      () => expect.fail('the service started without its database'),
+      (error: Error) => error.message,
+    );
+    expect(failure).to.include('exited with 1');
+    const fatal = failure.split('\n').filter((line) => line.startsWith('fatal:'));
+    expect(fatal).to.have.length(1);
+    expect(fatal[0]).to.match(
+      /^fatal: cannot use the database of DATABASE_URL \(127\.0\.0\.1:1\): connect ECONNREFUSED/,
+    );
+    expect(failure).not.to.match(/^\s+at /m);
+    expect(failure).not.to.include('hunter2');
   });
 
   it('a second `npm start` (every role) on a busy port fails on the port before it starts a worker, a queue or a database', async () => {
