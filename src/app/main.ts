@@ -17,21 +17,40 @@ import { prepareSecrets } from '../webhooks/secrets/seal-secrets.ts';
 import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../webhooks/delivery/worker.ts';
 
-/** `--role worker` (or `--role=worker`) overrides ROLE. */
-function roleArgument(argv: string[]): 'all' | 'api' | 'worker' | undefined {
-  const i = argv.findIndex((a) => a === '--role' || a.startsWith('--role='));
-  if (i < 0) return undefined;
-  const value = argv[i]!.includes('=') ? argv[i]!.slice('--role='.length) : argv[i + 1];
-  if (value === 'all' || value === 'api' || value === 'worker') return value;
-  throw new ConfigError([`--role: must be all, api or worker, got ${JSON.stringify(value ?? '')}`]);
+const USAGE = `Usage: npm start [-- --role all|api|worker]
+
+Starts the service: the API and the delivery worker (ROLE, or --role, picks one of them).
+Every other setting is an environment variable (docs/configuration.md); without DATABASE_URL
+an embedded PostgreSQL runs under ./.data.
+`;
+
+/** The arguments of `npm start`: `--role worker` (or `--role=worker`) overrides ROLE; `--help` prints the usage; nothing else is taken. */
+function parseArguments(argv: string[]): { role?: 'all' | 'api' | 'worker'; help?: true } {
+  if (argv.some((a) => a === '--help' || a === '-h')) return { help: true };
+  let role: 'all' | 'api' | 'worker' | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg !== '--role' && !arg.startsWith('--role='))
+      throw new ConfigError([`${arg}: unknown argument (npm start takes only --role all|api|worker; see --help)`]);
+    const value = arg.includes('=') ? arg.slice('--role='.length) : argv[++i];
+    if (value !== 'all' && value !== 'api' && value !== 'worker')
+      throw new ConfigError([`--role: must be all, api or worker, got ${JSON.stringify(value ?? '')}`]);
+    role = value;
+  }
+  return { role };
 }
 
 async function main(): Promise<void> {
   let config;
   let role;
   try {
+    const args = parseArguments(process.argv.slice(2));
+    if (args.help) {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    }
     config = loadConfig();
-    role = roleArgument(process.argv.slice(2)) ?? config.role;
+    role = args.role ?? config.role;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -1,6 +1,7 @@
 // Starting and stopping the service as a newcomer and an operator do: `npm start` on the embedded
 // default, Ctrl-C in the terminal (SIGINT to the whole foreground process group), production and
 // DATABASE_URL starts, and a clone in a private directory started by root.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { testDb } from '../hooks.ts';
 import { privateClone } from '../support/private-clone.ts';
-import { type ServiceProcess, startService } from '../support/service-process.ts';
+import { REPO, type ServiceProcess, startService } from '../support/service-process.ts';
 
 const RUNTIME_DIR = '/var/tmp/lods-embedded-postgres';
 
@@ -134,6 +135,26 @@ describe('starting and stopping the service', function () {
       `fatal: 127.0.0.1:${port} is already in use (another \`npm start\`?): stop that process or set PORT`,
     );
     expect(failure).not.to.match(/^\s+at /m);
+  });
+
+  it('takes --role alone: --help prints the usage and exits 0, any other argument is refused before anything starts', () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['src/app/main.ts', ...args], {
+        cwd: REPO,
+        env: { ...process.env, DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/never' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+    const help = run('--help');
+    expect([help.status, help.stdout]).to.satisfy(
+      ([status, out]: [number, string]) => status === 0 && out.startsWith('Usage: npm start'),
+    );
+    for (const args of [['--bogus'], ['--port', '5'], ['--role=api', '--what']]) {
+      const refused = run(...args);
+      expect(refused.status, args.join(' ')).to.equal(78);
+      expect(refused.stderr, args.join(' ')).to.include('unknown argument (npm start takes only --role all|api|worker');
+      expect(refused.stderr, args.join(' ')).not.to.include('cannot use the database');
+    }
   });
 
   it('says in one sentence that DATABASE_URL cannot be used, naming it and its host, without a stack or the password, and exits 1', async () => {
