@@ -97,7 +97,8 @@ export async function readSecretOption(opts: SecretOptions, required: boolean): 
         : await readBounded(process.stdin, 'standard input');
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`cannot read the secret: ${(error as NodeJS.ErrnoException).code ?? 'read error'}`, 2);
+    const from = opts.secretFile !== undefined ? ` from ${JSON.stringify(opts.secretFile)}` : ' from standard input';
+    throw new CliError(`cannot read the secret${from}: ${(error as NodeJS.ErrnoException).code ?? 'read error'}`, 2);
   }
   return raw.replace(/\r?\n$/, '');
 }

@@ -161,7 +161,7 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
       [
         ['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')],
         2,
-        /cannot read the secret: ENOENT/,
+        /cannot read the secret from ".*\/missing": ENOENT/,
       ],
       [['receivers', 'add', '--url', receiver.url, '--secret-file', dir], 2, /is a directory, not a regular file/],
       // A device is never a stored secret (and an endless one must not be read whole).
