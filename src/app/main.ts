@@ -1,9 +1,10 @@
 // read config -> open database -> start pg-boss -> start the API and/or the delivery worker (ROLE, or
 // `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
+import { unwatchFile, watchFile } from 'node:fs';
 import type { PgBoss } from 'pg-boss';
 import { announce } from './banner.ts';
 import { type Config, loadConfig, ConfigError } from '../kernel/config.ts';
-import { openDatabase, type Database } from './database.ts';
+import { embeddedUrlFile, openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger, type Logger } from '../kernel/logger.ts';
 import { isDatabaseUnavailable, OperatorError } from '../kernel/errors.ts';
@@ -82,11 +83,20 @@ async function main(): Promise<void> {
     },
   );
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
-  if (!config.databaseUrl && !parts.db.embedded)
+  // When that process stops, so does its cluster (it removes the URL file then), and this one stops too.
+  if (!config.databaseUrl && !parts.db.embedded) {
     logger.warn(
       { dataDir: config.dataDir },
-      'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops',
+      'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops, and so does this one',
     );
+    followOwner(embeddedUrlFile(config.dataDir), () => {
+      logger.warn(
+        { dataDir: config.dataDir },
+        'the embedded PostgreSQL of DATA_DIR stopped with its process: stopping',
+      );
+      void shutdown('embedded PostgreSQL stopped');
+    });
+  }
   onStopSignals(
     (signal) => void shutdown(signal),
     (signal) => {
@@ -101,6 +111,15 @@ async function main(): Promise<void> {
     await stopParts(parts, config).catch((stopError: unknown) => logger.error({ err: stopError }, 'stopping failed'));
     throw error;
   }
+}
+
+/** Calls `gone` once `file` no longer exists (checked every second; the timer keeps no process alive). */
+function followOwner(file: string, gone: () => void): void {
+  watchFile(file, { interval: 1000, persistent: false }, (now) => {
+    if (now.nlink > 0) return;
+    unwatchFile(file);
+    gone();
+  });
 }
 
 /**

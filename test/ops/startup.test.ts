@@ -113,7 +113,7 @@ describe('starting and stopping the service', function () {
         .find(
           (l) =>
             l.msg ===
-            'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops',
+            'using the embedded PostgreSQL another process runs on DATA_DIR: it stops when that process stops, and so does this one',
         );
       expect(warning, second.output()).to.include({ level: 40, dataDir: data });
       second.child.kill('SIGTERM');
@@ -125,6 +125,29 @@ describe('starting and stopping the service', function () {
       second?.child.kill('SIGTERM');
       first.child.kill('SIGTERM');
       expect(await first.exited, first.output()).to.equal(0);
+    }
+  });
+
+  it('a second `npm start` on the same DATA_DIR stops, exit 0, when the first one stops and takes its PostgreSQL with it', async () => {
+    const data = await dataDir();
+    cleanups.push(data);
+    const first = await startService({ env: { DATA_DIR: data, ROLE: 'api' } });
+    const second = await startService({ env: { DATA_DIR: data, ROLE: 'api' } }).catch(async (error: unknown) => {
+      first.child.kill('SIGTERM');
+      await first.exited;
+      throw error;
+    });
+    try {
+      first.child.kill('SIGTERM');
+      expect(await first.exited, first.output()).to.equal(0);
+      const exited = await Promise.race([second.exited, new Promise((r) => setTimeout(() => r('running'), 10_000))]);
+      expect(exited, second.output()).to.equal(0);
+      expect(second.logs().map((l) => l.msg)).to.include(
+        'the embedded PostgreSQL of DATA_DIR stopped with its process: stopping',
+      );
+    } finally {
+      second.child.kill('SIGTERM');
+      first.child.kill('SIGTERM');
     }
   });
 
