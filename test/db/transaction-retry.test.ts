@@ -1,0 +1,59 @@
+// A transaction that PostgreSQL ends as a deadlock's victim runs again, whole (db/pg-transaction.ts):
+// an operator's disable or enable meets the worker's settling statements on the same rows, and
+// answered 500 before.
+import { expect } from 'chai';
+import { inTransaction } from '../../src/db/pg-transaction.ts';
+import { testDb } from '../hooks.ts';
+
+describe('transactions that lose a deadlock', function () {
+  this.timeout(20_000);
+  const table = 'deadlock_probe';
+  before(async () => {
+    await testDb().pool.query(
+      `drop table if exists ${table}; create table ${table} (id int primary key, n int not null)`,
+    );
+    await testDb().pool.query(`insert into ${table} values (1, 0), (2, 0)`);
+  });
+  after(() => testDb().pool.query(`drop table if exists ${table}`));
+
+  it('run again and commit once, while the other side of the deadlock commits too', async () => {
+    const pool = testDb().pool;
+    const other = await pool.connect();
+    let runs = 0;
+    try {
+      // The other side holds row 2; our first run holds row 1 and waits for row 2 (so its deadlock
+      // check runs first, and it is the victim); then the other side asks for row 1.
+      await other.query('begin');
+      await other.query(`update ${table} set n = n + 10 where id = 2`);
+      const ours = inTransaction(pool, async (client) => {
+        runs++;
+        await client.query(`update ${table} set n = n + 1 where id = 1`);
+        await client.query(`update ${table} set n = n + 1 where id = 2`);
+        return runs;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.query(`update ${table} set n = n + 10 where id = 1`);
+      await other.query('commit');
+      expect(await ours).to.equal(2);
+    } finally {
+      other.release();
+    }
+    const { rows } = await pool.query<{ id: number; n: number }>(`select id, n from ${table} order by id`);
+    expect(rows).to.deep.equal([
+      { id: 1, n: 11 },
+      { id: 2, n: 11 },
+    ]);
+  });
+
+  it('gives up on anything else at once', async () => {
+    let runs = 0;
+    const failed = await inTransaction(testDb().pool, async (client) => {
+      runs++;
+      await client.query('select 1/0');
+    }).then(
+      () => null,
+      (error: { code?: string }) => error.code,
+    );
+    expect([failed, runs]).to.deep.equal(['22012', 1]);
+  });
+});
