@@ -206,9 +206,11 @@ function registerStateChanges(receivers: Command, config: Config): void {
         }),
       );
       output(opts.json, receiverJson(changed), () =>
-        changed.wasEnabled
-          ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
-          : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
+        changed.wasEnabled && changed.queuedNow > 0
+          ? `Receiver ${changed.id} was already enabled; its catch-up cut short is finished now: ${changed.queuedNow} more records queued${changed.catchUp ? ` (${catchUpText(changed.catchUp)})` : ''}.`
+          : changed.wasEnabled
+            ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
+            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
       );
     });
 

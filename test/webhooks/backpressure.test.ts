@@ -248,6 +248,27 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
     expect(receiver.hits.filter((h) => h.eventId === a).map((h) => h.status)).to.deep.equal([429, 200]);
   });
 
+  // docs/webhooks-sql.md: "To end a pause early ... update receiver set throttled_until = null". The
+  // worker that got the answer held its own pause for the hour (found from outside).
+  it('ends a pause early when an operator clears throttled_until: the next deliveries go out', async () => {
+    let first = true;
+    receiver = await startAnsweringReceiver(() => {
+      if (!first) return { status: 200 };
+      first = false;
+      return { status: 503, headers: { 'retry-after': '3600' } };
+    });
+    stack = await startWebhookStack();
+    const { id } = await stack.addReceiver(receiver.url);
+    await publishOne(stack);
+    await eventually(async () => (await attemptsOf(id)).length === 1, 10_000, 'the throttled attempt');
+    expect((await receiverRow(id)).throttled_until).to.not.equal(null);
+    await testDb().pool.query('update receiver set throttled_until = null where id = $1', [id]);
+    const b = await publishOne(stack);
+    // The worker trusts a pause's row once the pause is 5 s old, and looks at every poll.
+    await settledFor(id, async () => (await successes(id)).includes(b), 15_000, 'the delivery after the pause ended');
+    expect(receiver.hits.map((h) => h.status)).to.deep.equal([503, 200]);
+  });
+
   it("a worker that did not see the answer learns the pause from the receiver's row and defers the receiver's jobs", async () => {
     let first = true;
     receiver = await startAnsweringReceiver(() => {

@@ -325,6 +325,8 @@ describe('catch-up on enable: order, subscription, mode, resumption and progress
     expect(half.catchUp).to.include({ total: 20, queued: 5 });
     const finished = await enableReceiver({ pool: pool() }, id);
     expect(finished.catchUp).to.include({ total: 20, queued: 20 });
+    // What the CLI says of it: the 15 records this second enable queued, not "nothing new".
+    expect([finished.wasEnabled, finished.queuedNow]).to.deep.equal([true, 15]);
     await drained(testDb(), 60_000);
     expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
     const got = deliveredSince(receiver.bodies, from);

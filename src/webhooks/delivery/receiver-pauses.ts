@@ -5,6 +5,10 @@
 // settling statement writes receiver.throttled_until), so that a worker loading one of its jobs later
 // (another process, or a job deferred too little) pauses it as well before sending anything
 // (load-batch.ts). Requests already on the wire, and jobs another worker had already loaded, still go out.
+// An operator ends a pause early by clearing the row's `throttled_until` (docs/webhooks-sql.md): the
+// worker's poll rechecks the rows of the receivers it holds paused (recheck below, one statement, only
+// while some receiver is paused) and ends the pauses their rows no longer hold. A pause set in the
+// last PAUSE_WRITTEN_MS is left alone: its row may not hold it yet (the settling statement writes it).
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../kernel/logger.ts';
 import { deferJobs, handBackJobs } from '../queue/boss.ts';
@@ -15,7 +19,13 @@ export type ReceiverPauses = {
   handBack: (items: Item[]) => Promise<void>;
   /** Receiver `receiverId` asked to be left alone until `until` (Date.now() ms): paused, its queued jobs handed back deferred. */
   pause: (receiverId: string, until: number) => void;
+  /** Ends the pauses whose receiver rows no longer hold them (an operator cleared `throttled_until`); never rejects. */
+  recheck: () => Promise<void>;
 };
+
+/** How old a pause must be before its row is trusted to hold it (see above). */
+const PAUSE_WRITTEN_MS = 5000;
+const HELD_SQL = `select id::text as id from receiver where id = any($1::uuid[]) and throttled_until > now()`;
 
 const NOTHING = Promise.resolve();
 
@@ -52,6 +62,20 @@ export function createReceiverPauses(
   };
   return {
     handBack,
+    async recheck() {
+      const paused = queues.pausedSince(PAUSE_WRITTEN_MS);
+      if (paused.length === 0) return;
+      try {
+        const { rows } = await boss.getDb().executeSql(HELD_SQL, [paused]);
+        const held = new Set((rows as { id: string }[]).map((r) => r.id));
+        const ended = paused.filter((id) => !held.has(id) && queues.resume(id));
+        if (ended.length === 0) return;
+        logger.info({ receivers: ended }, 'pauses ended early: their receivers no longer ask to be left alone');
+        timers.wakeAt(Date.now());
+      } catch (error) {
+        logger.warn({ err: error }, 'rechecking paused receivers failed; their pauses end at their time');
+      }
+    },
     pause(receiverId, until) {
       const taken = queues.pause(receiverId, until);
       timers.wakeAt(until);

@@ -53,6 +53,10 @@ export function createReceiverQueues<T>(options: QueueOptions<T>) {
     },
     /** Until when receiver `id` is paused (Date.now() ms), or 0 when it is not. */
     pausedUntil: pauses.until,
+    /** Receivers paused here whose pause was last set at least `ms` ago (receiver-pauses.ts recheck). */
+    pausedSince: pauses.setBefore,
+    /** Ends receiver `id`'s pause (its row no longer holds it); true when it was paused. */
+    resume: pauses.end,
     /** Pauses receiver `id` until `until` (Date.now() ms; only ever extended); returns its queued jobs, to be handed back deferred. */
     pause(id: string, until: number): T[] {
       pauses.extend(id, until);
@@ -73,13 +77,13 @@ export function createReceiverQueues<T>(options: QueueOptions<T>) {
   };
 }
 
-/** Paused receivers: until when (Date.now() ms), each dropped once past. */
+/** Paused receivers: until when (Date.now() ms) and since when, each dropped once past. */
 function createPauses() {
-  const paused = new Map<string, number>();
+  const paused = new Map<string, { until: number; since: number }>();
   /** Until when receiver `id` is paused, or 0. */
   const until = (id: string): number => {
     if (paused.size === 0) return 0;
-    const at = paused.get(id);
+    const at = paused.get(id)?.until;
     if (at === undefined) return 0;
     if (at > Date.now()) return at;
     paused.delete(id);
@@ -89,10 +93,15 @@ function createPauses() {
     until,
     /** Pauses `id` until `at`, unless it is paused longer already. */
     extend: (id: string, at: number): void => {
-      if (at > (paused.get(id) ?? 0)) paused.set(id, at);
+      if (at > (paused.get(id)?.until ?? 0)) paused.set(id, { until: at, since: Date.now() });
     },
     /** The receivers paused now. */
     current: (): Set<string> => new Set(paused.size === 0 ? [] : [...paused.keys()].filter((id) => until(id) > 0)),
+    /** The receivers paused now whose pause was last set at least `ms` ago. */
+    setBefore: (ms: number): string[] =>
+      [...paused].filter(([id, p]) => until(id) > 0 && p.since <= Date.now() - ms).map(([id]) => id),
+    /** Ends receiver `id`'s pause now. */
+    end: (id: string): boolean => paused.delete(id),
   };
 }
 

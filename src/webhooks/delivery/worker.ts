@@ -154,7 +154,10 @@ export class DeliveryLoop {
   async start(): Promise<void> {
     this.#listener = await listenForDeliveries(this.#options.boss, this.#pump.wake);
     if (!this.#listener) this.#logger.warn('LISTEN/NOTIFY unavailable; deliveries start at the next poll');
-    this.#poll = setInterval(this.#pump.wake, this.#config.pollIntervalMs);
+    this.#poll = setInterval(() => {
+      this.#pump.wake();
+      void this.#pauses.recheck();
+    }, this.#config.pollIntervalMs);
     this.#sweeper = startLaneSweeper({
       pool: this.#options.pool,
       logger: this.#logger,

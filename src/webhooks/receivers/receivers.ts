@@ -190,12 +190,13 @@ export async function disableReceiver(
 /**
  * Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). A disabled
  * receiver gets its catch-up (catch-up/catch-up.ts) queued before this returns; `enable` again finishes one cut short.
+ * `queuedNow`: the catch-up's records this call queued (those of one cut short included).
  */
 export async function enableReceiver(
   deps: Pick<ReceiverDeps, 'pool'>,
   id: string,
   options: CatchUpOptions = {},
-): Promise<ReceiverInfo & { wasEnabled: boolean }> {
+): Promise<ReceiverInfo & { wasEnabled: boolean; queuedNow: number }> {
   const wasEnabled = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null from
@@ -206,10 +207,10 @@ export async function enableReceiver(
     if (!rows[0].was_enabled) await startCatchUp(client, id);
     return rows[0].was_enabled;
   });
-  await runCatchUp(deps.pool, id, options);
+  const run = await runCatchUp(deps.pool, id, options);
   // A view changed while it was disabled (or a resync cut short by the disable): its records now.
   await queueViewChange(deps.pool, id);
-  return { ...(await one(deps, id)), wasEnabled };
+  return { ...(await one(deps, id)), wasEnabled, queuedNow: run.records };
 }
 
 /**
