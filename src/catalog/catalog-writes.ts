@@ -29,6 +29,7 @@ import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
 import { deleteNestedRows, writeDocs } from './write-docs.ts';
 import { createIdGate, type IdGate } from './id-gate.ts';
 import { ROUTING_LOCK_KEY } from '../db/routing-lock.ts';
+import { retryConflicts } from '../db/pg-transaction.ts';
 
 export type CatalogWrites = ReturnType<typeof createCatalogWrites>;
 
@@ -107,7 +108,8 @@ const now = (deps: Deps): Date => deps.clock?.() ?? new Date();
 async function inTransaction<T>(deps: Deps, ids: readonly string[], work: (em: EntityManager) => Promise<T>) {
   const leave = await deps.gate.enter(ids);
   try {
-    const result = await deps.orm.em.fork().transactional(work);
+    // A deadlock's victim (a writer meeting an operator's disable or the worker on the same rows) runs again, whole.
+    const result = await retryConflicts(() => deps.orm.em.fork().transactional(work));
     deps.committed?.(ids);
     return result;
   } finally {

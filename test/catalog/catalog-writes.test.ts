@@ -112,4 +112,37 @@ describe('catalog writes', () => {
     expect(Object.keys(published)).to.deep.equal(Object.keys(whole));
     await writes.delete(input.id);
   });
+
+  // A writer can meet another transaction on the same rows in the other order (an operator's
+  // disable, the delivery worker): PostgreSQL ends one as a deadlock's victim. The write runs again.
+  it("runs a write again, whole, when it is a deadlock's victim: the content platform gets its answer", async () => {
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    const input = buildLearningOpportunityInput();
+    await writes.upsert(parseLearningOpportunityInput(input));
+    await writes.publish(input.id);
+    const events = async () =>
+      (
+        await testDb().pool.query<{ n: number }>('select count(*)::int as n from event where resource_id = $1', [
+          input.id,
+        ])
+      ).rows[0]!.n;
+    const before = await events();
+    const other = await testDb().pool.connect();
+    try {
+      // The other side holds the record's version row; the write takes the record's lock, then waits
+      // for that row (so its deadlock check runs first, and it is the victim); then the other side
+      // asks for the record's lock.
+      await other.query('begin');
+      await other.query('update resource_version set version = version where resource_id = $1', [input.id]);
+      const edited = writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited through a deadlock' }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [input.id]);
+      await other.query('commit');
+      expect(parse(await edited).title).to.equal('Edited through a deadlock');
+    } finally {
+      other.release();
+    }
+    expect(await events(), 'one event for the edit').to.equal(before + 1);
+    await writes.delete(input.id);
+  });
 });
