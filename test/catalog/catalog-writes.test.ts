@@ -5,6 +5,7 @@ import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
+import { waitingForLock } from '../support/database.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 
 type Doc = {
@@ -135,7 +136,7 @@ describe('catalog writes', () => {
       await other.query('begin');
       await other.query('update resource_version set version = version where resource_id = $1', [input.id]);
       const edited = writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited through a deadlock' }));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitingForLock(testDb().pool, 'insert into resource_version');
       await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [input.id]);
       await other.query('commit');
       expect(parse(await edited).title).to.equal('Edited through a deadlock');

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { inTransaction } from '../../src/db/pg-transaction.ts';
 import { testDb } from '../hooks.ts';
+import { waitingForLock } from '../support/database.ts';
 
 describe('transactions that lose a deadlock', function () {
   this.timeout(20_000);
@@ -31,7 +32,7 @@ describe('transactions that lose a deadlock', function () {
         await client.query(`update ${table} set n = n + 1 where id = 2`);
         return runs;
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitingForLock(pool, 'n = n + 1 where id = 2');
       await other.query(`update ${table} set n = n + 10 where id = 1`);
       await other.query('commit');
       expect(await ours).to.equal(2);

@@ -67,3 +67,26 @@ export async function cloneTestDatabase(server: {
   }
   return clone;
 }
+
+/**
+ * Resolves once a backend of this database waits for a lock in a statement whose text holds
+ * `fragment`: a test that builds a deadlock waits for its first side to queue before it closes the
+ * cycle (the side that waits first runs the deadlock check first, and is the victim).
+ */
+export async function waitingForLock(
+  pool: Pick<pg.Pool, 'query'>,
+  fragment: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await pool.query(
+      `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and position($1 in query) > 0`,
+      [fragment],
+    );
+    if (rows.length) return;
+    if (Date.now() > deadline)
+      throw new Error(`no statement with "${fragment}" waited for a lock within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
