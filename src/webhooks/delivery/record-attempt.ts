@@ -14,6 +14,7 @@ import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../q
 import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
 import type { Claims } from '../queue/settled-claims.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
+import { retryConflicts } from '../../db/pg-transaction.ts';
 import { heldConnection, type Settler } from './settle-connection.ts';
 import type { SendResult } from './send-webhook.ts';
 
@@ -94,7 +95,7 @@ async function settle(deps: Deps & { settler: Settler }, batch: readonly Waiting
 async function settleOneByOne(deps: Deps & { settler: Settler }, batch: readonly Waiting[]): Promise<void> {
   for (const w of batch) {
     try {
-      await settle(deps, [w]);
+      await retryConflicts(() => settle(deps, [w]));
     } catch (error) {
       const { eventId, receiverId, attempt } = w.settlement.data;
       deps.logger.error(
@@ -131,7 +132,8 @@ export function createAttemptRecorder(given: Deps): AttemptRecorder {
       const batch = queue.slice(0, MAX_BATCH);
       queue = queue.slice(batch.length);
       try {
-        await settle(deps, batch);
+        // A group that loses a deadlock (an operator's disable on the same rows) is settled again, whole.
+        await retryConflicts(() => settle(deps, batch));
       } catch (groupError) {
         if (batch.length > 1)
           deps.logger.warn(
