@@ -117,7 +117,25 @@ describe('catalog writes', () => {
   // A writer can meet another transaction on the same rows in the other order (an operator's
   // disable, the delivery worker): PostgreSQL ends one as a deadlock's victim. The write runs again.
   it("runs a write again, whole, when it is a deadlock's victim: the content platform gets its answer", async () => {
-    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    // The write's first run stops before it records its change (holding the record's lock), until
+    // the other side waits for that lock.
+    const record = createChangeRecorder(null);
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    let go!: () => void;
+    const otherWaits = new Promise<void>((resolve) => (go = resolve));
+    let [armed, paused] = [false, false];
+    const writes = createCatalogWrites({
+      orm: testDb().orm,
+      recordChange: async (em, changes) => {
+        if (armed && !paused) {
+          paused = true;
+          holding();
+          await otherWaits;
+        }
+        return record(em, changes);
+      },
+    });
     const input = buildLearningOpportunityInput();
     await writes.upsert(parseLearningOpportunityInput(input));
     await writes.publish(input.id);
@@ -130,17 +148,23 @@ describe('catalog writes', () => {
     const before = await events();
     const other = await testDb().pool.connect();
     try {
-      // The other side holds the record's version row; the write takes the record's lock, then waits
-      // for that row (so its deadlock check runs first, and it is the victim); then the other side
-      // asks for the record's lock.
+      // The other side holds the record's version row, and checks for deadlocks only after 30 s; it
+      // waits for the record's lock, which the write holds; then the write asks for the version row
+      // and closes the cycle: its check, 1 s later, finds it, and the write is the victim.
       await other.query('begin');
+      await other.query(`set local deadlock_timeout = '30s'`);
       await other.query('update resource_version set version = version where resource_id = $1', [input.id]);
+      armed = true;
       const edited = writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Edited through a deadlock' }));
-      await waitingForLock(testDb().pool, 'insert into resource_version');
-      await other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [input.id]);
+      await held;
+      const otherLock = other.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [input.id]);
+      await waitingForLock(testDb().pool, 'pg_advisory_xact_lock(hashtextextended($1, 0))');
+      go();
+      await otherLock; // granted once the write's first run is rolled back
       await other.query('commit');
       expect(parse(await edited).title).to.equal('Edited through a deadlock');
     } finally {
+      await other.query('rollback').catch(() => {});
       other.release();
     }
     expect(await events(), 'one event for the edit').to.equal(before + 1);

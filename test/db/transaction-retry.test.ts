@@ -21,22 +21,36 @@ describe('transactions that lose a deadlock', function () {
     const pool = testDb().pool;
     const other = await pool.connect();
     let runs = 0;
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    let go!: () => void;
+    const otherWaits = new Promise<void>((resolve) => (go = resolve));
     try {
-      // The other side holds row 2; our first run holds row 1 and waits for row 2 (so its deadlock
-      // check runs first, and it is the victim); then the other side asks for row 1.
+      // The other side holds row 2, and checks for deadlocks only after 30 s. Our first run holds
+      // row 1; the other side waits for it; then our run asks for row 2 and closes the cycle: its
+      // check, 1 s later, finds it, and it is the victim.
       await other.query('begin');
+      await other.query(`set local deadlock_timeout = '30s'`);
       await other.query(`update ${table} set n = n + 10 where id = 2`);
       const ours = inTransaction(pool, async (client) => {
         runs++;
         await client.query(`update ${table} set n = n + 1 where id = 1`);
+        if (runs === 1) {
+          holding();
+          await otherWaits;
+        }
         await client.query(`update ${table} set n = n + 1 where id = 2`);
         return runs;
       });
-      await waitingForLock(pool, 'n = n + 1 where id = 2');
-      await other.query(`update ${table} set n = n + 10 where id = 1`);
+      await held;
+      const otherUpdate = other.query(`update ${table} set n = n + 10 where id = 1`);
+      await waitingForLock(pool, 'n = n + 10 where id = 1');
+      go();
+      await otherUpdate; // granted once our first run is rolled back
       await other.query('commit');
       expect(await ours).to.equal(2);
     } finally {
+      await other.query('rollback').catch(() => {});
       other.release();
     }
     const { rows } = await pool.query<{ id: number; n: number }>(`select id, n from ${table} order by id`);
