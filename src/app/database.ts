@@ -12,6 +12,7 @@ import { createReadPool, type Queryable } from '../db/read-replicas.ts';
 import type { ConnectionSource } from '../db/deadline-reads.ts';
 import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { isDatabaseUnavailable, OperatorError } from '../kernel/errors.ts';
 
 /** The entities used through MikroORM (the rest of the tables are read and written in plain SQL). */
 const ENTITIES = [...catalogEntities, ...apiKeyEntities];
@@ -99,8 +100,24 @@ export async function openDatabase(
     };
   } catch (error) {
     await stopEmbedded();
-    throw error;
+    throw config.databaseUrl ? unusable(config.databaseUrl, error) : error;
   }
+}
+
+/**
+ * A DATABASE_URL that cannot be used (nothing listening, an unknown host, refused credentials, no
+ * such database), said in one sentence naming the setting and the host, without a stack or the
+ * password (the service's start and the CLI print it); anything else as it is.
+ */
+function unusable(databaseUrl: string, error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  const refused = typeof code === 'string' && (code.startsWith('28') || code === NO_SUCH_DATABASE);
+  if (!(refused || isDatabaseUnavailable(error))) return error;
+  const reason = (error as Error)?.message || (error as AggregateError)?.errors?.[0]?.message || String(code ?? error);
+  return new OperatorError(
+    `cannot use the database of DATABASE_URL (${new URL(databaseUrl).host}): ${reason}. Check that PostgreSQL runs there and takes this URL's user and database`,
+    { cause: error },
+  );
 }
 
 /** Fails with a sentence an operator can act on when the database is missing or not migrated. */

@@ -7,7 +7,6 @@ import { type Config, loadConfig, ConfigError } from '../kernel/config.ts';
 import { embeddedUrlFile, openDatabase, type Database } from './database.ts';
 import { ensureDemo } from './demo.ts';
 import { createLogger, type Logger } from '../kernel/logger.ts';
-import { isDatabaseUnavailable, OperatorError } from '../kernel/errors.ts';
 import { checkPortFree } from '../http/listen.ts';
 import { type RetentionJob, startRetentionJob } from '../retention/prune-job.ts';
 import { type Api, startApi } from './service.ts';
@@ -77,11 +76,7 @@ async function main(): Promise<void> {
     }
   };
 
-  parts.db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' }).catch(
-    (error: unknown) => {
-      throw unreachable(config, error);
-    },
-  );
+  parts.db = await openDatabase(config, logger, { schema: 'migrate', readReplicas: role !== 'worker' });
   // No DATABASE_URL and no cluster of our own: another `npm start` runs the one on this DATA_DIR.
   // When that process stops, so does its cluster (it removes the URL file then), and this one stops too.
   if (!config.databaseUrl && !parts.db.embedded) {
@@ -120,23 +115,6 @@ function followOwner(file: string, gone: () => void): void {
     unwatchFile(file);
     gone();
   });
-}
-
-/**
- * A DATABASE_URL the service cannot use (nothing listening, an unknown host, refused credentials, no
- * such database), said in one sentence naming the setting and the host, without a stack; anything
- * else as it is.
- */
-function unreachable(config: Config, error: unknown): unknown {
-  const code = (error as { code?: unknown })?.code;
-  const refused = typeof code === 'string' && (code.startsWith('28') || code === '3D000');
-  if (!config.databaseUrl || !(refused || isDatabaseUnavailable(error))) return error;
-  const { host } = new URL(config.databaseUrl);
-  const reason = (error as Error)?.message || (error as AggregateError)?.errors?.[0]?.message || String(code ?? error);
-  return new OperatorError(
-    `cannot use the database of DATABASE_URL (${host}): ${reason}. Check that PostgreSQL runs there and takes this URL's user and database`,
-    { cause: error },
-  );
 }
 
 type Parts = {

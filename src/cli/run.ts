@@ -2,7 +2,7 @@
 // as text or --json, and errors mapped to exit codes.
 import type { Config } from '../kernel/config.ts';
 import { openDatabase, type Database } from '../app/database.ts';
-import { type AppError, toAppError } from '../kernel/errors.ts';
+import { type AppError, OperatorError, toAppError } from '../kernel/errors.ts';
 import { createLogger, type Logger } from '../kernel/logger.ts';
 import { ConsumerError } from '../consumer/consumer-tools.ts';
 
@@ -46,7 +46,10 @@ export async function withDatabase<T>(config: Config, work: (db: Database) => Pr
   try {
     db = await openDatabase(config, cliLogger(config), { schema: 'current' });
   } catch (error) {
-    throw new CliError(`cannot open the database: ${(error as Error).message}`, 4);
+    // An OperatorError (database.ts) is already the sentence to print.
+    const said =
+      error instanceof OperatorError ? error.message : `cannot open the database: ${(error as Error).message}`;
+    throw new CliError(said, 4);
   }
   try {
     return await work(db);
