@@ -38,6 +38,16 @@ import {
 type Hit = { eventId: string; nth: number; arrivedAt: number; answeredAt: number; status: number };
 type Answer = { status: number; headers?: Record<string, string> };
 
+/** Answers `first` to the receiver's first request, whatever its event, and 200 to every later one. */
+function firstThen200(first: Answer): () => Answer {
+  let answered = false;
+  return () => {
+    if (answered) return { status: 200 };
+    answered = true;
+    return first;
+  };
+}
+
 /** A real receiver on 127.0.0.1 that answers per event and per attempt (`nth`, 1-based), with headers. */
 async function startAnsweringReceiver(answer: (eventId: string, nth: number) => Answer) {
   const hits: Hit[] = [];
@@ -217,12 +227,7 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
   });
 
   it('pauses the receiver as a whole: a delivery enqueued during the pause waits for its end', async () => {
-    let first = true;
-    receiver = await startAnsweringReceiver(() => {
-      if (!first) return { status: 200 };
-      first = false;
-      return { status: 429, headers: { 'retry-after': '2' } };
-    });
+    receiver = await startAnsweringReceiver(firstThen200({ status: 429, headers: { 'retry-after': '2' } }));
     stack = await startWebhookStack();
     const { id } = await stack.addReceiver(receiver.url);
     const a = await publishOne(stack);
@@ -251,12 +256,7 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
   // docs/webhooks-sql.md: "To end a pause early ... update receiver set throttled_until = null". The
   // worker that got the answer held its own pause for the hour (found from outside).
   it('ends a pause early when an operator clears throttled_until: the next deliveries go out', async () => {
-    let first = true;
-    receiver = await startAnsweringReceiver(() => {
-      if (!first) return { status: 200 };
-      first = false;
-      return { status: 503, headers: { 'retry-after': '3600' } };
-    });
+    receiver = await startAnsweringReceiver(firstThen200({ status: 503, headers: { 'retry-after': '3600' } }));
     stack = await startWebhookStack();
     const { id } = await stack.addReceiver(receiver.url);
     await publishOne(stack);
@@ -270,12 +270,7 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
   });
 
   it("a worker that did not see the answer learns the pause from the receiver's row and defers the receiver's jobs", async () => {
-    let first = true;
-    receiver = await startAnsweringReceiver(() => {
-      if (!first) return { status: 200 };
-      first = false;
-      return { status: 503, headers: { 'retry-after': '2' } };
-    });
+    receiver = await startAnsweringReceiver(firstThen200({ status: 503, headers: { 'retry-after': '2' } }));
     stack = await startWebhookStack({ worker: false });
     const start = () =>
       startDeliveryWorker({

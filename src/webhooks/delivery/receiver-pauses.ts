@@ -60,11 +60,14 @@ export function createReceiverPauses(
         logger.warn({ err: error, jobs: items.length }, 'handing jobs back failed; they return when they expire'),
     );
   };
+  let rechecking = false;
   return {
     handBack,
     async recheck() {
       const paused = queues.pausedSince(PAUSE_WRITTEN_MS);
-      if (paused.length === 0) return;
+      // One look at a time: a slow database never piles up a statement per poll.
+      if (paused.length === 0 || rechecking) return;
+      rechecking = true;
       try {
         const { rows } = await boss.getDb().executeSql(HELD_SQL, [paused]);
         const held = new Set((rows as { id: string }[]).map((r) => r.id));
@@ -74,6 +77,8 @@ export function createReceiverPauses(
         timers.wakeAt(Date.now());
       } catch (error) {
         logger.warn({ err: error }, 'rechecking paused receivers failed; their pauses end at their time');
+      } finally {
+        rechecking = false;
       }
     },
     pause(receiverId, until) {

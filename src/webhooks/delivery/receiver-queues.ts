@@ -89,6 +89,11 @@ function createPauses() {
     paused.delete(id);
     return 0;
   };
+  /** The receivers paused now whose pause was last set at least `ms` ago. */
+  const setBefore = (ms: number): string[] =>
+    paused.size === 0
+      ? []
+      : [...paused].filter(([id, p]) => until(id) > 0 && p.since <= Date.now() - ms).map(([id]) => id);
   return {
     until,
     /** Pauses `id` until `at`, unless it is paused longer already. */
@@ -96,10 +101,8 @@ function createPauses() {
       if (at > (paused.get(id)?.until ?? 0)) paused.set(id, { until: at, since: Date.now() });
     },
     /** The receivers paused now. */
-    current: (): Set<string> => new Set(paused.size === 0 ? [] : [...paused.keys()].filter((id) => until(id) > 0)),
-    /** The receivers paused now whose pause was last set at least `ms` ago. */
-    setBefore: (ms: number): string[] =>
-      [...paused].filter(([id, p]) => until(id) > 0 && p.since <= Date.now() - ms).map(([id]) => id),
+    current: (): Set<string> => new Set(setBefore(0)),
+    setBefore,
     /** Ends receiver `id`'s pause now. */
     end: (id: string): boolean => paused.delete(id),
   };
