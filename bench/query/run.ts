@@ -64,7 +64,9 @@ async function foldSearchBitmaps(db: Database): Promise<void> {
   const { rows } = await db.pool.query<{ n: string }>('select count(*) as n from search_dirty');
   if (rows[0]!.n === '0') return;
   await foldSearchAll(db.pool);
-  await db.pool.query('vacuum analyze search_dirty, search_bitmap, search_lexeme');
+  await db.pool.query(
+    'vacuum analyze search_dirty, search_bitmap, search_lexeme, facet_value, facet_folded, facet_pair',
+  );
   log(`search bitmaps: ${rows[0]!.n} records folded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 

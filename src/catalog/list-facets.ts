@@ -1,8 +1,9 @@
 // The facets of a filtered list (docs/contract.md, "Filters"): records per value over the whole filtered result,
 // top FACET_TOP values each, most frequent first (ties by value, code point order). Read from the
 // matching records' narrow rows (`m`, list_entry: migration list_entry) in one pass each; the
-// unfiltered public catalog's from facet_count (migration facet_count), no record read.
-import { FACET_TOP, type ListFacet } from './list-model.ts';
+// unfiltered public catalog's from facet_count (migration facet_count), no record read; the public
+// catalog's filtered by one facet value from the counts of pairs of values (migration facet_pairs).
+import { FACET_TOP, givenFilters, type ListFacet, type ListQuery } from './list-model.ts';
 
 // Each facet over the matching records `m`: records per value (a record counts once per value; the
 // arrays of list_entry hold each value once). The arrays are unnested in the select list (one
@@ -36,8 +37,29 @@ export function matchedRows(source: { matching: string } | { tsq: string; where:
 }
 
 /** A facet's select-list entry over the matching records `m` (a JSON array of [value, n]). */
-export const matchedFacet = (f: ListFacet) =>
-  `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f) as "facet_${f}"`;
+export const matchedFacet = (f: ListFacet) => `${matchedCounts(f)} as "facet_${f}"`;
+
+const matchedCounts = (f: ListFacet) =>
+  `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f)`;
+
+/**
+ * The CTE `fp` of a public list filtered by one facet value and nothing else (`country=DE`): its
+ * facets from the counts of pairs of values (facet_pair_counts: one row, null when they cannot
+ * answer). Null for any other filter.
+ */
+export function pairedFacets(query: ListQuery, param: (value: unknown, type: string) => string): string | null {
+  const { filter, q, facets } = query;
+  const given = givenFilters(filter);
+  if (q !== null || given.length !== 1 || !(given[0]! in FACET_SQL)) return null;
+  const values = [...new Set(filter[given[0]!] as string[])];
+  if (values.length !== 1) return null;
+  const counts = [param(given[0], 'text'), param(values[0], 'text'), param(facets, 'text[]'), param(FACET_TOP, 'int')];
+  return `fp as materialized (select facet_pair_counts(${counts.join(', ')}) as j)`;
+}
+
+/** A facet's select-list entry from the pairs' counts (`fp`), else over the matching records `m`. */
+export const pairedFacet = (f: ListFacet) =>
+  `coalesce((select (fp.j->'${f}')::json from fp), ${matchedCounts(f)}) as "facet_${f}"`;
 
 /** A facet's select-list entry for the whole public catalog: facet_count's top values. */
 export const countedFacet = (f: ListFacet) =>

@@ -6,7 +6,7 @@
 // conditions then by primary key. The page's docs are read by primary key, for the page alone.
 import type { QueryConfig } from 'pg';
 import { countedTotal, totalOf } from './list-counts.ts';
-import { countedFacet, matchedFacet, matchedRows } from './list-facets.ts';
+import { countedFacet, matchedFacet, matchedRows, pairedFacet, pairedFacets } from './list-facets.ts';
 import {
   givenFilters,
   RECORD_FIELDS,
@@ -192,6 +192,10 @@ function pageStatement(
     ctes.push(matchedRows(searched ? { tsq, where: whereSql } : { matching }, query.sort === 'relevance'));
     countedTotalSql = byStatusOnly || counted ? total : () => '(select n from n)';
   }
+  // The public catalog filtered by one facet value: its facets from the counts of pairs, the matches
+  // (`m`, never read when the pairs answer) only when they cannot; its total is counted (`counted`).
+  const paired = facetsOverMatches && visibility === 'public' && !outside ? pairedFacets(query, param) : null;
+  if (paired) ctes.push(paired);
   // The public catalog's search and facet filters: the search bitmaps (list-search.ts).
   const bitmaps = visibility === 'public' && counted === null ? bitmapQuery(query, searchItem, param) : null;
   if ((searched || bitmaps) && query.sort !== 'nextSessionStartsAt' && query.facets.length === 0) {
@@ -199,9 +203,10 @@ function pageStatement(
     const search = searchKeys(query.sort, matching, sources, param(limit, 'int'), param(offset, 'bigint'), ctes);
     [keys, countedTotalSql] = [search.keys, () => search.total];
   } else if (query.sort !== 'nextSessionStartsAt') {
-    keys = facetsOverMatches
-      ? hitKeys(query.sort, matching, 'm', param(limit, 'int'), param(offset, 'bigint'))
-      : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
+    keys =
+      facetsOverMatches && !paired
+        ? hitKeys(query.sort, matching, 'm', param(limit, 'int'), param(offset, 'bigint'))
+        : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
     const [end, start] = [param(offset + limit, 'bigint'), param(offset, 'bigint')];
     const walk = () => sessionKeys(table, tsq, whereSql, status('s') ? `${status('s')} and ` : '', end, start);
@@ -237,6 +242,6 @@ function pageStatement(
   }
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
   const page = pageOf(keys, query.fields, bounded);
-  const facets = query.facets.map(facetsOverMatches ? matchedFacet : countedFacet);
+  const facets = query.facets.map(paired ? pairedFacet : facetsOverMatches ? matchedFacet : countedFacet);
   return `${ctes.length ? `with ${ctes.join(', ')} ` : ''}select ${countedTotalSql()} as total, p.docs, p.digests, p.n${facets.map((f) => `, ${f}`).join('')} from ${page} p`;
 }

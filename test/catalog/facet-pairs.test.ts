@@ -1,0 +1,218 @@
+// The facets of a public list filtered by one facet value, from the counts of pairs of values
+// (migration facet_pairs): after any mix of writes through the one write path, with records marked
+// and not yet folded, after a fold and after a rebuild, and in every snapshot beside concurrent
+// writers and a folder, they equal the facets of the same filter for an internal reader (counted from
+// the matching records' rows, never from the pairs).
+import { expect } from 'chai';
+import pg from 'pg';
+import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
+import { createListReads, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
+import { LIST_FACETS, type ListFacet } from '../../src/catalog/list-model.ts';
+import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { seedCatalog } from '../../src/catalog/seed.ts';
+import { createChangeRecorder } from '../../src/events/record-change.ts';
+import { testDb } from '../hooks.ts';
+import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
+import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
+
+const FACETS = [...LIST_FACETS];
+const query = (filter: ListFilter): ListQuery => ({
+  filter,
+  q: null,
+  sort: '-updatedAt',
+  fields: null,
+  facets: FACETS,
+});
+
+// One-value filters as consumers send them: each facet's most common value and a rare one, a country
+// in lower case, and the topic the mixed writes add.
+async function oneValueFilters(): Promise<ListFilter[]> {
+  const { rows } = await testDb().pool.query<{ facet: ListFacet; value: string }>(
+    `select facet, value from (
+       select facet, value, row_number() over (partition by facet order by n desc, value) as top,
+              row_number() over (partition by facet order by n, value) as bottom
+         from facet_count where n > 0 and facet <> 'city') f where top = 1 or bottom = 1
+     order by facet, top`,
+  );
+  const filters: ListFilter[] = rows.map((r) => ({ [r.facet]: [r.value] }));
+  const country = rows.find((r) => r.facet === 'country')!.value;
+  return [...filters, { country: [country.toLowerCase()] }, { topic: ['pairs-test'] }];
+}
+
+// The pairs' facets (null: they did not answer) and the page's, against an internal reader's.
+async function expectPairsExact(answered = true): Promise<void> {
+  const pool = testDb().pool;
+  const reads = createListReads(pool);
+  for (const filter of await oneValueFilters()) {
+    const label = JSON.stringify(filter);
+    const [facet, values] = Object.entries(filter)[0]! as [ListFacet, string[]];
+    const expected = await reads.getPage(query({ ...filter, status: ['PUBLISHED'] }), 5, 0, 'internal', {
+      keyId: 'test',
+    });
+    const page = await reads.getPage(query(filter), 5, 0, 'public', { keyId: 'test' });
+    expect(page.facets, label).to.deep.equal(expected.facets);
+    expect(page.totalCount, label).to.equal(expected.totalCount);
+    expect(page.results, label).to.equal(expected.results);
+    const { rows } = await pool.query<{ j: Record<string, [string, number][]> | null }>(
+      'select facet_pair_counts($1, $2, $3, 20) as j',
+      [facet, values[0], FACETS],
+    );
+    if (!answered) {
+      expect(rows[0]!.j, label).to.equal(null);
+      continue;
+    }
+    const paired = Object.fromEntries(
+      FACETS.map((f) => [f, rows[0]!.j![f]!.map(([value, n]) => ({ value, count: Number(n) }))]),
+    );
+    expect(paired, label).to.deep.equal(expected.facets);
+  }
+}
+
+describe('facets of one facet value from the counts of pairs (facet_pair_counts, fold_search)', () => {
+  before(async () => {
+    await resetCatalog();
+    await foldSearchAll(testDb().pool);
+  });
+  after(async () => {
+    await testDb().pool.query('update search_config set marked_max = 20000');
+    await resetCatalog();
+  });
+
+  it('equals the facets counted from the rows with records marked, folded and rebuilt', async function () {
+    this.timeout(180_000);
+    const pool = testDb().pool;
+    const marked = async () =>
+      Number((await pool.query<{ n: string }>('select count(*) as n from search_dirty')).rows[0]!.n);
+    await runMixedCatalogWrites({
+      seedCount: 1500,
+      seed: 3401,
+      topic: 'pairs-test',
+      check: async () => {
+        expect(await marked()).to.be.greaterThan(0);
+        await expectPairsExact();
+        await foldSearchAll(pool);
+        expect(await marked()).to.equal(0);
+        await expectPairsExact();
+      },
+    });
+    // A country spelled in another case by some records: one filter value (the filter ignores case),
+    // two facet values (a facet lists values as stored).
+    const country = (
+      await pool.query<{ value: string }>(
+        `select value from facet_count where facet = 'country' and n > 0 order by n desc, value limit 1`,
+      )
+    ).rows[0]!.value;
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    const inputs = Array.from({ length: 6 }, () => {
+      const input = buildLearningOpportunityInput({ topics: ['pairs-test'] });
+      const [session] = input.sessions as Record<string, unknown>[];
+      const location = { name: 'Hall', address: '1 Road', city: 'Town', country: country.toLowerCase() };
+      return { ...input, sessions: [{ ...session, location }] };
+    });
+    await writes.upsertMany(inputs.map((input) => parseLearningOpportunityInput(input)));
+    await writes.publishMany(inputs.map((input) => input.id));
+    const spelled = await createListReads(pool).getPage(query({ country: [country] }), 5, 0, 'public', {
+      keyId: 'test',
+    });
+    expect(spelled.facets!.country!.map((c) => c.value)).to.include.members([country, country.toLowerCase()]);
+    await expectPairsExact();
+    expect(await foldSearch(pool)).to.be.greaterThan(0);
+    await expectPairsExact();
+    // Everything marked (as after a seed or the migration): more than marked_max, so the rows answer;
+    // one rebuild, then the pairs again.
+    await pool.query('update search_config set marked_max = 1000');
+    await pool.query('select mark_search_all()');
+    await expectPairsExact(false);
+    expect(await foldSearch(pool)).to.be.greaterThan(1000);
+    expect(await marked()).to.equal(0);
+    await pool.query('update search_config set marked_max = 20000');
+    await expectPairsExact();
+  });
+
+  it('stays exact in every snapshot beside concurrent writers and a folder', async function () {
+    this.timeout(120_000);
+    const pool = testDb().pool;
+    await seedCatalog(pool, { count: 1200, seed: 3402, batchSize: 400 });
+    await foldSearchAll(pool);
+    const ids = (
+      await pool.query<{ id: string }>(
+        `select id from learning_opportunity where status = 'PUBLISHED' order by id limit 300`,
+      )
+    ).rows.map((r) => r.id);
+    expect(ids).to.have.length(300);
+    const format = (
+      await pool.query<{ value: string }>(
+        `select value from facet_count where facet = 'format' and n > 0 order by n desc, value limit 1`,
+      )
+    ).rows[0]!.value;
+    const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
+    await Promise.all(writers.map((c) => c.connect()));
+    let writing = true;
+    let folds = 0;
+    let checks = 0;
+    const folding = (async () => {
+      while (writing) {
+        if ((await foldSearch(pool, 100)) > 0) folds++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    // One statement, one snapshot: the pairs' facets against the same counted from the rows.
+    const checking = (async () => {
+      while (writing) {
+        const { rows } = await pool.query<{ paired: unknown; counted: unknown }>(
+          `select facet_pair_counts('format', $1, array['provider', 'format', 'language'], 1000) as paired,
+                  (select jsonb_build_object(
+                     'provider', coalesce((select jsonb_agg(jsonb_build_array(v, n) order by n desc, v collate "C")
+                                   from (select provider_name v, count(*) n from list_entry where status = 'PUBLISHED' and format = $1 and provider_name is not null group by 1) x), '[]'),
+                     'format', coalesce((select jsonb_agg(jsonb_build_array(v, n) order by n desc, v collate "C")
+                                   from (select format v, count(*) n from list_entry where status = 'PUBLISHED' and format = $1 group by 1) x), '[]'),
+                     'language', coalesce((select jsonb_agg(jsonb_build_array(v, n) order by n desc, v collate "C")
+                                   from (select language v, count(*) n from list_entry where status = 'PUBLISHED' and format = $1 and language is not null group by 1) x), '[]'))) as counted`,
+          [format],
+        );
+        expect(rows[0]!.paired).to.deep.equal(rows[0]!.counted);
+        checks++;
+      }
+    })();
+    const bothWentRound = async () => {
+      const [f, c] = [folds, checks];
+      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      // Each record written by one writer: its provider renamed, every third archived and every fifth
+      // moved to another format, each write held open a moment.
+      await Promise.all(
+        writers.map(async (client, w) => {
+          const write = async (sql: string, id: string) => {
+            await client.query('begin');
+            await client.query(sql, [id]);
+            await client.query('select pg_sleep(0.001)');
+            await client.query('commit');
+          };
+          for (let i = w; i < ids.length; i += writers.length) {
+            await write(
+              `update learning_opportunity set provider_name = 'Pair Provider ' || (${i % 7}) where id = $1`,
+              ids[i]!,
+            );
+            if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, ids[i]!);
+            if (i % 5 === 0)
+              await write(
+                `update learning_opportunity set format = case when format = 'ONLINE' then 'HYBRID' else 'ONLINE' end where id = $1`,
+                ids[i]!,
+              );
+            if (i % 40 < writers.length) await bothWentRound();
+          }
+        }),
+      );
+    } finally {
+      writing = false;
+      await Promise.all(writers.map((c) => c.end()));
+      await Promise.all([folding, checking]);
+    }
+    expect(folds).to.be.greaterThan(5);
+    expect(checks).to.be.greaterThan(5);
+    await foldSearchAll(pool);
+    await expectPairsExact();
+  });
+});
