@@ -1,7 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 // The facets of a list filtered by one facet value (`country=DE&facets=...`: the first step of every
-// drill-down) from counts kept per pair of values (docs/architecture.md, "Facet pairs"). Counted from
+// drill-down), or by several values of a single-valued facet (`language=de,fr`), from counts kept per
+// pair of values (docs/architecture.md, "Facet pairs"). Counted from
 // the matching records' rows, that request read 38,000 scattered rows at a million records and
 // grouped them five ways: 126 ms on a quiet machine (bench/README.md, "Facets of one facet value").
 // - `facet_filter`: every filter key a folded record held, numbered: facet_key(facet, value) of
@@ -13,7 +14,7 @@ import { Migration } from '@mikro-orm/migrations';
 // - `facet_pair`: per filter key k1 and value k2, the folded published records holding both.
 // - fold_search (migration facet_bitmaps) folds them with the bitmaps, in the same transaction, over
 //   the same records: those marked in search_dirty. Writers never touch these tables.
-// - facet_pair_counts(facet, value, facets, top): the counts of pairs, less what the marked records
+// - facet_pair_counts(facet, values, facets, top): the counts of pairs, less what the marked records
 //   were folded with, plus what they hold now. Every record whose values differ from what was folded
 //   is marked (a writer's mark commits with its rows; the fold deletes only the marks it saw, and
 //   records what it folded), so the counts are exact in any snapshot, folded or not. Null when more
@@ -198,16 +199,20 @@ export class Migration20261229000000_facet_pairs extends Migration {
       end $$`);
 
     // The facets (`facets`, top `top` values each, most frequent first, ties by value in code point
-    // order) of the published records holding `filter_value` of `filter_facet`: a JSON object of
-    // [value, n] arrays per facet, as a list's facets; null when too many records are marked.
+    // order) of the published records holding any of `filter_values` of `filter_facet`: a JSON object
+    // of [value, n] arrays per facet, as a list's facets; null when too many records are marked. A
+    // record holds at most one value of a single-valued facet (format, language, provider), so the
+    // pairs of several of its values add up; those of a topic or a country (a record may hold two)
+    // would count such a record twice, so with more than one of them the answer is null.
     this.addSql(`
-      create function facet_pair_counts(filter_facet text, filter_value text, facets text[], top integer) returns jsonb
+      create function facet_pair_counts(filter_facet text, filter_values text[], facets text[], top integer) returns jsonb
         language plpgsql stable as $$
       declare
-        k text := facet_key(filter_facet, filter_value);
-        kid integer := (select f.id from facet_filter f where f.key = k);
+        ks text[] := array(select distinct facet_key(filter_facet, v) from unnest(filter_values) v);
+        kids integer[] := array(select f.id from facet_filter f where f.key = any(ks));
         most integer;
       begin
+        if cardinality(ks) <> 1 and filter_facet not in ('format', 'language', 'provider') then return null; end if;
         select marked_max into most from search_config;
         if (select count(*) from (select from search_dirty limit most + 1) d) > most then return null; end if;
         return (
@@ -215,19 +220,19 @@ export class Migration20261229000000_facet_pairs extends Migration {
           c as (
             select v.facet, v.value, p.n::bigint as n
               from facet_pair p join facet_value v on v.id = p.k2
-             where p.k1 = kid and p.n > 0 and v.facet = any(facets)
+             where p.k1 = any(kids) and p.n > 0 and v.facet = any(facets)
             union all
             select v.facet, v.value, -1
               from marked m join facet_folded f on f.rn = m.rn
               cross join unnest(f.ids) i(id) join facet_value v on v.id = i.id
              where v.facet = any(facets)
-               and kid = any(f.filters)
+               and f.filters && kids
             union all
             select r.facet, r.value, 1
               from marked m join list_entry e on e.rn = m.rn
               cross join lateral (${VALUE_ROWS('e')}) r(facet, value)
              where e.status = 'PUBLISHED' and r.facet = any(facets)
-               and exists (select from (${VALUE_ROWS('e')}) s(facet, value) where facet_key(s.facet, s.value) = k)),
+               and exists (select from (${VALUE_ROWS('e')}) s(facet, value) where facet_key(s.facet, s.value) = any(ks))),
           s as (select c.facet, c.value, sum(c.n) as n from c group by 1, 2 having sum(c.n) > 0),
           t as (select s.*, row_number() over (partition by s.facet order by s.n desc, s.value collate "C") as r from s)
           select jsonb_object_agg(x.facet, coalesce(y.a, '[]'))

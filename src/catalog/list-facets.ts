@@ -42,18 +42,22 @@ export const matchedFacet = (f: ListFacet) => `${matchedCounts(f)} as "facet_${f
 const matchedCounts = (f: ListFacet) =>
   `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f)`;
 
+// The facets a record holds one value of at most: a filter of several of their values is counted
+// from the pairs too (facet_pair_counts), the others' only for one value.
+const SINGLE_VALUED = new Set<string>(['format', 'language', 'provider']);
+
 /**
- * The CTE `fp` of a public list filtered by one facet value and nothing else (`country=DE`): its
- * facets from the counts of pairs of values (facet_pair_counts: one row, null when they cannot
- * answer). Null for any other filter.
+ * The CTE `fp` of a public list filtered by one facet and nothing else, one value of it or several of
+ * a single-valued one (`country=DE`, `language=de,fr`): its facets from the counts of pairs of values
+ * (facet_pair_counts: one row, null when they cannot answer). Null for any other filter.
  */
 export function pairedFacets(query: ListQuery, param: (value: unknown, type: string) => string): string | null {
   const { filter, q, facets } = query;
   const given = givenFilters(filter);
   if (q !== null || given.length !== 1 || !(given[0]! in FACET_SQL)) return null;
   const values = [...new Set(filter[given[0]!] as string[])];
-  if (values.length !== 1) return null;
-  const counts = [param(given[0], 'text'), param(values[0], 'text'), param(facets, 'text[]'), param(FACET_TOP, 'int')];
+  if (values.length !== 1 && !SINGLE_VALUED.has(given[0]!)) return null;
+  const counts = [param(given[0], 'text'), param(values, 'text[]'), param(facets, 'text[]'), param(FACET_TOP, 'int')];
   return `fp as materialized (select facet_pair_counts(${counts.join(', ')}) as j)`;
 }
 

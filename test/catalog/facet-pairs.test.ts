@@ -36,8 +36,12 @@ async function oneValueFilters(): Promise<ListFilter[]> {
      order by facet, top`,
   );
   const filters: ListFilter[] = rows.map((r) => ({ [r.facet]: [r.value] }));
-  const country = rows.find((r) => r.facet === 'country')!.value;
-  return [...filters, { country: [country.toLowerCase()] }, { topic: ['pairs-test'] }];
+  const values = (facet: ListFacet) => rows.filter((r) => r.facet === facet).map((r) => r.value);
+  const country = values('country')[0]!;
+  // Several values of a facet: those of a single-valued one (a record holds one of them at most) add
+  // up; those of a topic or a country are counted from the rows (a record may hold both).
+  const several: ListFilter[] = FACETS.map((f) => ({ [f]: values(f) }));
+  return [...filters, ...several, { country: [country.toLowerCase()] }, { topic: ['pairs-test'] }];
 }
 
 // The pairs' facets (null: they did not answer) and the page's, against an internal reader's.
@@ -56,9 +60,11 @@ async function expectPairsExact(answered = true): Promise<void> {
     expect(page.results, label).to.equal(expected.results);
     const { rows } = await pool.query<{ j: Record<string, [string, number][]> | null }>(
       'select facet_pair_counts($1, $2, $3, 20) as j',
-      [facet, values[0], FACETS],
+      [facet, values, FACETS],
     );
-    if (!answered) {
+    // A country's spellings are one filter value (the filter ignores case).
+    const keys = new Set(facet === 'country' ? values.map((v) => v.toLowerCase()) : values);
+    if (!answered || (keys.size > 1 && (facet === 'topic' || facet === 'country'))) {
       expect(rows[0]!.j, label).to.equal(null);
       continue;
     }
@@ -161,7 +167,7 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
     const checking = (async () => {
       while (writing) {
         const { rows } = await pool.query<{ paired: unknown; counted: unknown }>(
-          `select facet_pair_counts('format', $1, array['provider', 'format', 'language'], 1000) as paired,
+          `select facet_pair_counts('format', array[$1], array['provider', 'format', 'language'], 1000) as paired,
                   (select jsonb_build_object(
                      'provider', coalesce((select jsonb_agg(jsonb_build_array(v, n) order by n desc, v collate "C")
                                    from (select provider_name v, count(*) n from list_entry where status = 'PUBLISHED' and format = $1 and provider_name is not null group by 1) x), '[]'),
