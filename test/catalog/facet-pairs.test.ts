@@ -4,7 +4,6 @@
 // writers and a folder, they equal the facets of the same filter for an internal reader (counted from
 // the matching records' rows, never from the pairs).
 import { expect } from 'chai';
-import pg from 'pg';
 import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
 import { createListReads, type ListFilter, type ListQuery } from '../../src/catalog/list-query.ts';
 import { LIST_FACETS, type ListFacet } from '../../src/catalog/list-model.ts';
@@ -15,6 +14,7 @@ import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
 import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
+import { writeBesideFolder } from '../support/writers-beside-folder.ts';
 
 const FACETS = [...LIST_FACETS];
 const query = (filter: ListFilter): ListQuery => ({
@@ -152,20 +152,20 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
         `select value from facet_count where facet = 'format' and n > 0 order by n desc, value limit 1`,
       )
     ).rows[0]!.value;
-    const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
-    await Promise.all(writers.map((c) => c.connect()));
-    let writing = true;
-    let folds = 0;
-    let checks = 0;
-    const folding = (async () => {
-      while (writing) {
-        if ((await foldSearch(pool, 100)) > 0) folds++;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    // One statement, one snapshot: the pairs' facets against the same counted from the rows.
-    const checking = (async () => {
-      while (writing) {
+    const { folds, checks } = await writeBesideFolder({
+      ids,
+      // Each record: its provider renamed, every third archived, every fifth moved to another format.
+      writeRecord: async (write, id, i) => {
+        await write(`update learning_opportunity set provider_name = 'Pair Provider ' || (${i % 7}) where id = $1`, id);
+        if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, id);
+        if (i % 5 === 0)
+          await write(
+            `update learning_opportunity set format = case when format = 'ONLINE' then 'HYBRID' else 'ONLINE' end where id = $1`,
+            id,
+          );
+      },
+      // One statement, one snapshot: the pairs' facets against the same counted from the rows.
+      check: async () => {
         const { rows } = await pool.query<{ paired: unknown; counted: unknown }>(
           `select facet_pair_counts('format', array[$1], array['provider', 'format', 'language'], 1000) as paired,
                   (select jsonb_build_object(
@@ -178,44 +178,9 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
           [format],
         );
         expect(rows[0]!.paired).to.deep.equal(rows[0]!.counted);
-        checks++;
-      }
-    })();
-    const bothWentRound = async () => {
-      const [f, c] = [folds, checks];
-      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
-    };
-    try {
-      // Each record written by one writer: its provider renamed, every third archived and every fifth
-      // moved to another format, each write held open a moment.
-      await Promise.all(
-        writers.map(async (client, w) => {
-          const write = async (sql: string, id: string) => {
-            await client.query('begin');
-            await client.query(sql, [id]);
-            await client.query('select pg_sleep(0.001)');
-            await client.query('commit');
-          };
-          for (let i = w; i < ids.length; i += writers.length) {
-            await write(
-              `update learning_opportunity set provider_name = 'Pair Provider ' || (${i % 7}) where id = $1`,
-              ids[i]!,
-            );
-            if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, ids[i]!);
-            if (i % 5 === 0)
-              await write(
-                `update learning_opportunity set format = case when format = 'ONLINE' then 'HYBRID' else 'ONLINE' end where id = $1`,
-                ids[i]!,
-              );
-            if (i % 40 < writers.length) await bothWentRound();
-          }
-        }),
-      );
-    } finally {
-      writing = false;
-      await Promise.all(writers.map((c) => c.end()));
-      await Promise.all([folding, checking]);
-    }
+      },
+      pauseEvery: 40,
+    });
     expect(folds).to.be.greaterThan(5);
     expect(checks).to.be.greaterThan(5);
     await foldSearchAll(pool);

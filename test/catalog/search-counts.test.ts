@@ -5,13 +5,13 @@
 // search, search_count and search_matches of any AND of words and prefixes, equal what a count(*)
 // and a scan of the matching published records give.
 import { expect } from 'chai';
-import pg from 'pg';
 import { createListReads, searchQuery, type ListQuery } from '../../src/catalog/list-query.ts';
 import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
 import { seedCatalog } from '../../src/catalog/seed.ts';
 import { testDb } from '../hooks.ts';
 import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { resetCatalog } from '../support/factories.ts';
+import { writeBesideFolder } from '../support/writers-beside-folder.ts';
 
 // Searches as consumers send them: common words, a stop word's prefix, rare words, a word this test adds.
 const SEARCHES = [
@@ -216,22 +216,18 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
       )
     ).rows.map((r) => r.id);
     expect(ids).to.have.length(400);
-    const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
-    await Promise.all(writers.map((c) => c.connect()));
     const queries = [`'wombat'`, `'wombat' & 'machin'`, `'machin' & 'learn':*`, `'wom':*`, `'a':*`];
-    let writing = true;
-    let folds = 0;
-    let checks = 0;
-    // The folder far more often than the service's second, a few chunks' worth of records at a time.
-    const folding = (async () => {
-      while (writing) {
-        if ((await foldSearch(pool, 100)) > 0) folds++;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    // One statement, one snapshot: the bitmaps' count and numbers against the matches' count.
-    const checking = (async () => {
-      while (writing) {
+    const { folds, checks } = await writeBesideFolder({
+      ids,
+      // Each record: the word added, taken out of every fifth again, every third archived.
+      writeRecord: async (write, id, i) => {
+        await write(`update learning_opportunity set title = 'Wombat ' || title where id = $1`, id);
+        if (i % 5 === 0)
+          await write(`update learning_opportunity set title = replace(title, 'Wombat ', '') where id = $1`, id);
+        if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, id);
+      },
+      // One statement, one snapshot: the bitmaps' count and numbers against the matches' count.
+      check: async () => {
         for (const q of queries) {
           const { rows } = await pool.query<{ counted: string; listed: number; matching: string }>(
             `select search_count($1::tsquery) as counted, cardinality(search_matches($1::tsquery)) as listed,
@@ -241,43 +237,9 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
           expect(rows[0]!.counted, q).to.equal(rows[0]!.matching);
           expect(String(rows[0]!.listed ?? 0), q).to.equal(rows[0]!.matching);
         }
-        checks++;
-      }
-    })();
-    // The writers pause every few records until the folder and the checker have each gone round once
-    // more, so that folds and checks fall between the writes however slow the machine is.
-    const bothWentRound = async () => {
-      const [f, c] = [folds, checks];
-      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
-    };
-    try {
-      // Each record written by one writer: the word added to all, taken out of every fifth again,
-      // every third archived; each write held open a moment, as a real one is while it records its event.
-      await Promise.all(
-        writers.map(async (client, w) => {
-          const write = async (sql: string, id: string) => {
-            await client.query('begin');
-            await client.query(sql, [id]);
-            await client.query('select pg_sleep(0.001)');
-            await client.query('commit');
-          };
-          for (let i = w; i < ids.length; i += writers.length) {
-            await write(`update learning_opportunity set title = 'Wombat ' || title where id = $1`, ids[i]!);
-            if (i % 5 === 0)
-              await write(
-                `update learning_opportunity set title = replace(title, 'Wombat ', '') where id = $1`,
-                ids[i]!,
-              );
-            if (i % 3 === 0) await write(`update learning_opportunity set status = 'ARCHIVED' where id = $1`, ids[i]!);
-            if (i % 60 < writers.length) await bothWentRound();
-          }
-        }),
-      );
-    } finally {
-      writing = false;
-      await Promise.all(writers.map((c) => c.end()));
-      await Promise.all([folding, checking]);
-    }
+      },
+      pauseEvery: 60,
+    });
     expect(folds).to.be.greaterThan(5);
     expect(checks).to.be.greaterThan(5);
     await foldSearchAll(pool);
