@@ -1,5 +1,5 @@
-// The facets of a public list filtered by one facet value, from the counts of pairs of values
-// (migration facet_pairs): after any mix of writes through the one write path, with records marked
+// The facets of a public list filtered by one facet value (or several of a format, a language or a
+// provider), from the counts of pairs of values (migration facet_pairs): after any mix of writes through the one write path, with records marked
 // and not yet folded, after a fold and after a rebuild, and in every snapshot beside concurrent
 // writers and a folder, they equal the facets of the same filter for an internal reader (counted from
 // the matching records' rows, never from the pairs).
@@ -25,9 +25,9 @@ const query = (filter: ListFilter): ListQuery => ({
   facets: FACETS,
 });
 
-// One-value filters as consumers send them: each facet's most common value and a rare one, a country
-// in lower case, and the topic the mixed writes add.
-async function oneValueFilters(): Promise<ListFilter[]> {
+// Filters of one facet as consumers send them: each facet's most common value and a rare one, both
+// together, a country in lower case, and the topic the mixed writes add.
+async function facetFilters(): Promise<ListFilter[]> {
   const { rows } = await testDb().pool.query<{ facet: ListFacet; value: string }>(
     `select facet, value from (
        select facet, value, row_number() over (partition by facet order by n desc, value) as top,
@@ -48,7 +48,7 @@ async function oneValueFilters(): Promise<ListFilter[]> {
 async function expectPairsExact(answered = true): Promise<void> {
   const pool = testDb().pool;
   const reads = createListReads(pool);
-  for (const filter of await oneValueFilters()) {
+  for (const filter of await facetFilters()) {
     const label = JSON.stringify(filter);
     const [facet, values] = Object.entries(filter)[0]! as [ListFacet, string[]];
     const expected = await reads.getPage(query({ ...filter, status: ['PUBLISHED'] }), 5, 0, 'internal', {
