@@ -154,6 +154,8 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
     ).rows[0]!.value;
     const { folds, checks } = await writeBesideFolder({
       ids,
+      // A few chunks' worth of records at a time.
+      fold: async () => (await foldSearch(pool, 100)) > 0,
       // Each record: its provider renamed, every third archived, every fifth moved to another format.
       writeRecord: async (write, id, i) => {
         await write(`update learning_opportunity set provider_name = 'Pair Provider ' || (${i % 7}) where id = $1`, id);

@@ -5,11 +5,11 @@
 // whether the writes' count deltas are still pending or folded into the ranges (migration
 // count_deltas: the service folds them every second, and rebalances the ranges then).
 import { expect } from 'chai';
-import pg from 'pg';
 import { createCatalogReads, PAGE_MAX_BYTES_DEFAULT, PAGE_SQL, type Visibility } from '../../src/catalog/read-model.ts';
 import { foldCounts } from '../../src/catalog/count-folder.ts';
 import { testDb } from '../hooks.ts';
 import { resetCatalog } from '../support/factories.ts';
+import { writeBesideFolder } from '../support/writers-beside-folder.ts';
 import { type PlanNode, planNodes, rowsTouched } from '../support/query-plans.ts';
 
 type Bucket = { lo_id: string; n: string; n_all: string };
@@ -171,51 +171,16 @@ describe('list paging over range counts (list_bucket), public and internal', () 
   it('stays exact under concurrent single-record writers, a folder and readers', async function () {
     this.timeout(60_000);
     const ids = (await expectedIds('internal')).slice(0, 400); // drafts and archived ones among them
-    const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
-    await Promise.all(writers.map((c) => c.connect()));
     // The service's folder, far more often than its second, and a reader checking in each of its
     // snapshots that the ranges and catalog_count agree with the rows (pending deltas or folded).
-    let writing = true;
-    let folds = 0;
-    let checks = 0;
-    const folding = (async () => {
-      while (writing) {
-        if (await foldCounts(testDb().pool, 20)) folds++;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    const checking = (async () => {
-      while (writing) {
-        await expectExactCounts();
-        checks++;
-      }
-    })();
-    // The writers pause every few records until the folder and the checker have each gone round once
-    // more, so that folds and checks fall between the writes however slow the machine is.
-    const bothWentRound = async () => {
-      const [f, c] = [folds, checks];
-      while (writing && (folds === f || checks === c)) await new Promise((r) => setTimeout(r, 5));
-    };
-    try {
-      await Promise.all(
-        writers.map(async (client, w) => {
-          for (let i = w; i < ids.length; i += writers.length) {
-            if (i % 60 < writers.length) await bothWentRound();
-            await client.query('begin');
-            await client.query(`update learning_opportunity set updated_at = clock_timestamp() where id = $1`, [
-              ids[i],
-            ]);
-            // hold the range locks a moment, as a real write does while it records its event
-            await client.query('select pg_sleep(0.001)');
-            await client.query('commit');
-          }
-        }),
-      );
-    } finally {
-      writing = false;
-      await Promise.all(writers.map((c) => c.end()));
-      await Promise.all([folding, checking]);
-    }
+    const { folds, checks } = await writeBesideFolder({
+      ids,
+      writeRecord: (write, id) =>
+        write(`update learning_opportunity set updated_at = clock_timestamp() where id = $1`, id),
+      fold: () => foldCounts(testDb().pool, 20),
+      check: expectExactCounts,
+      pauseEvery: 60,
+    });
     expect(folds).to.be.greaterThan(5);
     expect(checks).to.be.greaterThan(5);
     await expectExactCounts();

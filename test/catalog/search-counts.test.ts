@@ -219,6 +219,8 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     const queries = [`'wombat'`, `'wombat' & 'machin'`, `'machin' & 'learn':*`, `'wom':*`, `'a':*`];
     const { folds, checks } = await writeBesideFolder({
       ids,
+      // A few chunks' worth of records at a time.
+      fold: async () => (await foldSearch(pool, 100)) > 0,
       // Each record: the word added, taken out of every fifth again, every third archived.
       writeRecord: async (write, id, i) => {
         await write(`update learning_opportunity set title = 'Wombat ' || title where id = $1`, id);

@@ -1,12 +1,11 @@
-// Writers, a folder and a checker at once, for the tests of what the search folder keeps (the search
-// bitmaps, the facet pairs): 4 writers write each record of `ids` (one writer per record), each write
-// a transaction held open a moment, as a real one is while it records its event; the folder folds a
-// few chunks' worth of records at a time, far more often than the service's second; the checker runs
+// Writers, a folder and a checker at once, for the tests of what the service's folders keep (the
+// maintained counts, the search bitmaps, the facet pairs): 4 writers write each record of `ids` (one
+// writer per record), each write a transaction held open a moment, as a real one is while it records
+// its event; the folder (`fold`) runs far more often than the service's second; the checker runs
 // its one-statement check (one snapshot) over and over. Every `pauseEvery` records a writer waits
 // until the folder and the checker have each gone round once more, so that folds and checks fall
 // between the writes however slow the machine is. A failed check stops everything at once.
 import pg from 'pg';
-import { foldSearch } from '../../src/catalog/count-folder.ts';
 import { testDb } from '../hooks.ts';
 
 /** One write of a record: `sql` with the record's id as $1, in its own transaction. */
@@ -16,11 +15,12 @@ export async function writeBesideFolder(options: {
   ids: string[];
   /** The writes of the `i`th record. */
   writeRecord: (write: Write, id: string, i: number) => Promise<void>;
+  /** One fold; true when it folded something. */
+  fold: () => Promise<boolean>;
   check: () => Promise<void>;
   pauseEvery: number;
 }): Promise<{ folds: number; checks: number }> {
-  const { ids, writeRecord, check, pauseEvery } = options;
-  const pool = testDb().pool;
+  const { ids, writeRecord, fold, check, pauseEvery } = options;
   const writers = Array.from({ length: 4 }, () => new pg.Client({ connectionString: testDb().url }));
   await Promise.all(writers.map((c) => c.connect()));
   let running = true;
@@ -28,7 +28,7 @@ export async function writeBesideFolder(options: {
   let checks = 0;
   const folding = (async () => {
     while (running) {
-      if ((await foldSearch(pool, 100)) > 0) folds++;
+      if (await fold()) folds++;
       await new Promise((r) => setTimeout(r, 5));
     }
   })();
