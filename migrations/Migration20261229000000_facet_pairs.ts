@@ -232,7 +232,7 @@ export class Migration20261229000000_facet_pairs extends Migration {
               from marked m join list_entry e on e.rn = m.rn
               cross join lateral (${VALUE_ROWS('e')}) r(facet, value)
              where e.status = 'PUBLISHED' and r.facet = any(facets)
-               and exists (select from (${VALUE_ROWS('e')}) s(facet, value) where facet_key(s.facet, s.value) = any(ks))),
+               and facet_keys(e.format, e.language, e.provider_name, e.topics, e.countries) && ks),
           s as (select c.facet, c.value, sum(c.n) as n from c group by 1, 2 having sum(c.n) > 0),
           t as (select s.*, row_number() over (partition by s.facet order by s.n desc, s.value collate "C") as r from s)
           select jsonb_object_agg(x.facet, coalesce(y.a, '[]'))

@@ -8,7 +8,7 @@ import { bitmapQuery, searchSources } from './list-search.ts';
 import type { Visibility } from './read-model.ts';
 
 // Facets whose values a record holds one of (a sum over several values counts each record once).
-const SINGLE_VALUED = new Set(['format', 'language', 'provider']);
+export const SINGLE_VALUED: ReadonlySet<string> = new Set(['format', 'language', 'provider']);
 // Filters that ignore case (list-sql.ts): a value stands for every stored spelling of it.
 const ANY_CASE = new Set(['country', 'city']);
 const FACET_OF: Partial<Record<keyof ListFilter, string>> = {

@@ -3,6 +3,7 @@
 // matching records' narrow rows (`m`, list_entry: migration list_entry) in one pass each; the
 // unfiltered public catalog's from facet_count (migration facet_count), no record read; the public
 // catalog's filtered by one facet value from the counts of pairs of values (migration facet_pairs).
+import { SINGLE_VALUED } from './list-counts.ts';
 import { FACET_TOP, givenFilters, type ListFacet, type ListQuery } from './list-model.ts';
 
 // Each facet over the matching records `m`: records per value (a record counts once per value; the
@@ -41,10 +42,6 @@ export const matchedFacet = (f: ListFacet) => `${matchedCounts(f)} as "facet_${f
 
 const matchedCounts = (f: ListFacet) =>
   `(select coalesce(json_agg(json_build_array(f.value, f.n) order by f.n desc, f.value collate "C"), '[]') from (select * from (${FACET_SQL[f]}) v order by v.n desc, v.value collate "C" limit ${FACET_TOP}) f)`;
-
-// The facets a record holds one value of at most: a filter of several of their values is counted
-// from the pairs too (facet_pair_counts), the others' only for one value.
-const SINGLE_VALUED = new Set<string>(['format', 'language', 'provider']);
 
 /**
  * The CTE `fp` of a public list filtered by one facet and nothing else, one value of it or several of
