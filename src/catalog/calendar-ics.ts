@@ -105,7 +105,9 @@ function renderEvent(record: CalendarRecord, session: Session): string {
   const location = locationText(session, record.format);
   const lines = [
     'BEGIN:VEVENT',
-    `UID:${session.id}@${UID_DOMAIN}`,
+    // A session's id is unique within its record only (a copied record keeps its sessions' ids), and a
+    // calendar's UIDs must be unique (RFC 5545 3.8.4.7): both ids, stable across edits.
+    `UID:${session.id}.${record.id}@${UID_DOMAIN}`,
     `DTSTAMP:${utc(record.updatedAt)}`,
     `DTSTART:${utc(start)}`,
     // Without DTEND the event ends when it starts (RFC 5545 3.6.1); DTEND must be later than DTSTART.

@@ -109,7 +109,10 @@ export const timezone = z.string().max(64).refine(isTimeZone, 'must be an IANA t
 
 export const decimal = z
   .string()
-  .regex(DECIMAL_RE, 'must be a non-negative decimal string with at most 2 fraction digits, e.g. "123.00"')
+  .regex(
+    DECIMAL_RE,
+    'must be a non-negative decimal string of at most 12 digits and 2 fraction digits (at most 999999999999.99), e.g. "123.00"',
+  )
   .transform((s) => {
     const [whole, fraction = ''] = s.split('.');
     return `${whole}.${fraction.padEnd(2, '0')}`;

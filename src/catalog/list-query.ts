@@ -4,6 +4,7 @@
 // The unfiltered list never comes here: it keeps its own fast path (read-model.ts).
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/read-replicas.ts';
+import type { BoundedReads } from '../db/deadline-reads.ts';
 import type { QueryGate } from '../kernel/query-gate.ts';
 import type { FacetCounts, ListFacet, ListPage, ListQuery } from './list-model.ts';
 import { listStatement } from './list-sql.ts';
@@ -28,7 +29,7 @@ export type ListReads = ReturnType<typeof createListReads>;
  * reads on the query class's own connections, cancelled in PostgreSQL at their deadline or when
  * `signal` aborts (db/deadline-reads.ts).
  */
-export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal) => Queryable };
+export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal) => BoundedReads };
 /** Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away. */
 export type ListCaller = { keyId: string; signal?: AbortSignal };
 
@@ -53,10 +54,11 @@ export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_
       bounded = true,
     ): Promise<ListPage> {
       const statement = listStatement(query, limit, offset, visibility, bounded ? budget : null);
-      const { rows } =
-        'gate' in on
-          ? await on.gate.run(caller.keyId, () => on.reads(caller.signal).query<ListRow>(statement), caller.signal)
-          : await on.query<ListRow>(statement);
+      let rows: ListRow[];
+      if ('gate' in on) {
+        const reads = on.reads(caller.signal);
+        ({ rows } = await on.gate.run(caller.keyId, () => reads.query<ListRow>(statement), caller.signal, reads.ended));
+      } else ({ rows } = await on.query<ListRow>(statement));
       const row = rows[0]!;
       const facets: FacetCounts | null = query.facets.length ? {} : null;
       for (const f of query.facets)

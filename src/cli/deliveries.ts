@@ -50,7 +50,7 @@ export function registerDeliveryCommands(program: Command, config: Config): void
     .option('--event <id>', 'only the dead letters of this event (with --receiver: one letter)')
     .option(
       '--include-superseded',
-      'also send letters whose record has a newer delivery to the receiver (delivered or pending); by default they are skipped',
+      'also send letters whose record has a newer delivery to the receiver (delivered or pending), or whose version it already got; by default they are skipped',
     )
     .option('--json', 'print JSON only')
     .action(async (opts: { receiver?: string; event?: string; includeSuperseded?: boolean; json?: boolean }) => {
@@ -74,7 +74,7 @@ export function registerDeliveryCommands(program: Command, config: Config): void
         opts.json,
         result,
         () =>
-          `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (their record has a newer delivery; --include-superseded sends them); ${result.remaining} remain${remainingWhy(eventId)}.`,
+          `Replayed ${result.replayed} dead letters; ${result.superseded} skipped as superseded (the receiver already got their version or a newer one, or a newer one is pending; --include-superseded sends them); ${result.remaining} remain${remainingWhy(eventId)}.`,
       );
     });
 }

@@ -54,11 +54,13 @@ export function registerEventCommands(program: Command, config: Config): void {
           redeliverEvent({ pool: db.pool, boss }, id, receiverId, { includeSuperseded: opts.includeSuperseded }),
         ),
       );
+      const considered = result.receiverIds.length + result.superseded;
       output(opts.json, result, () =>
-        result.receiverIds.length
-          ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length - result.superseded} of ${result.receiverIds.length} receiver(s): ${result.receiverIds.join(', ')}` +
+        considered
+          ? `Queued ${result.eventType} ${result.eventId} for ${result.receiverIds.length} of ${considered} receiver(s)` +
+            (result.receiverIds.length ? `: ${result.receiverIds.join(', ')}` : '') +
             (result.superseded
-              ? `; ${result.superseded} skipped as superseded (a newer delivery of the record; --include-superseded sends it anyway).`
+              ? `; skipped as superseded (a newer delivery of the record; --include-superseded sends it anyway): ${result.supersededReceiverIds.join(', ')}.`
               : '.')
           : `No enabled receiver is subscribed to ${result.eventType}; nothing queued.`,
       );

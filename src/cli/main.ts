@@ -38,6 +38,12 @@ const program = new Command('lods')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
+// The command that runs: its options name the inputs its errors speak of (describeFailure).
+let running: Command = program;
+program.hook('preAction', (_program, action) => {
+  running = action;
+});
+
 const named = process.argv[2];
 const groups = named !== undefined && Object.hasOwn(GROUPS, named) ? [GROUPS[named]!] : Object.values(GROUPS);
 for (const register of await Promise.all(groups.map((load) => load()))) register(program, config);
@@ -46,7 +52,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  const { message, exitCode } = describeFailure(error);
+  const options = running.options.flatMap((option) => option.long ?? []);
+  const { message, exitCode } = describeFailure(error, options);
   process.stderr.write(`error: ${message}\n`);
   process.exit(exitCode);
 }

@@ -9,6 +9,7 @@ import { addReceiver, type ReceiverInfo } from '../webhooks/receivers/receivers.
 import { parseDeliveryMode, parseEventTypes, parseReceiverView } from '../webhooks/receivers/receiver-input.ts';
 import { parseScheme, SCHEME_SPELLINGS, schemeName } from '../webhooks/receivers/signature-scheme.ts';
 import { parseReceiverUrl } from '../webhooks/receivers/target-policy.ts';
+import { inputChecks } from '../kernel/errors.ts';
 import { CliError, output, withDatabase } from './run.ts';
 import { addSecretOptions, readSecretOption, type SecretOptions } from './secret-input.ts';
 import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, shown, VIEW_HELP } from './receiver-text.ts';
@@ -68,13 +69,16 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
     .option('--view <view>', VIEW_HELP)
     .option('--json', 'print JSON only')
     .action(async (opts: AddOptions) => {
-      // What the service would refuse anyway, said before anything about the secret (or reading it).
-      parseReceiverUrl(opts.url, config.webhooks);
-      parseEventTypes(opts.type);
-      parseDeliveryMode(opts.mode);
-      if (opts.maxPerSecond !== undefined) parseMaxPerSecond(opts.maxPerSecond);
-      if (opts.view !== undefined) parseReceiverView(opts.view);
-      const scheme = parseScheme(opts.scheme);
+      // What the service would refuse anyway, every bad option at once, said before anything about
+      // the secret (or reading it).
+      const { check, done } = inputChecks();
+      check(() => parseReceiverUrl(opts.url, config.webhooks));
+      check(() => parseEventTypes(opts.type));
+      check(() => parseDeliveryMode(opts.mode));
+      if (opts.maxPerSecond !== undefined) check(() => parseMaxPerSecond(opts.maxPerSecond!));
+      if (opts.view !== undefined) check(() => parseReceiverView(opts.view!));
+      const scheme = check(() => parseScheme(opts.scheme));
+      done();
       const secret = await readSecretOption(opts, false);
       checkSigning(opts, scheme === 'standard-webhooks', secret);
       if (opts.unsigned)

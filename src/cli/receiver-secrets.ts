@@ -48,21 +48,23 @@ export function registerRotateSecret(receivers: Command, config: Config): void {
 
 /** The refusals of a rotation, the one that matters first (an unknown id is refused as before, by the service). */
 function checkRotation(receiver: ReceiverInfo | null, secret: string | undefined, graceHours: number | undefined) {
+  // Not found (exit 3) comes first: no secret could make an unknown id right.
+  if (!receiver) return;
   // An unsigned receiver has no old secret that could keep signing: that, not a missing secret, is what is wrong.
-  if (receiver && !receiver.hasSecret && graceHours !== undefined)
+  if (!receiver.hasSecret && graceHours !== undefined)
     throw new CliError(
       `--grace-hours is refused: receiver ${receiver.id} has no secret yet (its deliveries are unsigned), so no old secret can sign during a grace; ` +
         'give it its first secret without --grace-hours: --secret-file F, --secret-stdin or --secret S',
       2,
     );
   // Only a standard-webhooks receiver gets a generated secret.
-  if (secret === undefined && receiver?.signatureScheme !== 'standard-webhooks') {
+  if (secret === undefined && receiver.signatureScheme !== 'standard-webhooks') {
     throw new CliError(
       'a secret is required: --secret-file F, --secret-stdin or --secret S (a standard-webhooks receiver gets a generated one)',
       2,
     );
   }
-  if (receiver?.signatureScheme === 'service-v1' && graceHours !== undefined)
+  if (receiver.signatureScheme === 'service-v1' && graceHours !== undefined)
     throw new CliError(`--grace-hours is refused: ${NO_GRACE_FOR_SERVICE_V1}`, 2);
 }
 

@@ -21,7 +21,15 @@ import { ResyncRunning } from '../webhooks/catch-up/resync.ts';
 import { withBoss } from './with-boss.ts';
 import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
-import { collect, describe, MAX_PER_SECOND_HELP, MODE_HELP, receiverDeps, VIEW_HELP } from './receiver-text.ts';
+import {
+  collect,
+  describe,
+  MAX_PER_SECOND_HELP,
+  MODE_HELP,
+  modeText,
+  receiverDeps,
+  VIEW_HELP,
+} from './receiver-text.ts';
 
 export function registerReceiverCommands(program: Command, config: Config): void {
   const receivers = program.command('receivers').description('manage webhook receivers');
@@ -55,6 +63,7 @@ function registerList(receivers: Command, config: Config): void {
         'eventTypes',
         'deliveryMode',
         'maxPerSecond',
+        'pausedUntil',
         'view',
         'lastSuccessAt',
         'lastFailureAt',
@@ -68,7 +77,9 @@ function registerList(receivers: Command, config: Config): void {
           list.map((r) => ({
             ...r,
             eventTypes: r.eventTypes.length ? r.eventTypes : 'all',
+            deliveryMode: modeText(r),
             maxPerSecond: r.maxPerSecond === null ? 'none' : `${r.maxPerSecond}/s`,
+            pausedUntil: r.pausedUntil ?? 'no',
             view: r.view ?? 'every record',
             catchUp: r.catchUp && catchUpText(r.catchUp),
             resync: r.resync && resyncText(r.resync),
@@ -188,14 +199,18 @@ function registerStateChanges(receivers: Command, config: Config): void {
       output(
         opts.json,
         receiverJson(changed),
-        () => `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters.`,
+        () =>
+          `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters` +
+          (changed.behindInFlight
+            ? `; ${changed.behindInFlight} more, waiting behind its ${changed.inFlight} deliveries in flight, become dead letters as those finish.`
+            : '.'),
       );
     });
 
   receivers
     .command('enable')
     .description(
-      'resume deliveries to a receiver and restart its failure clock; a disabled one first gets the latest state of every record it missed (its catch-up, queued before the command ends)',
+      'resume deliveries to a receiver and restart its failure clock; a disabled one first gets the latest state of every record it missed (its catch-up, queued before the command ends); a pause it asked for (429/503 Retry-After) ends',
     )
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--json', 'print JSON only')
@@ -205,13 +220,16 @@ function registerStateChanges(receivers: Command, config: Config): void {
           onProgress: (records) => progress(`catch-up: ${records} records queued`),
         }),
       );
-      output(opts.json, receiverJson(changed), () =>
+      const pause = changed.pauseEnded
+        ? ` Its pause (a 429/503's Retry-After) ended: ${changed.resumedNow} deferred deliveries start now.`
+        : '';
+      const text =
         changed.wasEnabled && changed.queuedNow > 0
           ? `Receiver ${changed.id} was already enabled; its catch-up cut short is finished now: ${changed.queuedNow} more records queued${changed.catchUp ? ` (${catchUpText(changed.catchUp)})` : ''}.`
           : changed.wasEnabled
             ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
-            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`,
-      );
+            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`;
+      output(opts.json, receiverJson(changed), () => text + pause);
     });
 
   receivers

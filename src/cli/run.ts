@@ -22,14 +22,34 @@ const EXIT_BY_CODE: Partial<Record<AppError['code'], number>> = {
   INVALID_STATE_TRANSITION: 5,
 };
 
-/** The message and exit code for anything a command throws; unknown errors keep their message. */
-export function describeFailure(error: unknown): { message: string; exitCode: number } {
+/**
+ * The message and exit code for anything a command throws; unknown errors keep their message. A bad
+ * input that the running command takes as an option is named as that option (`--max-per-second`,
+ * not the service's `maxPerSecond`): `options` are the command's long options.
+ */
+export function describeFailure(
+  error: unknown,
+  options: readonly string[] = [],
+): { message: string; exitCode: number } {
   if (error instanceof CliError || error instanceof ConsumerError)
     return { message: error.message, exitCode: error.exitCode };
   const appError = toAppError(error);
   if (appError.code === 'INTERNAL_SERVER_ERROR')
     return { message: error instanceof Error ? error.message : String(error), exitCode: 1 };
-  return { message: appError.message, exitCode: EXIT_BY_CODE[appError.code] ?? 1 };
+  const params = appError.code === 'BAD_USER_INPUT' ? appError.invalidParams : undefined;
+  const message = params?.length
+    ? params.map((p) => `${optionNamed(p.name, options) ?? p.name}: ${p.reason}`).join('; ')
+    : appError.message;
+  return { message, exitCode: EXIT_BY_CODE[appError.code] ?? 1 };
+}
+
+// The service's input names whose option is not their kebab-case form.
+const OPTION_OF: Record<string, string> = { signatureScheme: '--scheme' };
+
+/** The option among `options` that gives the input `name`, if any. */
+function optionNamed(name: string, options: readonly string[]): string | undefined {
+  const option = OPTION_OF[name] ?? `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return options.includes(option) ? option : undefined;
 }
 
 /** The CLI's logger: on stderr, so that stdout stays clean for --json output. */

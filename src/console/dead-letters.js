@@ -17,7 +17,7 @@ export async function deadLettersSection(ctx, id) {
       { id, eventId },
     );
     // A superseded letter would regress the receiver (its record has a newer delivery to it): skipped, and said so.
-    const skipped = `${plural(r.superseded)} skipped as superseded (their record has a newer delivery to this receiver; \`deliveries replay-dead --include-superseded\` sends them anyway)`;
+    const skipped = `${plural(r.superseded)} skipped as superseded (this receiver already got their version or a newer one, or a newer one is pending; \`deliveries replay-dead --include-superseded\` sends them anyway)`;
     return {
       message: r.replayed
         ? `Replayed ${plural(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`

@@ -16,7 +16,7 @@ import { viewCell } from './receivers.js';
 const PROGRESS = 'total queued pending startedAt';
 const RECEIVER = `query($id: ID!) {
   webhookReceiver(id: $id) { id url enabled disabledReason disabledAt maxPerSecond view deliveryMode signatureScheme
-    eventTypes hasSecret previousSecretExpiresAt createdAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries
+    eventTypes hasSecret previousSecretExpiresAt createdAt lastSuccessAt lastFailureAt pausedUntil waitingDeliveries deadDeliveries
     catchUp { ${PROGRESS} } resync { ${PROGRESS} skipped since } }
   webhookDeliveryHistory(hours: 24) { receiverId hours { hour attempts successes } } }`;
 /** How often the resync's progress is read while resyncWebhookReceiver runs. */
@@ -83,6 +83,13 @@ function settingsSection(ctx, r) {
     ],
     ['Last success', 'last-success', when(r.lastSuccessAt)],
     ['Last failure', 'last-failure', when(r.lastFailureAt)],
+    [
+      'Paused',
+      'paused',
+      r.pausedUntil
+        ? `until ${whenText(r.pausedUntil)}: it answered 429/503 with Retry-After (End pause, on the receivers page, ends it)`
+        : 'no',
+    ],
     ['Waiting / dead', 'backlog', `${r.waitingDeliveries} waiting, ${r.deadDeliveries} dead`],
     ['Added', 'created', when(r.createdAt)],
     ['Last catch-up (on enable)', 'catch-up', r.catchUp ? progressText(r.catchUp) : 'none'],

@@ -9,7 +9,7 @@ import { deliveryModeLabel, signatureSchemeLabel, statusLabel } from './labels.j
 import { addReceiverForm } from './receiver-form.js';
 
 const FIELDS =
-  'id url enabled disabledReason view deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+  'id url enabled disabledReason pausedUntil view deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 
 async function loadReceivers() {
   return await gql(
@@ -62,6 +62,8 @@ export async function renderReceivers(main, ctx) {
           'span',
           { class: 'actions' },
           r.enabled ? act('Disable', () => disable(r)) : act('Enable', () => enable(r)),
+          // A receiver that asked to be left alone (429/503 Retry-After): the operator may end that.
+          r.enabled && r.pausedUntil ? act('End pause', () => endPause(r)) : null,
           act('Rotate secret', () => rotate(r)),
           act('Send test event', () => sendTest(r)),
         ),
@@ -99,6 +101,12 @@ async function enable(r) {
     ? ` Its ${enabled.deadDeliveries} dead letters stay on its page; Replay skips those the catch-up superseded.`
     : '';
   return { message: `Enabled ${r.url}. ${caughtUp}${dead}` };
+}
+
+async function endPause(r) {
+  if (!confirm(`${r.url} asked to be left alone until ${r.pausedUntil}. Send its deliveries now?`)) return null;
+  await gql('mutation($id: ID!) { enableWebhookReceiver(id: $id) { id } }', { id: r.id });
+  return { message: `Ended the pause of ${r.url}: its deferred deliveries start now.` };
 }
 
 async function rotate(r) {

@@ -5,13 +5,13 @@
 // HTTP client disconnected, http/closed-signal.ts) the statement is cancelled at once with the
 // protocol's cancel request (a separate short connection carrying the backend's pid and secret, as
 // psql's Ctrl-C does), and the caller is answered without waiting for the server: a frozen server
-// still fails fast. The
-// connection goes back to the pool when the cancelled statement has ended, or is dropped if that
-// does not happen within CANCEL_GRACE_MS.
+// still fails fast. The connection is closed once the cancelled statement's backend is idle, or
+// after CANCEL_GIVE_UP_MS if it is not.
 import { connect } from 'node:net';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, ClientGone } from '../kernel/errors.ts';
 import { readsCancelled } from '../kernel/metrics.ts';
+import { discardConnection } from './pool-errors.ts';
 import type { Queryable } from './queryable.ts';
 
 /**
@@ -24,8 +24,15 @@ export type ConnectionSource = {
   reconnect?(client: PoolClient, error: unknown): Promise<PoolClient> | null;
 };
 
-/** How long a cancelled statement may take to end before its connection is dropped instead of reused. */
-const CANCEL_GRACE_MS = 1000;
+/** How long a cancelled statement's backend may take to be idle before its connection is dropped. */
+const CANCEL_GIVE_UP_MS = 5000;
+/** How long a cancel request's own connection may take. */
+const CANCEL_SEND_TIMEOUT_MS = 1000;
+// A cancel request that reaches the backend before it has read the statement (it is still waiting
+// for the client's next message) is dropped by PostgreSQL, and the statement then runs on to its
+// statement timeout: on a loaded machine, a client gone 60 ms into a search left it running 5 s,
+// past the query class's limits. So the cancel is sent again at this interval until the statement ends.
+const CANCEL_REPEAT_MS = 50;
 
 const gone = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new ClientGone());
 
@@ -35,13 +42,28 @@ export const readDeadlineExceeded = (ms: number): AppError =>
     headers: { 'Retry-After': '1' },
   });
 
+/** A Queryable whose `ended()` resolves once every statement it started has ended in PostgreSQL. */
+export type BoundedReads = Queryable & { ended(): Promise<void> };
+
 /**
  * A Queryable whose every statement is cancelled in PostgreSQL `ms` after it was asked for (the wait
- * for a connection included) or when `signal` aborts. `ms` 0: no deadline of ours.
+ * for a connection included) or when `signal` aborts. `ms` 0: no deadline of ours. A caller answered
+ * at the deadline or on a disconnect learns it at once; `ended()` says when the cancelled statement
+ * has really stopped (what the query class's slot waits for: kernel/query-gate.ts).
  */
-export function readsWithin(source: ConnectionSource, ms: number, signal?: AbortSignal): Queryable {
+export function readsWithin(source: ConnectionSource, ms: number, signal?: AbortSignal): BoundedReads {
+  const running = new Set<Promise<void>>();
   return {
-    query: <R extends QueryResultRow>(config: QueryConfig) => boundedRead<R>(source, config, ms, signal),
+    query: <R extends QueryResultRow>(config: QueryConfig) => {
+      let ended!: () => void;
+      const end = new Promise<void>((resolve) => (ended = resolve));
+      running.add(end);
+      void end.then(() => running.delete(end));
+      return boundedRead<R>(source, config, ms, signal, ended);
+    },
+    ended: async () => {
+      await Promise.all(running);
+    },
   };
 }
 
@@ -50,8 +72,12 @@ function boundedRead<R extends QueryResultRow>(
   config: QueryConfig,
   ms: number,
   signal: AbortSignal | undefined,
+  ended: () => void,
 ): Promise<QueryResult<R>> {
-  if (signal?.aborted) return Promise.reject(gone(signal));
+  if (signal?.aborted) {
+    ended();
+    return Promise.reject(gone(signal));
+  }
   return new Promise((resolve, reject) => {
     let client: PoolClient | null = null;
     let running: Promise<unknown> | null = null;
@@ -70,14 +96,21 @@ function boundedRead<R extends QueryResultRow>(
       finish(error);
       if (!client || !running) return; // still waiting for a connection: released when it comes (below)
       readsCancelled.inc({ reason });
-      handBackAfterCancel(client, running);
+      handBackAfterCancel(client, running, ended);
+    };
+    const fail = (error: unknown) => {
+      ended();
+      finish(error);
     };
     const onAbort = () => giveUp('disconnect', gone(signal!));
     const timer = ms > 0 ? setTimeout(() => giveUp('deadline', readDeadlineExceeded(ms)), ms) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
 
     const run = (connected: PoolClient, retried: boolean) => {
-      if (settled) return connected.release(); // gave up while waiting for it: nothing ran
+      if (settled) {
+        connected.release(); // gave up while waiting for it: nothing ran
+        return ended();
+      }
       client = connected;
       const query = connected.query<R>(config);
       running = query;
@@ -85,25 +118,30 @@ function boundedRead<R extends QueryResultRow>(
         (result) => {
           if (settled) return; // giveUp hands the connection back
           release(connected);
+          ended();
           finish(null, result);
         },
         (error: unknown) => {
           if (settled) return;
           // A replica stopped under a connection the pool still held: once more, on the primary.
           const again = retried ? null : (source.reconnect?.(connected, error) ?? null);
+          // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
+          if (!again && isStatementCancelled(error)) {
+            finish(ms > 0 ? readDeadlineExceeded(ms) : error);
+            return handBackWhenIdle(connected, ended);
+          }
           release(connected, error);
           if (again) {
             client = null;
             running = null;
-            again.then((next) => run(next, true), finish);
+            again.then((next) => run(next, true), fail);
             return;
           }
-          // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
-          finish(ms > 0 && isStatementCancelled(error) ? readDeadlineExceeded(ms) : error);
+          fail(error);
         },
       );
     };
-    source.connect().then((connected) => run(connected, false), finish);
+    source.connect().then((connected) => run(connected, false), fail);
   });
 }
 
@@ -115,26 +153,59 @@ const isStatementCancelled = (error: unknown): boolean => (error as { code?: unk
 function release(client: PoolClient, error?: unknown): void {
   const code = (error as { code?: unknown } | undefined)?.code;
   const broken = error !== undefined && (typeof code !== 'string' || /^08|^57P/.test(code));
-  client.release(broken ? (error as Error) : undefined);
+  if (broken) discardConnection(client, error as Error);
+  else client.release();
 }
 
-/** Cancels the statement `client` runs; the connection returns to the pool once it has ended, or is dropped. */
-function handBackAfterCancel(client: PoolClient, running: Promise<unknown>): void {
-  let released = false;
-  const once = (error?: Error) => {
-    if (released) return;
-    released = true;
-    clearTimeout(drop);
-    client.release(error);
-  };
-  const drop = setTimeout(() => once(new Error('cancelled statement did not end')), CANCEL_GRACE_MS);
-  drop.unref();
-  void running.then(
-    () => once(),
-    () => once(),
-  );
-  sendCancel(client);
+/** A statement its server cancelled (statement_timeout): the caller was answered; the connection is handed back, and `ended`, once its backend is idle (see below). */
+function handBackWhenIdle(client: PoolClient, ended: () => void): void {
+  afterIdle(client, Promise.resolve(), (error) => {
+    release(client, error);
+    ended();
+  });
 }
+
+/**
+ * Calls `done` once what `client` runs now (`after`) has ended and its backend is idle: a probe's
+ * answer (or its error) on the same connection, which PostgreSQL runs only then; with an error when
+ * that takes more than CANCEL_GIVE_UP_MS from now (a frozen or unreachable server).
+ */
+function afterIdle(client: PoolClient, after: Promise<unknown>, done: (error?: unknown) => void): void {
+  let called = false;
+  const once = (error?: unknown) => {
+    if (called) return;
+    called = true;
+    clearTimeout(drop);
+    done(error);
+  };
+  const drop = setTimeout(() => once(new Error('not idle in time')), CANCEL_GIVE_UP_MS);
+  drop.unref();
+  const probe = () => client.query(IDLE_PROBE).then(() => once(), once);
+  void after.then(probe, probe);
+}
+
+/**
+ * Cancels the statement `client` runs, again every CANCEL_REPEAT_MS until its backend is idle; then
+ * the connection is closed, not reused: a cancel request still on its way could otherwise stop the
+ * next statement run on it, another caller's. `ended` then, and only then: the error that answers a
+ * cancelled statement comes before the backend has aborted it (it waits for its parallel workers to
+ * stop and removes its temporary files first, over a second on a busy server, still `active` in
+ * pg_stat_activity), so the end is a probe's answer on the same connection, which PostgreSQL runs
+ * only once that is done. A backend that is still not idle CANCEL_GIVE_UP_MS after the cancel (a
+ * frozen or unreachable server) has its connection closed and counts as ended.
+ */
+function handBackAfterCancel(client: PoolClient, running: Promise<unknown>, ended: () => void): void {
+  const repeat = setInterval(() => sendCancel(client), CANCEL_REPEAT_MS);
+  repeat.unref();
+  sendCancel(client);
+  afterIdle(client, running, () => {
+    clearInterval(repeat);
+    discardConnection(client, new Error('statement cancelled'));
+    ended();
+  });
+}
+// Run on a connection only after the server's ReadyForQuery for what ran before it.
+const IDLE_PROBE = 'select 1';
 
 type Backend = { host?: string; port?: number; processID?: number | null; secretKey?: number | null };
 
@@ -151,7 +222,7 @@ function sendCancel(client: PoolClient): void {
   message.writeInt32BE(processID, 8);
   message.writeInt32BE(secretKey, 12);
   const socket = host?.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
-  socket.setTimeout(CANCEL_GRACE_MS, () => socket.destroy());
-  socket.on('error', () => {}); // a server that cannot be reached: the grace timer drops the connection
+  socket.setTimeout(CANCEL_SEND_TIMEOUT_MS, () => socket.destroy());
+  socket.on('error', () => {}); // a server that cannot be reached: the give-up timer drops the connection
   socket.on('connect', () => socket.end(message));
 }

@@ -1,13 +1,14 @@
 // The query class's own connections (kernel/query-gate.ts admits at most `max` reads at once, so
 // they never wait for one): a pool apart from the one the record, the plain list, the feed and
-// writes use, so that no search can take their connections. Every connection runs with
+// writes use, so that no search can take their connections, and without parallel workers (a
+// statement is one backend: session-settings.ts). Every connection runs with
 // `statement_timeout` = DB_READ_TIMEOUT_MS: the read's deadline holds in PostgreSQL even if this
 // process dies before it could cancel the statement. With read replicas, the same on the replicas.
 import pg from 'pg';
 import type { ConnectionSource } from './deadline-reads.ts';
 import { survivePoolErrors } from './pool-errors.ts';
 import { createReadPool } from './read-replicas.ts';
-import { SESSION_OPTIONS } from './session-settings.ts';
+import { QUERY_SESSION_OPTIONS } from './session-settings.ts';
 import type { Logger } from '../kernel/logger.ts';
 
 export type QueryPool = ConnectionSource & { close: () => Promise<void> };
@@ -26,7 +27,7 @@ export function openQueryPool(options: {
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     application_name: 'lods-query',
-    options: SESSION_OPTIONS,
+    options: QUERY_SESSION_OPTIONS,
     ...(options.readTimeoutMs ? { statement_timeout: options.readTimeoutMs } : {}),
   });
   survivePoolErrors(primary);
@@ -37,6 +38,7 @@ export function openQueryPool(options: {
         poolMax: options.max,
         connectTimeoutMs: options.connectTimeoutMs,
         statementTimeoutMs: options.readTimeoutMs,
+        sessionOptions: QUERY_SESSION_OPTIONS,
         logger: options.logger,
       })
     : null;

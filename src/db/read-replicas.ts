@@ -40,6 +40,8 @@ type Deps = {
   poolMax: number;
   connectTimeoutMs: number;
   statementTimeoutMs?: number;
+  /** The replica sessions' `options` (default SESSION_OPTIONS). */
+  sessionOptions?: string;
   maxLagMs: number;
   checkMs: number;
   logger?: Logger;
@@ -52,7 +54,7 @@ function openReplica(url: string, deps: Deps): Replica {
     max: deps.poolMax,
     connectionTimeoutMillis: deps.connectTimeoutMs,
     application_name: 'lods-read',
-    options: SESSION_OPTIONS,
+    options: deps.sessionOptions ?? SESSION_OPTIONS,
     ...statementTimeouts(deps.statementTimeoutMs),
   });
   survivePoolErrors(pool); // a broken connection: the next check notices

@@ -4,36 +4,32 @@
 // (parse, validation, the gate, cost/depth/alias limits, schema visibility); this only answers the
 // operation instead of graphql-js, through Apollo's responseForOperation hook. An answer with any
 // error is thrown away and the operation runs again in graphql-js, so every error keeps the shape,
-// path and code it has always had (the queries are reads: running one twice changes nothing).
+// path and code it has always had (the queries are reads: running one twice changes nothing), except
+// a refusal (refusal-status.ts: a read cancelled at its deadline, one not admitted, an outage): that
+// is answered as it is, since running again would wait, queue and be counted a second time (a read
+// held on a lock answered 503 after twice DB_READ_TIMEOUT_MS, its statement run twice).
 // Mutations and subscriptions always run in graphql-js. A page that asks for every stored field is
 // answered with the stored bytes (stored-results.ts).
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { GraphQLContext } from './resolvers.ts';
+import { documentCache, DOCUMENTS_KEPT } from './document-cache.ts';
+import { refusalAmong, refusalResult } from './refusal-status.ts';
 import { type StoredPages, withStoredPages } from './stored-results.ts';
-
-/** Distinct documents kept compiled (the oldest dropped first); internal clients send a handful. */
-const COMPILED_MAX = 200;
 
 export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<GraphQLContext> {
   // Key: the document's hash and operation name; null: graphql-jit cannot compile it (graphql-js runs it).
-  const compiled = new Map<string, CompiledQuery | null>();
-  const compile = (key: string, document: DocumentNode, operationName: string | undefined): CompiledQuery | null => {
-    let query = compiled.get(key);
-    if (query === undefined) {
-      query = null;
+  const compiled = documentCache<CompiledQuery | null>(DOCUMENTS_KEPT);
+  const compile = (key: string, document: DocumentNode, operationName: string | undefined): CompiledQuery | null =>
+    compiled(key, () => {
       try {
         const result = compileQuery(schema, document, operationName);
-        if (isCompiledQuery(result)) query = result;
+        return isCompiledQuery(result) ? result : null;
       } catch {
-        // graphql-jit refuses what it cannot compile; graphql-js runs it.
+        return null; // graphql-jit refuses what it cannot compile; graphql-js runs it.
       }
-      if (compiled.size >= COMPILED_MAX) compiled.delete(compiled.keys().next().value!);
-      compiled.set(key, query);
-    }
-    return query;
-  };
+    });
   return {
     async requestDidStart() {
       return {
@@ -60,6 +56,13 @@ export function compiledQueries(schema: GraphQLSchema): ApolloServerPlugin<Graph
             return null; // whatever went wrong, graphql-js answers (with its own errors)
           } finally {
             delete contextValue.storedPages;
+          }
+          const refusal = result.errors?.length ? refusalAmong(result.errors) : undefined;
+          if (refusal) {
+            return {
+              http: { status: refusal.status, headers: new HeaderMap() },
+              body: { kind: 'single', singleResult: refusalResult(refusal) },
+            };
           }
           if (result.errors?.length || result.data == null) return null;
           return {

@@ -9,10 +9,31 @@
 // The refused field is non-null, so `data` is null either way: nothing of the answer is lost.
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLFormattedError } from 'graphql';
-import { AppError } from '../kernel/errors.ts';
+import { AppError, toAppError } from '../kernel/errors.ts';
 import { graphQLErrorBody } from './http-gate.ts';
 
 const REFUSALS = new Set(['SERVICE_UNAVAILABLE', 'RATE_LIMITED']);
+
+/** The refusal among `items` (by their codes), an outage first: it is what the caller must wait for. */
+function firstRefusal<T>(items: readonly T[], codeOf: (item: T) => unknown): T | undefined {
+  return items.find((i) => codeOf(i) === 'SERVICE_UNAVAILABLE') ?? items.find((i) => REFUSALS.has(codeOf(i) as string));
+}
+
+/** The refusal among errors thrown while executing (an AppError, or a database outage), if any. */
+export function refusalAmong(errors: readonly { originalError?: unknown }[]): AppError | undefined {
+  return firstRefusal(
+    errors.map((e) => toAppError(e.originalError ?? e)),
+    (e) => e.code,
+  );
+}
+
+/** The one error a refusal is answered with (willSendResponse below sets its status and Retry-After). */
+export function refusalResult(error: AppError): { errors: [GraphQLFormattedError] } {
+  const retryAfter = Number(error.headers['Retry-After']);
+  return {
+    errors: [{ message: error.message, extensions: { code: error.code, ...(retryAfter > 0 ? { retryAfter } : {}) } }],
+  };
+}
 
 /** The AppError a formatted refusal stands for (its message and Retry-After as formatGraphQLError kept them). */
 function refusalOf(error: GraphQLFormattedError): AppError {
@@ -29,10 +50,7 @@ export function refusalsAsHttpStatus(): ApolloServerPlugin {
         async willSendResponse({ response }) {
           if (response.body.kind !== 'single') return;
           const errors = response.body.singleResult.errors ?? [];
-          // An outage first: it is what the caller must wait for.
-          const refused =
-            errors.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE') ??
-            errors.find((e) => REFUSALS.has(e.extensions?.code as string));
+          const refused = firstRefusal(errors, (e) => e.extensions?.code);
           if (!refused) return;
           const error = refusalOf(refused);
           response.http.status = error.status;

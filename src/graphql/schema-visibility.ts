@@ -6,11 +6,13 @@
 // Apollo's own switches (introspection, hideSchemaDetailsFromClientErrors) apply to everyone.
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, validate, type GraphQLSchema } from 'graphql';
+import { documentCache, DOCUMENTS_KEPT } from './document-cache.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
 const SUGGESTION = / ?Did you mean(.+?)\?$/;
 
 export function schemaDetailsForGraphqlReadOnly(schema: GraphQLSchema): ApolloServerPlugin<GraphQLContext> {
+  const introspects = documentCache<boolean>(DOCUMENTS_KEPT);
   return {
     async requestDidStart({ contextValue }) {
       if (contextValue.principal.scopes.has('graphql:read')) return;
@@ -33,8 +35,9 @@ export function schemaDetailsForGraphqlReadOnly(schema: GraphQLSchema): ApolloSe
             };
           });
         },
-        async didResolveOperation({ document }) {
-          if (validate(schema, document, [NoSchemaIntrospectionCustomRule]).length === 0) return;
+        async didResolveOperation({ document, queryHash }) {
+          if (!introspects(queryHash, () => validate(schema, document, [NoSchemaIntrospectionCustomRule]).length > 0))
+            return;
           throw new GraphQLError(
             'This API key lacks the "graphql:read" scope, which introspection (__schema, __type) needs',
             {

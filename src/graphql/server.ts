@@ -16,6 +16,7 @@ import type { Principal } from '../auth/api-keys.ts';
 import type { Logger } from '../kernel/logger.ts';
 import { compiledQueries } from './compiled-execution.ts';
 import { formatGraphQLError } from './errors.ts';
+import { oneMutationPerRequest } from './one-mutation.ts';
 import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
 import { refusalsAsHttpStatus } from './refusal-status.ts';
@@ -60,6 +61,7 @@ export async function createGraphQLMiddleware(deps: {
     plugins: [
       schemaDetailsForGraphqlReadOnly(deps.schema),
       queryLimits(deps.schema, deps.limits),
+      oneMutationPerRequest(),
       refusalsAsHttpStatus(),
       variableProblems(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),

@@ -84,6 +84,16 @@ export const badPathEncoding = (): AppError =>
     invalidParams: [{ name: 'path', reason: 'is not valid percent-encoding' }],
   });
 
+function parsesAsJson(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Errors raised by express's own parsers carry a status; keep their meaning, not their text. */
 function mapHttpError(err: unknown): AppError {
   const status = (err as { status?: unknown; type?: unknown })?.status;
@@ -105,9 +115,14 @@ function mapHttpError(err: unknown): AppError {
       );
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
     if (status === 400 && type === 'entity.parse.failed')
-      return new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', {
-        invalidParams: [{ name: 'body', reason: 'is not valid JSON' }],
-      });
+      return parsesAsJson((err as { body?: unknown }).body)
+        ? // The strict parser takes objects and arrays only: `"x"`, `1` or `null` is JSON all the same.
+          new AppError('BAD_USER_INPUT', 'The request body must be a JSON object', {
+            invalidParams: [{ name: 'body', reason: 'must be a JSON object' }],
+          })
+        : new AppError('BAD_USER_INPUT', 'The request body is not valid JSON', {
+            invalidParams: [{ name: 'body', reason: 'is not valid JSON' }],
+          });
     // The router could not percent-decode a path segment: the path is at fault, not a body.
     if (status === 400 && err instanceof URIError) return badPathEncoding();
     if (status === 400)

@@ -97,12 +97,10 @@ export const settingsSchema = z.object({
     )
     .pipe(
       z.array(
-        z
-          .string()
-          .refine(
-            isOrigin,
-            'must be exact origins such as https://app.example.com (scheme, host, optional port; no path, no *)',
-          ),
+        z.string().refine(isOrigin, {
+          error: (issue) =>
+            `${String(issue.input)} is not an exact origin such as https://app.example.com (scheme, host, optional port; no path, no *)`,
+        }),
       ),
     )
     .optional(),

@@ -40,7 +40,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = settingsSchema.safeParse(present);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    // Named by the variable alone: an item of a list setting says which item in its message.
+    throw new ConfigError(
+      parsed.error.issues.map((i) => (i.path.length ? `${String(i.path[0])}: ${i.message}` : i.message)),
+    );
   }
   checkTogether(parsed.data);
   return buildConfig(parsed.data, env);

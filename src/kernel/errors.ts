@@ -68,6 +68,30 @@ export class OperatorError extends Error {
 export const badInput = (invalidParams: InvalidParam[]): AppError =>
   new AppError('BAD_USER_INPUT', invalidParams.map((p) => `${p.name}: ${p.reason}`).join('; '), { invalidParams });
 
+/**
+ * Checks of several inputs that report every bad one at once: `check` runs one (a parse that throws
+ * badInput) and gives its value; `done` then throws one badInput naming every input that failed, in
+ * order. A failed check gives undefined in place of its value, which only code before `done` can see
+ * (call `done` before using any). Any other error goes through at once.
+ */
+export function inputChecks(): { check: <T>(parse: () => T) => T; done: () => void } {
+  const problems: InvalidParam[] = [];
+  return {
+    check(parse) {
+      try {
+        return parse();
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== 'BAD_USER_INPUT' || !error.invalidParams) throw error;
+        problems.push(...error.invalidParams);
+        return undefined as never;
+      }
+    },
+    done() {
+      if (problems.length) throw badInput(problems);
+    },
+  };
+}
+
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} was not found`);
 
 const CONNECTION_ERROR_CODES = new Set([

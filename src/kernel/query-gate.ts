@@ -14,8 +14,12 @@ export type QueryGateLimits = { perKey: number; total: number; queueWaitMs: numb
 export type QueryGate = {
   /** Resolves with the slot's release once admitted; rejects with 429 after the queue wait, or when `signal` aborts. */
   admit(keyId: string, signal?: AbortSignal): Promise<() => void>;
-  /** Runs `read` in a slot of `keyId`. */
-  run<T>(keyId: string, read: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /**
+   * Runs `read` in a slot of `keyId`. The slot is held until `ended` resolves, when given: a read
+   * answered at its deadline or on a disconnect may still be stopping in PostgreSQL, and the limits
+   * hold for statements, not only for callers.
+   */
+  run<T>(keyId: string, read: () => Promise<T>, signal?: AbortSignal, ended?: () => Promise<void>): Promise<T>;
 };
 
 type Waiter = { keyId: string; admitted: () => void; timer: NodeJS.Timeout | undefined };
@@ -90,12 +94,13 @@ export function createQueryGate(limits: QueryGateLimits): QueryGate {
 
   return {
     admit,
-    async run(keyId, read, signal) {
+    async run(keyId, read, signal, ended) {
       const release = await admit(keyId, signal);
       try {
         return await read();
       } finally {
-        release();
+        if (ended) void ended().then(release, release);
+        else release();
       }
     },
   };

@@ -9,11 +9,11 @@ import { createListReads, type ListFilter, type ListQuery } from '../../src/cata
 import { LIST_FACETS, type ListFacet } from '../../src/catalog/list-model.ts';
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { seedCatalog } from '../../src/catalog/seed.ts';
 import { createChangeRecorder } from '../../src/events/record-change.ts';
 import { testDb } from '../hooks.ts';
 import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
+import { checkAcrossRebuild, markedRecords, seededAndFolded } from '../support/search-folds.ts';
 import { writeBesideFolder } from '../support/writers-beside-folder.ts';
 
 const FACETS = [...LIST_FACETS];
@@ -88,8 +88,7 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
   it('equals the facets counted from the rows with records marked, folded and rebuilt', async function () {
     this.timeout(180_000);
     const pool = testDb().pool;
-    const marked = async () =>
-      Number((await pool.query<{ n: string }>('select count(*) as n from search_dirty')).rows[0]!.n);
+    const marked = () => markedRecords(pool);
     await runMixedCatalogWrites({
       seedCount: 1500,
       seed: 3401,
@@ -125,28 +124,13 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
     await expectPairsExact();
     expect(await foldSearch(pool)).to.be.greaterThan(0);
     await expectPairsExact();
-    // Everything marked (as after a seed or the migration): more than marked_max, so the rows answer;
-    // one rebuild, then the pairs again.
-    await pool.query('update search_config set marked_max = 1000');
-    await pool.query('select mark_search_all()');
-    await expectPairsExact(false);
-    expect(await foldSearch(pool)).to.be.greaterThan(1000);
-    expect(await marked()).to.equal(0);
-    await pool.query('update search_config set marked_max = 20000');
-    await expectPairsExact();
+    await checkAcrossRebuild(pool, expectPairsExact);
   });
 
   it('stays exact in every snapshot beside concurrent writers and a folder', async function () {
     this.timeout(120_000);
     const pool = testDb().pool;
-    await seedCatalog(pool, { count: 1200, seed: 3402, batchSize: 400 });
-    await foldSearchAll(pool);
-    const ids = (
-      await pool.query<{ id: string }>(
-        `select id from learning_opportunity where status = 'PUBLISHED' order by id limit 300`,
-      )
-    ).rows.map((r) => r.id);
-    expect(ids).to.have.length(300);
+    const ids = await seededAndFolded(pool, 1200, 3402, 300);
     const format = (
       await pool.query<{ value: string }>(
         `select value from facet_count where facet = 'format' and n > 0 order by n desc, value limit 1`,

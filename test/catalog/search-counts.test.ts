@@ -7,10 +7,10 @@
 import { expect } from 'chai';
 import { createListReads, searchQuery, type ListQuery } from '../../src/catalog/list-query.ts';
 import { foldSearch, foldSearchAll } from '../../src/catalog/count-folder.ts';
-import { seedCatalog } from '../../src/catalog/seed.ts';
 import { testDb } from '../hooks.ts';
 import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { resetCatalog } from '../support/factories.ts';
+import { checkAcrossRebuild, markedRecords, seededAndFolded } from '../support/search-folds.ts';
 import { writeBesideFolder } from '../support/writers-beside-folder.ts';
 
 // Searches as consumers send them: common words, a stop word's prefix, rare words, a word this test adds.
@@ -159,8 +159,7 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
   it('gives the exact total of a search with records marked, folded, rebuilt and a lexeme newly frequent', async function () {
     this.timeout(180_000);
     const pool = testDb().pool;
-    const marked = async () =>
-      Number((await pool.query<{ n: string }>('select count(*) as n from search_dirty')).rows[0]!.n);
+    const marked = () => markedRecords(pool);
     await runMixedCatalogWrites({
       seedCount: 1500,
       seed: 3301,
@@ -194,28 +193,13 @@ describe('search counts from the search bitmaps (search_count, fold_search)', ()
     expect(await foldSearch(pool)).to.be.greaterThan(0);
     expect(await frequent('quokka')).to.equal(true);
     await expectExact();
-    // Everything marked (as after a seed or the migration): more than marked_max, so the searches read
-    // their matches (the bitmaps answer nothing); one rebuild, then the same totals from the bitmaps.
-    await pool.query('update search_config set marked_max = 1000');
-    await pool.query('select mark_search_all()');
-    await expectExact(false);
-    expect(await foldSearch(pool)).to.be.greaterThan(1000);
-    expect(await marked()).to.equal(0);
-    await pool.query('update search_config set marked_max = 20000');
-    await expectExact();
+    await checkAcrossRebuild(pool, expectExact);
   });
 
   it('stays exact in every snapshot beside concurrent writers and a folder, a lexeme becoming frequent meanwhile', async function () {
     this.timeout(120_000);
     const pool = testDb().pool;
-    await seedCatalog(pool, { count: 1200, seed: 3302, batchSize: 400 });
-    await foldSearchAll(pool);
-    const ids = (
-      await pool.query<{ id: string }>(
-        `select id from learning_opportunity where status = 'PUBLISHED' order by id limit 400`,
-      )
-    ).rows.map((r) => r.id);
-    expect(ids).to.have.length(400);
+    const ids = await seededAndFolded(pool, 1200, 3302, 400);
     const queries = [`'wombat'`, `'wombat' & 'machin'`, `'machin' & 'learn':*`, `'wom':*`, `'a':*`];
     const { folds, checks } = await writeBesideFolder({
       ids,

@@ -2,7 +2,7 @@
 // cap and its last resync, and "Resync" (resyncWebhookReceiver, as `receivers resync`) sends the
 // receiver the latest state of every published record again, shows its progress while it is queued
 // and its result; a disabled receiver's "Resync" is not offered. No page logs a console error or a CSP
-// violation.
+// violation. A paused receiver's page says until when, and "End pause" ends the pause.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
@@ -12,10 +12,10 @@ import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { launchChromiumOrSkip } from '../support/chromium.ts';
 import { type ConsoleWorld, startConsoleWorld } from '../support/console-world.ts';
-import { testSecrets, type WebhookStack } from '../support/webhooks.ts';
+import { eventually, publishOne, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { drained } from '../webhooks/convergence-support.ts';
 
-describe('operator console: a receiver page shows its rate cap and resyncs it', function () {
+describe('operator console: a receiver page shows its rate cap and resyncs it; a pause ends on request', function () {
   this.timeout(120_000);
   let world: ConsoleWorld;
   let stack: WebhookStack;
@@ -143,6 +143,34 @@ describe('operator console: a receiver page shows its rate cap and resyncs it', 
     expect(await page.getByRole('button', { name: 'Resync' }).isDisabled()).to.equal(true);
     expect(await page.locator('section.settings').innerText()).to.match(/enable it first/);
     expect(await page.locator('#rate-cap').innerText()).to.equal('none');
+    await page.close();
+  });
+
+  // A receiver that asked to be left alone (503 Retry-After: an hour): its page says until when, the
+  // receivers page offers "End pause" (as `receivers enable`), and that sends the deferred delivery at once.
+  it('shows the pause and "End pause" sends the deferred delivery at once', async () => {
+    const receiver = await world.newReceiver();
+    receiver.reply({ status: 503, headers: { 'retry-after': '3600' } });
+    const { id } = await stack.addReceiver(receiver.url);
+    await publishOne(stack);
+    await receiver.waitFor(1);
+    await eventually(async () => (await getReceiver(manage(), id))?.pausedUntil != null, 10_000, 'the pause recorded');
+    receiver.reply({ status: 200 });
+
+    const page = await signIn();
+    await page.goto(`${stack.api.url}/console#/receivers/${id}`);
+    await page.locator('#paused').waitFor();
+    expect(await page.locator('#paused').innerText()).to.match(/^until .+: it answered 429\/503 with Retry-After/);
+
+    await page.goto(`${stack.api.url}/console#/receivers`);
+    const row = page.locator('tr', { hasText: receiver.url });
+    await row.getByRole('button', { name: 'End pause' }).click();
+    await page.locator('#notice .message', { hasText: 'Ended the pause' }).waitFor();
+    await receiver.waitFor(2, 15_000); // the deferred retry, at once rather than in an hour
+    expect((await getReceiver(manage(), id))!.pausedUntil).to.equal(null);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await row.getByRole('button', { name: 'Disable' }).waitFor();
+    expect(await row.getByRole('button', { name: 'End pause' }).count()).to.equal(0);
     await page.close();
   });
 });

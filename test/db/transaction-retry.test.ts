@@ -25,6 +25,7 @@ describe('transactions that lose a deadlock', function () {
     const held = new Promise<void>((resolve) => (holding = resolve));
     let go!: () => void;
     const otherWaits = new Promise<void>((resolve) => (go = resolve));
+    let otherGranted!: Promise<unknown>;
     try {
       // The other side holds row 2, and checks for deadlocks only after 30 s. Our first run holds
       // row 1; the other side waits for it; then our run asks for row 2 and closes the cycle: its
@@ -34,6 +35,9 @@ describe('transactions that lose a deadlock', function () {
       await other.query(`update ${table} set n = n + 10 where id = 2`);
       const ours = inTransaction(pool, async (client) => {
         runs++;
+        // The run again starts once the other side has row 1: on a loaded machine it took the row
+        // first once (the other side's backend not yet scheduled), deadlocked again, and ran 3 times.
+        if (runs > 1) await otherGranted;
         await client.query(`update ${table} set n = n + 1 where id = 1`);
         if (runs === 1) {
           holding();
@@ -44,6 +48,7 @@ describe('transactions that lose a deadlock', function () {
       });
       await held;
       const otherUpdate = other.query(`update ${table} set n = n + 10 where id = 1`);
+      otherGranted = otherUpdate;
       await waitingForLock(pool, 'n = n + 10 where id = 1');
       go();
       await otherUpdate; // granted once our first run is rolled back

@@ -63,6 +63,19 @@ describe('/graphql edges', () => {
     }
   });
 
+  it('tells a body that is not JSON from JSON that is no object, in a 400 problem naming the body', async () => {
+    for (const [body, detail] of [
+      ['{"query": ', 'The request body is not valid JSON'],
+      ['"x"', 'The request body must be a JSON object'],
+      ['null', 'The request body must be a JSON object'],
+      ['1', 'The request body must be a JSON object'],
+    ] as const) {
+      const problem = expectProblem(await post(served.reader, body), 400);
+      expect(problem.detail, body).to.equal(detail);
+      expect(problem.invalidParams?.[0]?.name, body).to.equal('body');
+    }
+  });
+
   it('names the Content-Encoding or charset it cannot read in its 415, instead of asking for the JSON it was sent', async () => {
     const send = async (headers: Record<string, string>) => {
       const res = await fetch(`${served.api.url}/graphql`, {

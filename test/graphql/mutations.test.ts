@@ -209,4 +209,34 @@ describe('GraphQL mutations and the lifecycle', () => {
     expect(anonymous.status).to.equal(401);
     expect(onlyError(anonymous).extensions?.code).to.equal('UNAUTHENTICATED');
   });
+  it('refuses a request with two mutation fields before either runs: one could commit while the other nulls the answer', async () => {
+    const input = buildLearningOpportunityInput();
+    await mutate(served.api, served.writer, 'upsert', input);
+    const missing = randomUUID();
+    const documents = [
+      `mutation { a: publishLearningOpportunity(id: "${input.id}") { id } b: archiveLearningOpportunity(id: "${missing}") { id } }`,
+      // The same through a fragment, and with __typename beside (which is no mutation).
+      `mutation { __typename ...Both } fragment Both on Mutation { a: publishLearningOpportunity(id: "${input.id}") { id } b: deleteLearningOpportunity(id: "${missing}") { id } }`,
+    ];
+    for (const document of documents) {
+      const refused = await graphql(served.api, served.writer, document);
+      expect(refused.status, document).to.equal(400);
+      expect(refused.body.data, document).to.equal(undefined);
+      expect(onlyError(refused).extensions?.code).to.equal('GRAPHQL_VALIDATION_FAILED');
+      expect(refused.body.errors![0]!.message).to.match(/carries one mutation, and this one has 2 \(a, b\)/);
+    }
+    // Nothing ran: the record is still a draft, with no event.
+    const { rows } = await testDb().pool.query<{ status: string; events: number }>(
+      `select status, (select count(*)::int from event where resource_id = $1) as events from learning_opportunity where id = $1`,
+      [input.id],
+    );
+    expect(rows[0]).to.deep.equal({ status: 'DRAFT', events: 0 });
+    // One mutation alone (and __typename beside it) still runs.
+    const one = await graphql<{ publishLearningOpportunity: { status: string } }>(
+      served.api,
+      served.writer,
+      `mutation { __typename publishLearningOpportunity(id: "${input.id}") { status } }`,
+    );
+    expect(one.body.data?.publishLearningOpportunity.status).to.equal('PUBLISHED');
+  });
 });

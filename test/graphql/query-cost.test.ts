@@ -3,6 +3,7 @@
 // Each refusal is a QUERY_TOO_COMPLEX error and nothing is resolved.
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
+import { INTROSPECTION_DEPTH } from '../../src/graphql/query-limits.ts';
 import { graphql, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
 import { GET_PAGE, onlyError, RECORD_FIELDS } from '../support/graphql-documents.ts';
@@ -41,6 +42,33 @@ describe('GraphQL cost limits', () => {
     expect(res.body.data?.__schema.types.length).to.be.above(10);
   });
 
+  it('serves the introspection query with every option on (Apollo Sandbox and code generators set some)', async () => {
+    const query = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    });
+    const res = await graphql<{ __schema: { types: { name: string; inputFields: unknown[] | null }[] } }>(
+      served.api,
+      served.key,
+      query,
+    );
+    expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
+    const input = res.body.data?.__schema.types.find((t) => t.name === 'LearningOpportunityInput');
+    expect(input?.inputFields?.length).to.be.above(3);
+  });
+
+  it("still prices introspection by its lists: fifteen aliased listings of every argument type's fields are refused", async () => {
+    const listing = (alias: string) =>
+      `${alias}: __schema { types { name fields { name args { name type { name ofType { name ofType { name fields { name args { name } } } } } } } } }`;
+    const query = `{ ${Array.from({ length: 15 }, (_, i) => listing(`a${i}`)).join(' ')} }`;
+    await expectTooComplex(query, /costs \d+, more than the limit of 50000/);
+    expect((await graphql(served.api, served.key, `{ ${listing('one')} }`)).body.errors).to.equal(undefined);
+  });
+
   it('refuses a 1.5 KB query aliasing ten full pages, by its cost', async () => {
     const query = aliasedPages(10);
     expect(query.length).to.be.below(1600);
@@ -59,6 +87,34 @@ describe('GraphQL cost limits', () => {
     expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
   });
 
+  // The cost of a document is kept once it passes, unless its variables can change it.
+  it('counts pages that a directive includes through a variable', async () => {
+    const query = `query ($all: Boolean!) { ${Array.from({ length: 10 }, (_, i) => `p${i}: learningOpportunities(limit: 100) @include(if: $all) { results { ...Record } }`).join(' ')} } ${RECORD_FIELDS}`;
+    expect((await graphql(served.api, served.key, query, { all: false })).body.errors).to.equal(undefined);
+    const error = onlyError(await graphql(served.api, served.key, query, { all: true }));
+    expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+  });
+
+  it('counts facets and a search given in variables', async () => {
+    const query = `query ($facets: [Facet!], $q: String) { learningOpportunities(limit: 100, facets: $facets, search: $q) { results { ...Record } } } ${RECORD_FIELDS}`;
+    expect((await graphql(served.api, served.key, query, {})).body.errors).to.equal(undefined);
+    const error = onlyError(
+      await graphql(served.api, served.key, query, {
+        facets: ['FORMAT', 'LANGUAGE', 'TOPIC', 'PROVIDER', 'COUNTRY'],
+        q: 'a',
+      }),
+    );
+    expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+  });
+
+  it('answers the same document the same way each time it comes', async () => {
+    for (let i = 0; i < 3; i++) {
+      await expectTooComplex(aliasedPages(10), /costs \d+, more than the limit of 50000/);
+      const res = await graphql(served.api, served.key, GET_PAGE, { limit: 100 });
+      expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);
+    }
+  });
+
   it('refuses more than 15 aliases, even cheap ones', async () => {
     await expectTooComplex(
       `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: __typename`).join(' ')} }`,
@@ -70,6 +126,15 @@ describe('GraphQL cost limits', () => {
     await expectTooComplex(
       '{ __type(name: "Query") { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } }',
       /depth limit of 8 exceeded, found 9/,
+    );
+  });
+
+  it('refuses a `__schema` deeper than the standard introspection query (served above: 15 levels)', async () => {
+    const nested = (n: number): string => (n === 0 ? 'name' : `ofType { ${nested(n - 1)} }`);
+    // __schema, types, fields, type, 11 ofType and name: 16 levels (the standard query has 15).
+    await expectTooComplex(
+      `{ __schema { types { fields { type { ${nested(11)} } } } } }`,
+      new RegExp(`depth limit of ${INTROSPECTION_DEPTH} exceeded, found 16`),
     );
   });
 

@@ -108,5 +108,9 @@ describe('CORS on /v1', () => {
     ]) {
       expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw(/CORS_ORIGINS/);
     }
+    // The bad one of several is named by its value, not by its place in the list.
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com,ftp://b.example.com' })).to.throw(
+      /^Invalid configuration:\n {2}- CORS_ORIGINS: ftp:\/\/b.example.com is not an exact origin such as https:\/\/app.example.com/,
+    );
   });
 });

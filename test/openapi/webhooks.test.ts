@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
+import { sendTestEvent } from '../../src/webhooks/delivery/test-event.ts';
 import { addReceiver, rotateReceiverSecret } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { type ReceivedRequest, startReceiver, type TestReceiver } from '../support/receiver.ts';
@@ -47,12 +48,13 @@ describe('the OpenAPI document: webhooks', function () {
   this.timeout(20_000);
   const stack = useWebhookStack();
   const receivers: Record<string, TestReceiver> = {};
+  const ids: Record<string, string> = {};
 
   before(async () => {
     const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
     for (const name of ['v1', 'standard', 'rotating']) receivers[name] = await startReceiver();
-    await addReceiver(deps, { url: receivers.v1!.url, secret: 'openapi-webhook-secret-0123456789' });
-    await addReceiver(deps, { url: receivers.standard!.url, scheme: 'standard-webhooks' });
+    ids.v1 = (await addReceiver(deps, { url: receivers.v1!.url, secret: 'openapi-webhook-secret-0123456789' })).id;
+    ids.standard = (await addReceiver(deps, { url: receivers.standard!.url, scheme: 'standard-webhooks' })).id;
     const rotating = await addReceiver(deps, { url: receivers.rotating!.url, scheme: 'standard-webhooks' });
     await rotateReceiverSecret(deps, rotating.id, { graceHours: 1 });
   });
@@ -78,5 +80,14 @@ describe('the OpenAPI document: webhooks', function () {
     // And neither set passes for the other.
     expect(problems('learningOpportunityEvent', standard!)).to.include('missing x-service-event-id');
     expect(problems('learningOpportunityEventStandardWebhooks', v1!)).to.include('missing webhook-id');
+  });
+
+  it('describes test deliveries (WEBHOOK_TEST), which receivers must acknowledge like any event', async () => {
+    for (const name of ['v1', 'standard']) await sendTestEvent({ pool: testDb().pool, boss: stack.boss }, ids[name]!);
+    const v1 = (await receivers.v1!.waitFor(2)).at(-1)!;
+    const standard = (await receivers.standard!.waitFor(2)).at(-1)!;
+    expect(JSON.parse(v1.body.toString()).type).to.equal('WEBHOOK_TEST');
+    expect(problems('learningOpportunityEvent', v1)).to.deep.equal([]);
+    expect(problems('learningOpportunityEventStandardWebhooks', standard)).to.deep.equal([]);
   });
 });

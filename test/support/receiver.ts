@@ -14,7 +14,15 @@ export type ReceivedRequest = {
   arrivedAt: number;
 };
 
-export type Reply = { status?: number; body?: string | Buffer; hang?: boolean; redirectTo?: string; delayMs?: number };
+export type Reply = {
+  status?: number;
+  body?: string | Buffer;
+  hang?: boolean;
+  redirectTo?: string;
+  delayMs?: number;
+  /** More response headers (`retry-after`, say). */
+  headers?: Record<string, string>;
+};
 export type ReplyRule = Reply | ((request: ReceivedRequest, index: number) => Reply);
 
 export type TestReceiver = {
@@ -61,7 +69,10 @@ export async function startReceiver(path = '/hooks/lods'): Promise<TestReceiver>
       }
       const send = () => {
         if (reply.redirectTo) res.writeHead(reply.status ?? 302, { location: reply.redirectTo }).end();
-        else res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain' }).end(reply.body ?? 'ok');
+        else
+          res
+            .writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers })
+            .end(reply.body ?? 'ok');
       };
       if (reply.delayMs) setTimeout(send, reply.delayMs);
       else send();

@@ -234,9 +234,11 @@ describe('GET /v1/calendar.ics', () => {
       expect(vcalendar.getFirstPropertyValue('x-lods-truncated'), filter).to.equal(null);
 
       const expected = records.flatMap((record) => record.sessions.map((s) => ({ record, session: s })));
-      expect(events.map((e) => e.uid).sort(), filter).to.deep.equal(expected.map((e) => `${e.session.id}@lods`).sort());
+      expect(events.map((e) => e.uid).sort(), filter).to.deep.equal(
+        expected.map((e) => `${e.session.id}.${e.record.id}@lods`).sort(),
+      );
       for (const { record, session: s } of expected) {
-        const event = events.find((e) => e.uid === `${s.id}@lods`)!;
+        const event = events.find((e) => e.uid === `${s.id}.${record.id}@lods`)!;
         expect(event.summary, filter).to.equal(record.title);
         expect(event.start, filter).to.equal(toSecond(s.startsAt));
         const end = s.endsAt === null || toSecond(s.endsAt) === toSecond(s.startsAt) ? null : toSecond(s.endsAt);
@@ -267,11 +269,24 @@ describe('GET /v1/calendar.ics', () => {
     expect(lyon!.location).to.equal('Hall 2, Am Markt 1, Lyon, FR');
   });
 
-  it('keeps each UID across fetches and edits: the session id', async () => {
+  it('keeps each UID across fetches and edits: the session id and the record id', async () => {
     const first = parse((await calendar('')).text).events.map((e) => e.uid);
     const second = parse((await calendar('')).text).events.map((e) => e.uid);
     expect(second).to.deep.equal(first);
-    for (const uid of first) expect(uid).to.match(/^[0-9a-f-]{36}@lods$/);
+    for (const uid of first) expect(uid).to.match(/^[0-9a-f-]{36}\.[0-9a-f-]{36}@lods$/);
+  });
+
+  it('gives a copied record’s sessions (the same session ids in two records) UIDs of their own', async () => {
+    const sessions = [session('2027-09-01T09:00:00.000Z', '2027-09-01T12:00:00.000Z', ['Gdańsk', 'PL'])];
+    const original = await createRecord(api.writes, { title: 'Welding in Gdańsk', sessions });
+    const copy = await createRecord(api.writes, { id: randomUUID(), title: 'Welding in Gdańsk (copy)', sessions });
+    const { events } = parse((await calendar('city=Gda%C5%84sk')).text);
+    expect(events.map((e) => e.summary).sort()).to.deep.equal(['Welding in Gdańsk', 'Welding in Gdańsk (copy)']);
+    expect(new Set(events.map((e) => e.uid)).size).to.equal(2);
+    expect(events.map((e) => e.uid).sort()).to.deep.equal(
+      [original.id, copy.id].map((id) => `${sessions[0]!.id as string}.${id}@lods`).sort(),
+    );
+    for (const id of [original.id, copy.id]) await api.writes.delete(id);
   });
 
   it('writes CRLF line ends and lines of at most 75 octets, folding a long non-ASCII title between characters', async () => {

@@ -50,6 +50,12 @@ describe('query class: admission per key and process, deadlines that hold in Pos
     );
     return rows[0]!.n;
   }
+  /** A counter of /metrics, by its name and labels as printed. */
+  async function metric(series: string): Promise<number> {
+    const text = await (await fetch(`${api.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return Number(line?.split(' ')[1] ?? 0);
+  }
   async function until(check: () => Promise<boolean>, withinMs: number): Promise<void> {
     const deadline = Date.now() + withinMs;
     while (!(await check())) {
@@ -72,12 +78,17 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       expect(refused.headers.get('retry-after')).to.equal('1');
       expect((refused.body as { detail: string }).detail).to.contain('QUERY_MAX_CONCURRENT_PER_KEY');
       expect(waited).to.be.at.least(QUEUE_WAIT_MS - 20);
-      // The same key through GraphQL: the same slots, a stable code, and REST's status and Retry-After.
+      // The same key through GraphQL: the same slots, a stable code, and REST's status and Retry-After,
+      // after one wait in line, counted once (it waited and was counted twice: compiled-execution.ts).
+      const refusedBefore = await metric('lods_query_refused_total{limit="key"}');
+      const graphqlStarted = performance.now();
       const viaGraphql = await graphql(
         api,
         a,
         '{ learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } } }',
       );
+      expect(performance.now() - graphqlStarted).to.be.at.least(QUEUE_WAIT_MS - 20);
+      expect(await metric('lods_query_refused_total{limit="key"}')).to.equal(refusedBefore + 1);
       expect(viaGraphql.status).to.equal(429);
       expect(viaGraphql.headers.get('retry-after')).to.equal('1');
       expect(viaGraphql.body.errors).to.have.length(1);
@@ -123,12 +134,19 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       // Still locked: a statement that merely lost its caller would still be waiting on the lock.
       await until(async () => (await running()) === 0, 2000);
       // GraphQL answers the same deadline as REST does: 503, Retry-After 1, and says what happened
-      // (it said the database was unreachable, with Retry-After 5).
+      // (it said the database was unreachable, with Retry-After 5). Once: the statement is not run
+      // a second time after its cancel (it was, by graphql-js after the compiled query's refusal:
+      // 503 after twice the deadline, two cancels counted).
+      const cancelledBefore = await metric('lods_db_reads_cancelled_total{reason="deadline"}');
+      const graphqlStarted = performance.now();
       const viaGraphql = await graphql(
         api,
         await createTestKey(['graphql:read']),
         '{ learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } } }',
       );
+      expect(performance.now() - graphqlStarted).to.be.within(READ_TIMEOUT_MS - 50, 2 * READ_TIMEOUT_MS - 500);
+      // At most once (the server's own statement_timeout, equal to the deadline, may stop it first: not counted).
+      expect(await metric('lods_db_reads_cancelled_total{reason="deadline"}')).to.be.at.most(cancelledBefore + 1);
       expect(viaGraphql.status).to.equal(503);
       expect(viaGraphql.headers.get('retry-after')).to.equal('1');
       expect(viaGraphql.body.errors?.[0]?.extensions?.code).to.equal('SERVICE_UNAVAILABLE');

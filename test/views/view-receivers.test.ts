@@ -192,11 +192,14 @@ describe('receivers subscribed to a view', function () {
     const ics = await fetch(`${stack.api.url}/v1/calendar.ics?${VIEW}&key=${key}`);
     expect(ics.status).to.equal(200);
     const calendar = new ICAL.Component(ICAL.parse(await ics.text()));
+    // UID: <session id>.<record id>@lods
     const uids = calendar
       .getAllSubcomponents('vevent')
-      .map((v) => String(v.getFirstPropertyValue('uid')).replace(/@.*$/, ''))
-      .filter((uid) => [...want.values()].some((r) => r.includes(uid)));
-    const sessions = [...want.values()].flatMap((r) => (JSON.parse(r) as Doc).sessions.map((s) => s.id));
+      .map((v) => String(v.getFirstPropertyValue('uid')).replace(/@lods$/, ''));
+    const sessions = [...want.values()].flatMap((r) => {
+      const doc = JSON.parse(r) as Doc;
+      return doc.sessions.map((s) => `${s.id}.${doc.id}`);
+    });
     expect(uids.sort()).to.deep.equal(sessions.sort());
   });
 

@@ -19,7 +19,7 @@ import {
 } from '../../src/webhooks/delivery/retry-policy.ts';
 import { type DeliveryWorker, startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { DEAD_LETTER_QUEUE, DELIVERY_QUEUE, enqueueDeliveries } from '../../src/webhooks/queue/boss.ts';
-import { getReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { disableReceiver, enableReceiver, getReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import {
   deliveryState,
@@ -267,6 +267,47 @@ describe('receiver backpressure (429/503 with Retry-After)', function () {
     // The worker trusts a pause's row once the pause is 5 s old, and looks at every poll.
     await settledFor(id, async () => (await successes(id)).includes(b), 15_000, 'the delivery after the pause ended');
     expect(receiver.hits.map((h) => h.status)).to.deep.equal([503, 200]);
+  });
+
+  // Found from outside: a receiver paused for an hour, disabled and enabled again, got its catch-up
+  // an hour late (the catch-up's jobs were deferred by the old pause), and nothing showed the pause.
+  it("ends a pause on the operator's enable: the deferred deliveries go at once, and the pause shows until then", async () => {
+    receiver = await startAnsweringReceiver(firstThen200({ status: 503, headers: { 'retry-after': '3600' } }));
+    stack = await startWebhookStack();
+    const { id } = await stack.addReceiver(receiver.url);
+    const a = await publishOne(stack);
+    await eventually(async () => (await attemptsOf(id)).length === 1, 10_000, 'the throttled attempt');
+    const paused = (await getReceiver({ pool: testDb().pool }, id))!.pausedUntil;
+    expect(Date.parse(paused!) - Date.now()).to.be.within(3_500_000, 3_600_000);
+    const b = await publishOne(stack);
+    const enabled = await enableReceiver({ pool: testDb().pool }, id);
+    expect(enabled).to.include({ wasEnabled: true, pauseEnded: true, pausedUntil: null });
+    expect(enabled.resumedNow).to.be.at.least(1); // b's first delivery, and a's retry once it is queued
+    await settledFor(
+      id,
+      async () => (await successes(id)).length === 2,
+      15_000,
+      'both deliveries after the pause ended',
+    );
+    expect((await successes(id)).sort()).to.deep.equal([a, b].sort());
+  });
+
+  it('delivers the catch-up of a receiver paused for an hour, disabled and enabled again, at once', async () => {
+    receiver = await startAnsweringReceiver(firstThen200({ status: 429, headers: { 'retry-after': '3600' } }));
+    stack = await startWebhookStack();
+    const { id } = await stack.addReceiver(receiver.url);
+    await publishOne(stack);
+    await eventually(async () => (await attemptsOf(id)).length === 1, 10_000, 'the throttled attempt');
+    await disableReceiver({ pool: testDb().pool }, id);
+    const missed = [await publishOne(stack), await publishOne(stack)];
+    const enabled = await enableReceiver({ pool: testDb().pool }, id);
+    expect(enabled.catchUp?.total).to.be.at.least(2);
+    await settledFor(
+      id,
+      async () => missed.every((e) => receiver!.hits.some((h) => h.eventId === e && h.status === 200)),
+      15_000,
+      'the catch-up at once',
+    );
   });
 
   it("a worker that did not see the answer learns the pause from the receiver's row and defers the receiver's jobs", async () => {

@@ -1,8 +1,10 @@
 // The operator commands, run as a user would (a child process on the suite's database): --json
 // prints only JSON, secrets are never printed, bad arguments exit 2, unknown ids exit 3.
 import { expect } from 'chai';
+import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { listDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { cli, json } from '../support/cli.ts';
+import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
 import { eventually, publishOne, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
@@ -63,6 +65,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       'lastFailureAt',
       'lastSuccessAt',
       'maxPerSecond', // its rate cap (null: none)
+      'pausedUntil', // until when it asked to be left alone (a 429/503 Retry-After; null: not paused)
       'previousSecretExpiresAt', // a Standard Webhooks rotation's grace (issue 21)
       'resync', // its last resync on demand (null: none yet)
       'signatureScheme', // issue 21
@@ -123,6 +126,12 @@ describe('webhook commands (receivers, events, deliveries)', function () {
         3,
         /Receiver 00000000-0000-4000-8000-000000000001 was not found/,
       ],
+      // Not a missing secret (2): no secret would make the id right.
+      [
+        ['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000004'],
+        3,
+        /Receiver 00000000-0000-4000-8000-000000000004 was not found/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(...args);
@@ -174,6 +183,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
       eventType: 'LEARNING_OPPORTUNITY_PUBLISHED',
       receiverIds: [info.id],
       superseded: 0,
+      supersededReceiverIds: [],
     });
     const requests = await receiver.waitFor(3);
     expect(requests.map((r) => r.headers['x-service-event-id'])).to.deep.equal([eventId, eventId, eventId]);
@@ -184,6 +194,34 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const refused = await cli('events', 'redeliver', eventId, '--receiver', info.id);
     expect(refused.code, refused.stderr).to.equal(5);
     expect(refused.stderr).to.match(/Receiver .* is disabled; enable it first/);
+  });
+
+  it('redeliver names the receivers it skipped as superseded apart from those it queued for', async () => {
+    receiver.reply({ status: 200 });
+    const info = await stack.addReceiver(receiver.url, { secret: SECRET });
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title: 'Newer title' }));
+    const id = input.id;
+    const { rows } = await testDb().pool.query<{ id: string }>(
+      `select id from event where resource_id = $1 and type = 'LEARNING_OPPORTUNITY_PUBLISHED'`,
+      [id],
+    );
+    const first = rows[0]!.id;
+    await eventually(
+      async () => receiver.requests.filter((r) => JSON.parse(r.body.toString()).resource.id === id).length === 2,
+      5000,
+      'both events delivered',
+    );
+    const skipped = await cli('events', 'redeliver', first, '--receiver', info.id);
+    expect(skipped.code, skipped.stderr).to.equal(0);
+    expect(skipped.stdout).to.include(`for 0 of 1 receiver(s); skipped as superseded`);
+    expect(skipped.stdout.trim()).to.match(new RegExp(`: ${info.id}\\.$`));
+    const sent = json<{ receiverIds: string[] }>(
+      (await cli('events', 'redeliver', first, '--receiver', info.id, '--include-superseded', '--json')).stdout,
+    );
+    expect(sent.receiverIds).to.deep.equal([info.id]);
   });
 
   it("replay-dead --event says the letters left are other events', not disabled receivers'", async () => {

@@ -73,8 +73,13 @@ describe('receiver delivery modes', function () {
     expect(json<{ deliveryMode: string }>(updated.stdout).deliveryMode).to.equal('ALL_EVENTS');
     const listed = json<{ id: string; deliveryMode: string }[]>((await cli('receivers', 'list', '--json')).stdout);
     expect(listed.find((r) => r.id === id)?.deliveryMode).to.equal('ALL_EVENTS');
+    // The table speaks as --mode does.
+    const row = (await cli('receivers', 'list')).stdout.split('\n').find((line) => line.startsWith(id));
+    expect(row)
+      .to.match(/ all-events /)
+      .and.not.match(/ALL_EVENTS/);
     const refused = await cli('receivers', 'update', id, '--mode', 'sometimes');
     expect(refused.code).to.equal(2);
-    expect(refused.stderr).to.include('mode');
+    expect(refused.stderr).to.include('--mode: must be all-events or latest-state');
   });
 });

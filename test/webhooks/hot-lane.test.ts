@@ -4,6 +4,7 @@
 // connection of the pool that happens to run it.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { createAttemptRecorder } from '../../src/webhooks/delivery/record-attempt.ts';
@@ -69,33 +70,48 @@ describe('a hot lane', function () {
     );
     const claimed = await fetchDeliveries(boss, { batchSize: 2, groupConcurrency: 100, ignoreGroups: [] });
     expect(claimed).to.have.length(2);
-    const recorder = createAttemptRecorder({ pool: db.pool, config, logger: silentLogger });
-    const result = { outcome: 'success' as const, statusCode: 200, error: null, responseExcerpt: 'ok', durationMs: 3 };
-    const settle = (job: (typeof claimed)[number]) =>
-      recorder.record({ job, data: job.data, startedAt: new Date(), result });
-    await settle(claimed[0]!);
-    // The pool hands out the connection released last: the one the first settlement ran on, unless
-    // the recorder still holds it.
-    const other = await db.pool.connect();
+    // A pool of its own: the suite's shared pool may keep a connection on which an earlier test's
+    // worker prepared the statement. The settling connection is kept far longer than the default
+    // second between the two settlements: on a loaded machine the new connection below took longer
+    // than that (the held one was released and handed to `other`).
+    const pool = new pg.Pool({ connectionString: db.url, max: 10 });
     try {
-      await settle(claimed[1]!);
+      const recorder = createAttemptRecorder({ pool, config, logger: silentLogger, holdSettlerMs: 60_000 });
+      const result = {
+        outcome: 'success' as const,
+        statusCode: 200,
+        error: null,
+        responseExcerpt: 'ok',
+        durationMs: 3,
+      };
+      const settle = (job: (typeof claimed)[number]) =>
+        recorder.record({ job, data: job.data, startedAt: new Date(), result });
+      await settle(claimed[0]!);
+      // The pool hands out the connection released last: the one the first settlement ran on, unless
+      // the recorder still holds it.
+      const other = await pool.connect();
+      try {
+        await settle(claimed[1]!);
+      } finally {
+        other.release();
+      }
+      await recorder.drain();
+      const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+      try {
+        const prepared = await Promise.all(
+          clients.map(async (c) => {
+            const { rows } = await c.query<{ n: number }>(
+              `select count(*)::int as n from pg_prepared_statements where name = 'webhook-settle'`,
+            );
+            return rows[0]!.n;
+          }),
+        );
+        expect(prepared.reduce((a, b) => a + b, 0)).to.equal(1);
+      } finally {
+        for (const c of clients) c.release();
+      }
     } finally {
-      other.release();
-    }
-    await recorder.drain();
-    const clients = await Promise.all(Array.from({ length: db.pool.totalCount }, () => db.pool.connect()));
-    try {
-      const prepared = await Promise.all(
-        clients.map(async (c) => {
-          const { rows } = await c.query<{ n: number }>(
-            `select count(*)::int as n from pg_prepared_statements where name = 'webhook-settle'`,
-          );
-          return rows[0]!.n;
-        }),
-      );
-      expect(prepared.reduce((a, b) => a + b, 0)).to.equal(1);
-    } finally {
-      for (const c of clients) c.release();
+      await pool.end();
     }
     // Both settled.
     expect(await jobs(DELIVERY_QUEUE, { receiverId })).to.deep.equal([]);

@@ -384,7 +384,10 @@ describe('rate cap: set through the CLI and GraphQL', function () {
     for (const bad of ['0', '10001', '2.5', 'fast']) {
       const refused = await cli('receivers', 'update', id, '--max-per-second', bad);
       expect(refused.code, `--max-per-second ${bad}`).to.equal(2);
-      expect(refused.stderr).to.match(/maxPerSecond: must be a whole number of deliveries per second from 1 to 10,000/);
+      // Named as the option given, not as the service's input.
+      expect(refused.stderr).to.match(
+        /^error: --max-per-second: must be a whole number of deliveries per second from 1 to 10,000$/m,
+      );
     }
     const changed = await cli('receivers', 'update', id, '--max-per-second', '300');
     expect(changed.code, changed.stderr).to.equal(0);

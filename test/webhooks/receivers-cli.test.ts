@@ -123,9 +123,17 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     const count = async () => (JSON.parse((await cli(['receivers', 'list', '--json'])).stdout) as unknown[]).length;
     const before = await count();
     const cases: [string[], RegExp][] = [
-      [['receivers', 'add', '--url', 'ftp://x'], /url: must be an http or https URL/],
-      [['receivers', 'add', '--url', receiver.url, '--type', 'NOPE'], /type: unknown event type NOPE/],
-      [['receivers', 'add', '--url', receiver.url, '--mode', 'sometimes'], /mode: must be all-events or latest-state/],
+      [['receivers', 'add', '--url', 'ftp://x'], /error: --url: must be an http or https URL/],
+      [['receivers', 'add', '--url', receiver.url, '--type', 'NOPE'], /error: --type: unknown event type NOPE/],
+      [
+        ['receivers', 'add', '--url', receiver.url, '--mode', 'sometimes'],
+        /error: --mode: must be all-events or latest-state/,
+      ],
+      // Every bad option at once, each named as the option given.
+      [
+        ['receivers', 'add', '--url', 'ftp://x', '--mode', 'sometimes', '--max-per-second', '0', '--view', 'q=x'],
+        /error: --url: must be an http or https URL; --mode: .+; --max-per-second: .+; --view: /,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await cli(args);
@@ -151,13 +159,17 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
   });
 
   it('refuses two secret sources, none for rotate-secret, an unreadable file and an unknown id', async () => {
+    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--json']);
+    const serviceV1 = (JSON.parse(added.stdout) as { id: string }).id;
     const cases: [string[], number, RegExp][] = [
       [
         ['receivers', 'add', '--url', receiver.url, '--secret', FILE_SECRET, '--secret-stdin'],
         2,
         /give the secret once/,
       ],
-      [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 2, /a secret is required/],
+      [['receivers', 'rotate-secret', serviceV1], 2, /a secret is required/],
+      // Without a secret too, an unknown id is what is wrong.
+      [['receivers', 'rotate-secret', '00000000-0000-4000-8000-000000000000'], 3, /was not found/],
       [
         ['receivers', 'add', '--url', receiver.url, '--secret-file', join(dir, 'missing')],
         2,

@@ -76,6 +76,23 @@ describe('GraphQL: self-service webhook receivers', function () {
     expect(await codes(CREATE, { input: { url: 'https://hooks.example.org/', secret: 'short' } })).to.deep.equal([
       ['BAD_USER_INPUT', 'secret'],
     ]);
+    // Every bad setting at once, in one error (as a REST 400 names every bad parameter).
+    const every = (await call(CREATE, { input: { url: 'ftp://x', secret: 'short', maxPerSecond: 0, view: 'q=x' } }))
+      .errors;
+    expect(every.map((e) => e.extensions?.code)).to.deep.equal(['BAD_USER_INPUT']);
+    expect(every[0]!.extensions?.invalidParams?.map((p) => p.name)).to.deep.equal([
+      'url',
+      'secret',
+      'maxPerSecond',
+      'view',
+    ]);
+    const updateEvery = (await call(UPDATE, { id: UNKNOWN, input: { url: 'ftp://x', maxPerSecond: 0, view: 'q=x' } }))
+      .errors;
+    expect(updateEvery[0]!.extensions?.invalidParams?.map((p) => p.name)).to.deep.equal([
+      'url',
+      'maxPerSecond',
+      'view',
+    ]);
     expect(await codes(UPDATE, { id: 'nope', input: {} })).to.deep.equal([['BAD_USER_INPUT', 'id']]);
     for (const query of [DISABLE, ENABLE, DELETE])
       expect(await codes(query, { id: UNKNOWN }), query).to.deep.equal([['NOT_FOUND', undefined]]);

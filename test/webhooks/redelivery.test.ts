@@ -3,10 +3,10 @@ import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { DEAD_LETTER_QUEUE } from '../../src/webhooks/queue/boss.ts';
 import { listDeadLetters, redeliverEvent, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
-import { disableReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { addReceiver, disableReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver, type TestReceiver } from '../support/receiver.ts';
-import { eventually, jobs, useWebhookStack } from '../support/webhooks.ts';
+import { eventually, jobs, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
 
 const SECRET = 'redelivery-secret-0123456789';
@@ -62,6 +62,30 @@ describe('webhook redelivery and dead-letter replay', () => {
     expect([a.requests.length, b.requests.length, off.requests.length, other.requests.length]).to.deep.equal([
       2, 3, 1, 0,
     ]);
+  });
+
+  it('counts as queued a redelivery that replaces an older waiting one (LATEST_STATE), not as skipped', async () => {
+    const r = await newReceiver();
+    r.reply({ hang: true }); // the first delivery stays in flight: the later ones wait in the lane
+    const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+    const { id: receiverId } = await addReceiver(deps, { url: r.url, mode: 'latest-state' });
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    await r.waitFor(1);
+    for (const title of ['Second', 'Third'])
+      await stack.api.writes.upsert(parseLearningOpportunityInput({ ...input, title }));
+    const { rows } = await testDb().pool.query<{ id: string }>(
+      `select id from event where resource_id = $1 order by position`,
+      [input.id],
+    );
+    // The second version again, in place of the third waiting: asked for, so queued.
+    const again = await redeliverEvent({ pool: testDb().pool, boss: stack.boss }, rows[1]!.id, receiverId, {
+      includeSuperseded: true,
+    });
+    expect(again).to.deep.include({ receiverIds: [receiverId], superseded: 0, supersededReceiverIds: [] });
+    r.releaseHung();
+    r.reply({ status: 200 });
   });
 
   it('refuses an unknown event or receiver, and a disabled receiver', async () => {

@@ -1,5 +1,5 @@
 // Every SQL block of docs/webhooks-sql.md runs against the current schema (placeholders filled in),
-// and the replay recipe moves a dead letter back to the delivery queue as attempt 1.
+// the failures recipe leaves throttled answers out, and the replay recipe moves a dead letter back to the delivery queue as attempt 1.
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { BOSS_SCHEMA, DEAD_LETTER_QUEUE, DELIVERY_QUEUE, REPLAY_PRIORITY } from '../../src/webhooks/queue/boss.ts';
@@ -20,6 +20,11 @@ describe('docs/webhooks-sql.md recipes', () => {
     eventId = await insertBareEvent();
     await pool.query(
       `insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered) values ($1, $2, 1, now(), 5, 500, 'http_error', true)`,
+      [eventId, receiverId],
+    );
+    // A receiver asking to be left alone (429 with Retry-After) is not failing.
+    await pool.query(
+      `insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome, dead_lettered) values ($1, $2, 2, now(), 5, 429, 'throttled', false)`,
       [eventId, receiverId],
     );
     await stack.boss.insert(DEAD_LETTER_QUEUE, [{ data: { eventId, receiverId, attempts: 1 } }]);
@@ -45,6 +50,10 @@ describe('docs/webhooks-sql.md recipes', () => {
         const result = await client.query(fill(sql)).catch((error: Error) => {
           throw new Error(`${error.message} in:\n${sql}`);
         });
+        if (sql.includes('count(distinct a.event_id) as events')) {
+          const rows = (result as unknown as { rows: { receiver_id: string; outcome: string }[] }).rows;
+          expect(rows.filter((r) => r.receiver_id === receiverId).map((r) => r.outcome)).to.deep.equal(['http_error']);
+        }
         if (sql.includes('highest_attempt')) {
           const rows = (Array.isArray(result) ? result.at(-1) : result).rows;
           expect(rows.find((r: { receiver_id: string }) => r.receiver_id === receiverId).highest_attempt).to.equal(10);

@@ -119,7 +119,7 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
     const refused = await cli('receivers', 'update', id, '--scheme', 'standard-webhooks');
     expect(refused.code).to.equal(2);
     expect(refused.stderr).to.match(
-      /signatureScheme: a Standard Webhooks secret is whsec_ .* give it one with rotate-secret first/,
+      /--scheme: a Standard Webhooks secret is whsec_ .* give it one with rotate-secret first/,
     );
     const whsec = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
     expect((await cli('receivers', 'rotate-secret', id, '--secret', whsec)).code).to.equal(0);

@@ -56,6 +56,8 @@ type Deps = {
    * no fetch nor load round trip per record.
    */
   onClaimed?: (claims: Claims) => void;
+  /** How long the settling connection is kept without a settlement (settle-connection.ts; default 1 s). */
+  holdSettlerMs?: number;
 };
 
 type Waiting = {
@@ -108,7 +110,7 @@ async function settleOneByOne(deps: Deps & { settler: Settler }, batch: readonly
 }
 
 export function createAttemptRecorder(given: Deps): AttemptRecorder {
-  const deps = { ...given, settler: heldConnection(given.pool) };
+  const deps = { ...given, settler: heldConnection(given.pool, given.holdSettlerMs) };
   let queue: Waiting[] = [];
   // The settling statement in flight, if any (it takes whatever has queued up when it starts).
   // One at a time: a group is one round trip (no lock waits since receiver health is written about

@@ -25,8 +25,17 @@ import { enqueueOrdered } from '../queue/lanes.ts';
 import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../queue/dead-letters.ts';
 import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 
-/** `superseded`: receivers not sent to because a newer delivery of the record supersedes this one. */
-export type Redelivery = { eventId: string; eventType: string; receiverIds: string[]; superseded: number };
+/**
+ * `receiverIds`: the receivers it was queued for; `supersededReceiverIds` (`superseded` of them):
+ * those not sent to because a newer delivery of the record supersedes this one.
+ */
+export type Redelivery = {
+  eventId: string;
+  eventType: string;
+  receiverIds: string[];
+  superseded: number;
+  supersededReceiverIds: string[];
+};
 
 /** Enqueues `eventId` for one receiver, or for every enabled receiver that gets it (its types and view). */
 export async function redeliverEvent(
@@ -68,7 +77,14 @@ export async function redeliverEvent(
     const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), deliveries, {
       replay: !options.includeSuperseded,
     });
-    return { eventId, eventType: event.type, receiverIds: deliveries.map((d) => d.receiverId), superseded };
+    const skipped = new Set(superseded);
+    return {
+      eventId,
+      eventType: event.type,
+      receiverIds: deliveries.map((d) => d.receiverId).filter((id) => !skipped.has(id)),
+      superseded: skipped.size,
+      supersededReceiverIds: [...skipped],
+    };
   });
 }
 
@@ -141,7 +157,7 @@ export async function replayDeadLetters(
         letters.map((l) => ({ eventId: l.eventId, receiverId: l.receiverId, priority: REPLAY_PRIORITY })),
         { replay: !options.includeSuperseded, skipDelivered: !options.includeSuperseded },
       );
-      return { taken: letters.length, superseded: result.superseded };
+      return { taken: letters.length, superseded: result.superseded.length };
     });
     if (moved.taken === 0) break;
     replayed += moved.taken - moved.superseded;

@@ -1,6 +1,7 @@
 // The connection the settling statements run on (record-attempt.ts): one of the pool's, kept while
 // settlements keep coming.
 import type { Pool, PoolClient } from 'pg';
+import { discardConnection } from '../../db/pool-errors.ts';
 
 type Query = { name: string; text: string; values: unknown[] };
 /** Where the settling statements run: `query` as a pool's; `release` gives the connection back (see heldConnection). */
@@ -15,7 +16,7 @@ export type Settler = { query: <R>(query: Query) => Promise<{ rows: R[] }>; rele
  * Only with a pool of at least MIN_POOL_TO_HOLD connections: holding one of a smaller pool would
  * starve the worker's loads (and, with role=all, the API's reads).
  */
-export function heldConnection(pool: Pool): Settler {
+export function heldConnection(pool: Pool, idleReleaseMs = IDLE_RELEASE_MS): Settler {
   let client: PoolClient | null = null;
   let idle: NodeJS.Timeout | null = null;
   const max = (pool as { options?: { max?: number } }).options?.max ?? 10;
@@ -27,7 +28,8 @@ export function heldConnection(pool: Pool): Settler {
     client = null;
     if (!c) return;
     c.off('error', onError);
-    c.release(destroy);
+    if (destroy) discardConnection(c);
+    else c.release();
   }
   return {
     async query<R>(query: Query): Promise<{ rows: R[] }> {
@@ -48,7 +50,7 @@ export function heldConnection(pool: Pool): Settler {
         if (client === c) drop(true);
         throw error;
       } finally {
-        if (client === c) idle = setTimeout(() => drop(false), IDLE_RELEASE_MS).unref();
+        if (client === c) idle = setTimeout(() => drop(false), idleReleaseMs).unref();
       }
     },
     release: () => drop(false),

@@ -41,9 +41,11 @@ export async function selectDeadLetters(
        left join receiver r on r.id = (j.data->>'receiverId')::uuid
        left join lateral (
          -- The letter's own last attempt: the one with its attempt count, made before it died (the
-         -- same event may have gone to the same receiver since, by a redelivery or a replay).
+         -- same event may have gone to the same receiver since, by a redelivery, a replay or the
+         -- catch-up of an enable, as attempt 1 again). None for a letter set aside unsent (0 attempts).
          select status_code, error, started_at from delivery_attempt a
           where a.event_id = e.id and a.receiver_id = r.id
+            and a.attempt <= coalesce((j.data->>'attempts')::int, (j.data->>'attempt')::int)
           order by (a.attempt = coalesce((j.data->>'attempts')::int, (j.data->>'attempt')::int)) desc, (a.started_at <= j.created_on) desc, a.id desc
           limit 1) last on true
       where ${DEAD_LETTER_WHERE}

@@ -101,7 +101,7 @@ const ENQUEUE_SQL = `
   woken as (
     select pg_notify(${NOTIFY_CHANNEL_SQL}, '${DELIVERY_QUEUE}') from (select 1 from jobs limit 1) any_job)
   select (select count(*)::int from d) - (select count(*)::int from superseded_here) as queued,
-         (select count(*)::int from superseded_here) as superseded,
+         (select array_agg(receiver_id) from superseded_here) as skipped_receivers,
          (select array_agg(event_id) from superseded) as superseded_events,
          (select array_agg(receiver_id) from superseded) as superseded_receivers,
          (select count(*)::int from woken) as woken`;
@@ -116,8 +116,8 @@ const RECORD_SUPERSEDED_SQL = `
 
 /** A delivery to enqueue: an event to a receiver (attempt 1), with an optional pg-boss priority. */
 export type OrderedDelivery = { eventId: string; receiverId: string; priority?: number };
-/** Of the deliveries given: `queued` in their lanes; `superseded`, not to be sent (skipped replays; LATEST_STATE: older ones of the same record). */
-export type EnqueueResult = { queued: number; superseded: number };
+/** Of the deliveries given (not earlier calls' they replace): `queued`; `superseded`, the receiver of each not to be sent (skipped replays; LATEST_STATE: older ones of the same record). */
+export type EnqueueResult = { queued: number; superseded: string[] };
 
 /** Runs one statement with bound parameters and returns its rows (a pool, a client, pg-boss's Db adapter). */
 export type RunQuery = (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>;
@@ -133,7 +133,7 @@ export async function enqueueOrdered(
   deliveries: readonly OrderedDelivery[],
   options: { replay?: boolean; skipDelivered?: boolean } = {},
 ): Promise<EnqueueResult> {
-  if (deliveries.length === 0) return { queued: 0, superseded: 0 };
+  if (deliveries.length === 0) return { queued: 0, superseded: [] };
   const { rows } = await run(ENQUEUE_SQL, [
     deliveries.map((d) => d.eventId),
     deliveries.map((d) => d.receiverId),
@@ -143,13 +143,13 @@ export async function enqueueOrdered(
   ]);
   const row = rows[0] as {
     queued: number;
-    superseded: number;
+    skipped_receivers: string[] | null;
     superseded_events: string[] | null;
     superseded_receivers: string[] | null;
   };
   if (row.superseded_events?.length)
     await run(RECORD_SUPERSEDED_SQL, [row.superseded_events, row.superseded_receivers]);
-  return { queued: row.queued, superseded: row.superseded };
+  return { queued: row.queued, superseded: row.skipped_receivers ?? [] };
 }
 
 /**

@@ -62,6 +62,11 @@ export type ReceiverInfo = {
   /** At most this many deliveries start per second, across every worker (receivers/rate-cap.ts); null: no cap. */
   maxPerSecond: number | null;
   /**
+   * It asked to be left alone until then (a 429 or 503 with Retry-After: delivery/retry-policy.ts):
+   * none of its deliveries starts before; null: not paused. `receivers enable` ends it.
+   */
+  pausedUntil: string | null;
+  /**
    * The view it subscribes to, as its canonical text (views/view.ts canonicalView: `country=de&format=ONLINE`):
    * it gets only the events of records in that view; null: every record.
    */
@@ -76,7 +81,7 @@ const columns = (
   replace(r.signature_scheme, '_', '-') as "signatureScheme",
   case when r.previous_secret_expires_at > now() then ${isoSql('r.previous_secret_expires_at')} end as "previousSecretExpiresAt",
   ${catchUpJsonSql('r')} as "catchUp", ${resyncJsonSql('r', installed)} as "resync", r.max_per_second as "maxPerSecond",
-  r.view`;
+  case when r.throttled_until > now() then ${isoSql('r.throttled_until')} end as "pausedUntil", r.view`;
 
 // $1: one receiver id, or null for all. Before pg-boss's first start there is no job table (`installed` false).
 const receiversSql = (installed: boolean) =>

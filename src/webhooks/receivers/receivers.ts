@@ -5,11 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import { badInput, notFound } from '../../kernel/errors.ts';
+import { badInput, inputChecks, notFound } from '../../kernel/errors.ts';
 import { receiversDisabled } from '../../kernel/metrics.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { removeReceiverJobs } from '../queue/receiver-jobs.ts';
 import { setAsideWaitingDeliveries } from '../queue/settle-jobs.ts';
+import { endReceiverPause } from '../queue/receiver-pause-sql.ts';
 import { type CatchUpOptions, runCatchUp, startCatchUp } from '../catch-up/catch-up.ts';
 import { type DeliveryMode, readReceiver, readReceivers, type ReceiverInfo } from './receiver-reads.ts';
 import {
@@ -59,18 +60,23 @@ export async function addReceiver(
   deps: Pick<ReceiverDeps, 'pool' | 'secrets' | 'allowPrivateTargets'>,
   input: ReceiverSettings & { url: string; secret?: string | null },
 ): Promise<ReceiverWithSecret> {
-  const url = parseReceiverUrl(input.url, deps);
-  const scheme = parseScheme(input.scheme) ?? 'service-v1';
+  // Every bad setting named at once.
+  const { check, done } = inputChecks();
+  const url = check(() => parseReceiverUrl(input.url, deps));
+  const scheme = check(() => parseScheme(input.scheme)) ?? 'service-v1';
   const given = input.secret ?? null;
   // A Standard Webhooks receiver is always signed: without a secret given, the service makes one.
   const generated = scheme === 'standard-webhooks' && given === null ? generateStandardSecret() : null;
   const secret =
     generated ??
-    (given === null ? null : scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given));
-  const eventTypes = parseEventTypes(input.types ?? []);
-  const mode = parseDeliveryMode(input.mode ?? 'ALL_EVENTS');
-  const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
-  const view = input.view === undefined || input.view === null ? null : parseReceiverView(input.view);
+    (given === null
+      ? null
+      : check(() => (scheme === 'standard-webhooks' ? parseStandardSecret(given) : parseSecret(given))));
+  const eventTypes = check(() => parseEventTypes(input.types ?? []));
+  const mode = check(() => parseDeliveryMode(input.mode ?? 'ALL_EVENTS'));
+  const maxPerSecond = check(() => parseOptionalMaxPerSecond(input.maxPerSecond));
+  const view = check(() => (input.view === undefined || input.view === null ? null : parseReceiverView(input.view)));
+  done();
   const id = randomUUID();
   const sealed = secret === null ? null : deps.secrets.seal(secret, id);
   // With a cap, the receiver and its pace row (rate-cap.ts) together; after the catalog writes under
@@ -110,12 +116,19 @@ export async function updateReceiver(
   id: string,
   input: ReceiverSettings,
 ): Promise<ReceiverInfo> {
-  const url = input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps);
-  const eventTypes = input.types === undefined || input.types === null ? null : parseEventTypes(input.types);
-  const scheme = parseScheme(input.scheme);
-  const mode = input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode);
-  const maxPerSecond = parseOptionalMaxPerSecond(input.maxPerSecond);
-  const view = input.view === undefined ? undefined : input.view === null ? null : parseReceiverView(input.view);
+  // Every bad setting named at once.
+  const { check, done } = inputChecks();
+  const url = check(() => (input.url === undefined || input.url === null ? null : parseReceiverUrl(input.url, deps)));
+  const eventTypes = check(() =>
+    input.types === undefined || input.types === null ? null : parseEventTypes(input.types),
+  );
+  const scheme = check(() => parseScheme(input.scheme));
+  const mode = check(() => (input.mode === undefined || input.mode === null ? null : parseDeliveryMode(input.mode)));
+  const maxPerSecond = check(() => parseOptionalMaxPerSecond(input.maxPerSecond));
+  const view = check(() =>
+    input.view === undefined ? undefined : input.view === null ? null : parseReceiverView(input.view),
+  );
+  done();
   // A view that changes: the routing lock first, before this transaction locks the receiver's row
   // (the settling statements wait for that row while the lock waits for the writes under way).
   const changesView =
@@ -172,8 +185,8 @@ export async function updateReceiver(
 export async function disableReceiver(
   deps: Pick<ReceiverDeps, 'pool'>,
   id: string,
-): Promise<ReceiverInfo & { setAside: number }> {
-  const { setAside, wasEnabled } = await inTransaction(deps.pool, async (client) => {
+): Promise<ReceiverInfo & { setAside: number; inFlight: number; behindInFlight: number }> {
+  const { setAside, wasEnabled, inFlight, behindInFlight } = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = false, disabled_reason = coalesce(r.disabled_reason, 'manual'), disabled_at = coalesce(r.disabled_at, now())
          from (select id, enabled as was_enabled from receiver where id = $1 for no key update) old
@@ -181,36 +194,59 @@ export async function disableReceiver(
       [id],
     );
     if (!rows[0]) throw notFound(`Receiver ${id}`);
-    return { wasEnabled: rows[0].was_enabled, setAside: await setAsideWaitingDeliveries(client, [id]) };
+    const setAside = await setAsideWaitingDeliveries(client, [id]);
+    // Deliveries in flight finish; those waiting behind them (their records' next versions) become
+    // dead letters as each finishes (queue/lanes.ts), not here.
+    const lanes = await client.query<{ in_flight: number; behind: number }>(
+      `select count(*)::int as in_flight, coalesce(sum(cardinality(waiting)), 0)::int as behind
+         from delivery_lane where receiver_id = $1 and head_job is not null`,
+      [id],
+    );
+    return {
+      wasEnabled: rows[0].was_enabled,
+      setAside,
+      inFlight: lanes.rows[0]!.in_flight,
+      behindInFlight: lanes.rows[0]!.behind,
+    };
   });
   if (wasEnabled) receiversDisabled.inc({ reason: 'manual' });
-  return { ...(await one(deps, id)), setAside };
+  return { ...(await one(deps, id)), setAside, inFlight, behindInFlight };
 }
 
 /**
  * Resumes deliveries and restarts the failure clock (one failure after `enable` does not disable it again). A disabled
  * receiver gets its catch-up (catch-up/catch-up.ts) queued before this returns; `enable` again finishes one cut short.
- * `queuedNow`: the catch-up's records this call queued (those of one cut short included).
+ * The operator's word ends a pause the receiver asked for (a 429/503's Retry-After): its deferred
+ * deliveries and its catch-up start now; one still not ready pauses it again with its next answer.
+ * `queuedNow`: the catch-up's records this call queued (those of one cut short included); `pauseEnded`:
+ * it was paused, and `resumedNow` of its deferred deliveries start now.
  */
 export async function enableReceiver(
   deps: Pick<ReceiverDeps, 'pool'>,
   id: string,
   options: CatchUpOptions = {},
-): Promise<ReceiverInfo & { wasEnabled: boolean; queuedNow: number }> {
-  const wasEnabled = await inTransaction(deps.pool, async (client) => {
+): Promise<ReceiverInfo & { wasEnabled: boolean; queuedNow: number; pauseEnded: boolean; resumedNow: number }> {
+  const { wasEnabled, pause } = await inTransaction(deps.pool, async (client) => {
     const { rows } = await client.query<{ was_enabled: boolean }>(
       `update receiver r set enabled = true, disabled_reason = null, disabled_at = null, failing_since = null from
          (select id, enabled as was_enabled from receiver where id = $1 for no key update) old where r.id = old.id returning old.was_enabled`,
       [id],
     );
     if (!rows[0]) throw notFound(`Receiver ${id}`);
+    const pause = await endReceiverPause(client, id);
     if (!rows[0].was_enabled) await startCatchUp(client, id);
-    return rows[0].was_enabled;
+    return { wasEnabled: rows[0].was_enabled, pause };
   });
   const run = await runCatchUp(deps.pool, id, options);
   // A view changed while it was disabled (or a resync cut short by the disable): its records now.
   await queueViewChange(deps.pool, id);
-  return { ...(await one(deps, id)), wasEnabled, queuedNow: run.records };
+  return {
+    ...(await one(deps, id)),
+    wasEnabled,
+    queuedNow: run.records,
+    pauseEnded: pause.ended,
+    resumedNow: pause.moved,
+  };
 }
 
 /**

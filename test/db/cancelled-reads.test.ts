@@ -1,0 +1,122 @@
+// A read given up on (its client gone, its deadline past) stops in PostgreSQL, even when the cancel
+// request reaches the backend before the statement does. PostgreSQL drops a cancel that arrives
+// while the backend waits for the client's next message; on a loaded machine a client gone 60 ms
+// into a search left its statement running to the 5 s statement timeout (found from outside). Here
+// the statement is held back on its way to the server (the pool's client sends it 150 ms late), so
+// the first cancel always arrives first; the statement must stop all the same, and `ended()` (what
+// the query class's slot waits for) must say when it has.
+import { expect } from 'chai';
+import pg from 'pg';
+import { readsWithin } from '../../src/db/deadline-reads.ts';
+import { openQueryPool, type QueryPool } from '../../src/db/query-pool.ts';
+import { testDb } from '../hooks.ts';
+
+const LATE_MS = 150;
+const SLEEP_S = 4;
+
+/** The query pool's connections, each sending its statements LATE_MS after they are asked for. */
+function lateSource(pool: QueryPool): QueryPool {
+  return {
+    ...pool,
+    async connect() {
+      const client = await pool.connect();
+      const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+      (client as { query: unknown }).query = (config: pg.QueryConfig) =>
+        new Promise((resolve) => setTimeout(resolve, LATE_MS)).then(() => query(config));
+      return client;
+    },
+  };
+}
+
+/** Statements of this test's marker running in PostgreSQL now. */
+async function sleepers(marker: string): Promise<number> {
+  const { rows } = await testDb().pool.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()`,
+    [`%${marker}%`],
+  );
+  return rows[0]!.n;
+}
+
+describe('a read given up on before its statement reached the server', function () {
+  this.timeout(20_000);
+  let pool: QueryPool;
+  before(async () => {
+    pool = openQueryPool({ url: testDb().url, max: 1, readTimeoutMs: 10_000, connectTimeoutMs: 3000 });
+    (await pool.connect()).release(); // connected: the statement is on its way when the read is given up on
+  });
+  after(() => pool.close());
+
+  for (const how of ['disconnect', 'deadline'] as const) {
+    it(`stops in PostgreSQL all the same (${how}), and ended() resolves only once it has`, async () => {
+      const marker = `late_${how}_${Date.now()}`;
+      const gone = new AbortController();
+      const reads = readsWithin(lateSource(pool), how === 'deadline' ? 30 : 0, gone.signal);
+      const answer = reads.query({ text: `select pg_sleep(${SLEEP_S}) as ${marker}` }).then(
+        () => null,
+        (error: Error) => error,
+      );
+      if (how === 'disconnect') setTimeout(() => gone.abort(new Error('client gone')), 30);
+      const started = performance.now();
+      const error = await answer;
+      expect(error, 'the caller is answered at once').to.be.an('error');
+      expect(performance.now() - started, 'not when the statement would end').to.be.below(1000);
+      // ended() resolves once the statement has stopped (or never ran), not before.
+      const sleepingAtEnd = reads.ended().then(() => sleepers(marker));
+      // The statement arrives, starts, and is stopped by a later cancel, long before its sleep ends
+      // (with one cancel only, it slept on after its connection was closed at the 1 s grace).
+      await new Promise((resolve) => setTimeout(resolve, LATE_MS + 100));
+      while ((await sleepers(marker)) > 0 && performance.now() - started < 1500)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await sleepers(marker), 'running in PostgreSQL').to.equal(0);
+      expect(await sleepingAtEnd, 'running when ended() resolved').to.equal(0);
+    });
+  }
+});
+
+// A backend may run on after its statement was cancelled: it waits for its parallel workers and
+// removes its temporary files before it is idle (over a second on a busy server, found from outside
+// at a million records), or it may not take the cancel at once. ended() must wait for it: before,
+// it resolved at the cancel's answer or 1 s after the cancel, and the query class admitted more
+// statements than its limits while those ran. Here a function ignores cancels for STUBBORN_MS, on a
+// session that does not check its client's connection (the query pool's would: query-pool.ts).
+const STUBBORN_MS = 2500;
+
+describe('a cancelled read whose backend runs on', function () {
+  this.timeout(20_000);
+  let pool: pg.Pool;
+  before(async () => {
+    pool = new pg.Pool({ connectionString: testDb().url, max: 2 });
+    await pool.query(`
+      create or replace function test_stubborn(ms integer) returns integer language plpgsql as $$
+      declare
+        until timestamptz := clock_timestamp() + ms * interval '1 ms';
+      begin
+        while clock_timestamp() < until loop
+          begin
+            perform pg_sleep(0.02);
+          exception when query_canceled then null; -- the cancel is ignored
+          end;
+        end loop;
+        return 1;
+      end $$`);
+  });
+  after(async () => {
+    await pool.query('drop function if exists test_stubborn(integer)');
+    await pool.end();
+  });
+
+  it('holds ended() until the backend is idle, not only until the cancel is answered', async () => {
+    const marker = `stubborn_${Date.now()}`;
+    const reads = readsWithin(pool, 200);
+    const started = performance.now();
+    const error = await reads.query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error?.message, 'the caller is answered at its deadline').to.match(/did not finish within 200 ms/);
+    expect(performance.now() - started).to.be.below(1500);
+    await reads.ended();
+    expect(await sleepers(marker), 'running when ended() resolved').to.equal(0);
+    expect(performance.now() - started, 'ended() waited for the backend').to.be.at.least(STUBBORN_MS - 100);
+  });
+});
