@@ -3,7 +3,8 @@
 // parallel mode (once per run in serial mode): a clone of the template that only this file's
 // tests use, reached through testDb(); at the end, every process the tests started and left running (a
 // failed test or hook leaves them) is stopped: support/child-processes.ts, which also stops them when
-// this process exits or is signalled.
+// this process exits or is signalled. A connection left open until then is ended with the database,
+// and reported rather than thrown: support/left-open-connections.ts.
 import { existsSync } from 'node:fs';
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { connectDatabase, type Database } from '../src/app/database.ts';
 import { checkoutLeftovers, runtimeDirPath } from '../src/db/postgres-placement.ts';
 import { stopAllChildren } from './support/child-processes.ts';
 import { cloneTestDatabase, startTestPostgres, type TestServer } from './support/database.ts';
+import { closingTestFile } from './support/left-open-connections.ts';
 
 // The processes that tests start (node src/app/main.ts, the CLI, the example receiver) resolve the
 // workspace packages to their TypeScript sources as the npm scripts and .mocharc.json do.
@@ -77,10 +79,12 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
-    await stopAllChildren();
-    await database?.close();
-    database = null;
-    await dropDatabase?.();
-    dropDatabase = null;
+    await closingTestFile(async () => {
+      await stopAllChildren();
+      await database?.close();
+      database = null;
+      await dropDatabase?.();
+      dropDatabase = null;
+    });
   },
 };
