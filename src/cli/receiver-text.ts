@@ -3,7 +3,7 @@
 import { Option } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import type { Database } from '../app/database.ts';
-import type { ReceiverInfo } from '../webhooks/receivers/receivers.ts';
+import type { CatchUp, ReceiverInfo } from '../webhooks/receivers/receivers.ts';
 import { SIGNATURE_SCHEMES } from '../webhooks/receivers/signature-scheme.ts';
 import { resolveSecretKeyring } from '../webhooks/secrets/secret-keys.ts';
 import { CliError, cliLogger } from './run.ts';
@@ -18,6 +18,9 @@ export const VIEW_HELP =
 /** A delivery mode as --mode takes it. */
 export const modeText = (r: Pick<ReceiverInfo, 'deliveryMode'>) =>
   r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events';
+/** A catch-up in one line: its records, how many are queued, how many not yet delivered. */
+export const catchUpText = (c: CatchUp) => `${c.total} records, ${c.queued} queued, ${c.pending} pending`;
+
 export const describe = (r: ReceiverInfo) =>
   `${r.id} -> ${r.url} (${r.enabled ? 'enabled' : `disabled: ${r.disabledReason}`}, ${r.hasSecret ? `signed ${r.signatureScheme}` : 'unsigned'}, types: ${r.eventTypes.length ? r.eventTypes.join(', ') : 'all'}, mode: ${modeText(r)}${r.maxPerSecond === null ? '' : `, at most ${r.maxPerSecond}/s`}${r.view === null ? '' : `, view: ${r.view}`})`;
 export const schemeOption = () =>

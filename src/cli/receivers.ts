@@ -1,27 +1,21 @@
 // receivers add | list | update | disable | enable | resync | remove | rotate-secret | reencrypt | test. Secrets are
 // never printed (hasSecret only), except one the service generated for a standard-webhooks receiver,
 // once (JSON `secret`); they go in through a file or stdin rather than the command line. add is in
-// receiver-add.ts, rotate-secret and reencrypt in receiver-secrets.ts.
+// receiver-add.ts, disable, enable and remove in receiver-states.ts, rotate-secret and reencrypt in
+// receiver-secrets.ts.
 import type { Command } from 'commander';
 import { parseId } from '../kernel/ids.ts';
 import type { Config } from '../kernel/config.ts';
-import {
-  type CatchUp,
-  disableReceiver,
-  enableReceiver,
-  listReceivers,
-  removeReceiver,
-  type Resync,
-  resyncReceiver,
-  updateReceiver,
-} from '../webhooks/receivers/receivers.ts';
+import { listReceivers, type Resync, resyncReceiver, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import { CliError, output, progress, table, withDatabase } from './run.ts';
 import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
 import { ResyncRunning } from '../webhooks/catch-up/resync.ts';
 import { withBoss } from './with-boss.ts';
 import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
+import { registerStateChanges } from './receiver-states.ts';
 import {
+  catchUpText,
   collect,
   describe,
   MAX_PER_SECOND_HELP,
@@ -143,9 +137,6 @@ function registerUpdate(receivers: Command, config: Config): void {
     );
 }
 
-/** A catch-up in one line: its records, how many are queued, how many not yet delivered. */
-const catchUpText = (c: CatchUp) => `${c.total} records, ${c.queued} queued, ${c.pending} pending`;
-
 /** A resync in one line: as a catch-up, with its records skipped (no event to send) and what it covered. */
 const resyncText = (r: Resync) =>
   `${catchUpText(r)}${r.skipped ? `, ${r.skipped} skipped (no event of a subscribed type)` : ''}, ${r.since ? `changed since ${r.since}` : 'every published record'}`;
@@ -183,67 +174,6 @@ function registerResync(receivers: Command, config: Config): void {
         receiverJson(receiver),
         () =>
           `Receiver ${describe(receiver)}; resync of the latest state of each record: ${receiver.resync ? resyncText(receiver.resync) : `${run.found} records`} (${run.deliveries} deliveries queued).`,
-      );
-    });
-}
-
-/** disable, enable, remove. */
-function registerStateChanges(receivers: Command, config: Config): void {
-  receivers
-    .command('disable')
-    .description('stop deliveries to a receiver; its waiting deliveries become dead letters at once')
-    .argument('<id>', 'receiver id (see receivers list)')
-    .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase(config, (db) => disableReceiver({ pool: db.pool }, parseId(id)));
-      output(
-        opts.json,
-        receiverJson(changed),
-        () =>
-          `Receiver ${describe(changed)}; ${changed.setAside} waiting deliveries set aside as dead letters` +
-          (changed.behindInFlight
-            ? `; ${changed.behindInFlight} more, waiting behind its ${changed.inFlight} deliveries in flight, become dead letters as those finish.`
-            : '.'),
-      );
-    });
-
-  receivers
-    .command('enable')
-    .description(
-      'resume deliveries to a receiver and restart its failure clock; a disabled one first gets the latest state of every record it missed (its catch-up, queued before the command ends); a pause it asked for (429/503 Retry-After) ends',
-    )
-    .argument('<id>', 'receiver id (see receivers list)')
-    .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const changed = await withDatabase(config, (db) =>
-        enableReceiver({ pool: db.pool }, parseId(id), {
-          onProgress: (records) => progress(`catch-up: ${records} records queued`),
-        }),
-      );
-      const pause = changed.pauseEnded
-        ? ` Its pause (a 429/503's Retry-After) ended: ${changed.resumedNow} deferred deliveries start now.`
-        : '';
-      const text =
-        changed.wasEnabled && changed.queuedNow > 0
-          ? `Receiver ${changed.id} was already enabled; its catch-up cut short is finished now: ${changed.queuedNow} more records queued${changed.catchUp ? ` (${catchUpText(changed.catchUp)})` : ''}.`
-          : changed.wasEnabled
-            ? `Receiver ${changed.id} was already enabled; nothing new to catch up${changed.catchUp ? ` (its last catch-up, started ${changed.catchUp.startedAt}: ${catchUpText(changed.catchUp)})` : ''}.`
-            : `Receiver ${describe(changed)}${changed.catchUp ? `; catch-up of the records it missed, each in its latest state: ${catchUpText(changed.catchUp)}` : ''}.`;
-      output(opts.json, receiverJson(changed), () => text + pause);
-    });
-
-  receivers
-    .command('remove')
-    .description('delete a receiver with its attempt history, waiting deliveries and dead letters')
-    .argument('<id>', 'receiver id (see receivers list)')
-    .option('--json', 'print JSON only')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const removed = await withDatabase(config, (db) => removeReceiver({ pool: db.pool }, parseId(id)));
-      output(
-        opts.json,
-        receiverJson(removed),
-        () =>
-          `Removed receiver ${removed.id} (${removed.url}) and ${removed.removedJobs} waiting deliveries or dead letters.`,
       );
     });
 }

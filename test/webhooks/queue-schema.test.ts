@@ -11,7 +11,7 @@ import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../../src/
 import { bossInstalled, openJobCounts, queueSchemaState } from '../../src/webhooks/queue/job-reads.ts';
 import { deliveryCountsByReceiver, removeReceiverJobs } from '../../src/webhooks/queue/receiver-jobs.ts';
 import { deadLetterDeliveries, eventsHeldByJobs } from '../../src/webhooks/queue/retention-holds.ts';
-import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/settle-jobs.ts';
+import { setAsideWaitingDeliveries } from '../../src/webhooks/queue/set-aside.ts';
 import { testDb } from '../hooks.ts';
 import { insertBareEvent, insertDeadLetter, removeBareEvent, useWebhookStack } from '../support/webhooks.ts';
 

@@ -1,11 +1,6 @@
-// The webhook delivery worker.
-//
-//   const boss = await startBoss({ url: db.url, config: config.webhooks, logger, supervise: true });
-//   const worker = await startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks, logger });
-//   ...
-//   await worker.stop();   // stop fetching, wait for deliveries in flight (bounded), commit their attempts
-//   await boss.stop({ graceful: true });
-//
+// The webhook delivery worker: `startDeliveryWorker({ boss, pool: db.pool, config: config.webhooks,
+// logger, secrets })` on a started pg-boss (startBoss), then `worker.stop()` (stop fetching, wait for
+// the deliveries in flight, bounded, commit their attempts) before `boss.stop({ graceful: true })`.
 // `config` is Config['webhooks'] (tests pass their own object with small timings). `pool` is the
 // service's pg pool (db.pool). pg-boss is reached only through webhooks/queue/. Any number of workers
 // (processes) may run against one database.
