@@ -1,6 +1,7 @@
 // Disabling and enabling a receiver (used through receivers.ts by the CLI and GraphQL): a disable
 // sets its waiting deliveries aside; an enable ends a pause it asked for and queues its catch-up,
 // the latest state of every record it missed (catch-up/catch-up.ts).
+import type { Pool } from 'pg';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { receiversDisabled } from '../../kernel/metrics.ts';
@@ -9,14 +10,13 @@ import { queueViewChange } from '../catch-up/view-change.ts';
 import { endReceiverPause } from '../queue/receiver-pause-sql.ts';
 import { setAsideWaitingDeliveries } from '../queue/set-aside.ts';
 import { readReceiver, type ReceiverInfo } from './receiver-reads.ts';
-import type { ReceiverDeps } from './receivers.ts';
 
 /**
  * Stops deliveries to a receiver: its waiting deliveries become dead letters at once (`enable` sends the
  * latest state of the records it missed). Disabling a disabled receiver changes nothing (it keeps its first reason).
  */
 export async function disableReceiver(
-  deps: Pick<ReceiverDeps, 'pool'>,
+  deps: { pool: Pool },
   id: string,
 ): Promise<ReceiverInfo & { setAside: number; inFlight: number; behindInFlight: number }> {
   const { setAside, wasEnabled, inFlight, behindInFlight } = await inTransaction(deps.pool, async (client) => {
@@ -55,7 +55,7 @@ export async function disableReceiver(
  * it was paused, and `resumedNow` of its deferred deliveries start now.
  */
 export async function enableReceiver(
-  deps: Pick<ReceiverDeps, 'pool'>,
+  deps: { pool: Pool },
   id: string,
   options: CatchUpOptions = {},
 ): Promise<ReceiverInfo & { wasEnabled: boolean; queuedNow: number; pauseEnded: boolean; resumedNow: number }> {
