@@ -3,7 +3,8 @@
 // retries are used up, pg-boss's own dead letter reads like every other one.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
-import { fetchDeliveries } from '../../src/webhooks/queue/boss.ts';
+import { fetchDeliveries, handBackJobs } from '../../src/webhooks/queue/boss.ts';
+import { recordLostAttempts } from '../../src/webhooks/queue/lost-attempts.ts';
 import { listDeadLetters, replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
 import { silentLogger } from '../support/api.ts';
@@ -67,6 +68,36 @@ describe('deliveries of a worker that died', function () {
     } finally {
       await worker.stop();
     }
+  });
+
+  it('records one worker_lost per loss, however often the job is handed back unsent and fetched again', async () => {
+    const { eventId } = await claimAndDie({ lostRetryLimit: 3 });
+    const handedOut = async () => {
+      const jobs = await eventually(
+        async () => {
+          const found = await fetchDeliveries(stack!.boss, { batchSize: 10, groupConcurrency: 10, ignoreGroups: [] });
+          return found.length > 0 && found;
+        },
+        20_000,
+        'the job handed out',
+      );
+      await recordLostAttempts(stack!.db.pool, jobs); // what a worker does with every fetched batch
+      return jobs[0]!;
+    };
+    // A worker whose receiver has no room hands the job back unsent; it is fetched again, three times.
+    for (let i = 0; i < 3; i++) {
+      const job = await handedOut();
+      expect(job.retryCount).to.equal(1);
+      await handBackJobs(stack!.boss, [job.id]);
+    }
+    expect(await attempts(eventId)).to.deep.equal([{ attempt: 1, outcome: 'worker_lost', error: 'worker_lost' }]);
+    // A second loss: the job is claimed and its worker dies again; it comes back once more, counted.
+    await handedOut();
+    expect((await handedOut()).retryCount).to.equal(2);
+    expect(await attempts(eventId)).to.deep.equal([
+      { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
+      { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
+    ]);
   });
 
   it('lists a delivery pg-boss dead-lettered after its lost-worker retries like any dead letter, and replays it', async () => {

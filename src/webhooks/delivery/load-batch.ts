@@ -20,7 +20,7 @@ import type { SecretKeyring } from '../secrets/secret-box.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Claims } from '../queue/settled-claims.ts';
 import { loadTargets, type ReceiverToSend, type Targets, targetsFromRows } from './load-targets.ts';
-import { recordLostAttempts } from './record-attempt.ts';
+import { recordLostAttempts } from '../queue/lost-attempts.ts';
 import type { Item, ReceiverQueues } from './send-slots.ts';
 
 export type BatchLoaderDeps = {

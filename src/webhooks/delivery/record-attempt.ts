@@ -10,7 +10,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from '../../kernel/logger.ts';
 import { reportAutomaticDisables } from '../receivers/auto-disable.ts';
-import { type DeliveryJob, type DeliveryJobData, type WebhookConfig } from '../queue/boss.ts';
+import { type DeliveryJobData, type WebhookConfig } from '../queue/boss.ts';
 import { type JobSettlement, settleJobs, type SettleOutcome } from '../queue/settle-jobs.ts';
 import type { Claims } from '../queue/settled-claims.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
@@ -204,24 +204,4 @@ function toJobSettlement(s: Settled): JobSettlement {
     next: s.next,
     receiverPauseMs: result.retryAfterMs ?? null,
   };
-}
-
-// A claim whose worker died (or lost its database) mid-attempt left no attempt row; when pg-boss hands
-// the expired job out again (retryCount > 0), the lost attempt is recorded as `worker_lost`.
-const LOST_ATTEMPTS_SQL = `
-  insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, outcome, dead_lettered)
-  select u.event_id, u.receiver_id, u.attempt, now(), 0, null, 'worker_lost', null, 'worker_lost', false
-    from unnest($1::uuid[], $2::uuid[], $3::int[]) as u (event_id, receiver_id, attempt)
-   where exists (select 1 from receiver r where r.id = u.receiver_id) and exists (select 1 from event e where e.id = u.event_id)`;
-
-/** Records a `worker_lost` attempt for each fetched job that comes back after its worker was lost. */
-export async function recordLostAttempts(pool: Pool, jobs: readonly DeliveryJob[]): Promise<number> {
-  const lost = jobs.filter((j) => j.retryCount > 0).map((j) => j.data);
-  if (lost.length === 0) return 0;
-  await pool.query(LOST_ATTEMPTS_SQL, [
-    lost.map((d) => d.eventId),
-    lost.map((d) => d.receiverId),
-    lost.map((d) => d.attempt),
-  ]);
-  return lost.length;
 }
