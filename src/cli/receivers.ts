@@ -173,7 +173,7 @@ function registerResync(receivers: Command, config: Config): void {
         opts.json,
         receiverJson(receiver),
         () =>
-          `Receiver ${describe(receiver)}; resync of the latest state of each record: ${receiver.resync ? resyncText(receiver.resync) : `${run.found} records`} (${run.deliveries} deliveries queued).`,
+          `Receiver ${describe(receiver)}; resync of the latest state of each record: ${receiver.resync ? resyncText(receiver.resync) : `${run.found} records`} (${run.deliveries} sent to the queue now${run.deliveries < run.records ? `, ${run.records - run.deliveries} behind deliveries of their records already on their way` : ''}).`,
       );
     });
 }

@@ -195,6 +195,9 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     expect(run.code, run.stderr).to.equal(0);
     expect(run.stdout).to.match(/resync of the latest state of each record: 5 records, 5 queued/);
     expect(run.stdout).to.include(`changed since ${since}`);
+    expect(run.stdout, 'nothing was on its way: each record sent to the queue at once').to.include(
+      '(5 sent to the queue now).',
+    );
     await drained(testDb(), 30_000);
 
     const got = deliveredSince(receiver.bodies, from);
