@@ -66,8 +66,13 @@ export function answerError(
   const path = instance.split('?', 1)[0];
   if (error.code === 'INTERNAL_SERVER_ERROR')
     log.error({ err: err as Error, method: req.method, path }, 'unhandled error');
+  // A database error mapped to 503, or a 503 of the service's own (the long polls or the query
+  // class full, a read past its deadline: its detail says which).
   else if (error.code === 'SERVICE_UNAVAILABLE')
-    log.warn({ err: (err as Error)?.message, path }, 'database unavailable');
+    log.warn(
+      { err: (err as Error)?.message, path },
+      err instanceof AppError ? 'service unavailable' : 'database unavailable',
+    );
   if (res.headersSent) return void res.end();
   writeProblem(res, instance, error);
 }

@@ -135,7 +135,8 @@ export const settingsSchema = z.object({
   READ_MAX_LAG_MS: int(0, 3_600_000).default(5000),
   READ_CHECK_MS: int(100, 60_000).default(1000),
   // Change feed (GET /v1/events) and retention of events and delivery attempts (0 days = keep forever).
-  FEED_MAX_WAITERS: int(0, 100_000).default(1000),
+  // Default: half of HTTP_MAX_CONNECTIONS (long polls hold their connections); below it in any case.
+  FEED_MAX_WAITERS: int(0, 100_000).optional(),
   // Of those, how many one API key may hold (default: a tenth of FEED_MAX_WAITERS, at least 1).
   FEED_MAX_WAITERS_PER_KEY: int(1, 100_000).optional(),
   EVENT_RETENTION_DAYS: int(0, 36_500).default(30),

@@ -71,10 +71,7 @@ function buildConfig(e: Settings, env: NodeJS.ProcessEnv) {
     secretKeys: secretKeys(e, production),
     demoSeedCount: e.DEMO_SEED_COUNT,
     // Change feed and retention.
-    feed: Object.freeze({
-      maxWaiters: e.FEED_MAX_WAITERS,
-      maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(e.FEED_MAX_WAITERS),
-    }),
+    feed: feedSection(e),
     retention: Object.freeze({
       eventDays: e.EVENT_RETENTION_DAYS,
       deliveryAttemptDays: e.DELIVERY_ATTEMPT_RETENTION_DAYS,
@@ -82,10 +79,29 @@ function buildConfig(e: Settings, env: NodeJS.ProcessEnv) {
   });
 }
 
+/**
+ * The change feed's long polls. Each holds its connection while it waits, so together they stay
+ * below HTTP_MAX_CONNECTIONS: by default half of it (512 of 1024), leaving the rest to every other
+ * request; at its old default of 1,000, twelve keys' valid long polls left 24 connections, and
+ * further clients were refused without an answer (found from outside).
+ */
+function feedSection(e: Settings) {
+  const maxWaiters = e.FEED_MAX_WAITERS ?? Math.floor(e.HTTP_MAX_CONNECTIONS / 2);
+  return Object.freeze({
+    maxWaiters,
+    maxWaitersPerKey: e.FEED_MAX_WAITERS_PER_KEY ?? defaultWaitersPerKey(maxWaiters),
+  });
+}
+
 /** Settings valid alone but not together. */
 function checkTogether(e: Settings): void {
   if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
     throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
+  }
+  if (e.FEED_MAX_WAITERS !== undefined && e.FEED_MAX_WAITERS >= e.HTTP_MAX_CONNECTIONS) {
+    throw new ConfigError([
+      `FEED_MAX_WAITERS: must be below HTTP_MAX_CONNECTIONS (${e.HTTP_MAX_CONNECTIONS}): waiting long polls hold their connections, and every other request needs one`,
+    ]);
   }
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError([

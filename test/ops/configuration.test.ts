@@ -28,6 +28,15 @@ describe('refusals of invalid settings', () => {
     ]);
   });
 
+  it('keeps the long polls below the connection cap: half of it by default, refused at or above it', () => {
+    expect(loadConfig({}).feed).to.deep.equal({ maxWaiters: 512, maxWaitersPerKey: 51 });
+    expect(loadConfig({ HTTP_MAX_CONNECTIONS: '100' }).feed.maxWaiters).to.equal(50);
+    expect(loadConfig({ FEED_MAX_WAITERS: '900' }).feed).to.deep.equal({ maxWaiters: 900, maxWaitersPerKey: 90 });
+    expect(problemsOf({ FEED_MAX_WAITERS: '1024' })).to.deep.equal([
+      'FEED_MAX_WAITERS: must be below HTTP_MAX_CONNECTIONS (1024): waiting long polls hold their connections, and every other request needs one',
+    ]);
+  });
+
   it('names the accepted words and the value given for a choice', () => {
     expect(problemsOf({ ROLE: 'workers', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).to.deep.equal([
       'ROLE: must be one of all, api, worker, got "workers"',
