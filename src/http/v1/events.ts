@@ -10,12 +10,13 @@
 // its reads passed over (none of them belongs to the view), so that a wake-up reads only what is new.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChangeFeed } from '../../feed/change-feed.ts';
-import { encodeCursor } from '../../feed/cursor.ts';
+import { encodeCursor, type FeedPosition } from '../../feed/cursor.ts';
 import { parseFeedQuery, parseViewParameter } from '../../feed/feed-query.ts';
 import { type FeedPage, feedPageVersion, renderFeedPage } from '../../feed/feed-reads.ts';
 import { badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { viewDigest } from '../../views/view.ts';
 import { readWithWait } from '../../feed/long-poll.ts';
+import { sharedReads } from '../../feed/shared-reads.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
 import type { V1Serve } from './routes.ts';
@@ -30,6 +31,8 @@ function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: ()
 /** The feed and its head, as the dispatcher calls them (after admission: `at.principal` is the key's). */
 export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events: V1Serve; head: V1Serve } {
   const { reads, views, waiters } = deps.feed;
+  const shared = sharedReads<FeedPage>();
+  const positionKey = (p: FeedPosition | null) => (p ? `${p.xid}.${p.position}` : '-');
 
   const events: V1Serve = async (req, res, at) => {
     const query = parseFeedQuery(parseQueryString(at.query));
@@ -47,8 +50,12 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
     const read = async (): Promise<FeedPage> => {
       if (!first) await recheckKey(deps, req, 'catalog:read');
       first = false;
-      if (view === null) return reads.page(query, onPrimary);
-      const page = await views.page({ after: from, limit: query.limit }, view, onPrimary);
+      // Shared with the identical reads of the same wake-up (shared-reads.ts).
+      const same = `${waiters.generation()}|${onPrimary}|${query.limit}|${positionKey(from)}`;
+      if (view === null) return shared(same, () => reads.page(query, onPrimary));
+      const page = await shared(`${same}|${viewDigest(view)}`, () =>
+        views.page({ after: from, limit: query.limit }, view, onPrimary),
+      );
       firstStart ??= page.start;
       from = page.next;
       return { ...page, after: query.after, start: firstStart };
