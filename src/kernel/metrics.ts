@@ -87,6 +87,13 @@ export const queryGateRefused = new Counter({
   labelNames: ['limit'] as const,
   registers: [registry],
 });
+export const calendarRenders = new Counter({
+  name: 'lods_calendar_renders_total',
+  help: 'calendars (GET /v1/calendar.ics) answered with a body, by whether it was rendered now or kept from an earlier request (cached)',
+  labelNames: ['cached'] as const,
+  registers: [registry],
+});
+
 export const readsCancelled = new Counter({
   name: 'lods_db_reads_cancelled_total',
   help: 'API reads cancelled in PostgreSQL, by reason (deadline: DB_READ_TIMEOUT_MS passed; disconnect: the client went away)',

@@ -18,6 +18,7 @@ import {
   renderCalendar,
 } from '../../src/catalog/calendar-ics.ts';
 import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
+import { calendarRenders } from '../../src/kernel/metrics.ts';
 import { captureLogger, type LogCapture, startApiWithLogger } from '../ops/ops-support.ts';
 import { startProxiedApi } from '../support/proxied-api.ts';
 import { createTestKey, getJson } from '../support/api.ts';
@@ -374,6 +375,28 @@ describe('GET /v1/calendar.ics', () => {
         .events.map((e) => e.uid)
         .sort(),
     );
+  });
+
+  it('renders a calendar asked for again unchanged once, and again once a record in it changes', async () => {
+    const renders = async () =>
+      Object.fromEntries((await calendarRenders.get()).values.map((v) => [String(v.labels.cached), v.value]));
+    const before = await renders();
+    const first = await calendar('city=berlin&format=HYBRID');
+    const again = await calendar('city=berlin&format=HYBRID');
+    expect(again.text).to.equal(first.text);
+    expect(again.headers.get('etag')).to.equal(first.headers.get('etag'));
+    const after = await renders();
+    expect((after.false ?? 0) - (before.false ?? 0), 'rendered').to.equal(1);
+    expect((after.true ?? 0) - (before.true ?? 0), 'kept').to.equal(1);
+    // The same records under another name (a parameter that changes nothing) is another calendar.
+    expect((await calendar('format=HYBRID&city=berlin,BERLIN')).text).not.to.equal(first.text);
+    await createRecord(api.writes, {
+      id: ids.berlin,
+      title: 'Applied Data Engineering, cached?',
+      sessions: BERLIN_SESSIONS,
+    });
+    const changed = await calendar('city=berlin&format=HYBRID');
+    expect(parse(changed.text).events.map((e) => e.summary)).to.include('Applied Data Engineering, cached?');
   });
 
   it('takes the view parameters only: any other parameter (but key) is a 400 naming it, with every bad value', async () => {

@@ -4,7 +4,8 @@
 // to the view parameters (format, language, topic, provider, country, city); any other parameter
 // but `key` is a 400 naming it. The dispatcher (dispatcher.ts) has admitted the key already: a
 // catalog:read key in Authorization, or a calendar:read key there or in `?key=` (routes.ts), which
-// this file never reads. ETag (the list's tag of the records read), Cache-Control and 304 as the list's.
+// this file never reads. ETag (the list's tag of the records read), Cache-Control and 304 as the list's;
+// a calendar asked for again unchanged is not rendered again (calendar-cache.ts).
 import type { ServerResponse } from 'node:http';
 import { QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import {
@@ -23,6 +24,7 @@ import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { parseListParameters } from '../../catalog/list-parameters.ts';
 import { parseQueryString } from '../../kernel/query-string.ts';
 import type { V1Serve } from './routes.ts';
+import { createCalendarCache } from './calendar-cache.ts';
 
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
 /** Set (to `true`) when a bound left matching records out of the calendar. */
@@ -35,6 +37,7 @@ type Deps = { lists: ListReads; pageMaxBytes?: number };
 /** The calendar, as the dispatcher calls it. */
 export function calendarEndpoint(deps: Deps): V1Serve {
   const maxBytes = deps.pageMaxBytes ?? PAGE_MAX_BYTES_DEFAULT;
+  const rendered = createCalendarCache();
   return async (req, res, at) => {
     const filter = parseCalendarQuery(parseQueryString(at.query));
     const page = await deps.lists.getPage(calendarQuery(filter), CALENDAR_RECORDS_MAX, 0, 'public', {
@@ -46,8 +49,10 @@ export function calendarEndpoint(deps: Deps): V1Serve {
     const etag = tagOfVersion(`${CALENDAR_RENDERING}:${page.etag}`);
     const held = heldTags(req.headers['if-none-match']);
     if (held === '*' || held?.includes(etag)) return sendCacheable(res, etag, null);
-    const records = JSON.parse(`[${page.results}]`) as CalendarRecord[];
-    const calendar = renderCalendar(records, page.totalCount, { name: calendarName(filter), maxBytes });
+    const name = calendarName(filter);
+    const calendar = rendered.get(`${etag}|${name}`, () =>
+      renderCalendar(JSON.parse(`[${page.results}]`) as CalendarRecord[], page.totalCount, { name, maxBytes }),
+    );
     sendCalendar(res, etag, calendar.text, calendar.truncated);
   };
 }
