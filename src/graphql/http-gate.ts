@@ -47,6 +47,18 @@ function hasMoreTokens(document: string, max: number): boolean {
   return false;
 }
 
+// A body that is not UTF-8 is refused (400, as REST refuses such a query string), not read with
+// U+FFFD in place of its bytes: what the caller sent would silently not be what is written.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+function requireUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() !== 'utf-8') return; // a body declared UTF-16 or UTF-32 is decoded as declared
+  try {
+    strictUtf8.decode(body);
+  } catch {
+    throw Object.assign(new Error('body is not UTF-8'), { status: 400, type: 'body.not.utf8' });
+  }
+}
+
 export function graphqlGate(deps: {
   keys: KeyCache;
   limiter: RateLimiter | null;
@@ -90,7 +102,7 @@ export function graphqlGate(deps: {
     authorize,
     requireJson,
     paceBodies(deps.pacing, deps.maxBodyBytes),
-    express.json({ limit: deps.maxBodyBytes }),
+    express.json({ limit: deps.maxBodyBytes, verify: requireUtf8 }),
     limitTokens,
   ];
 }

@@ -119,6 +119,10 @@ function mapHttpError(err: unknown): AppError {
         `Charset ${String(what.charset).slice(0, 64)} is not supported: send the body as UTF-8`,
       );
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json');
+    if (status === 400 && type === 'body.not.utf8')
+      return new AppError('BAD_USER_INPUT', 'The request body is not valid UTF-8', {
+        invalidParams: [{ name: 'body', reason: 'is not valid UTF-8' }],
+      });
     if (status === 400 && type === 'entity.parse.failed')
       return parsesAsJson((err as { body?: unknown }).body)
         ? // The strict parser takes objects and arrays only: `"x"`, `1` or `null` is JSON all the same.

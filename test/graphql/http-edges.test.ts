@@ -28,13 +28,17 @@ describe('/graphql edges', () => {
 
   const post = async (
     key: string | null,
-    body: string,
+    body: string | Buffer,
     contentType: string | null = 'application/json',
   ): Promise<Answer> => {
     const headers: Record<string, string> = {};
     if (contentType) headers['content-type'] = contentType;
     if (key) headers.authorization = `Bearer ${key}`;
-    const res = await fetch(`${served.api.url}/graphql`, { method: 'POST', headers, body });
+    const res = await fetch(`${served.api.url}/graphql`, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(Buffer.from(body)),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, body: text ? (JSON.parse(text) as Answer['body']) : {} };
   };
@@ -74,6 +78,20 @@ describe('/graphql edges', () => {
       expect(problem.detail, body).to.equal(detail);
       expect(problem.invalidParams?.[0]?.name, body).to.equal('body');
     }
+  });
+
+  it('refuses a body that is not UTF-8 with a 400 problem naming the body, as REST a query string', async () => {
+    const invalid = Buffer.concat([
+      Buffer.from('{"query":"{ __typename }","variables":{"q":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}}'),
+    ]);
+    const problem = expectProblem(await post(served.reader, invalid), 400);
+    expect(problem.detail).to.equal('The request body is not valid UTF-8');
+    expect(problem.invalidParams).to.deep.equal([{ name: 'body', reason: 'is not valid UTF-8' }]);
+    // Valid UTF-8 beyond ASCII is read as sent.
+    const ok = await post(served.reader, '{"query":"{ __typename }","variables":{"q":"Zürich 東京 🎓"}}');
+    expect(ok.status).to.equal(200);
   });
 
   it('names the Content-Encoding or charset it cannot read in its 415, instead of asking for the JSON it was sent', async () => {
