@@ -25,7 +25,8 @@ describe('tables rewritten by a migration', () => {
     await client.end();
   });
 
-  it('are vacuumed after it (their index-only scans read no heap again); others are left alone', async () => {
+  it('are vacuumed after it (their index-only scans read no heap again); others are left alone', async function () {
+    this.timeout(40_000);
     // The heap rows an index-only scan of the whole index read.
     const heapFetches = async () => {
       await client.query('set enable_seqscan = off; set enable_bitmapscan = off');
@@ -58,24 +59,28 @@ describe('tables rewritten by a migration', () => {
     await client.query('create table created_probe (id int)');
     expect(await heapFetches()).to.equal(20_000);
 
-    // The rewritten rows become visible to all only once no snapshot older than the rewrite is held in
-    // this database or by a process outside any (the autovacuum launcher, a backend still connecting):
-    // on a busy cluster (the other test files' processes), that takes a moment; the vacuum is checked
-    // by its effect only once it has passed (the CI run of 30 November failed on such a snapshot).
-    const horizonPassed = await eventually(async () => {
-      const { rows } = await client.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity
-          where (datname = current_database() or datname is null) and pid <> pg_backend_pid()
-            and greatest(age(backend_xmin), age(backend_xid)) >= age($1::xid)`,
-        [rewrite.rows[0]!.xid],
-      );
-      return rows[0]!.n === 0;
-    }, 15_000).catch(() => false);
     expect(await vacuumRewritten(client, before)).to.deep.equal(['rewrite_probe']);
     const rewrittenAfter = await vacuums('rewrite_probe');
     expect(Number(rewrittenAfter.vacuums)).to.equal(Number(rewrittenBefore.vacuums) + 1);
     expect(Number(rewrittenAfter.analyzes)).to.equal(Number(rewrittenBefore.analyzes) + 1);
     expect(await vacuums('untouched_probe')).to.deep.equal(untouchedBefore);
-    if (markable && horizonPassed) expect(await heapFetches()).to.equal(0);
+    if (!markable) return;
+    // Its effect: the rewritten rows become visible to all once no snapshot older than the rewrite is
+    // held. On a busy cluster (the other test files) one may be, for a moment, by a backend of this
+    // database or one still connecting to any (its snapshot is the cluster's): the CI runs of 30
+    // November and 1 December failed on such a moment. The vacuum is run again, as by the next
+    // migrate, until it could mark the pages; a failure says so only when no older snapshot is left.
+    const clean = await eventually(async () => {
+      if ((await heapFetches()) === 0) return true;
+      await vacuumRewritten(client, before);
+      return false;
+    }, 15_000).catch(() => false);
+    if (clean) return;
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+        where pid <> pg_backend_pid() and greatest(age(backend_xmin), age(backend_xid)) >= age($1::xid)`,
+      [rewrite.rows[0]!.xid],
+    );
+    expect(rows[0]!.n, 'the heap is still read, and no snapshot older than the rewrite is left').to.be.above(0);
   });
 });
