@@ -85,8 +85,13 @@ function registerList(receivers: Command, config: Config): void {
 }
 
 function registerUpdate(receivers: Command, config: Config): void {
-  receivers
-    .command('update')
+  // An option and its --no- form both given (`--max-per-second 5 --no-max-per-second`): commander lets
+  // the last one win; they are refused instead, as --type with --all-types.
+  const given = new Set<string>();
+  const update = receivers.command('update');
+  for (const name of ['max-per-second', 'no-max-per-second', 'view', 'no-view'])
+    update.on(`option:${name}`, () => given.add(name));
+  update
     .description('change a receiver URL, subscription, signature scheme, delivery mode, rate cap and/or view')
     .argument('<id>', 'receiver id (see receivers list)')
     .option('--url <url>', 'new http(s) URL')
@@ -113,6 +118,9 @@ function registerUpdate(receivers: Command, config: Config): void {
           json?: boolean;
         },
       ) => {
+        for (const name of ['max-per-second', 'view'])
+          if (given.has(name) && given.has(`no-${name}`))
+            throw new CliError(`--${name} and --no-${name} exclude each other: give one of them`, 2);
         // Both would be a subscription and its opposite: refuse rather than let one silently win.
         if (opts.allTypes && opts.type.length)
           throw new CliError(

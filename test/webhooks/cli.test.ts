@@ -112,6 +112,16 @@ describe('webhook commands (receivers, events, deliveries)', function () {
         /--type and --all-types exclude each other/,
       ],
       [
+        ['receivers', 'update', '00000000-0000-4000-8000-000000000002', '--max-per-second', '5', '--no-max-per-second'],
+        2,
+        /--max-per-second and --no-max-per-second exclude each other/,
+      ],
+      [
+        ['receivers', 'update', '00000000-0000-4000-8000-000000000002', '--no-view', '--view', 'format=ONLINE'],
+        2,
+        /--view and --no-view exclude each other/,
+      ],
+      [
         ['deliveries', 'replay-dead', '--event', '00000000-0000-4000-8000-000000000003'],
         3,
         /Event 00000000-0000-4000-8000-000000000003 was not found/,
