@@ -17,6 +17,8 @@ export const HORIZON_RECHECK_MS = 200;
 
 export type FeedWaiters = {
   generation: () => number;
+  /** Moves on every wake-up: a commit's, and the shared re-check's when the horizon moved (shared-reads.ts). */
+  wakeUps: () => number;
   /** Resolves at the next wake-up after `seen`, after `ms`, on close or when `signal` aborts. */
   next: (seen: number, ms: number, signal?: AbortSignal) => Promise<void>;
   /** The same, and also once the shared re-check sees the horizon moved from `horizon` (a pending read's). */
@@ -50,6 +52,7 @@ export function createFeedWaiters(options: {
   // The requests waiting on the horizon, with the horizon their read saw.
   const onHorizon = new Map<() => void, string>();
   let rechecking = false;
+  let horizonWakeUps = 0;
 
   const wake = () => {
     generation++;
@@ -68,6 +71,7 @@ export function createFeedWaiters(options: {
         if (onHorizon.size === 0 || closed) break;
         // Unknown (the database failing): the requests re-read, and their own reads answer the failure.
         const horizon = await options.readHorizon().catch(() => null);
+        horizonWakeUps++;
         for (const [done, seen] of onHorizon) if (horizon === null || horizon !== seen) done();
       }
     } finally {
@@ -97,6 +101,7 @@ export function createFeedWaiters(options: {
 
   return {
     generation: () => generation,
+    wakeUps: () => generation + horizonWakeUps,
     next: (seen, ms, signal) => waitFor(seen, ms, signal, null),
     nextPastHorizon: (horizon, seen, ms, signal) => waitFor(seen, ms, signal, horizon),
     enter: (keyId) => slots.enter(keyId),

@@ -9,6 +9,7 @@
 import pg from 'pg';
 
 let closing = false;
+const ended = new WeakSet<object>();
 const CONNECTED_AT = Symbol('connectedAt');
 
 type Emitter = { emit: (event: string | symbol, ...args: unknown[]) => boolean; listenerCount: (e: string) => number };
@@ -16,8 +17,13 @@ type Emitter = { emit: (event: string | symbol, ...args: unknown[]) => boolean; 
 function guard(prototype: Emitter, what: string): void {
   const emit = prototype.emit;
   prototype.emit = function (this: Emitter & { [CONNECTED_AT]?: string }, event, ...args) {
-    if (event === 'error' && closing && this.listenerCount('error') === 0) {
-      const error = args[0] as Error;
+    const error = args[0] as Error & { code?: string };
+    // 57P01 admin_shutdown: the drop's termination, and the closed socket that follows it on the same
+    // client; any other error is thrown as always.
+    const terminated = error?.code === '57P01' || ended.has(this);
+    if (event === 'error' && closing && terminated && this.listenerCount('error') === 0) {
+      if (ended.has(this)) return true;
+      ended.add(this);
       const client = (error as { client?: { [CONNECTED_AT]?: string } }).client ?? this;
       process.stderr.write(
         `a ${what} left open was ended with its test file's database (${error.message}); it connected ${client[CONNECTED_AT] ?? 'at an unknown place'}\n`,

@@ -50,10 +50,12 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
     const read = async (): Promise<FeedPage> => {
       if (!first) await recheckKey(deps, req, 'catalog:read');
       first = false;
-      // Shared with the identical reads of the same wake-up (shared-reads.ts).
-      const same = `${waiters.generation()}|${onPrimary}|${query.limit}|${positionKey(from)}`;
-      if (view === null) return shared(same, () => reads.page(query, onPrimary));
-      const page = await shared(`${same}|${viewDigest(view)}`, () =>
+      // A long poll's read is shared with the identical ones of the same wake-up (shared-reads.ts);
+      // any other read is its own, started after the request arrived.
+      const same = `${waiters.wakeUps()}|${query.limit}|${positionKey(from)}`;
+      const share = (key: string, read: () => Promise<FeedPage>) => (onPrimary ? shared(key, read) : read());
+      if (view === null) return share(same, () => reads.page(query, onPrimary));
+      const page = await share(`${same}|${viewDigest(view)}`, () =>
         views.page({ after: from, limit: query.limit }, view, onPrimary),
       );
       firstStart ??= page.start;

@@ -144,14 +144,18 @@ export class BatchLoader {
     const { pool, secrets, inFlight, queues, logger } = this.#deps;
     inFlight.startLoading(jobs.length);
     try {
-      const [targets, lost, adopted] = await Promise.all([
+      const [targets, [lost, adopted]] = await Promise.all([
         loadTargets(
           pool,
           jobs.map((j) => j.data),
           secrets,
         ),
-        recordLostAttempts(pool, jobs),
-        followed ? null : adoptLanelessJobs(pool, jobs),
+        // One after the other: both write the fetched jobs' rows (adoption deletes laneless ones),
+        // and a lost job that adoption moves is still recorded. No statement when none was lost.
+        (async () => {
+          const lost = await recordLostAttempts(pool, jobs);
+          return [lost, followed ? null : await adoptLanelessJobs(pool, jobs)] as const;
+        })(),
       ]);
       if (lost)
         logger.warn({ jobs: lost }, 'deliveries handed out again after their worker was lost; recorded as worker_lost');
