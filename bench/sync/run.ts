@@ -5,7 +5,9 @@
 //   3. long-poll wake-up, commit to response, p50/p99 (beside a plain feed read)
 //   4. a feed page (limit 1000) at the start, middle and end of a 1,000,000-event feed, and its plan
 //   5. long polls behind an idle transaction: the service database's commit rate with 40 waiting
-// BENCH_RECORDS, BENCH_EVENTS, BENCH_CHANGES and BENCH_WAKE_ROUNDS shrink it while developing;
+//   6. 320 long polls woken by 2 commits a second: another key's plain reads, p50/p99, beside none
+// BENCH_RECORDS, BENCH_EVENTS, BENCH_CHANGES, BENCH_WAKE_ROUNDS and BENCH_WOKEN_WAITERS shrink it while developing;
+// BENCH_ONLY=woken-together runs item 6 alone;
 // DATABASE_URL uses a scratch database on that server instead of an embedded cluster.
 import { cpus, loadavg } from 'node:os';
 import { createApiKey } from '../../src/auth/api-keys.ts';
@@ -20,6 +22,7 @@ import { insertEvents, measurePages } from './feed-pages.ts';
 import { measureHeldHorizon } from './held-horizon.ts';
 import { measureWakeLatency } from './wake-latency.ts';
 import { measureWriteCost, mutate } from './write-cost.ts';
+import { measureWokenTogether } from './woken-together.ts';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const env = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -27,6 +30,7 @@ const RECORDS = env('BENCH_RECORDS', 100_000);
 const EVENTS = env('BENCH_EVENTS', 1_000_000);
 const CHANGES = env('BENCH_CHANGES', 1000);
 const WAKE_ROUNDS = env('BENCH_WAKE_ROUNDS', 200);
+const WOKEN = env('BENCH_WOKEN_WAITERS', 320);
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 0)} ms`;
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
@@ -43,6 +47,29 @@ async function timedSync(api: Api, key: string, copy: Map<string, unknown>, stat
   const started = performance.now();
   const result = await sync({ client, state, apply });
   return { ...result, ms: performance.now() - started };
+}
+
+/** 6: `WOKEN` long polls of 8 keys woken by 2 commits a second, beside another key's plain reads. */
+async function measureWoken(api: Api, db: Database, readerKey: string) {
+  log(`6. ${WOKEN} long polls (8 keys) woken by 2 commits a second, another key's plain reads: 15 s windows`);
+  const pollKeys = await Promise.all(
+    Array.from({ length: 8 }, async (_, i) => {
+      const created = await createApiKey(db.orm.em.fork(), { name: `poll-${i}`, scopes: ['catalog:read'] });
+      return created.key;
+    }),
+  );
+  return await measureWokenTogether(api, db.pool, pollKeys, readerKey, WOKEN);
+}
+
+const wokenRow = (w: Awaited<ReturnType<typeof measureWoken>>) =>
+  `| another key's plain read p50 / p99 beside ${WOKEN} long polls woken twice a second | ${ms(w.beside.p50)} / ${ms(w.beside.p99)} | ${ms(w.alone.p50)} / ${ms(w.alone.p99)} with none: p99 ${(w.beside.p99 / w.alone.p99).toFixed(1)}x | p99 <= 2x | ${verdict(w.beside.p99 <= 2 * w.alone.p99)} |`;
+
+/** BENCH_ONLY=woken-together: item 6 alone. */
+async function wokenTogether(api: Api, db: Database, key: string): Promise<void> {
+  const woken = await measureWoken(api, db, key);
+  log('| measure | figure | comparison | target | |');
+  log('|---|---|---|---|---|');
+  log(wokenRow(woken));
 }
 
 async function main(): Promise<void> {
@@ -74,6 +101,7 @@ async function main(): Promise<void> {
       )
     ).rows.map((r) => r.id);
 
+    if (process.env.BENCH_ONLY === 'woken-together') return await wokenTogether(api, db, key);
     log(
       '1. write cost: archive + publish, 8 alternating rounds of 120 mutations with and without the feed column (medians)',
     );
@@ -98,6 +126,8 @@ async function main(): Promise<void> {
     log('5. long polls behind an idle transaction in another database: 40 waiting, 5 s windows');
     const held = await measureHeldHorizon(api, db.pool, pg.url, key, 40);
 
+    const woken = await measureWoken(api, db, key);
+
     const slower = (writeCost.withFeed / writeCost.withoutFeed - 1) * 100;
     log('');
     log(
@@ -119,6 +149,7 @@ async function main(): Promise<void> {
     log(
       `| service database commits/s with 40 long polls behind an idle transaction | ${held.waitingPerSecond.toFixed(1)} | ${held.idlePerSecond.toFixed(1)} without them; all answered ${ms(held.wokenMs)} after it ends | <= +10/s | ${verdict(held.waitingPerSecond - held.idlePerSecond <= 10)} |`,
     );
+    log(wokenRow(woken));
     log(
       `| feed page of 1000 at the end of ${EVENTS} events | ${ms(pages.last)} | start ${ms(pages.first)}, middle ${ms(pages.middle)}: last/first ${(pages.last / pages.first).toFixed(2)}x | <= 1.2x, no scan | ${verdict(pages.last / pages.first <= 1.2 && !pages.scans)} |`,
     );
