@@ -7,7 +7,7 @@
 // makes it a fixed rate per process.
 import pg from 'pg';
 import type { Pool } from 'pg';
-import { renderEventBody } from '../../src/events/event-body.ts';
+import { insertRawEvent } from '../../test/feed/raw-events.ts';
 import type { Api } from '../../src/app/service.ts';
 import { databaseUrl } from '../../test/support/scratch-postgres.ts';
 
@@ -53,16 +53,7 @@ export async function measureHeldHorizon(
     );
     while (api.feed.waiters.waiting() < waiters) await sleep(5);
     // An event commits (NOTIFY): every request re-reads once and finds it pending behind the holder.
-    const id = crypto.randomUUID();
-    const resourceId = crypto.randomUUID();
-    const at = new Date();
-    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
-      id,
-      'LEARNING_OPPORTUNITY_DELETED',
-      resourceId,
-      at,
-      renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null }),
-    ]);
+    await insertRawEvent(pool);
     await sleep(1000);
     const waitingPerSecond = await rate();
     const ended = performance.now();

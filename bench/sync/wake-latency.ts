@@ -1,7 +1,7 @@
 // Long-poll wake-up latency: a request waits (wait=30) at the head; a transaction inserts an event
 // and commits; the time from sending COMMIT to the response's arrival, per round.
 import type { Pool } from 'pg';
-import { renderEventBody } from '../../src/events/event-body.ts';
+import { insertRawEvent } from '../../test/feed/raw-events.ts';
 import type { Api } from '../../src/app/service.ts';
 import { percentile } from '../delivery/stats.ts';
 
@@ -28,23 +28,7 @@ export async function measureWakeLatency(
     let committing: number;
     try {
       await client.query('begin');
-      const id = crypto.randomUUID();
-      const resourceId = crypto.randomUUID();
-      const at = new Date();
-      await client.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
-        id,
-        'LEARNING_OPPORTUNITY_DELETED',
-        resourceId,
-        at,
-        renderEventBody({
-          id,
-          type: 'LEARNING_OPPORTUNITY_DELETED',
-          occurredAt: at,
-          resourceId,
-          version: 1,
-          doc: null,
-        }),
-      ]);
+      await insertRawEvent(client);
       committing = performance.now();
       await client.query('commit');
     } finally {

@@ -4,7 +4,8 @@
 // reads with none. Each commit wakes every waiter; those at one cursor share one read of the page
 // (feed/shared-reads.ts), where each used to read it on the pool the plain reads use.
 import type { Pool } from 'pg';
-import { renderEventBody } from '../../src/events/event-body.ts';
+import { insertRawEvent } from '../../test/feed/raw-events.ts';
+import { percentile } from '../delivery/stats.ts';
 import type { Api } from '../../src/app/service.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -23,8 +24,7 @@ async function plainReads(api: Api, key: string, windowMs: number): Promise<Late
     await sleep(100);
   }
   times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
 
 /** `pollKeys`: the waiters' keys (FEED_MAX_WAITERS_PER_KEY bounds each key's share), `readerKey` the other key's. */
@@ -55,18 +55,7 @@ export async function measureWokenTogether(
       cursor = (JSON.parse(text) as { pagination: { next: string } }).pagination.next;
     }
   });
-  const commit = async () => {
-    const id = crypto.randomUUID();
-    const resourceId = crypto.randomUUID();
-    const at = new Date();
-    await pool.query('insert into event (id, type, resource_id, occurred_at, body) values ($1, $2, $3, $4, $5)', [
-      id,
-      'LEARNING_OPPORTUNITY_DELETED',
-      resourceId,
-      at,
-      renderEventBody({ id, type: 'LEARNING_OPPORTUNITY_DELETED', occurredAt: at, resourceId, version: 1, doc: null }),
-    ]);
-  };
+  const commit = () => insertRawEvent(pool);
   const commits = (async () => {
     while (running) {
       await commit();

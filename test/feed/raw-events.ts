@@ -1,11 +1,13 @@
 // Events written straight into the event table, in transactions a test controls (held open,
 // committed out of order): the feed's guarantees are about transactions, whoever writes them.
 import { randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
 import { renderEventBody } from '../../src/events/event-body.ts';
 
-/** Inserts one DELETED event for a fresh resource id (inside the client's open transaction); returns the event id. */
-export async function insertRawEvent(client: PoolClient, resourceId: string = randomUUID()): Promise<string> {
+/** What runs the insert: a pool (a transaction of its own) or a connection (inside its open transaction). */
+type Runs = { query: (text: string, values: unknown[]) => Promise<unknown> };
+
+/** Inserts one DELETED event for a fresh resource id; returns the event id. */
+export async function insertRawEvent(client: Runs, resourceId: string = randomUUID()): Promise<string> {
   const id = randomUUID();
   const occurredAt = new Date();
   const body = renderEventBody({
