@@ -28,7 +28,7 @@ export function orderedKeys(
 // list_session), each record at its next session: the one after now whose previous start (in the
 // record's start order) is at or before now, or which has none; `f` (a CTE) stops after offset +
 // limit records. When it holds fewer, it holds them all, and the records without a future session
-// follow, by id: only read when `f` is short (a condition on `f` alone, checked once before any
+// follow, by id (none of their list_session rows is after now): only read when `f` is short (a condition on `f` alone, checked once before any
 // row), at most offset + limit of them (a bound the planner sees: an expression over `f` as the
 // limit made it expect a tenth of the catalog, and JIT-compile the statement, 13 ms).
 // `table` and `tsq`: the matching records' source (`b`), `where` their conditions; `status`: the
@@ -46,7 +46,7 @@ export function sessionKeys(
                         and (s.prev_starts_at is null or s.prev_starts_at <= statement_timestamp()) and ${where}
                       order by s.starts_at, b.id desc limit ${end})`;
   const rest = `(select b.id from ${table}${tsq} where (select count(*) from f) < ${end} and ${where}
-                      and not exists (select from lo_session x where x.learning_opportunity_id = b.id and x.starts_at > statement_timestamp())
+                      and not exists (select from list_session x where x.id = b.id and x.starts_at > statement_timestamp())
                     order by b.id desc limit ${end})`;
   return { keys: sessionPage('f', rest, end, offset), f };
 }

@@ -41,7 +41,7 @@ const FOLD_EVERY_BATCHES = 10;
 // for every batch (a 1000-record batch took 2 s at 20,000 records and 34 s at 40,000 on a server
 // with autovacuum off; with it on, autovacuum's analyze refreshes them, after up to a minute).
 const ANALYZE_FROM = 1000;
-const ANALYZE_GROWN = 'analyze learning_opportunity (id, status, updated_at), list_entry, list_session, lo_session';
+const ANALYZE_GROWN = 'analyze learning_opportunity (id, status, updated_at), list_entry, list_session';
 
 /**
  * Settings for a session that runs only seed batches (the session ends with the seed: its connection
