@@ -156,6 +156,13 @@ describe('example receiver (npm run example:receiver)', () => {
     await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_DELETED', id, at(30)));
     await post(receiver, snapshotEvent('LEARNING_OPPORTUNITY_UPDATED', id, at(25), { title: 'late' }));
     expect((await fileState()).records[id]).to.equal(undefined);
+    // Each dropped event says what the store holds; what to do about a store kept from a reset
+    // database is said once.
+    expect(lines.filter((l) => l.includes(' -> stale '))).to.deep.equal([
+      lines.find((l) => l.includes('version=11 -> stale (the store holds version 21)')),
+      lines.find((l) => l.includes('version=26 -> stale (the store holds version 31)')),
+    ]);
+    expect(lines.filter((l) => l.includes(`delete ${storePath}`))).to.have.length(1);
   });
 
   it('rejects a delivery signed with another secret and leaves the store unchanged', async () => {

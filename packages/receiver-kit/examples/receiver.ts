@@ -92,12 +92,12 @@ export class JsonFileStore {
     await appendFile(this.inboxPath, `${JSON.stringify(event)}\n`);
   }
 
-  /** Applies `event` if it is newer than the record's last applied version ('stale' otherwise). */
-  async apply(event: WebhookEvent): Promise<ApplyOutcome> {
+  /** Applies `event` if it is newer than the record's last applied version ('stale' otherwise, with the version held). */
+  async apply(event: WebhookEvent): Promise<{ outcome: ApplyOutcome; held?: number }> {
     const outcome = await applyEvent(this.versions, event, (e) => applyToRecords(this.state.records, e));
-    if (!outcome.applied) return 'stale';
+    if (!outcome.applied) return { outcome: 'stale', held: outcome.lastVersion };
     this.#saveSoon();
-    return outcome.result;
+    return { outcome: outcome.result };
   }
 
   /** Resolves when the file reflects every applied event. */
@@ -159,6 +159,7 @@ export async function startExampleReceiver(options: {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const store = new JsonFileStore(options.storePath);
   const replayed = await store.open();
+  let staleExplained = false;
   if (replayed) log(`replayed ${replayed} event(s) from ${store.inboxPath}`);
 
   const receiver = webhookReceiver({
@@ -166,10 +167,18 @@ export async function startExampleReceiver(options: {
     allowUnsigned: options.allowUnsigned,
     store: (event) => store.accept(event),
     process: async (event) => {
-      const outcome = await store.apply(event);
+      const { outcome, held } = await store.apply(event);
       log(
-        `${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} version=${event.resource.version} -> ${outcome} (${Object.keys(store.state.records).length} records)`,
+        `${new Date().toISOString()} ${event.type} ${event.resource.id} event=${event.id} version=${event.resource.version} -> ${outcome}${held === undefined ? '' : ` (the store holds version ${held})`} (${Object.keys(store.state.records).length} records)`,
       );
+      // Versions only grow for one service's records: a store ahead of the service is one kept from
+      // a database since reset (npm run clean, a new DATABASE_URL), and it would drop every change.
+      if (held !== undefined && !staleExplained) {
+        staleExplained = true;
+        log(
+          `  ignored: not newer than what the store holds. If the service's database was reset since this store was written (npm run clean, another DATABASE_URL), stop this receiver, delete ${store.path} (or set RECEIVER_STORE_PATH to a new file) and start it again`,
+        );
+      }
     },
     logger: {
       // One line for an event acknowledged without applying anything: a test event, a duplicate.
