@@ -19,12 +19,14 @@ function bearerToken(header: string): string | null {
  * UNAUTHENTICATED. `headers` are all the request's Authorization headers (`headersDistinct`): Node
  * keeps only the first of several, while a proxy in front may use the last, so two are refused.
  */
-function presentedKey(headers: readonly string[] | undefined): string {
+function presentedKey(headers: readonly string[] | undefined, inUrl: Scope | null): string {
   const header = headers?.[0];
   if (!header)
-    throw new AppError('UNAUTHENTICATED', 'An API key is required: send "Authorization: Bearer <API_KEY>"', {
-      headers: challenge(),
-    });
+    throw new AppError(
+      'UNAUTHENTICATED',
+      `An API key is required: send "Authorization: Bearer <API_KEY>"${inUrl ? `, or a ${inUrl} key as ?${QUERY_KEY_PARAMETER}=<API_KEY>` : ''}`,
+      { headers: challenge() },
+    );
   if (headers.length > 1) {
     throw new AppError('UNAUTHENTICATED', 'Send exactly one Authorization header', {
       headers: challenge(', error="invalid_request"'),
@@ -58,14 +60,16 @@ export function requireAnyScope(principal: Principal, scopes: readonly Scope[]):
  * The authentication of every request (the /v1 reads, the feed, GraphQL): the live key with the
  * presented key's hash, from the process's key cache. Throws UNAUTHENTICATED for a missing,
  * malformed, unknown or revoked key, FORBIDDEN when the key lacks `scope` (several: it must hold
- * one of them; null: any live key will do; GraphQL checks its scopes per field).
+ * one of them; null: any live key will do; GraphQL checks its scopes per field). `inUrl`: the scope
+ * of a key the path also takes as `?key=` (the calendar), named when no key was sent.
  */
 export async function authenticate(
   headers: readonly string[] | undefined,
   scope: Scope | readonly Scope[] | null,
   keys: KeyCache,
+  inUrl: Scope | null = null,
 ): Promise<Principal> {
-  const principal = await liveKey(presentedKey(headers), keys);
+  const principal = await liveKey(presentedKey(headers, inUrl), keys);
   if (scope) requireAnyScope(principal, typeof scope === 'string' ? [scope] : scope);
   return principal;
 }

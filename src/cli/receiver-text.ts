@@ -14,7 +14,7 @@ export const MODE_HELP =
 export const MAX_PER_SECOND_HELP =
   'rate cap: at most this many deliveries start per second, across every worker (1 to 10000); the rest wait in the queue, not counted as failures';
 export const VIEW_HELP =
-  "only the events of records in this view, in the list's query-string syntax (format, language, topic, provider, country, city; e.g. 'format=ONLINE&country=DE'): PUBLISHED/UPDATED while a record is in it, ARCHIVED/DELETED of one that was, LEARNING_OPPORTUNITY_LEFT_VIEW when an update takes one out";
+  "only the events of records in this view, in the list's query-string syntax (format, language, topic, provider, country, city; e.g. 'format=IN_PERSON&country=DE'): PUBLISHED/UPDATED while a record is in it, ARCHIVED/DELETED of one that was, LEARNING_OPPORTUNITY_LEFT_VIEW when an update takes one out";
 /** A delivery mode as --mode takes it. */
 export const modeText = (r: Pick<ReceiverInfo, 'deliveryMode'>) =>
   r.deliveryMode === 'LATEST_STATE' ? 'latest-state' : 'all-events';

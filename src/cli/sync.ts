@@ -46,7 +46,7 @@ export function registerSyncCommand(program: Command, config: Config): void {
     .option('--limit <n>', 'events per feed page, 1..1000', '1000')
     .option(
       '--view <filter>',
-      'keep a copy of this view only: a list filter such as "format=ONLINE&country=DE" (format, language, topic, provider, country, city); the state then belongs to that view',
+      'keep a copy of this view only: a list filter such as "format=IN_PERSON&country=DE" (format, language, topic, provider, country, city); the state then belongs to that view',
     )
     // A save rewrites the whole copy: often enough that a crash costs little to fetch again, rarely
     // enough that a long feed does not turn into rewriting the catalog over and over.

@@ -6,7 +6,9 @@ import { eventTypeLabel, setAsideLabel } from './labels.js';
 
 const plural = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
 
-export async function deadLettersSection(ctx, id) {
+/** `receiver`: its id and whether it is enabled (a disabled receiver's letters are replayed after Enable). */
+export async function deadLettersSection(ctx, receiver) {
+  const { id, enabled } = receiver;
   const { webhookDeadLetters: letters } = await gql(
     `query($id: ID!) { webhookDeadLetters(receiverId: $id) { eventId eventType attempts lastError lastAttemptAt deadSince } }`,
     { id },
@@ -17,7 +19,7 @@ export async function deadLettersSection(ctx, id) {
       { id, eventId },
     );
     // A superseded letter would regress the receiver (its record has a newer delivery to it): skipped, and said so.
-    const skipped = `${plural(r.superseded)} skipped as superseded (this receiver already got their version or a newer one, or a newer one is pending; \`deliveries replay-dead --include-superseded\` sends them anyway)`;
+    const skipped = `${plural(r.superseded)} skipped as superseded (this receiver already got their version or a newer one, or a newer one is pending; the CLI's deliveries replay-dead --include-superseded sends them anyway)`;
     return {
       message: r.replayed
         ? `Replayed ${plural(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`
@@ -26,11 +28,31 @@ export async function deadLettersSection(ctx, id) {
           : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,
     };
   };
+  // Disabled, the receiver is sent nothing: Replay waits for Enable, and says so instead of answering "nothing".
+  const replayButton = (label, eventId) =>
+    h(
+      'button',
+      enabled
+        ? { type: 'button', onclick: () => ctx.act(replay(eventId)) }
+        : { type: 'button', disabled: true, title: 'Enable the receiver first' },
+      label,
+    );
   return h(
     'section',
     { class: 'dead-letters' },
     letters.length
-      ? h('p', {}, h('button', { type: 'button', onclick: () => ctx.act(replay(null)) }, 'Replay all'))
+      ? h(
+          'p',
+          {},
+          replayButton('Replay all', null),
+          enabled
+            ? null
+            : h(
+                'span',
+                { class: 'meta' },
+                ' The receiver is disabled: enable it first (Enable, above); its catch-up then sends the latest state of every record it missed, and Replay skips the letters it superseded.',
+              ),
+        )
       : null,
     table(
       [
@@ -40,7 +62,7 @@ export async function deadLettersSection(ctx, id) {
         ['Last error', (l) => (l.lastError ? setAsideLabel(l.lastError) : NONE)],
         ['Last attempt', (l) => when(l.lastAttemptAt)],
         ['Dead since', (l) => when(l.deadSince)],
-        ['Actions', (l) => h('button', { type: 'button', onclick: () => ctx.act(replay(l.eventId)) }, 'Replay')],
+        ['Actions', (l) => replayButton('Replay', l.eventId)],
       ],
       letters,
       'No dead letters.',

@@ -78,6 +78,10 @@ export async function renderEvent(main, ctx, id) {
     { id },
   );
   if (!event) return add(main, h('p', {}, 'No such event (pruned, or never stored).'));
+  // Receivers by their URL where the key may see them (receivers:manage), else by id.
+  const urls = ctx.scopes.includes('receivers:manage')
+    ? new Map((await gql('{ webhookReceivers { id url } }')).webhookReceivers.map((r) => [r.id, r.url]))
+    : new Map();
   const byReceiver = new Map();
   for (const a of event.attempts) byReceiver.set(a.receiverId, [...(byReceiver.get(a.receiverId) ?? []), a]);
   add(
@@ -101,7 +105,7 @@ export async function renderEvent(main, ctx, id) {
   for (const [receiverId, attempts] of byReceiver) {
     add(
       main,
-      h('h4', {}, h('a', { href: `#/receivers/${receiverId}` }, `Receiver ${receiverId}`)),
+      h('h4', {}, h('a', { href: `#/receivers/${receiverId}` }, `Receiver ${urls.get(receiverId) ?? receiverId}`)),
       table(
         [
           ['Attempt', (a) => String(a.attempt)],

@@ -101,7 +101,7 @@ function controls() {
       Object.entries(DELIVERY_MODES).map(([v, l]) => [v, l, DELIVERY_MODE_HINTS[v], v === 'ALL_EVENTS']),
       'Latest state: only the newest waiting event of a record is sent.',
     ),
-    field('view', text('view', { size: 40, placeholder: 'format=ONLINE&country=DE' }), [
+    field('view', text('view', { size: 40, placeholder: 'format=IN_PERSON&country=DE' }), [
       'Only records in this view, in the list’s filter syntax (format, language, topic, provider, country, city). Empty: every record.',
     ]),
     field('maxPerSecond', text('maxPerSecond', { size: 8, inputmode: 'numeric', placeholder: 'no cap' }), [
@@ -141,7 +141,9 @@ function showErrors(form, summary, error) {
   const lines = params.map((p) => {
     const name = fieldOf(p.name);
     if (name) {
-      form.querySelector(`#${id(name)}-error`).textContent = p.reason;
+      // Every reason about the field under it (a view can be wrong in two places), not only the last.
+      const line = form.querySelector(`#${id(name)}-error`);
+      line.textContent = line.textContent ? `${line.textContent}; ${p.reason}` : p.reason;
       form.querySelector(`#${id(name)}`).setAttribute('aria-invalid', 'true');
     }
     return name ? `${FIELDS[name]}: ${p.reason}` : p.name ? `${p.name}: ${p.reason}` : p.reason;

@@ -3,7 +3,8 @@
 // resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is queued), its attempts
 // per hour over the last 24 h as a chart (receivers:manage: webhookDeliveryHistory), its attempts newest
 // first, paged and filterable by outcome (graphql:read: attempts.js), and its dead letters with
-// "Replay" per letter and "Replay all" (receivers:manage: dead-letters.js). A section the key may not
+// "Replay" per letter and "Replay all" (receivers:manage: dead-letters.js); "Disable"/"Enable" and
+// "End pause" as on the receivers page. A section the key may not
 // see says which scope it needs.
 import { gql } from './api.js';
 import { attemptsSection } from './attempts.js';
@@ -11,7 +12,7 @@ import { hourlyChart } from './chart.js';
 import { deadLettersSection } from './dead-letters.js';
 import { add, h, missingScope, put, when, whenText } from './dom.js';
 import { deliveryModeLabel, eventTypesLabel, signatureSchemeLabel, statusLabel } from './labels.js';
-import { viewCell } from './receivers.js';
+import { disable, enable, endPause, viewCell } from './receivers.js';
 
 const PROGRESS = 'total queued pending startedAt';
 const RECEIVER = `query($id: ID!) {
@@ -47,7 +48,11 @@ export async function renderReceiver(main, ctx, id) {
   add(
     main,
     h('h3', {}, 'Dead letters'),
-    manage ? await deadLettersSection(ctx, id) : missingScope('receivers:manage', 'see and replay dead letters'),
+    manage && receiver
+      ? await deadLettersSection(ctx, receiver)
+      : manage
+        ? null
+        : missingScope('receivers:manage', 'see and replay dead letters'),
   );
 }
 
@@ -87,7 +92,7 @@ function settingsSection(ctx, r) {
       'Paused',
       'paused',
       r.pausedUntil
-        ? `until ${whenText(r.pausedUntil)}: it answered 429/503 with Retry-After (End pause, on the receivers page, ends it)`
+        ? `until ${whenText(r.pausedUntil)}: it answered 429/503 with Retry-After (End pause ends it)`
         : 'no',
     ],
     ['Waiting / dead', 'backlog', `${r.waitingDeliveries} waiting, ${r.deadDeliveries} dead`],
@@ -109,7 +114,19 @@ function settingsSection(ctx, r) {
       { class: 'facts' },
       facts.map(([term, id, value]) => [h('dt', {}, term), h('dd', { id }, value)]),
     ),
+    stateControls(ctx, r),
     resyncControls(ctx, r),
+  );
+}
+
+/** "Disable" or "Enable", and "End pause" while it asked to be left alone: as on the receivers page. */
+function stateControls(ctx, r) {
+  const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
+  return h(
+    'p',
+    { class: 'actions' },
+    r.enabled ? act('Disable', () => disable(r)) : act('Enable', () => enable(r)),
+    r.enabled && r.pausedUntil ? [' ', act('End pause', () => endPause(r))] : null,
   );
 }
 

@@ -81,13 +81,22 @@ export async function renderReceivers(main, ctx) {
   );
 }
 
-async function disable(r) {
+const deadLetters = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
+
+/** "Disable" (receivers page and receiver page): its waiting deliveries become dead letters, said with their number. */
+export async function disable(r) {
   if (!confirm(`Disable ${r.url}? Its waiting deliveries become dead letters (replayable after Enable).`)) return null;
-  await gql('mutation($id: ID!) { disableWebhookReceiver(id: $id) { id } }', { id: r.id });
-  return { message: `Disabled ${r.url}.` };
+  const { disableWebhookReceiver: disabled } = await gql(
+    'mutation($id: ID!) { disableWebhookReceiver(id: $id) { id deadDeliveries } }',
+    { id: r.id },
+  );
+  return {
+    message: `Disabled ${r.url}. Its waiting deliveries are set aside as dead letters (it has ${deadLetters(disabled.deadDeliveries)}); Enable sends it the latest state of every record that changes meanwhile.`,
+  };
 }
 
-async function enable(r) {
+/** "Enable" (receivers page and receiver page): says the catch-up it queued. */
+export async function enable(r) {
   const { enableWebhookReceiver: enabled } = await gql(
     'mutation($id: ID!) { enableWebhookReceiver(id: $id) { id deadDeliveries catchUp { total pending } } }',
     { id: r.id },
@@ -98,12 +107,13 @@ async function enable(r) {
     ? `Catch-up: the ${records} it missed (changed while it was disabled, or never delivered) queued for it, each once in its latest state, before anything newer of the same record (${enabled.catchUp.pending} not delivered yet).`
     : 'It missed no record while it was disabled.';
   const dead = enabled.deadDeliveries
-    ? ` Its ${enabled.deadDeliveries} dead letters stay on its page; Replay skips those the catch-up superseded.`
+    ? ` Its ${deadLetters(enabled.deadDeliveries)} stay on its page; Replay skips those the catch-up superseded.`
     : '';
   return { message: `Enabled ${r.url}. ${caughtUp}${dead}` };
 }
 
-async function endPause(r) {
+/** "End pause": a receiver that answered 429/503 with Retry-After gets its deliveries now. */
+export async function endPause(r) {
   if (!confirm(`${r.url} asked to be left alone until ${r.pausedUntil}. Send its deliveries now?`)) return null;
   await gql('mutation($id: ID!) { enableWebhookReceiver(id: $id) { id } }', { id: r.id });
   return { message: `Ended the pause of ${r.url}: its deferred deliveries start now.` };

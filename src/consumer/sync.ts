@@ -1,4 +1,4 @@
-// Keeps a JSON-lines copy of the public catalog (or of a view: `format=ONLINE&country=DE`, the
+// Keeps a JSON-lines copy of the public catalog (or of a view: `format=IN_PERSON&country=DE`, the
 // list's syntax restricted to format, language, topic, provider, country and city) current through
 // the change feed (client/sync.ts); `npm run cli -- sync`, registered in cli/sync.ts.
 // The first run (or one whose cursor expired) walks the whole list, later runs apply only what

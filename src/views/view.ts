@@ -146,7 +146,7 @@ export function viewEventKind(
 const VIEW_REASON = `is not a view parameter (a view takes only ${VIEW_PARAMETERS.join(', ')})`;
 
 /**
- * Parses a view (`format=ONLINE&country=DE`: a query string, values comma-separated as in the list).
+ * Parses a view (`format=IN_PERSON&country=DE`: a query string, values comma-separated as in the list).
  * Throws a 400 listing every problem, by the view's own parameter names or, with `as` (the request
  * parameter that carried the view), all under that name.
  */

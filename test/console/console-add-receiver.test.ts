@@ -116,12 +116,15 @@ describe('operator console: "Add receiver"', function () {
     await openForm(page);
     const f = form(page);
     await f.getByLabel('URL').fill('http://127.0.0.1:9/refused');
-    await f.getByLabel('View', { exact: true }).fill('format=WEEKLY');
+    await f.getByLabel('View', { exact: true }).fill('format=WEEKLY&langauge=de');
     await submit(page);
     const alert = page.getByRole('alert').filter({ hasText: 'The receiver was not added' });
     await alert.waitFor();
     expect(await alert.innerText()).to.include('View: format must be among ONLINE, IN_PERSON, HYBRID');
-    expect(await page.locator('#add-view-error').innerText()).to.include('format must be among');
+    // Both of the view's mistakes under it, not only the last one.
+    const viewError = await page.locator('#add-view-error').innerText();
+    expect(viewError).to.include('format must be among');
+    expect(viewError).to.include('langauge');
     expect(await f.getByLabel('View', { exact: true }).getAttribute('aria-invalid')).to.equal('true');
     expect(await f.getByLabel('View', { exact: true }).evaluate((el) => el === document.activeElement)).to.equal(true);
     expect(await f.getByLabel('URL').inputValue()).to.equal('http://127.0.0.1:9/refused');

@@ -138,6 +138,46 @@ describe('console actions = CLI commands', function () {
     expect((await states())[0]).to.include({ enabled: true, disabledReason: null });
   });
 
+  it('on the receiver page: Disable says its dead letters, Replay waits for Enable, and Enable is there too', async () => {
+    const eventId = await deadLetterForBoth();
+    const { rows } = await testDb().pool.query<{ resource_id: string }>('select resource_id from event where id = $1', [
+      eventId,
+    ]);
+    const resource = rows[0]!.resource_id;
+    const settings = page.locator('section.settings');
+    await receiverPage();
+    await settings.getByRole('button', { name: 'Disable' }).click();
+    await page.getByText(/^Disabled .*it has 1 dead letter\)/).waitFor();
+    await command('receivers', 'disable', viaCli.id);
+    await expectSameState();
+    // Disabled, a replay would send nothing: the buttons wait for Enable, and the page says so.
+    await settings.getByRole('button', { name: 'Enable' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Replay all' }).isDisabled()).to.equal(true);
+    expect(await page.getByRole('button', { name: 'Replay', exact: true }).isDisabled()).to.equal(true);
+    await page.getByText('The receiver is disabled: enable it first').waitFor();
+
+    // Enabled there, its catch-up sends the record it never got, which supersedes the letter.
+    const before = [viaConsole.receiver.requests.length, viaCli.receiver.requests.length];
+    await settings.getByRole('button', { name: 'Enable' }).click();
+    await page.getByText(/^Enabled .*Catch-up: the 1 record it missed.*Its 1 dead letter stay/).waitFor();
+    await settings.getByRole('button', { name: 'Disable' }).waitFor();
+    await command('receivers', 'enable', viaCli.id);
+    await arrived(viaConsole, before[0]! + 1);
+    await arrived(viaCli, before[1]! + 1);
+    const resourceOf = (r: TestReceiver) => (lastBody(r).resource as { id: string }).id;
+    expect([resourceOf(viaConsole.receiver), resourceOf(viaCli.receiver)]).to.deep.equal([resource, resource]);
+    expect(await page.getByRole('button', { name: 'Replay all' }).isDisabled()).to.equal(false);
+    await page.getByRole('button', { name: 'Replay all' }).click();
+    await page.getByText('Nothing replayed: 1 dead letter skipped as superseded').waitFor();
+    await command('deliveries', 'replay-dead', '--receiver', viaCli.id);
+    await eventually(
+      async () => JSON.stringify((await states())[0]) === JSON.stringify((await states())[1]),
+      5000,
+      'same state',
+    );
+    expect((await states())[0]).to.include({ enabled: true, deadDeliveries: 0 });
+  });
+
   it('Replay (one dead letter) and Replay all', async () => {
     const first = await deadLetterForBoth();
     const second = await deadLetterForBoth();

@@ -132,6 +132,11 @@ describe('operator console: readable pages', function () {
         expect(lines, `${path}: ${text}`).to.equal(1);
       }
     }
+    // The event's attempts are headed by the receiver's URL (the key may see receivers), linking to it.
+    await page.goto(url(`#/events/${eventId}`));
+    const heading = page.locator('main h4', { hasText: `Receiver ${target.url}` });
+    await heading.waitFor();
+    expect(await heading.locator('a').getAttribute('href')).to.equal(`#/receivers/${id}`);
     await page.close();
   });
 

@@ -440,6 +440,9 @@ describe('GET /v1/calendar.ics', () => {
     expect(await status(`${CALENDAR}?key=lods_${'x'.repeat(43)}`)).to.equal(401);
     expect(await status(`${CALENDAR}?key=`)).to.equal(401);
     expect(await status(CALENDAR)).to.equal(401);
+    // With no key at all, the calendar's 401 names both ways to send one; other paths the header alone.
+    expect(expectProblem(await raw(CALENDAR), 401).detail).to.contain('or a calendar:read key as ?key=<API_KEY>');
+    expect(expectProblem(await raw('/v1/learning-opportunities'), 401).detail).not.to.contain('?key=');
     // One key, one way.
     expect(await status(`${CALENDAR}?key=${calendarKey}`, calendarKey)).to.equal(401);
     expect(await status(`${CALENDAR}?key=${calendarKey}&key=${calendarKey}`)).to.equal(401);

@@ -49,7 +49,7 @@ export type CatalogClient = {
    * `GET /v1/events?after&limit&wait&view` (service defaults: from the oldest retained event, limit 100
    * of at most 1000, wait 0 of at most 30 s; the timeout grows by the wait). A cursor older than the
    * retained window throws CatalogHttpError with status 410: start over (see sync). `view`: the feed
-   * of a view (a filter such as `format=ONLINE&country=DE`), whose cursors serve only that view.
+   * of a view (a filter such as `format=IN_PERSON&country=DE`), whose cursors serve only that view.
    */
   listEvents(
     params?: { after?: string | null; limit?: number; wait?: number; view?: string },

@@ -9,7 +9,7 @@
 // and DELETED remove the record. Events that change records the walk already saw in a newer state
 // are applied too; the copy ends at the newest state because every later event follows.
 //
-// With `view` (a filter such as `format=ONLINE&country=DE`, the list's syntax restricted to format,
+// With `view` (a filter such as `format=IN_PERSON&country=DE`, the list's syntax restricted to format,
 // language, topic, provider, country and city), the copy is of the view: the head of the view's
 // feed, a walk of the list with the view's filters, then the view's feed, where a record that leaves
 // the view comes as LEARNING_OPPORTUNITY_LEFT_VIEW (removed like ARCHIVED and DELETED). Its cursors

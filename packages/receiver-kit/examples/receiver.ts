@@ -95,7 +95,7 @@ export class JsonFileStore {
   /** Applies `event` if it is newer than the record's last applied version ('stale' otherwise, with the version held). */
   async apply(event: WebhookEvent): Promise<{ outcome: ApplyOutcome; held?: number }> {
     const outcome = await applyEvent(this.versions, event, (e) => applyToRecords(this.state.records, e));
-    if (!outcome.applied) return { outcome: 'stale', held: outcome.lastVersion };
+    if (!outcome.applied) return { outcome: 'stale', held: outcome.lastVersion ?? undefined };
     this.#saveSoon();
     return { outcome: outcome.result };
   }

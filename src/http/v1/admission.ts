@@ -34,7 +34,7 @@ export async function admit(
   const inUrl = queryKey === null ? [] : new URLSearchParams(queryKey.query).getAll(QUERY_KEY_PARAMETER);
   const principal = inUrl.length
     ? await authenticateQueryKey(inUrl, req.headersDistinct.authorization, queryKey!.scope, deps.keys)
-    : await authenticate(req.headersDistinct.authorization, scope, deps.keys);
+    : await authenticate(req.headersDistinct.authorization, scope, deps.keys, queryKey?.scope ?? null);
   deps.limiter?.admit(principal, res);
   return principal;
 }

@@ -70,7 +70,7 @@ export function parseSince(value: unknown): Date | null {
   return date;
 }
 
-/** A receiver's view as callers give it (`format=ONLINE&country=DE`), as its canonical text; a bad one is a 400 naming `view`. */
+/** A receiver's view as callers give it (`format=IN_PERSON&country=DE`), as its canonical text; a bad one is a 400 naming `view`. */
 export function parseReceiverView(value: string): string {
   return canonicalView(parseView(value, { as: 'view' }));
 }
