@@ -28,9 +28,10 @@ export function orderedKeys(
 // list_session), each record at its next session: the one after now whose previous start (in the
 // record's start order) is at or before now, or which has none; `f` (a CTE) stops after offset +
 // limit records. When it holds fewer, it holds them all, and the records without a future session
-// follow, by id (none of their list_session rows is after now): only read when `f` is short (a condition on `f` alone, checked once before any
-// row), at most offset + limit of them (a bound the planner sees: an expression over `f` as the
-// limit made it expect a tenth of the catalog, and JIT-compile the statement, 13 ms).
+// follow, by id (none of their list_session rows is after now): only read when `f` is short (a
+// condition on `f` alone, checked once before any row), at most offset + limit of them (a bound the
+// planner sees: an expression over `f` as the limit made it expect a tenth of the catalog, and
+// JIT-compile the statement, 13 ms).
 // `table` and `tsq`: the matching records' source (`b`), `where` their conditions; `status`: the
 // status condition on the session rows (list_session's rows hold their record's).
 export function sessionKeys(
