@@ -1,7 +1,7 @@
 // One mix of catalog writes through the one write path, for the tests of what statement-level
 // triggers maintain beside the catalog (facet_count, list_entry, list_session): a bulk seed, drafts
 // upserted then published in bulk, published records whose values and sessions change (two sessions
-// in one city, one without a location) in one statement, archives, a republish, deletes, and raw
+// in one city, one without a location) in one statement, one that loses every session, archives, a republish, deletes, and raw
 // statements of many rows (an update that moves them, a bulk archive, a bulk delete). `check` runs
 // after every step.
 import { createCatalogWrites } from '../../src/catalog/catalog-writes.ts';
@@ -54,6 +54,8 @@ export async function runMixedCatalogWrites(options: {
     }),
   );
   await writes.upsertMany(changed);
+  // A published record that loses every session (no places, no starts).
+  await writes.upsertMany([parseLearningOpportunityInput({ ...inputs[13]!, sessions: [] })]);
   await check();
   for (const input of inputs.slice(10, 16)) await writes.archive(input.id);
   await check();
