@@ -86,7 +86,8 @@ export function renderCalendar(
   let included = 0;
   for (const record of records) {
     if (events + record.sessions.length > CALENDAR_EVENTS_MAX) break;
-    const text = record.sessions.map((session) => renderEvent(record, session)).join('');
+    const shared = recordLines(record);
+    const text = record.sessions.map((session) => renderEvent(record, shared, session)).join('');
     const size = Buffer.byteLength(text);
     if (bytes + size > budget) break;
     parts.push(text);
@@ -99,27 +100,41 @@ export function renderCalendar(
   return { text, events, records: included, truncated };
 }
 
-function renderEvent(record: CalendarRecord, session: Session): string {
-  const start = utcSeconds(session.startsAt);
-  const end = session.endsAt === null ? null : utcSeconds(session.endsAt);
+/** The content lines every event of a record shares, folded once per record rather than per session. */
+type RecordLines = { stamp: string; described: string; modified: string };
+
+function recordLines(record: CalendarRecord): RecordLines {
+  const updated = utc(record.updatedAt);
+  return {
+    stamp: contentLine(`DTSTAMP:${updated}`),
+    described:
+      contentLine(`SUMMARY:${escapeText(record.title)}`) +
+      (record.summary ? contentLine(`DESCRIPTION:${escapeText(record.summary)}`) : ''),
+    modified: (record.url ? contentLine(`URL:${uriValue(record.url)}`) : '') + contentLine(`LAST-MODIFIED:${updated}`),
+  };
+}
+
+function renderEvent(record: CalendarRecord, shared: RecordLines, session: Session): string {
+  const start = utc(session.startsAt);
+  const end = session.endsAt === null ? null : utc(session.endsAt);
   const location = locationText(session, record.format);
-  const lines = [
-    'BEGIN:VEVENT',
+  return (
+    'BEGIN:VEVENT' +
+    CRLF +
     // A session's id is unique within its record only (a copied record keeps its sessions' ids), and a
     // calendar's UIDs must be unique (RFC 5545 3.8.4.7): both ids, stable across edits.
-    `UID:${session.id}.${record.id}@${UID_DOMAIN}`,
-    `DTSTAMP:${utc(record.updatedAt)}`,
-    `DTSTART:${utc(start)}`,
-    // Without DTEND the event ends when it starts (RFC 5545 3.6.1); DTEND must be later than DTSTART.
-    ...(end !== null && end > start ? [`DTEND:${utc(end)}`] : []),
-    `SUMMARY:${escapeText(record.title)}`,
-    ...(record.summary ? [`DESCRIPTION:${escapeText(record.summary)}`] : []),
-    ...(location ? [`LOCATION:${escapeText(location)}`] : []),
-    ...(record.url ? [`URL:${uriValue(record.url)}`] : []),
-    `LAST-MODIFIED:${utc(record.updatedAt)}`,
-    'END:VEVENT',
-  ];
-  return lines.map(contentLine).join('');
+    contentLine(`UID:${session.id}.${record.id}@${UID_DOMAIN}`) +
+    shared.stamp +
+    contentLine(`DTSTART:${start}`) +
+    // Without DTEND the event ends when it starts (RFC 5545 3.6.1); DTEND must be later than DTSTART
+    // (the two in one fixed-width form: compared as text, they compare as times).
+    (end !== null && end > start ? contentLine(`DTEND:${end}`) : '') +
+    shared.described +
+    (location ? contentLine(`LOCATION:${escapeText(location)}`) : '') +
+    shared.modified +
+    'END:VEVENT' +
+    CRLF
+  );
 }
 
 /** The session's place: its location's parts that are set, else "Online" for an online session. */
@@ -131,13 +146,18 @@ function locationText(session: Session, recordFormat: string): string | null {
   return (session.format ?? recordFormat) === 'ONLINE' ? 'Online' : null;
 }
 
-/** An ISO timestamp to the second (iCalendar has no fractions), as milliseconds since 1970. */
-const utcSeconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000) * 1000;
+// The form every stored timestamp has (the renderer writes toISOString()'s).
+const ISO_UTC = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?Z$/;
 
-/** A UTC DATE-TIME (RFC 5545 3.3.5, form #2): 20270301T090000Z. */
-function utc(at: string | number): string {
-  const iso = new Date(typeof at === 'number' ? at : utcSeconds(at)).toISOString();
-  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+/**
+ * A UTC DATE-TIME (RFC 5545 3.3.5, form #2), to the second (iCalendar has no fractions):
+ * 2027-03-01T09:00:00.750Z is 20270301T090000Z. Read from the text, without a Date, when it has
+ * the stored form; any other ISO timestamp through Date.
+ */
+function utc(iso: string): string {
+  const m = ISO_UTC.exec(iso) ?? ISO_UTC.exec(new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toISOString());
+  if (!m) throw new RangeError(`not a timestamp of years 0000 to 9999: ${iso}`);
+  return `${m[1]}${m[2]}${m[3]}T${m[4]}${m[5]}${m[6]}Z`;
 }
 
 // Control characters a TEXT value cannot hold (RFC 5545 3.3.11: any but HTAB; line breaks are escaped).
@@ -160,19 +180,27 @@ const uriValue = (url: string): string => url.replace(CONTROLS, '').replace(/[\r
  * each continuation starting with one space; a fold never splits a character's bytes.
  */
 export function contentLine(line: string): string {
-  if (Buffer.byteLength(line) <= LINE_OCTETS) return line + CRLF;
+  const octets = Buffer.byteLength(line);
+  if (octets <= LINE_OCTETS) return line + CRLF;
+  // As many octets as characters: every one is ASCII, one octet, so the folds are plain slices.
+  if (octets === line.length) {
+    let folded = line.slice(0, LINE_OCTETS);
+    for (let at = LINE_OCTETS; at < line.length; at += LINE_OCTETS - 1)
+      folded += `${CRLF} ${line.slice(at, at + LINE_OCTETS - 1)}`;
+    return folded + CRLF;
+  }
   const out: string[] = [];
   let current = '';
-  let octets = 0;
+  let used = 0;
   for (const char of line) {
     const size = utf8Octets(char.codePointAt(0)!);
-    if (octets + size > LINE_OCTETS) {
+    if (used + size > LINE_OCTETS) {
       out.push(current);
       current = ' ';
-      octets = 1;
+      used = 1;
     }
     current += char;
-    octets += size;
+    used += size;
   }
   out.push(current);
   return out.join(CRLF) + CRLF;
