@@ -28,13 +28,40 @@ export async function foldCounts(pool: Queryable, waitMs = 200): Promise<boolean
   return rows[0]!.folded;
 }
 
+// fold_search's lock (migration search_bitmaps), taken here for the session before the fold's
+// transaction starts; fold_search takes it again for its transaction, which a session holding it
+// always gets.
+const FOLD_LOCK = '20261223, 1';
+
 /**
  * Folds marked records into the search bitmaps once: how many were folded (0: none were marked),
  * or -1 when another session was folding.
+ *
+ * One snapshot for the whole fold (REPEATABLE READ): its statements number the marked records'
+ * facet values, then look each value's number up, and under READ COMMITTED a write committed between
+ * the two (a record published with a provider never seen) left a value unnumbered: the fold failed
+ * on a null (found from outside under 8 writers; test/catalog/facet-pairs.test.ts). A write committed
+ * after the snapshot keeps its mark and is folded next time. The lock is held before the snapshot
+ * is taken, so the snapshot sees every earlier fold committed.
  */
-export async function foldSearch(pool: Queryable, maxRecords = SEARCH_FOLD_RECORDS): Promise<number> {
-  const { rows } = await pool.query<{ folded: number }>('select fold_search($1) as folded', [maxRecords]);
-  return rows[0]!.folded;
+export async function foldSearch(pool: Pick<Pool, 'connect'>, maxRecords = SEARCH_FOLD_RECORDS): Promise<number> {
+  const client = await pool.connect();
+  try {
+    const { rows: locked } = await client.query<{ held: boolean }>(`select pg_try_advisory_lock(${FOLD_LOCK}) as held`);
+    if (!locked[0]!.held) {
+      client.release();
+      return -1;
+    }
+    await client.query('begin isolation level repeatable read');
+    const { rows } = await client.query<{ folded: number }>('select fold_search($1) as folded', [maxRecords]);
+    await client.query('commit');
+    await client.query(`select pg_advisory_unlock(${FOLD_LOCK})`);
+    client.release();
+    return rows[0]!.folded;
+  } catch (error) {
+    client.release(true); // closed: its lock and its transaction end with it
+    throw error;
+  }
 }
 
 /**
@@ -47,7 +74,7 @@ export async function readSearchMarked(pool: Pool, timeoutMs: number): Promise<n
 }
 
 /** Folds the search bitmaps until no record is marked (or another session folds). */
-export async function foldSearchAll(pool: Queryable): Promise<void> {
+export async function foldSearchAll(pool: Pick<Pool, 'connect'>): Promise<void> {
   while ((await foldSearch(pool)) > 0);
 }
 

@@ -15,6 +15,7 @@ import { runMixedCatalogWrites } from '../support/mixed-catalog-writes.ts';
 import { buildLearningOpportunityInput, resetCatalog } from '../support/factories.ts';
 import { checkAcrossRebuild, markedRecords, seededAndFolded } from '../support/search-folds.ts';
 import { writeBesideFolder } from '../support/writers-beside-folder.ts';
+import { eventually } from '../support/webhooks.ts';
 
 const FACETS = [...LIST_FACETS];
 const query = (filter: ListFilter): ListQuery => ({
@@ -125,6 +126,50 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
     expect(await foldSearch(pool)).to.be.greaterThan(0);
     await expectPairsExact();
     await checkAcrossRebuild(pool, expectPairsExact);
+  });
+
+  it('folds while a write commits in the middle of the fold (a provider no fold has seen), and folds that write next', async function () {
+    this.timeout(60_000);
+    const pool = testDb().pool;
+    await foldSearchAll(pool);
+    const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
+    const blocking = buildLearningOpportunityInput({ provider: { name: 'Blocking Provider', url: null } });
+    const moving = buildLearningOpportunityInput({ topics: ['pairs-test'] });
+    await writes.upsertMany([blocking, moving].map((input) => parseLearningOpportunityInput(input)));
+    await writes.publishMany([blocking.id, moving.id]);
+    // Another session holds the blocking record's filter key, uncommitted: the fold's numbering of
+    // the marked records' values waits for it there, half-way through the fold.
+    const holder = await pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`insert into facet_filter (key) values (facet_key('provider', 'Blocking Provider'))`);
+      const folding = foldSearch(pool).catch((error: Error) => error);
+      await eventually(
+        async () =>
+          (
+            await pool.query(
+              `select 1 from pg_stat_activity where query like '%fold_search%' and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+            )
+          ).rowCount,
+        10_000,
+        'the fold waiting',
+      );
+      // Meanwhile a write commits: the moving record now has a provider that nothing has numbered.
+      await writes.upsert(
+        parseLearningOpportunityInput({ ...moving, provider: { name: 'Provider Never Folded', url: null } }),
+      );
+      await holder.query('rollback');
+      const folded = await folding;
+      // Read committed, the fold's next statement saw the new provider unnumbered: null filter_id.
+      expect(folded).to.be.a('number').and.to.be.greaterThan(0);
+    } finally {
+      holder.release();
+    }
+    // The write's mark outlived that fold; the next one folds it, and the pairs equal the rows.
+    expect(await markedRecords(pool)).to.be.greaterThan(0);
+    await foldSearchAll(pool);
+    expect(await markedRecords(pool)).to.equal(0);
+    await expectPairsExact();
   });
 
   it('stays exact in every snapshot beside concurrent writers and a folder', async function () {
