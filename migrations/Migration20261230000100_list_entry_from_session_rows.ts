@@ -7,9 +7,10 @@ import { Migration } from '@mikro-orm/migrations';
 // other parts inserted), and lo_session's generated `country` and `city` are the location's. A
 // record's rows are one index range, (learning_opportunity_id, item_id). 5 to 12 % of a seed batch's
 // PostgreSQL CPU at 100,000 records (bench/README.md, "Nested rows' indexes").
-// Sequential scans are off in the function: planned once per session (it has no parameters) while
-// lo_session may still be nearly empty, a scan of it per written record would be kept as the catalog
-// grows (src/catalog/seed.ts, ANALYZE_GROWN).
+// Sequential scans are off in the function, as in list_session's: it is planned once per session (it
+// has no parameters), maybe while lo_session is nearly empty, and a scan of it per written record
+// would be kept as the catalog grows. A guard: test/catalog/trigger-plans.test.ts, which plans it on
+// an empty catalog and then writes thousands, saw PostgreSQL choose the index range without it too.
 const COLUMNS =
   'id, status, updated_at, format, language, provider_name, topics, countries, cities, starts, start_days';
 

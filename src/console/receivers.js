@@ -107,7 +107,7 @@ export async function enable(r) {
     ? `Catch-up: the ${records} it missed (changed while it was disabled, or never delivered) queued for it, each once in its latest state, before anything newer of the same record (${enabled.catchUp.pending} not delivered yet).`
     : 'It missed no record while it was disabled.';
   const dead = enabled.deadDeliveries
-    ? ` Its ${deadLetters(enabled.deadDeliveries)} stay on its page; Replay skips those the catch-up superseded.`
+    ? ` Its ${deadLetters(enabled.deadDeliveries)} ${enabled.deadDeliveries === 1 ? 'stays' : 'stay'} on its page; Replay skips those the catch-up superseded.`
     : '';
   return { message: `Enabled ${r.url}. ${caughtUp}${dead}` };
 }

@@ -159,7 +159,7 @@ describe('console actions = CLI commands', function () {
     // Enabled there, its catch-up sends the record it never got, which supersedes the letter.
     const before = [viaConsole.receiver.requests.length, viaCli.receiver.requests.length];
     await settings.getByRole('button', { name: 'Enable' }).click();
-    await page.getByText(/^Enabled .*Catch-up: the 1 record it missed.*Its 1 dead letter stay/).waitFor();
+    await page.getByText(/^Enabled .*Catch-up: the 1 record it missed.*Its 1 dead letter stays on its page/).waitFor();
     await settings.getByRole('button', { name: 'Disable' }).waitFor();
     await command('receivers', 'enable', viaCli.id);
     await arrived(viaConsole, before[0]! + 1);
