@@ -4,7 +4,7 @@
 // succeeded), and on a receiver's page a chart with axes: one bar per hour, its height the hour's
 // attempts, successes (green, at the bottom) and the attempts that did not succeed (red, on top)
 // stacked, each hour's numbers in its tooltip.
-import { h, svg } from './dom.js';
+import { h, plural, svg } from './dom.js';
 
 const BAR = 6;
 const HEIGHT = 28;
@@ -12,7 +12,6 @@ const HEIGHT = 28;
 const total = (hours, field) => hours.reduce((n, hour) => n + hour[field], 0);
 /** "03:00" of an hour's ISO start. */
 const clock = (iso) => iso.slice(11, 16);
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function successChart(hours) {
   const attempts = total(hours, 'attempts');

@@ -1,10 +1,10 @@
 // A receiver's dead letters (scope receivers:manage) on its page, with "Replay" per letter and
 // "Replay all" (replayWebhookDeadLetters, as `deliveries replay-dead`).
 import { gql } from './api.js';
-import { h, NONE, table, when } from './dom.js';
+import { h, NONE, plural, table, when } from './dom.js';
 import { eventTypeLabel, setAsideLabel } from './labels.js';
 
-const plural = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
+const deadLetters = (n) => plural(n, 'dead letter');
 
 /** `receiver`: its id and whether it is enabled (a disabled receiver's letters are replayed after Enable). */
 export async function deadLettersSection(ctx, receiver) {
@@ -19,10 +19,10 @@ export async function deadLettersSection(ctx, receiver) {
       { id, eventId },
     );
     // A superseded letter would regress the receiver (its record has a newer delivery to it): skipped, and said so.
-    const skipped = `${plural(r.superseded)} skipped as superseded (this receiver already got their version or a newer one, or a newer one is pending; the CLI's deliveries replay-dead --include-superseded sends them anyway)`;
+    const skipped = `${deadLetters(r.superseded)} skipped as superseded (this receiver already got their version or a newer one, or a newer one is pending; the CLI's deliveries replay-dead --include-superseded sends them anyway)`;
     return {
       message: r.replayed
-        ? `Replayed ${plural(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`
+        ? `Replayed ${deadLetters(r.replayed)}${r.superseded ? `; ${skipped}` : ''}; ${r.remaining} remain.`
         : r.superseded
           ? `Nothing replayed: ${skipped}; ${r.remaining} remain.`
           : `Nothing replayed (is the receiver disabled? enable it first); ${r.remaining} remain.`,

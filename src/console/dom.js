@@ -34,6 +34,12 @@ function fill(el, attrs, children) {
 /** What is shown for a value the service left empty. */
 export const NONE = '—';
 
+/** "1 attempt", "3 attempts": a count with its noun. */
+export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** A button that runs `run` as an action of the page (ctx.act: its message, then a reload). */
+export const actionButton = (ctx, label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
+
 /** How long ago (or how far ahead) `iso` is from `now`: "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago", "in 5 min". */
 export function ago(iso, now = Date.now()) {
   const seconds = Math.round((now - Date.parse(iso)) / 1000);

@@ -72,16 +72,15 @@ export async function renderEvents(main, ctx) {
 export async function renderEvent(main, ctx, id) {
   put(main, h('p', {}, h('a', { href: '#/events' }, '← Events')), h('h2', {}, `Event ${id}`));
   if (!ctx.scopes.includes('graphql:read')) return add(main, missingScope('graphql:read', 'see events'));
-  const { event } = await gql(
+  // Receivers by their URL where the key may see them (receivers:manage, in the same request), else by id.
+  const { event, webhookReceivers } = await gql(
     `query($id: ID!) { event(id: $id) { id type occurredAt resourceId body
-       attempts(limit: 100) { receiverId attempt startedAt outcome statusCode error durationMs responseExcerpt } } }`,
+       attempts(limit: 100) { receiverId attempt startedAt outcome statusCode error durationMs responseExcerpt } }
+       ${ctx.scopes.includes('receivers:manage') ? 'webhookReceivers { id url }' : ''} }`,
     { id },
   );
   if (!event) return add(main, h('p', {}, 'No such event (pruned, or never stored).'));
-  // Receivers by their URL where the key may see them (receivers:manage), else by id.
-  const urls = ctx.scopes.includes('receivers:manage')
-    ? new Map((await gql('{ webhookReceivers { id url } }')).webhookReceivers.map((r) => [r.id, r.url]))
-    : new Map();
+  const urls = new Map((webhookReceivers ?? []).map((r) => [r.id, r.url]));
   const byReceiver = new Map();
   for (const a of event.attempts) byReceiver.set(a.receiverId, [...(byReceiver.get(a.receiverId) ?? []), a]);
   add(

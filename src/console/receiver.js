@@ -10,7 +10,7 @@ import { gql } from './api.js';
 import { attemptsSection } from './attempts.js';
 import { hourlyChart } from './chart.js';
 import { deadLettersSection } from './dead-letters.js';
-import { add, h, missingScope, put, when, whenText } from './dom.js';
+import { actionButton, add, h, missingScope, plural, put, when, whenText } from './dom.js';
 import { deliveryModeLabel, eventTypesLabel, signatureSchemeLabel, statusLabel } from './labels.js';
 import { disable, enable, endPause, viewCell } from './receivers.js';
 
@@ -56,12 +56,10 @@ export async function renderReceiver(main, ctx, id) {
   );
 }
 
-const records = (n) => `${n} record${n === 1 ? '' : 's'}`;
-
 /** A catch-up's or resync's progress in one line. */
 function progressText(p) {
   const skipped = p.skipped ? `, ${p.skipped} skipped (no event of a subscribed type)` : '';
-  return `${records(p.total)}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${whenText(p.startedAt)})`;
+  return `${plural(p.total, 'record')}, ${p.queued} queued, ${p.pending} pending${skipped} (started ${whenText(p.startedAt)})`;
 }
 
 /** How its deliveries are signed, and until when a rotated-out secret still signs them. */
@@ -121,7 +119,7 @@ function settingsSection(ctx, r) {
 
 /** "Disable" or "Enable", and "End pause" while it asked to be left alone: as on the receivers page. */
 function stateControls(ctx, r) {
-  const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
+  const act = (label, run) => actionButton(ctx, label, run);
   return h(
     'p',
     { class: 'actions' },

@@ -4,7 +4,7 @@
 // request (the history is one statement for every receiver).
 import { gql, newSecret } from './api.js';
 import { successChart, successText } from './chart.js';
-import { add, h, missingScope, put, table, when } from './dom.js';
+import { actionButton, add, h, missingScope, plural, put, table, when } from './dom.js';
 import { deliveryModeLabel, signatureSchemeLabel, statusLabel } from './labels.js';
 import { addReceiverForm } from './receiver-form.js';
 
@@ -26,7 +26,7 @@ export async function renderReceivers(main, ctx) {
     return add(main, missingScope('receivers:manage', 'see and manage receivers'));
   const data = await loadReceivers();
   const history = new Map(data.webhookDeliveryHistory.map((r) => [r.receiverId, r.hours]));
-  const act = (label, run) => h('button', { type: 'button', onclick: () => ctx.act(run) }, label);
+  const act = (label, run) => actionButton(ctx, label, run);
   const columns = [
     [
       'Receiver',
@@ -81,8 +81,6 @@ export async function renderReceivers(main, ctx) {
   );
 }
 
-const deadLetters = (n) => `${n} dead letter${n === 1 ? '' : 's'}`;
-
 /** "Disable" (receivers page and receiver page): its waiting deliveries become dead letters, said with their number. */
 export async function disable(r) {
   if (!confirm(`Disable ${r.url}? Its waiting deliveries become dead letters (replayable after Enable).`)) return null;
@@ -91,7 +89,7 @@ export async function disable(r) {
     { id: r.id },
   );
   return {
-    message: `Disabled ${r.url}. Its waiting deliveries are set aside as dead letters (it has ${deadLetters(disabled.deadDeliveries)}); Enable sends it the latest state of every record that changes meanwhile.`,
+    message: `Disabled ${r.url}. Its waiting deliveries are set aside as dead letters (it has ${plural(disabled.deadDeliveries, 'dead letter')}); Enable sends it the latest state of every record that changes meanwhile.`,
   };
 }
 
@@ -102,12 +100,11 @@ export async function enable(r) {
     { id: r.id },
   );
   const total = enabled.catchUp?.total ?? 0;
-  const records = total === 1 ? '1 record' : `${total} records`;
   const caughtUp = total
-    ? `Catch-up: the ${records} it missed (changed while it was disabled, or never delivered) queued for it, each once in its latest state, before anything newer of the same record (${enabled.catchUp.pending} not delivered yet).`
+    ? `Catch-up: the ${plural(total, 'record')} it missed (changed while it was disabled, or never delivered) queued for it, each once in its latest state, before anything newer of the same record (${enabled.catchUp.pending} not delivered yet).`
     : 'It missed no record while it was disabled.';
   const dead = enabled.deadDeliveries
-    ? ` Its ${deadLetters(enabled.deadDeliveries)} ${enabled.deadDeliveries === 1 ? 'stays' : 'stay'} on its page; Replay skips those the catch-up superseded.`
+    ? ` Its ${plural(enabled.deadDeliveries, 'dead letter')} ${enabled.deadDeliveries === 1 ? 'stays' : 'stay'} on its page; Replay skips those the catch-up superseded.`
     : '';
   return { message: `Enabled ${r.url}. ${caughtUp}${dead}` };
 }
