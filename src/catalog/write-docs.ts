@@ -113,41 +113,68 @@ const nestedInsert = ({ table, field, columns }: (typeof NESTED_TABLES)[number])
     select (e->>'id')::uuid, w.id, x.o - 1, ${columns.map((c) => read('e', c)).join(', ')}
       from written w cross join lateral jsonb_array_elements(w.r->'${field}') with ordinality as x(e, o))`;
 
-const UPDATED_ON_CONFLICT = {
-  replace: [...LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).filter((name) => name !== 'id'), 'doc'],
-  lifecycle: ['status', 'published_at', 'updated_at', 'doc'],
+// The columns a write sets on a present record: all of them for a new content, the lifecycle and
+// the doc for publish and archive.
+const UPDATED_COLUMNS = {
+  replace: LEARNING_OPPORTUNITY_COLUMNS.filter(([name]) => name !== 'id'),
+  lifecycle: LEARNING_OPPORTUNITY_COLUMNS.filter(([name]) => ['status', 'published_at', 'updated_at'].includes(name)),
 };
+const COLUMN_NAMES = LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).join(', ');
 
 // The docs travel as lines (docsParameter), split by unnest(string_to_array(...)): planned with
 // the parameter's value, that array is a constant whose length the planner counts, where
 // string_to_table is estimated at 1,000 rows whatever the text. Costed as 1,000 records with their
 // nested rows, a one-record write crossed jit_above_cost on servers with JIT (PostgreSQL 15 here) and
-// spent 30 of its 40 ms compiling (bench/README.md, "JIT on single writes").
-// Even a lifecycle write is this insert, so that there is
-// one statement to keep in step with the columns; ON CONFLICT finds each present row through the
-// primary key (an UPDATE ... FROM the docs, tried, was no faster). `written` holds the records
+// spent 30 of its 40 ms compiling (bench/README.md, "JIT on single writes"). Materialized: each doc
+// is parsed once, not once per column read out of it (inlined, the lifecycle write parsed every doc
+// 16 times: half its CPU).
+//
+// Present records are updated, absent ones inserted, in one statement (the statement-level triggers
+// run once per batch). Not `insert ... on conflict do update`: its insert computes the proposed row,
+// the search vector included, before it finds the conflict, and the update computes it again; a
+// publish of 500 records took 4x the CPU of this update, triggers aside (bench/README.md, "Present
+// records updated, not upserted"). The insert keeps `on conflict`: a record committed by another
+// transaction after this statement's snapshot is updated as before. `written` holds the records
 // inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone
 // (deleteNestedRows, an earlier statement: within one statement the order of a CTE's delete and
 // another's insert is not defined, and both touch the same unique keys).
 function writeDocsSql(onConflict: OnConflict): string {
-  const conflict =
-    onConflict === 'skip'
-      ? 'do nothing'
-      : `do update set ${UPDATED_ON_CONFLICT[onConflict].map((n) => `${n} = excluded.${n}`).join(', ')}`;
-  return `
-  with input as (select doc, doc::jsonb as r from unnest(string_to_array($1::text, E'\\n')) as doc),
-  upserted as (
-    insert into learning_opportunity (${LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).join(', ')}, doc)
-    select ${LEARNING_OPPORTUNITY_COLUMNS.map((c) => read('r', c)).join(', ')}, doc
-      from input
+  const input = `input as materialized (select doc, doc::jsonb as r from unnest(string_to_array($1::text, E'\\n')) as doc)`;
+  const insert = (from: string, conflict: string) => `
+    insert into learning_opportunity (${COLUMN_NAMES}, doc)
+    select ${LEARNING_OPPORTUNITY_COLUMNS.map((c) => read('i.r', c)).join(', ')}, i.doc
+      from ${from}
     on conflict (id) ${conflict}
-    returning id)${
-      onConflict === 'lifecycle'
-        ? ''
-        : `,
-  written as (select i.r, u.id from input i join upserted u on u.id = (i.r->>'id')::uuid)${NESTED_TABLES.map(nestedInsert).join('')}`
-    }
+    returning id`;
+  const update = (columns: Column[]) => `
+    update learning_opportunity lo
+       set ${[...columns.map((c) => `${c[0]} = ${read('i.r', c)}`), 'doc = i.doc'].join(', ')}
+      from input i
+     where lo.id = (i.r->>'id')::uuid
+    returning lo.id`;
+  const setAll = (columns: Column[]) =>
+    `do update set ${[...columns.map(([name]) => name), 'doc'].map((n) => `${n} = excluded.${n}`).join(', ')}`;
+  const written = `,
+  written as (select i.r, u.id from input i join upserted u on u.id = (i.r->>'id')::uuid)${NESTED_TABLES.map(nestedInsert).join('')}`;
+  switch (onConflict) {
+    case 'skip':
+      return `
+  with ${input},
+  upserted as (${insert('input i', 'do nothing')})${written}
   select count(*)::int as n from upserted`;
+    case 'lifecycle':
+      return `
+  with ${input},
+  upserted as (${update(UPDATED_COLUMNS.lifecycle)})
+  select count(*)::int as n from upserted`;
+    case 'replace':
+      return `
+  with ${input},
+  updated as (${update(UPDATED_COLUMNS.replace)}),
+  inserted as (${insert(`input i where (i.r->>'id')::uuid not in (select id from updated)`, setAll(UPDATED_COLUMNS.replace))}),
+  upserted as (select id from updated union all select id from inserted)${written}
+  select count(*)::int as n from upserted`;
+  }
 }
 
 const WRITE_DOCS: Record<OnConflict, string> = {

@@ -112,25 +112,28 @@ describe('one write path for the mutations and seed', () => {
     const writes = createCatalogWrites({ orm: testDb().orm, recordChange: createChangeRecorder(null) });
     const inputs = Array.from({ length: 200 }, () => buildLearningOpportunityInput());
     const docs = await writes.upsertMany(inputs.map((i) => parseLearningOpportunityInput(i)));
-    const costs: number[] = [];
+    type PlanNode = { 'Total Cost': number; 'Plan Rows': number; 'Subplan Name'?: string; Plans?: PlanNode[] };
+    const plans: PlanNode[] = [];
     // The statement writeDocs runs, explained (with the same parameters) instead of run.
     const explain: RunSql = async <R>(sql: string, params: readonly unknown[]) => {
-      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>(
-        `explain (format json) ${sql}`,
-        [...params],
-      );
-      costs.push(rows[0]!['QUERY PLAN'][0].Plan['Total Cost']);
+      const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) ${sql}`, [
+        ...params,
+      ]);
+      plans.push(rows[0]!['QUERY PLAN'][0].Plan);
       return rows as R[];
     };
+    // The docs as the planner counts them: the rows it expects from the statement's input.
+    const inputRows = (plan: PlanNode) => plan.Plans!.find((p) => p['Subplan Name'] === 'CTE input')!['Plan Rows'];
     const jitAboveCost = Number((await pool.query('show jit_above_cost')).rows[0].jit_above_cost);
     for (const kind of ['replace', 'lifecycle'] as const) {
-      costs.length = 0;
+      plans.length = 0;
       await writeDocs(explain, docs.slice(0, 1), kind);
       await writeDocs(explain, docs, kind);
-      const [one, many] = costs as [number, number];
-      expect(one, `${kind}: one record`).to.be.below(jitAboveCost);
+      const [one, many] = plans as [PlanNode, PlanNode];
+      expect(one['Total Cost'], `${kind}: one record`).to.be.below(jitAboveCost);
       // The estimate follows the number of docs (so a batch is still costed as a batch).
-      expect(many, `${kind}: 200 records against one`).to.be.above(one * 50);
+      expect([inputRows(one), inputRows(many)], `${kind}: the docs counted`).to.deep.equal([1, 200]);
+      expect(many['Total Cost'], `${kind}: 200 records against one`).to.be.above(one['Total Cost'] * 5);
     }
     await deleteRecords(
       pool,
