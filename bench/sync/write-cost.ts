@@ -1,11 +1,18 @@
 // What the feed costs a writer: the same mutations (archive, then publish again: one event each)
-// with the feed's column, index and NOTIFY trigger, and with them removed (the schema before
-// migration change_feed), in alternating rounds so that drift hits both alike.
+// with the feed's column, index and NOTIFY trigger and the views' state triggers (migration
+// view_states, which read the feed's column), and with them removed (the schema before migration
+// change_feed), in alternating rounds so that drift hits both alike.
 import type { Pool } from 'pg';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { percentile } from '../delivery/stats.ts';
 
+const VIEW_STATE_TRIGGERS = [
+  'event disable trigger event_view_states',
+  'learning_opportunity disable trigger view_state_capture_update',
+  'learning_opportunity disable trigger view_state_capture_delete',
+];
 const FEED_OFF = [
+  ...VIEW_STATE_TRIGGERS.map((t) => `alter table ${t}`),
   'drop trigger event_feed_notify on event',
   'drop index event_feed_order',
   'alter sequence event_position_seq owned by none',
@@ -16,6 +23,7 @@ const FEED_ON = [
   'alter sequence event_position_seq owned by event.position',
   'create unique index event_feed_order on event (xid, position)',
   'create trigger event_feed_notify after insert on event for each statement execute function event_feed_notify()',
+  ...VIEW_STATE_TRIGGERS.map((t) => `alter table ${t.replace('disable', 'enable')}`),
 ];
 
 /** Archives and republishes `ids` (2 mutations, 2 events each); returns ms per mutation. */
