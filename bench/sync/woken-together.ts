@@ -3,6 +3,7 @@
 // another key reads a plain list page every 100 ms. Its p50 / p99 with the waiters, beside the same
 // reads with none. Each commit wakes every waiter; those at one cursor share one read of the page
 // (feed/shared-reads.ts), where each used to read it on the pool the plain reads use.
+import { fork } from 'node:child_process';
 import type { Pool } from 'pg';
 import { insertRawEvent } from '../../test/feed/raw-events.ts';
 import { percentile } from '../delivery/stats.ts';
@@ -37,24 +38,16 @@ export async function measureWokenTogether(
   windowMs = 15_000,
 ): Promise<{ alone: Latency; beside: Latency }> {
   const alone = await plainReads(api, readerKey, windowMs);
+  // The waiters run in a process of their own: in this one, their clients' work (320 responses
+  // parsed, 320 requests sent) would compete with the API for its thread, which a real API never
+  // shares with its clients.
+  const polls = fork(new URL('./pollers.ts', import.meta.url).pathname, [
+    JSON.stringify({ url: api.url, keys: pollKeys, waiters }),
+  ]);
+  let exited: number | null | undefined;
+  const pollsEnded = new Promise<number | null>((resolve) => polls.on('exit', (code) => resolve((exited = code))));
+  const stopped = new Promise((resolve) => polls.on('message', resolve));
   let running = true;
-  const head = async (key: string) =>
-    (
-      (await (await fetch(`${api.url}/v1/events/head`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
-        cursor: string;
-      }
-    ).cursor;
-  const polls = Array.from({ length: waiters }, async (_, i) => {
-    const key = pollKeys[i % pollKeys.length]!;
-    const headers = { authorization: `Bearer ${key}` };
-    let cursor = await head(key);
-    while (running) {
-      const res = await fetch(`${api.url}/v1/events?after=${encodeURIComponent(cursor)}&wait=30`, { headers });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`long poll: ${res.status} ${text}`);
-      cursor = (JSON.parse(text) as { pagination: { next: string } }).pagination.next;
-    }
-  });
   const commit = () => insertRawEvent(pool);
   const commits = (async () => {
     while (running) {
@@ -62,13 +55,23 @@ export async function measureWokenTogether(
       await sleep(500);
     }
   })();
+  let beside: Latency;
   try {
-    while (api.feed.waiters.waiting() < waiters) await sleep(10);
-    return { alone, beside: await plainReads(api, readerKey, windowMs) };
+    while (api.feed.waiters.waiting() < waiters) {
+      if (exited !== undefined) throw new Error(`the long polls' process exited with ${exited}`);
+      await sleep(10);
+    }
+    beside = await plainReads(api, readerKey, windowMs);
   } finally {
     running = false;
     await commits;
-    await commit(); // answers every waiter, and none polls again
-    await Promise.all(polls);
+    if (exited === undefined) {
+      polls.send('stop');
+      await stopped;
+      await commit(); // answers every waiter, and none polls again
+    }
   }
+  const code = await pollsEnded;
+  if (code !== 0) throw new Error(`the long polls' process exited with ${code}`);
+  return { alone, beside };
 }

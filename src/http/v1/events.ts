@@ -17,6 +17,7 @@ import { badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { viewDigest } from '../../views/view.ts';
 import { readWithWait } from '../../feed/long-poll.ts';
 import { sharedReads } from '../../feed/shared-reads.ts';
+import { answerTurns, LONG_POLL_ANSWERS_PER_TURN } from '../../feed/answer-turns.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
 import type { V1Serve } from './routes.ts';
@@ -32,6 +33,7 @@ function answer(req: IncomingMessage, res: ServerResponse, tag: string, body: ()
 export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events: V1Serve; head: V1Serve } {
   const { reads, views, waiters } = deps.feed;
   const shared = sharedReads<FeedPage>();
+  const turns = answerTurns(LONG_POLL_ANSWERS_PER_TURN);
   const positionKey = (p: FeedPosition | null) => (p ? `${p.xid}.${p.position}` : '-');
 
   const events: V1Serve = async (req, res, at) => {
@@ -63,6 +65,8 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       return { ...page, after: query.after, start: firstStart };
     };
     const page = await readWithWait(waiters, at.principal!.keyId, read, query.waitSeconds * 1000, gone.signal);
+    // Many long polls woken by one commit answer a batch per turn of the event loop (answer-turns.ts).
+    if (onPrimary) await turns.take();
     if (res.destroyed) return;
     answer(req, res, tagOfVersion(feedPageVersion(page, query.limit)), () => renderFeedPage(page, query.limit));
   };
