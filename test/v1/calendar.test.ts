@@ -16,8 +16,10 @@ import {
   contentLine,
   escapeText,
   renderCalendar,
+  renderCalendarInTurns,
 } from '../../src/catalog/calendar-ics.ts';
 import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
+import { createCalendarCache } from '../../src/http/v1/calendar-cache.ts';
 import { calendarRenders } from '../../src/kernel/metrics.ts';
 import { captureLogger, type LogCapture, startApiWithLogger } from '../ops/ops-support.ts';
 import { startProxiedApi } from '../support/proxied-api.ts';
@@ -557,5 +559,45 @@ describe('GET /v1/calendar.ics', () => {
     const many = [record(0, CALENDAR_EVENTS_MAX - 1), record(1, 2), record(2, 1)];
     const capped = renderCalendar(many, 3, { name: 'Many', maxBytes: 64 * 1024 * 1024 });
     expect(capped).to.include({ events: CALENDAR_EVENTS_MAX - 1, records: 1, truncated: true });
+  });
+  it('renders in turns of the event loop for the API: the same bytes, other work running between its slices', async () => {
+    const records: CalendarRecord[] = Array.from({ length: 500 }, (_, n) => ({
+      id: randomUUID(),
+      title: `Record ${n}`,
+      summary: 'A summary long enough to be folded once: '.repeat(3),
+      url: null,
+      format: 'ONLINE',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+      sessions: [
+        { id: randomUUID(), startsAt: '2027-01-01T09:00:00.000Z', endsAt: null, format: null, location: null },
+      ],
+    }));
+    const options = { name: 'All', maxBytes: 8 * 1024 * 1024 };
+    // A ticker that runs once per turn: how many turns the rendering let pass.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const inTurns = await renderCalendarInTurns(records, 500, options);
+    ticking = false;
+    expect(inTurns).to.deep.equal(renderCalendar(records, 500, options));
+    expect(turns, 'turns of the event loop during the rendering').to.be.at.least(500 / 50 - 1);
+  });
+  it('renders a calendar asked for again while it renders once: the second request waits for the first rendering', async () => {
+    const cache = createCalendarCache();
+    let renders = 0;
+    const render = async () => {
+      renders++;
+      await new Promise((resolve) => setImmediate(resolve)); // a rendering takes turns
+      return { text: 'BEGIN:VCALENDAR', truncated: false };
+    };
+    const [one, two] = await Promise.all([cache.get('tag|name', render), cache.get('tag|name', render)]);
+    expect(renders).to.equal(1);
+    expect(two).to.equal(one);
+    expect(await cache.get('tag|name', render)).to.equal(one);
+    expect(renders, 'kept once rendered').to.equal(1);
   });
 });

@@ -4,6 +4,8 @@
 // CPU a time, and one key fetching the same calendar in a loop tripled other keys' p99 (found from
 // outside); calendar clients poll the same addresses over and over, and most come back unchanged.
 // Least recently used first out, within MAX_BYTES; a calendar over a quarter of that is not kept.
+// Rendering takes turns of the event loop (http/v1/calendar.ts): a request for a calendar being
+// rendered waits for that rendering instead of starting another.
 import { calendarRenders } from '../../kernel/metrics.ts';
 
 const MAX_BYTES = 32 * 1024 * 1024;
@@ -12,11 +14,12 @@ export type RenderedCalendar = { text: string; truncated: boolean };
 
 export function createCalendarCache(maxBytes = MAX_BYTES) {
   const kept = new Map<string, RenderedCalendar>();
+  const rendering = new Map<string, Promise<RenderedCalendar>>();
   let bytes = 0;
   const size = (c: RenderedCalendar) => c.text.length * 2;
   return {
     /** The calendar of `key`, rendered now by `render` unless kept. */
-    get(key: string, render: () => RenderedCalendar): RenderedCalendar {
+    async get(key: string, render: () => Promise<RenderedCalendar>): Promise<RenderedCalendar> {
       const found = kept.get(key);
       if (found) {
         kept.delete(key); // most recently used last
@@ -24,7 +27,14 @@ export function createCalendarCache(maxBytes = MAX_BYTES) {
         calendarRenders.inc({ cached: 'true' });
         return found;
       }
-      const calendar = render();
+      const under = rendering.get(key);
+      if (under) {
+        calendarRenders.inc({ cached: 'true' });
+        return under;
+      }
+      const started = render().finally(() => rendering.delete(key));
+      rendering.set(key, started);
+      const calendar = await started;
       calendarRenders.inc({ cached: 'false' });
       if (size(calendar) <= maxBytes / 4) {
         kept.set(key, calendar);

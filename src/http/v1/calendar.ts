@@ -5,7 +5,8 @@
 // but `key` is a 400 naming it. The dispatcher (dispatcher.ts) has admitted the key already: a
 // catalog:read key in Authorization, or a calendar:read key there or in `?key=` (routes.ts), which
 // this file never reads. ETag (the list's tag of the records read), Cache-Control and 304 as the list's;
-// a calendar asked for again unchanged is not rendered again (calendar-cache.ts).
+// a calendar asked for again unchanged is not rendered again (calendar-cache.ts), and one rendered
+// takes turns with other requests (renderCalendarInTurns).
 import type { ServerResponse } from 'node:http';
 import { QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import {
@@ -14,7 +15,7 @@ import {
   CALENDAR_RENDERING,
   type CalendarRecord,
   calendarQuery,
-  renderCalendar,
+  renderCalendarInTurns,
 } from '../../catalog/calendar-ics.ts';
 import type { ListFilter, ListReads } from '../../catalog/list-query.ts';
 import { PAGE_MAX_BYTES_DEFAULT } from '../../catalog/read-model.ts';
@@ -50,8 +51,8 @@ export function calendarEndpoint(deps: Deps): V1Serve {
     const held = heldTags(req.headers['if-none-match']);
     if (held === '*' || held?.includes(etag)) return sendCacheable(res, etag, null);
     const name = calendarName(filter);
-    const calendar = rendered.get(`${etag}|${name}`, () =>
-      renderCalendar(JSON.parse(`[${page.results}]`) as CalendarRecord[], page.totalCount, { name, maxBytes }),
+    const calendar = await rendered.get(`${etag}|${name}`, () =>
+      renderCalendarInTurns(JSON.parse(`[${page.results}]`) as CalendarRecord[], page.totalCount, { name, maxBytes }),
     );
     sendCalendar(res, etag, calendar.text, calendar.truncated);
   };
