@@ -47,6 +47,7 @@ export async function measureWokenTogether(
   let exited: number | null | undefined;
   const pollsEnded = new Promise<number | null>((resolve) => polls.on('exit', (code) => resolve((exited = code))));
   const stopped = new Promise((resolve) => polls.on('message', resolve));
+  polls.on('error', () => {}); // a failed send: the exit says what happened
   let running = true;
   const commit = () => insertRawEvent(pool);
   const commits = (async () => {
@@ -67,7 +68,7 @@ export async function measureWokenTogether(
     await commits;
     if (exited === undefined) {
       polls.send('stop');
-      await stopped;
+      await Promise.race([stopped, pollsEnded]);
       await commit(); // answers every waiter, and none polls again
     }
   }

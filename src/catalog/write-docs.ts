@@ -133,8 +133,11 @@ const COLUMN_NAMES = LEARNING_OPPORTUNITY_COLUMNS.map(([name]) => name).join(', 
 // run once per batch). Not `insert ... on conflict do update`: its insert computes the proposed row,
 // the search vector included, before it finds the conflict, and the update computes it again; a
 // publish of 500 records took 4x the CPU of this update, triggers aside (bench/README.md, "Present
-// records updated, not upserted"). The insert keeps `on conflict`: a record committed by another
-// transaction after this statement's snapshot is updated as before. `written` holds the records
+// records updated, not upserted"). The insert keeps the upsert's `on conflict do update` for a
+// record another transaction committed after this statement's snapshot; a mutation's id locks leave
+// only the seed (no locks) able to do that, and then, as before, the nested rows that the caller
+// did not delete (its load did not see the record) fail the write on their unique keys rather than
+// doubling. `written` holds the records
 // inserted or replaced, whose nested rows are (re)inserted; their old ones are already gone
 // (deleteNestedRows, an earlier statement: within one statement the order of a CTE's delete and
 // another's insert is not defined, and both touch the same unique keys).

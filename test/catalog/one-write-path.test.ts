@@ -52,12 +52,17 @@ describe('one write path for the mutations and seed', () => {
       sessions: (inputs[0]!.sessions as unknown[]).slice(1),
       accolades: [],
     };
+    // ... beside a new record, in one batch: present records updated, the absent one inserted.
+    const fresh = buildLearningOpportunityInput();
     const docs = await writes.upsertMany([
       parseLearningOpportunityInput(edited),
       ...inputs.slice(1).map((i) => parseLearningOpportunityInput(i)),
+      parseLearningOpportunityInput(fresh),
     ]);
+    ids.push(fresh.id);
     const byMutations = await snapshot(pool, ids);
-    expect(byMutations.lo_session).to.have.length(3); // 1 + 2 + 0
+    expect(byMutations.lo_session).to.have.length(3 + (fresh.sessions as unknown[]).length); // 1 + 2 + 0 + the new one's
+    expect(byMutations.learning_opportunity).to.have.length(4);
     expect(JSON.parse(byMutations.learning_opportunity![0]!)).to.have.property('doc');
 
     await deleteRecords(pool, ids);
@@ -66,7 +71,7 @@ describe('one write path for the mutations and seed', () => {
       // What seed does with a batch of rendered records.
       expect(
         await writeDocs(async (text, params) => (await client.query(text, [...params])).rows, docs, 'skip'),
-      ).to.equal(3);
+      ).to.equal(4);
     } finally {
       client.release();
     }

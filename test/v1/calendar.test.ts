@@ -600,4 +600,24 @@ describe('GET /v1/calendar.ics', () => {
     expect(await cache.get('tag|name', render)).to.equal(one);
     expect(renders, 'kept once rendered').to.equal(1);
   });
+  it('renders at most two calendars at once; the third starts when one is done', async () => {
+    const cache = createCalendarCache(32 * 1024 * 1024, 2);
+    const started: string[] = [];
+    const finish = new Map<string, () => void>();
+    const render = (name: string) => () => {
+      started.push(name);
+      return new Promise<{ text: string; truncated: boolean }>((resolve) =>
+        finish.set(name, () => resolve({ text: name, truncated: false })),
+      );
+    };
+    const calendars = ['a', 'b', 'c'].map((name) => cache.get(`tag|${name}`, render(name)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).to.deep.equal(['a', 'b']);
+    finish.get('b')!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).to.deep.equal(['a', 'b', 'c']);
+    finish.get('a')!();
+    finish.get('c')!();
+    expect((await Promise.all(calendars)).map((c) => c.text)).to.deep.equal(['a', 'b', 'c']);
+  });
 });
