@@ -1,0 +1,64 @@
+// Another key's reads beside calendars: one key fetching distinct calendars (up to
+// CALENDAR_RECORDS_MAX records each) two at a time from a process of its own, while another key
+// reads one record by id every 50 ms; that key's p50 / p99 against the same reads with no calendar
+// fetched. A render is CPU on the API's one thread; rendered a slice per turn of the event loop
+// (renderCalendarInTurns), the other key's requests are read between slices. Target: p99 within 2x.
+import { fork } from 'node:child_process';
+import type { Api } from '../../src/app/service.ts';
+import { percentile } from '../delivery/stats.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export type Latency = { p50: number; p99: number };
+export type Beside = { alone: Latency; beside: Latency; calendars: number; megabytes: number; failed: number };
+
+async function reads(api: Api, key: string, id: string, windowMs: number): Promise<Latency> {
+  const times: number[] = [];
+  const until = performance.now() + windowMs;
+  while (performance.now() < until) {
+    const began = performance.now();
+    const res = await fetch(`${api.url}/v1/learning-opportunities/${id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    await res.text();
+    if (res.status !== 200) throw new Error(`read: ${res.status}`);
+    times.push(performance.now() - began);
+    await sleep(50);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+export async function measureBeside(
+  api: Api,
+  keys: { reader: string; calendars: string },
+  id: string,
+  topics: readonly string[],
+  windowMs: number,
+): Promise<Beside> {
+  const alone = await reads(api, keys.reader, id, windowMs);
+  const fetchers = fork(new URL('./fetchers.ts', import.meta.url).pathname, [
+    JSON.stringify({ url: api.url, key: keys.calendars, topics, concurrency: 2 }),
+  ]);
+  fetchers.on('error', () => {}); // a failed send: the exit says what happened
+  const exited = new Promise<number | null>((resolve) => fetchers.on('exit', resolve));
+  const messages: unknown[] = [];
+  const message = (test: (m: unknown) => boolean) =>
+    new Promise<unknown>((resolve, reject) => {
+      const found = messages.find(test);
+      if (found !== undefined) return resolve(found);
+      fetchers.on('message', (m) => test(m) && resolve(m));
+      void exited.then((code) => reject(new Error(`the calendar fetchers exited with ${code}`)));
+    });
+  fetchers.on('message', (m) => messages.push(m));
+  try {
+    await message((m) => m === 'ready');
+    const beside = await reads(api, keys.reader, id, windowMs);
+    const report = message((m) => typeof m === 'object');
+    fetchers.send('stop');
+    const { calendars, bytes, failed } = (await report) as { calendars: number; bytes: number; failed: number };
+    return { alone, beside, calendars, megabytes: bytes / calendars / 1024 / 1024, failed };
+  } finally {
+    if (fetchers.exitCode === null) fetchers.kill();
+    await exited;
+  }
+}
