@@ -5,28 +5,12 @@
 // (renderCalendarInTurns), the other key's requests are read between slices. Target: p99 within 2x.
 import { fork } from 'node:child_process';
 import type { Api } from '../../src/app/service.ts';
-import { percentile } from '../delivery/stats.ts';
+import { type Latency, pacedReads } from '../read-path/paced-reads.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-export type Latency = { p50: number; p99: number };
 export type Beside = { alone: Latency; beside: Latency; calendars: number; megabytes: number; failed: number };
 
-async function reads(api: Api, key: string, id: string, windowMs: number): Promise<Latency> {
-  const times: number[] = [];
-  const until = performance.now() + windowMs;
-  while (performance.now() < until) {
-    const began = performance.now();
-    const res = await fetch(`${api.url}/v1/learning-opportunities/${id}`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    await res.text();
-    if (res.status !== 200) throw new Error(`read: ${res.status}`);
-    times.push(performance.now() - began);
-    await sleep(50);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
+const reads = (api: Api, key: string, id: string, windowMs: number) =>
+  pacedReads(`${api.url}/v1/learning-opportunities/${id}`, key, { everyMs: 50, windowMs });
 
 export async function measureBeside(
   api: Api,

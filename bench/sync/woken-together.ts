@@ -6,27 +6,12 @@
 import { fork } from 'node:child_process';
 import type { Pool } from 'pg';
 import { insertRawEvent } from '../../test/feed/raw-events.ts';
-import { percentile } from '../delivery/stats.ts';
+import { type Latency, pacedReads } from '../read-path/paced-reads.ts';
 import type { Api } from '../../src/app/service.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-type Latency = { p50: number; p99: number };
-
-async function plainReads(api: Api, key: string, windowMs: number): Promise<Latency> {
-  const headers = { authorization: `Bearer ${key}` };
-  const times: number[] = [];
-  const until = performance.now() + windowMs;
-  while (performance.now() < until) {
-    const began = performance.now();
-    const res = await fetch(`${api.url}/v1/learning-opportunities?limit=20`, { headers });
-    await res.text();
-    if (res.status !== 200) throw new Error(`plain read: ${res.status}`);
-    times.push(performance.now() - began);
-    await sleep(100);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
+const plainReads = (api: Api, key: string, windowMs: number) =>
+  pacedReads(`${api.url}/v1/learning-opportunities?limit=20`, key, { everyMs: 100, windowMs });
 
 /** `pollKeys`: the waiters' keys (FEED_MAX_WAITERS_PER_KEY bounds each key's share), `readerKey` the other key's. */
 export async function measureWokenTogether(
