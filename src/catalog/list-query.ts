@@ -30,8 +30,12 @@ export type ListReads = ReturnType<typeof createListReads>;
  * `signal` aborts (db/deadline-reads.ts).
  */
 export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal) => BoundedReads };
-/** Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away. */
-export type ListCaller = { keyId: string; signal?: AbortSignal };
+/**
+ * Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away.
+ * `holdUntil`: the slot is also kept until it settles (the calendar keeps it through its rendering,
+ * so that the query class's limits bound the renders too: http/v1/calendar.ts).
+ */
+export type ListCaller = { keyId: string; signal?: AbortSignal; holdUntil?: Promise<void> };
 
 /** What a filtered page keeps of its byte budget for the facets (at most 5 x 20 values). */
 const FACETS_RESERVE_BYTES = 63 * 1024;
@@ -57,7 +61,9 @@ export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_
       let rows: ListRow[];
       if ('gate' in on) {
         const reads = on.reads(caller.signal);
-        ({ rows } = await on.gate.run(caller.keyId, () => reads.query<ListRow>(statement), caller.signal, reads.ended));
+        const { holdUntil } = caller;
+        const ended = holdUntil ? () => Promise.all([reads.ended(), holdUntil]).then(() => {}) : reads.ended;
+        ({ rows } = await on.gate.run(caller.keyId, () => reads.query<ListRow>(statement), caller.signal, ended));
       } else ({ rows } = await on.query<ListRow>(statement));
       const row = rows[0]!;
       const facets: FacetCounts | null = query.facets.length ? {} : null;

@@ -13,13 +13,18 @@ import {
   CALENDAR_EVENTS_MAX,
   CALENDAR_PARAMETERS,
   type CalendarRecord,
+  calendarQuery,
   contentLine,
   escapeText,
   renderCalendar,
   renderCalendarInTurns,
 } from '../../src/catalog/calendar-ics.ts';
 import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
+import { createListReads } from '../../src/catalog/list-query.ts';
+import { readsWithin } from '../../src/db/deadline-reads.ts';
 import { createCalendarCache } from '../../src/http/v1/calendar-cache.ts';
+import { createQueryGate } from '../../src/kernel/query-gate.ts';
+import { testDb } from '../hooks.ts';
 import { calendarRenders } from '../../src/kernel/metrics.ts';
 import { captureLogger, type LogCapture, startApiWithLogger } from '../ops/ops-support.ts';
 import { startProxiedApi } from '../support/proxied-api.ts';
@@ -600,24 +605,23 @@ describe('GET /v1/calendar.ics', () => {
     expect(await cache.get('tag|name', render)).to.equal(one);
     expect(renders, 'kept once rendered').to.equal(1);
   });
-  it('renders at most two calendars at once; the third starts when one is done', async () => {
-    const cache = createCalendarCache(32 * 1024 * 1024, 2);
-    const started: string[] = [];
-    const finish = new Map<string, () => void>();
-    const render = (name: string) => () => {
-      started.push(name);
-      return new Promise<{ text: string; truncated: boolean }>((resolve) =>
-        finish.set(name, () => resolve({ text: name, truncated: false })),
-      );
-    };
-    const calendars = ['a', 'b', 'c'].map((name) => cache.get(`tag|${name}`, render(name)));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(started).to.deep.equal(['a', 'b']);
-    finish.get('b')!();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(started).to.deep.equal(['a', 'b', 'c']);
-    finish.get('a')!();
-    finish.get('c')!();
-    expect((await Promise.all(calendars)).map((c) => c.text)).to.deep.equal(['a', 'b', 'c']);
+  it("keeps its key's query-class slot through its rendering: that key's next query waits, another key's does not", async () => {
+    // What calendar.ts passes as holdUntil (kept until the calendar is sent), on a real gate and reads.
+    const lists = createListReads({
+      gate: createQueryGate({ perKey: 1, total: 2, queueWaitMs: 5000 }),
+      reads: (signal) => readsWithin(testDb().pool, 5000, signal),
+    });
+    const query = calendarQuery({});
+    let sent!: () => void;
+    const holdUntil = new Promise<void>((resolve) => (sent = resolve));
+    await lists.getPage(query, 10, 0, 'public', { keyId: 'k', holdUntil });
+    let next = false;
+    const sameKey = lists.getPage(query, 10, 0, 'public', { keyId: 'k' }).then(() => (next = true));
+    await lists.getPage(query, 10, 0, 'public', { keyId: 'other' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(next, "the key's next query while its calendar renders").to.equal(false);
+    sent();
+    await sameKey;
+    expect(next, 'once the calendar is sent').to.equal(true);
   });
 });

@@ -5,35 +5,19 @@
 // outside); calendar clients poll the same addresses over and over, and most come back unchanged.
 // Least recently used first out, within MAX_BYTES; a calendar over a quarter of that is not kept.
 // Rendering takes turns of the event loop (http/v1/calendar.ts): a request for a calendar being
-// rendered waits for that rendering instead of starting another, and at most MAX_RENDERING calendars
-// render at once (each holds its records and its text until it is done; interleaved, more at once
-// would each finish later and hold more memory together), the others waiting in turn.
+// rendered waits for that rendering instead of starting another. How many render at once is bounded
+// by the query class's slots, which a calendar keeps through its rendering (calendar.ts).
 import { calendarRenders } from '../../kernel/metrics.ts';
 
 const MAX_BYTES = 32 * 1024 * 1024;
-const MAX_RENDERING = 2;
 
 export type RenderedCalendar = { text: string; truncated: boolean };
 
-export function createCalendarCache(maxBytes = MAX_BYTES, maxRendering = MAX_RENDERING) {
+export function createCalendarCache(maxBytes = MAX_BYTES) {
   const kept = new Map<string, RenderedCalendar>();
   const rendering = new Map<string, Promise<RenderedCalendar>>();
   let bytes = 0;
   const size = (c: RenderedCalendar) => c.text.length * 2;
-  let renders = 0;
-  const waiting: Array<() => void> = [];
-  /** `render()` once fewer than maxRendering run; a finished render hands its place to the first waiting. */
-  async function inTurn(render: () => Promise<RenderedCalendar>): Promise<RenderedCalendar> {
-    if (renders < maxRendering) renders++;
-    else await new Promise<void>((go) => waiting.push(go));
-    try {
-      return await render();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else renders--;
-    }
-  }
   return {
     /** The calendar of `key`, rendered now by `render` unless kept. */
     async get(key: string, render: () => Promise<RenderedCalendar>): Promise<RenderedCalendar> {
@@ -49,7 +33,7 @@ export function createCalendarCache(maxBytes = MAX_BYTES, maxRendering = MAX_REN
         calendarRenders.inc({ cached: 'true' });
         return under;
       }
-      const started = inTurn(render).finally(() => rendering.delete(key));
+      const started = render().finally(() => rendering.delete(key));
       rendering.set(key, started);
       const calendar = await started;
       calendarRenders.inc({ cached: 'false' });

@@ -6,7 +6,7 @@
 // catalog:read key in Authorization, or a calendar:read key there or in `?key=` (routes.ts), which
 // this file never reads. ETag (the list's tag of the records read), Cache-Control and 304 as the list's;
 // a calendar asked for again unchanged is not rendered again (calendar-cache.ts), and one rendered
-// takes turns with other requests (renderCalendarInTurns).
+// takes turns with other requests (renderCalendarInTurns) while it keeps the key's query-class slot.
 import type { ServerResponse } from 'node:http';
 import { QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import {
@@ -41,20 +41,32 @@ export function calendarEndpoint(deps: Deps): V1Serve {
   const rendered = createCalendarCache();
   return async (req, res, at) => {
     const filter = parseCalendarQuery(parseQueryString(at.query));
-    const page = await deps.lists.getPage(calendarQuery(filter), CALENDAR_RECORDS_MAX, 0, 'public', {
-      keyId: at.principal!.keyId,
-      signal: closedSignal(res),
-    });
-    // The list's tag changes with any byte of the records read, their order and the total: all the
-    // calendar is made of (with the rendering's version).
-    const etag = tagOfVersion(`${CALENDAR_RENDERING}:${page.etag}`);
-    const held = heldTags(req.headers['if-none-match']);
-    if (held === '*' || held?.includes(etag)) return sendCacheable(res, etag, null);
-    const name = calendarName(filter);
-    const calendar = await rendered.get(`${etag}|${name}`, () =>
-      renderCalendarInTurns(JSON.parse(`[${page.results}]`) as CalendarRecord[], page.totalCount, { name, maxBytes }),
-    );
-    sendCalendar(res, etag, calendar.text, calendar.truncated);
+    // The key's query-class slot is kept until the calendar is sent: a render is the request's other
+    // cost, and the slots bound it per key and per process like the read.
+    let sent!: () => void;
+    const holdUntil = new Promise<void>((resolve) => (sent = resolve));
+    try {
+      const page = await deps.lists.getPage(calendarQuery(filter), CALENDAR_RECORDS_MAX, 0, 'public', {
+        keyId: at.principal!.keyId,
+        signal: closedSignal(res),
+        holdUntil,
+      });
+      // The list's tag changes with any byte of the records read, their order and the total: all the
+      // calendar is made of (with the rendering's version).
+      const etag = tagOfVersion(`${CALENDAR_RENDERING}:${page.etag}`);
+      const held = heldTags(req.headers['if-none-match']);
+      if (held === '*' || held?.includes(etag)) return sendCacheable(res, etag, null);
+      const name = calendarName(filter);
+      const calendar = await rendered.get(`${etag}|${name}`, () =>
+        renderCalendarInTurns(JSON.parse(`[${page.results}]`) as CalendarRecord[], page.totalCount, {
+          name,
+          maxBytes,
+        }),
+      );
+      sendCalendar(res, etag, calendar.text, calendar.truncated);
+    } finally {
+      sent();
+    }
   };
 }
 
