@@ -25,21 +25,20 @@ export async function measureBeside(
   ]);
   fetchers.on('error', () => {}); // a failed send: the exit says what happened
   const exited = new Promise<number | null>((resolve) => fetchers.on('exit', resolve));
-  const messages: unknown[] = [];
-  const message = (test: (m: unknown) => boolean) =>
-    new Promise<unknown>((resolve, reject) => {
-      const found = messages.find(test);
-      if (found !== undefined) return resolve(found);
-      fetchers.on('message', (m) => test(m) && resolve(m));
-      void exited.then((code) => reject(new Error(`the calendar fetchers exited with ${code}`)));
-    });
-  fetchers.on('message', (m) => messages.push(m));
+  // The channel closes after the last message (the report) has arrived.
+  const disconnected = new Promise((resolve) => fetchers.on('disconnect', resolve));
+  let report: { calendars: number; bytes: number; failed: number } | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    fetchers.on('message', (m) => (m === 'ready' ? resolve() : (report = m as typeof report)));
+    void exited.then((code) => reject(new Error(`the calendar fetchers exited with ${code}`)));
+  });
   try {
-    await message((m) => m === 'ready');
+    await ready;
     const beside = await reads(api, keys.reader, id, windowMs);
-    const report = message((m) => typeof m === 'object');
     fetchers.send('stop');
-    const { calendars, bytes, failed } = (await report) as { calendars: number; bytes: number; failed: number };
+    await disconnected;
+    if (!report) throw new Error('the calendar fetchers ended without their report');
+    const { calendars, bytes, failed } = report;
     return { alone, beside, calendars, megabytes: bytes / calendars / 1024 / 1024, failed };
   } finally {
     if (fetchers.exitCode === null) fetchers.kill();

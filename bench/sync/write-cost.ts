@@ -8,12 +8,14 @@ import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { percentile } from '../delivery/stats.ts';
 
 const VIEW_STATE_TRIGGERS = [
-  'event disable trigger event_view_states',
-  'learning_opportunity disable trigger view_state_capture_update',
-  'learning_opportunity disable trigger view_state_capture_delete',
+  ['event', 'event_view_states'],
+  ['learning_opportunity', 'view_state_capture_update'],
+  ['learning_opportunity', 'view_state_capture_delete'],
 ];
+const viewStateTriggers = (action: 'enable' | 'disable') =>
+  VIEW_STATE_TRIGGERS.map(([table, trigger]) => `alter table ${table} ${action} trigger ${trigger}`);
 const FEED_OFF = [
-  ...VIEW_STATE_TRIGGERS.map((t) => `alter table ${t}`),
+  ...viewStateTriggers('disable'),
   'drop trigger event_feed_notify on event',
   'drop index event_feed_order',
   'alter sequence event_position_seq owned by none',
@@ -24,7 +26,7 @@ const FEED_ON = [
   'alter sequence event_position_seq owned by event.position',
   'create unique index event_feed_order on event (xid, position)',
   'create trigger event_feed_notify after insert on event for each statement execute function event_feed_notify()',
-  ...VIEW_STATE_TRIGGERS.map((t) => `alter table ${t.replace('disable', 'enable')}`),
+  ...viewStateTriggers('enable'),
 ];
 
 /** Archives and republishes `ids` (2 mutations, 2 events each); returns ms per mutation. */
