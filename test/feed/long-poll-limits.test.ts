@@ -56,11 +56,13 @@ describe('change feed long poll limits', function () {
       };
       try {
         const start = await head(api, key);
+        // The wait comes before the transaction: the horizon is the whole cluster's, and other test
+        // files running beside this one long-poll for their own events (within 15 s).
+        await sleep(11_000);
         await holder.query('begin');
         await holder.query('select pg_current_xact_id()'); // takes a transaction id: holds the horizon back
         // What the service database does anyway (this API's own background work, and other tests'
         // in a serial run), beside the waiters' share.
-        await sleep(11_000);
         const idle = await rateOver(3000);
         const waiting = Array.from({ length: WAITERS }, () => feed(api, key, { after: start, wait: 30 }));
         await until(() => api.feed.waiters.waiting() === WAITERS);
