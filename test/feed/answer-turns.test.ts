@@ -2,6 +2,7 @@
 // so that a plain request that arrives meanwhile is read between batches, not after every answer.
 import { expect } from 'chai';
 import { answerTurns } from '../../src/feed/answer-turns.ts';
+import { countLoopPasses } from '../support/loop-passes.ts';
 
 const nextImmediate = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -24,18 +25,12 @@ describe('long poll answers, a batch per turn', () => {
   });
 
   it('lets each batch through in a later pass of the event loop than the one before it (a poll phase between)', async () => {
-    // A ticker set from setImmediate runs once per pass: each batch comes in a pass of its own.
-    let pass = 0;
-    let ticking = true;
-    const tick = () => {
-      pass++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    // Each batch comes in a pass of its own.
+    const loop = countLoopPasses();
     const turns = answerTurns(4);
     const passes: number[] = [];
-    await Promise.all(Array.from({ length: 50 }, () => turns.take().then(() => passes.push(pass))));
-    ticking = false;
+    await Promise.all(Array.from({ length: 50 }, () => turns.take().then(() => passes.push(loop.passes()))));
+    loop.stop();
     const perPass = new Map<number, number>();
     for (const p of passes) perPass.set(p, (perPass.get(p) ?? 0) + 1);
     expect(Math.max(...perPass.values()), 'callers through in one pass').to.be.at.most(4);

@@ -30,6 +30,7 @@ import { captureLogger, type LogCapture, startApiWithLogger } from '../ops/ops-s
 import { startProxiedApi } from '../support/proxied-api.ts';
 import { createTestKey, getJson } from '../support/api.ts';
 import { createRecord, resetCatalog } from '../support/factories.ts';
+import { countLoopPasses } from '../support/loop-passes.ts';
 import { expectInvalidParams, expectProblem } from '../support/problem.ts';
 
 type Session = {
@@ -578,18 +579,11 @@ describe('GET /v1/calendar.ics', () => {
       ],
     }));
     const options = { name: 'All', maxBytes: 8 * 1024 * 1024 };
-    // A ticker that runs once per turn: how many turns the rendering let pass.
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const loop = countLoopPasses(); // how many turns the rendering let pass
     const inTurns = await renderCalendarInTurns(records, 500, options);
-    ticking = false;
+    loop.stop();
     expect(inTurns).to.deep.equal(renderCalendar(records, 500, options));
-    expect(turns, 'turns of the event loop during the rendering').to.be.at.least(500 / 50 - 1);
+    expect(loop.passes(), 'turns of the event loop during the rendering').to.be.at.least(500 / 50 - 1);
   });
   it('renders a calendar asked for again while it renders once: the second request waits for the first rendering', async () => {
     const cache = createCalendarCache();
