@@ -2,17 +2,16 @@
 // http-gate.ts), checked after validation and before anything runs: depth, aliases and directives
 // (graphql-armor's rules; directives counted with fragments expanded), and an estimated cost (graphql-query-complexity) in
 // which a paged list costs its `limit` times what is selected under it, so aliases and list sizes
-// both count. A last bound caps the serialized response. Every refusal is QUERY_TOO_COMPLEX.
+// both count. A last bound caps the serialized response (response-size.ts). Every refusal is
+// QUERY_TOO_COMPLEX.
 import type { ApolloServerPlugin } from '@apollo/server';
 import { documentCache, DOCUMENTS_KEPT } from './document-cache.ts';
-import { spliceStoredPages } from './stored-results.ts';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import {
   BREAK,
   type DocumentNode,
-  type FormattedExecutionResult,
   getNamedType,
   getNullableType,
   GraphQLError,
@@ -194,31 +193,5 @@ export function queryLimits(schema: GraphQLSchema, limits: QueryLimits): ApolloS
         },
       };
     },
-  };
-}
-
-/**
- * Apollo's stringifyResult: the response as JSON, or a QUERY_TOO_COMPLEX error instead when it is
- * larger than `maxBytes` (or too large for a string at all, which JSON.stringify reports as a RangeError).
- */
-export function stringifyWithin(maxBytes: number): (value: FormattedExecutionResult) => string {
-  const refusal = JSON.stringify({
-    errors: [
-      {
-        message: `The response would be larger than ${maxBytes} bytes: ask for fewer records or fields per request`,
-        extensions: { code: 'QUERY_TOO_COMPLEX' },
-      },
-    ],
-    data: null,
-  });
-  return (value) => {
-    let text: string;
-    try {
-      text = spliceStoredPages(value, JSON.stringify(value));
-    } catch (error) {
-      if (error instanceof RangeError) return refusal;
-      throw error;
-    }
-    return text.length > maxBytes || Buffer.byteLength(text) > maxBytes ? refusal : text;
   };
 }

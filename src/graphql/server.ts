@@ -17,7 +17,8 @@ import type { Logger } from '../kernel/logger.ts';
 import { compiledQueries } from './compiled-execution.ts';
 import { formatGraphQLError } from './errors.ts';
 import { oneMutationPerRequest } from './one-mutation.ts';
-import { type QueryLimits, queryLimits, stringifyWithin } from './query-limits.ts';
+import { type QueryLimits, queryLimits } from './query-limits.ts';
+import { responseSizeLimit } from './response-size.ts';
 import { schemaDetailsForGraphqlReadOnly } from './schema-visibility.ts';
 import { refusalsAsHttpStatus } from './refusal-status.ts';
 import { variableProblems } from './variable-problems.ts';
@@ -44,6 +45,7 @@ export async function createGraphQLMiddleware(deps: {
   logger: Logger;
   httpServer?: Server;
 }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+  const responseSize = responseSizeLimit(deps.limits.maxResponseBytes);
   const apollo = new ApolloServer<GraphQLContext>({
     schema: deps.schema,
     formatError: formatGraphQLError(deps.logger),
@@ -54,7 +56,7 @@ export async function createGraphQLMiddleware(deps: {
     // Who may introspect is decided by scope (schema-visibility.ts), the same in every environment;
     // Apollo's default would switch it off for everyone under NODE_ENV=production and on elsewhere.
     introspection: true,
-    stringifyResult: stringifyWithin(deps.limits.maxResponseBytes),
+    stringifyResult: responseSize.stringifyResult,
     // main.ts owns SIGTERM/SIGINT and shuts down in order; Apollo's own handler would re-raise the
     // signal and kill the process halfway through (before the worker and pg-boss have stopped).
     stopOnTerminationSignals: false,
@@ -66,6 +68,7 @@ export async function createGraphQLMiddleware(deps: {
       variableProblems(),
       ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
       compiledQueries(deps.schema),
+      responseSize.plugin, // last: it serializes the result the others have left
     ],
   });
   await apollo.start();

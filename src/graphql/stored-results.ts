@@ -4,7 +4,7 @@
 // answer graphql-js would give is then byte for byte the stored documents (the REST page's bytes,
 // test/catalog/same-bytes.test.ts), so they are not parsed and walked field by field: the resolver
 // holds the page's text and answers `results: []`, compiled-execution.ts puts a token in its place,
-// and stringifyWithin (query-limits.ts) writes the text where the token is. Any other selection is
+// and responseSizeLimit (response-size.ts) writes the text where the token is. Any other selection is
 // executed as before. Only for queries run by compiled-execution.ts (which sets `storedPages`).
 import {
   Kind,

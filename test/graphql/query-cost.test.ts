@@ -157,20 +157,39 @@ describe('GraphQL response size limit', () => {
   const served = useTestApi(['graphql:read'], { graphql: { maxResponseBytes: 4096 } });
 
   before(async () => {
-    for (let i = 0; i < 3; i++) await createRecord(served.api.writes);
+    for (let i = 0; i < 3; i++) await createRecord(served.api.writes, { description: 'é'.repeat(1500) });
   });
 
-  it('answers QUERY_TOO_COMPLEX instead of a response over GRAPHQL_MAX_RESPONSE_BYTES', async () => {
-    const res = await graphql(served.api, served.key, GET_PAGE, { limit: 3 });
-    const error = onlyError(res);
-    expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
-    expect(error.message).to.contain('larger than 4096 bytes');
-    expect(res.body.data).to.equal(null);
+  it('answers QUERY_TOO_COMPLEX with HTTP 400 instead of a response over GRAPHQL_MAX_RESPONSE_BYTES', async () => {
+    // Every field (the stored pages' path), and a few fields (executed field by field).
+    for (const [query, variables] of [
+      [GET_PAGE, { limit: 3 }],
+      ['{ learningOpportunities(limit: 3) { results { id description } } }', {}],
+    ] as const) {
+      const res = await graphql(served.api, served.key, query, variables);
+      expect(res.status, query).to.equal(400);
+      const error = onlyError(res);
+      expect(error.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+      expect(error.message).to.contain('larger than 4096 bytes');
+      expect(res.body.data).to.equal(null);
+    }
+    // Counted in bytes: 1,500 two-byte characters fit in 4096 as characters, not as bytes.
+    const oneRecord = await graphql(
+      served.api,
+      served.key,
+      '{ learningOpportunities(limit: 2) { results { description } } }',
+    );
+    expect(oneRecord.status).to.equal(400);
     const small = await graphql(
       served.api,
       served.key,
-      '{ learningOpportunities(limit: 1) { pagination { totalCount } } }',
+      '{ learningOpportunities(limit: 1) { results { id description } pagination { totalCount } } }',
     );
+    expect(small.status).to.equal(200);
     expect(small.body.errors).to.equal(undefined);
+    expect(
+      (small.body.data as { learningOpportunities: { results: { description: string }[] } }).learningOpportunities
+        .results[0]!.description,
+    ).to.equal('é'.repeat(1500));
   });
 });
