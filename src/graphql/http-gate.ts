@@ -2,7 +2,8 @@
 // holding a GraphQL scope (401/403, or 503 while the database is unreachable, answered as a GraphQL
 // error with its stable code and HTTP status, as GraphQL clients expect), the key's rate limit (the
 // same budget, RateLimit headers and 429 problem as /v1, before the body is read), then a JSON body
-// (415), the key's pace of body bytes (body-pacing.ts: a body beyond it waits unread, or 429), its
+// (415), the key's pace of body bytes (body-pacing.ts: a body beyond it waits unread, or 429; a
+// compressed one is charged its decoded bytes too), its
 // size and syntax (413/400, problem+json like every
 // other HTTP-level refusal). Apollo only ever sees authorized callers and parsed JSON, so its own
 // plain-text answers (missing body, CSRF) cannot occur. Last, the document's tokens are counted
@@ -18,7 +19,7 @@ import type { KeyCache } from '../auth/key-cache.ts';
 import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
-import { type BodyPacing, paceBodies } from './body-pacing.ts';
+import { type BodyPacing, chargeDecoded, paceBodies } from './body-pacing.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -84,6 +85,21 @@ export function graphqlGate(deps: {
       new AppError('UNSUPPORTED_MEDIA_TYPE', 'POST /graphql takes a JSON body: send "Content-Type: application/json"'),
     );
   };
+  // A decoded body is charged to the key's pace by its decoded size (body-pacing.ts, chargeDecoded),
+  // and so is one refused for inflating past the limit: it cost the inflating up to there.
+  const readJson = express.json({
+    limit: deps.maxBodyBytes,
+    verify: (req, res, body, encoding) => {
+      chargeDecoded(deps.pacing, req, body.length);
+      requireUtf8(req, res, body, encoding);
+    },
+  });
+  const parseJson: RequestHandler = (req, res, next) =>
+    readJson(req, res, (error?: unknown) => {
+      if ((error as { type?: unknown } | undefined)?.type === 'entity.too.large')
+        chargeDecoded(deps.pacing, req, deps.maxBodyBytes);
+      next(error);
+    });
   const limitTokens: RequestHandler = (req, res, next) => {
     const query = (req.body as { query?: unknown } | undefined)?.query;
     if (typeof query !== 'string' || !hasMoreTokens(query, deps.maxTokens)) return next();
@@ -95,11 +111,5 @@ export function graphqlGate(deps: {
       ),
     );
   };
-  return [
-    authorize,
-    requireJson,
-    paceBodies(deps.pacing, deps.maxBodyBytes),
-    express.json({ limit: deps.maxBodyBytes, verify: requireUtf8 }),
-    limitTokens,
-  ];
+  return [authorize, requireJson, paceBodies(deps.pacing, deps.maxBodyBytes), parseJson, limitTokens];
 }

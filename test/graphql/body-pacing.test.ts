@@ -28,11 +28,11 @@ describe('GraphQL body pacing', function () {
   });
   after(() => api.close());
 
-  const post = async (key: string, body: string) => {
+  const post = async (key: string, body: string | Buffer, headers: Record<string, string> = {}) => {
     const started = performance.now();
     const res = await fetch(`${api.url}/graphql`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
       body,
     });
     const text = await res.text();
@@ -132,6 +132,38 @@ describe('GraphQL body pacing', function () {
     expect(chunked.status).to.equal(200);
     expect(performance.now() - started).to.be.at.least(0.6 * 1900);
     expect((await declared).status).to.equal(200);
+  });
+
+  it('charges a compressed body the bytes it decodes to: the key’s next bodies wait for them, not other keys’', async () => {
+    const [busy, other] = [await createTestKey(['graphql:read']), await createTestKey(['graphql:read'])];
+    // 200 KiB of JSON in about 1 KiB of gzip, four times, then a small plain body: 544 KiB past the
+    // burst at 256 KiB/s, ~2.1 s. Charged by their wire bytes only, all five took a few ms.
+    const gzipped = gzipSync(bodyOf(200 * KIB));
+    expect(gzipped.length).to.be.below(2 * KIB);
+    const started = performance.now();
+    for (let i = 0; i < 4; i++) {
+      const answer = await post(busy, gzipped, { 'content-encoding': 'gzip' });
+      expect(JSON.parse(answer.text)).to.deep.equal({ data: { __typename: 'Query' } });
+    }
+    const small = post(busy, '{"query":"{ __typename }"}');
+    const others = await post(other, '{"query":"{ __typename }"}');
+    expect((await small).status).to.equal(200);
+    const took = performance.now() - started;
+    expect(took, 'the decoded bytes were charged').to.be.at.least((0.6 * (4 * 200 * KIB - BURST) * 1000) / RATE);
+    expect(others.status).to.equal(200);
+    expect(others.ms, 'another key is not paced by this one').to.be.below(took / 2);
+  });
+
+  it('charges a body refused for inflating past the limit what it inflated to: the key’s next body waits or is refused', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // 5 MiB of JSON in a few KiB of gzip: 413 once 4 MiB (the limit) are decoded, and those 4 MiB
+    // are the key's debt: ~15 s at 256 KiB/s, so its next body (any size) is refused at once.
+    const bomb = gzipSync(bodyOf(5 * 1024 * KIB), { level: 9 });
+    expect(bomb.length).to.be.below(16 * KIB);
+    expectProblem(await post(key, bomb, { 'content-encoding': 'gzip' }), 413);
+    const next = await post(key, '{"query":"{ __typename }"}');
+    expectProblem(next, 429);
+    expect(Number(next.headers.get('retry-after'))).to.be.within(1, 10);
   });
 
   it('paces a chunked gzip body by the bytes it is sent in', async () => {
