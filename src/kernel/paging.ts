@@ -43,6 +43,9 @@ export function parsePagingQuery(query: Record<string, unknown>): { limit: numbe
   return { limit, offset };
 }
 
+/** GraphQL's Int is 32-bit: an offset above it is refused by GraphQL itself (any page past the catalog's end is empty anyway). */
+const GRAPHQL_INT_MAX = 2_147_483_647;
+
 /** From GraphQL arguments (already typed Int by GraphQL). */
 export function parsePagingArgs(args: { limit?: number | null; offset?: number | null }): {
   limit: number;
@@ -52,7 +55,7 @@ export function parsePagingArgs(args: { limit?: number | null; offset?: number |
   const limit = args.limit ?? PAGE_LIMIT_DEFAULT;
   const offset = args.offset ?? 0;
   check('limit', limit, problems);
-  check('offset', offset, problems);
+  if (offset < 0) problems.push({ name: 'offset', reason: `must be an integer from 0 to ${GRAPHQL_INT_MAX}` });
   if (problems.length) throw badInput(problems);
   return { limit, offset };
 }

@@ -28,7 +28,7 @@ describe('GraphQL body pacing', function () {
   });
   after(() => api.close());
 
-  const post = async (key: string, body: string | Buffer, headers: Record<string, string> = {}) => {
+  const post = async (key: string, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) => {
     const started = performance.now();
     const res = await fetch(`${api.url}/graphql`, {
       method: 'POST',

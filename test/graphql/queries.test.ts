@@ -99,6 +99,17 @@ describe('GraphQL queries', () => {
     });
   }
 
+  it('names the range GraphQL allows for offset (its Int is 32-bit), and refuses one above it at the type level', async () => {
+    const error = onlyError(await page({ offset: -1 }));
+    expect(error.extensions?.invalidParams).to.deep.equal([
+      { name: 'offset', reason: 'must be an integer from 0 to 2147483647' },
+    ]);
+    expect((await page({ offset: 2_147_483_647 })).body.data!.learningOpportunities.results).to.deep.equal([]);
+    const res = await page({ offset: 2_147_483_648 });
+    expect(res.status).to.equal(400);
+    expect(onlyError(res).extensions?.code).to.equal('BAD_USER_INPUT');
+  });
+
   for (const value of [1.5, 'abc', '10']) {
     it(`rejects limit ${JSON.stringify(value)} at the GraphQL type level`, async () => {
       const res = await page({ limit: value });
