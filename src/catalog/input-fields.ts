@@ -55,17 +55,25 @@ export const timestamp = z
   });
 export const optionalTimestamp = timestamp.nullish().transform((v) => v ?? null);
 
+// Characters that no URI (RFC 3986) nor IRI (RFC 3987) holds as such: whitespace (Unicode's too),
+// controls, and the delimiters RFC 3986 excludes. A browser or client would encode them its own way,
+// so the link served would not be the one stored. Letters beyond ASCII (IRIs) are kept.
+const URL_UNSAFE = /[\s\p{Cc}<>"{}|\\^`]/u;
 const httpUrl = z
   .string()
   .max(LIMITS.url, `must be at most ${LIMITS.url} characters`)
-  .refine((s) => {
+  .superRefine((s, ctx) => {
+    let u: URL | null = null;
     try {
-      const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && storableText(s);
+      u = new URL(s);
     } catch {
-      return false;
+      // reported below
     }
-  }, 'must be an absolute http(s) URL without credentials');
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || !storableText(s))
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL without credentials' });
+    else if (URL_UNSAFE.test(s))
+      ctx.addIssue({ code: 'custom', message: 'must percent-encode spaces and the characters < > " { } | \\ ^ `' });
+  });
 export const optionalUrl = httpUrl.nullish().transform((v) => v ?? null);
 
 // Three capitals alone let "XXY" or "ABC" through. ICU's currency names know every ISO 4217 code,

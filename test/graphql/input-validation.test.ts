@@ -125,6 +125,9 @@ const CASES: [string, Change, string[]][] = [
     ['input.sessions[0].location.city'],
   ],
   ['a NUL character in a URL', () => ({ url: 'https://courses.example.org/\u0000' }), ['input.url']],
+  ['a space in a URL', () => ({ url: 'https://courses.example.org/a b' }), ['input.url']],
+  ['a brace in a URL', item('accolades', { url: 'https://awards.example.org/{id}' }), ['input.accolades[0].url']],
+  ['a no-break space in a URL', () => ({ url: 'https://courses.example.org/a\u00a0b' }), ['input.url']],
   ['a lone surrogate in the description', () => ({ description: 'broken \ud800 text' }), ['input.description']],
   ['a blank title', () => ({ title: '   ' }), ['input.title']],
   ['an empty title', () => ({ title: '' }), ['input.title']],
@@ -245,9 +248,10 @@ describe('GraphQL input validation', () => {
     }
   });
 
-  it('accepts the boundaries: 500-character title, 200 items, the largest price, equal start and end, rating = maxRating', async () => {
+  it('accepts the boundaries: 500-character title, 200 items, the largest price, equal start and end, rating = maxRating, URLs with every delimiter a URI allows and with letters beyond ASCII', async () => {
     const input = buildLearningOpportunityInput({
       title: 't'.repeat(500),
+      url: 'https://kurse.example.org/grüße/日本語',
       price: { amount: '999999999999.99', currency: 'JPY' },
       language: 'pt-BR',
       faqs: Array.from({ length: 200 }, (_, n) => ({ id: randomUUID(), question: `Q${n}?`, answer: 'A.' })),
@@ -266,7 +270,7 @@ describe('GraphQL input validation', () => {
         {
           id: randomUUID(),
           source: 'S',
-          url: 'http://reviews.example.org/a?b=c#d',
+          url: "http://reviews.example.org/a?b=c&d=%20;(x)*!$'@,+#e:f",
           rating: 5,
           maxRating: 5,
           reviewCount: 0,
@@ -277,6 +281,7 @@ describe('GraphQL input validation', () => {
     });
     const saved = await mutate(served.api, served.writer, 'upsert', input);
     expect(saved.title).to.have.length(500);
+    expect(saved.url, 'stored as sent').to.equal('https://kurse.example.org/grüße/日本語');
     expect(saved.faqs).to.have.length(200);
     expect(saved.price).to.deep.equal({ amount: '999999999999.99', currency: 'JPY' });
     expect((saved.sessions as { startsAt: string; endsAt: string }[])[0]).to.include({
