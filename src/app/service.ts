@@ -25,6 +25,7 @@ import { type ChangeFeed, startChangeFeed } from '../feed/change-feed.ts';
 import { createKeyCache, type KeyCache } from '../auth/key-cache.ts';
 import { createListenConnection } from '../db/listen-connection.ts';
 import { readsWithin } from '../db/deadline-reads.ts';
+import { connectionsPerKey } from '../db/key-connections.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { openQueryPool } from '../db/query-pool.ts';
 import { createQueryGate } from '../kernel/query-gate.ts';
@@ -86,8 +87,10 @@ export async function startApi(
   // The requests' reads are cancelled in PostgreSQL after DB_READ_TIMEOUT_MS (db/deadline-reads.ts):
   // a slow read or a frozen database is a 503 within seconds, and nothing of it runs on.
   const readTimeoutMs = config.db.readTimeoutMs;
-  const readPool = readsWithin(db.readPool, readTimeoutMs);
-  const primaryReads = readsWithin(db.pool, readTimeoutMs);
+  // A key's requests take at most DB_MAX_CONNECTIONS_PER_KEY of the main pool at once (db/key-connections.ts).
+  const perKey = connectionsPerKey({ perKey: config.db.maxConnectionsPerKey, queueWaitMs: config.query.queueWaitMs });
+  const readPool = readsWithin(perKey(db.readPool), readTimeoutMs);
+  const primaryReads = readsWithin(perKey(db.pool), readTimeoutMs);
   // The query class: admitted per key and per process, on connections of its own (db/query-pool.ts).
   const queryPool = openQueryPool({
     url: db.url,

@@ -16,6 +16,7 @@ import { Lexer, Source, TokenKind } from 'graphql';
 import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
+import { runAsKey } from '../db/key-connections.ts';
 import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
@@ -77,7 +78,8 @@ export function graphqlGate(deps: {
       if (appError.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error as Error }, 'unhandled error');
       return sendGraphQLError(res, appError);
     }
-    next();
+    // What follows (and Apollo's resolvers) reads as this key (db/key-connections.ts).
+    runAsKey(req.principal.keyId, next);
   };
   const requireJson: RequestHandler = (req, _res, next) => {
     if (req.is('application/json')) return next();

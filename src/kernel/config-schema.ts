@@ -40,6 +40,7 @@ export const settingsSchema = z.object({
   NODE_ENV: z.string().default('development'),
   ROLE: oneOf(['all', 'api', 'worker']).default('all'),
   DB_POOL_MAX: int(1, 200).default(10),
+  DB_MAX_CONNECTIONS_PER_KEY: int(1, 200).optional(), // default: half of DB_POOL_MAX, at least 1
   DB_CONNECT_TIMEOUT_MS: int(100, 60_000).default(3000),
   REQUEST_TIMEOUT_MS: int(1000, 600_000).default(30_000),
   // 500 records (the bulk mutations' most) of the largest generated content, 6,476 B each, are

@@ -125,6 +125,8 @@ function apiSections(e: Settings) {
   return {
     db: Object.freeze({
       poolMax: e.DB_POOL_MAX,
+      /** A request's reads take at most this many of the main pool's connections per key (db/key-connections.ts). */
+      maxConnectionsPerKey: e.DB_MAX_CONNECTIONS_PER_KEY ?? Math.max(1, Math.floor(e.DB_POOL_MAX / 2)),
       connectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
       readTimeoutMs: e.DB_READ_TIMEOUT_MS,

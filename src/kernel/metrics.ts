@@ -94,6 +94,12 @@ export const calendarRenders = new Counter({
   registers: [registry],
 });
 
+export const keyConnectionsRefused = new Counter({
+  name: 'lods_key_reads_refused_total',
+  help: 'API reads refused with 429 after waiting, their key already holding DB_MAX_CONNECTIONS_PER_KEY connections of the main pool',
+  registers: [registry],
+});
+
 export const readsCancelled = new Counter({
   name: 'lods_db_reads_cancelled_total',
   help: 'API reads cancelled in PostgreSQL, by reason (deadline: DB_READ_TIMEOUT_MS passed; disconnect: the client went away)',

@@ -25,6 +25,8 @@ export type TestApiOptions = {
   feedMaxWaiters?: number;
   /** DB_READ_TIMEOUT_MS (default: the service's). */
   readTimeoutMs?: number;
+  /** DB_MAX_CONNECTIONS_PER_KEY (default: the service's). */
+  maxConnectionsPerKey?: number;
   /** QUERY_MAX_CONCURRENT_PER_KEY, QUERY_MAX_CONCURRENT, QUERY_QUEUE_WAIT_MS (default: the service's). */
   query?: Partial<Config['query']>;
   /** Default: a tenth of feedMaxWaiters, at least 1 (as FEED_MAX_WAITERS_PER_KEY). */
@@ -42,7 +44,11 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<Api> {
       keyCache: options.keyCache ?? DEFAULT_CONFIG.keyCache,
       etagCache: options.etagCache ?? DEFAULT_CONFIG.etagCache,
       feed: feedConfig(options),
-      db: { ...DEFAULT_CONFIG.db, readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONFIG.db.readTimeoutMs },
+      db: {
+        ...DEFAULT_CONFIG.db,
+        readTimeoutMs: options.readTimeoutMs ?? DEFAULT_CONFIG.db.readTimeoutMs,
+        maxConnectionsPerKey: options.maxConnectionsPerKey ?? DEFAULT_CONFIG.db.maxConnectionsPerKey,
+      },
       query: { ...DEFAULT_CONFIG.query, ...options.query },
     },
     options.db ?? testDb(),

@@ -22,6 +22,7 @@ import { eventEndpoints } from './events.ts';
 import { learningOpportunityEndpoints } from './learning-opportunities.ts';
 import { openApiDocument } from './openapi-document.ts';
 import { routeOf, V1_PREFIX, V1_ROUTES, type V1Route, type V1Serve } from './routes.ts';
+import { runAsKey } from '../../db/key-connections.ts';
 
 export type V1Deps = Admission & {
   reads: CatalogReads;
@@ -59,7 +60,9 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     if (!methods.includes(req.method!)) throw notAllowed(req.method, [...methods]);
     const principal =
       scope === null ? null : await admit(deps, req, res, scope, queryKey ? { query, scope: queryKey } : null);
-    await endpoints[route](req, res, { path, query, principal });
+    // The endpoint's reads on the main pool count against its key's connections (db/key-connections.ts).
+    const run = () => endpoints[route](req, res, { path, query, principal });
+    await (principal ? runAsKey(principal.keyId, run) : run());
   }
 
   return (req, res) => {

@@ -1,0 +1,109 @@
+// Connections of the main pool per API key: a request's reads on the pool (the record, the plain
+// list, the feed, GraphQL's) take at most DB_MAX_CONNECTIONS_PER_KEY of them at once, so that one key
+// sending many requests at once (25 pages of 8 MB each, or 500 records) never holds every connection
+// while other keys, the writes and the background work wait for one. Seen from outside before: 25
+// parallel plain list pages of one key made 12 of them and another key's GET 503 "database
+// unreachable" (pg-pool's connect timeout), and that key's GETs took 3 to 5 s.
+// The key is the request's (runAsKey, set once the key is admitted: the /v1 dispatcher, the GraphQL
+// gate); reads outside any key (the key look-up itself, background work) are not counted. A read
+// that finds its key's connections taken waits in line, first come first served, at most
+// QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After 1: the key is asking for more at
+// once than its share, as with the query class (kernel/query-gate.ts), whose reads have a pool of
+// their own and do not come here. A pool with every connection held answers "busy", not
+// "unreachable" (pool-errors.ts, poolBusy).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { PoolClient } from 'pg';
+import { AppError } from '../kernel/errors.ts';
+import { keyConnectionsRefused } from '../kernel/metrics.ts';
+import type { ConnectionSource } from './deadline-reads.ts';
+import { poolBusy } from './pool-errors.ts';
+
+const requestKey = new AsyncLocalStorage<string>();
+
+/** Runs `fn` (and everything it starts) as the reads of API key `keyId`. */
+export function runAsKey<T>(keyId: string, fn: () => T): T {
+  return requestKey.run(keyId, fn);
+}
+
+type Waiter = { admitted: () => void; timer: NodeJS.Timeout };
+
+/**
+ * The limit: wraps connection sources (the primary, the read pool: one count across them) whose
+ * connections a key's requests take at most `perKey` of at once, waiting at most `queueWaitMs`.
+ */
+export function connectionsPerKey(limits: {
+  perKey: number;
+  queueWaitMs: number;
+}): (source: ConnectionSource) => ConnectionSource {
+  const held = new Map<string, number>();
+  const lines = new Map<string, Waiter[]>();
+
+  const take = (keyId: string) => held.set(keyId, (held.get(keyId) ?? 0) + 1);
+  const free = (keyId: string) => {
+    const line = lines.get(keyId);
+    const next = line?.shift();
+    if (line?.length === 0) lines.delete(keyId);
+    if (next) {
+      clearTimeout(next.timer);
+      return next.admitted(); // the slot passes to it
+    }
+    const left = held.get(keyId)! - 1;
+    if (left) held.set(keyId, left);
+    else held.delete(keyId);
+  };
+  const slot = (keyId: string): Promise<void> => {
+    if ((held.get(keyId) ?? 0) < limits.perKey) {
+      take(keyId);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const line = lines.get(keyId) ?? [];
+      lines.set(keyId, line);
+      const waiter: Waiter = {
+        admitted: resolve,
+        timer: setTimeout(() => {
+          line.splice(line.indexOf(waiter), 1);
+          if (line.length === 0) lines.delete(keyId);
+          keyConnectionsRefused.inc();
+          reject(
+            new AppError(
+              'RATE_LIMITED',
+              `This key already has ${limits.perKey} reads running at once on this service (DB_MAX_CONNECTIONS_PER_KEY); retry in 1 s`,
+              { headers: { 'Retry-After': '1' } },
+            ),
+          );
+        }, limits.queueWaitMs),
+      };
+      line.push(waiter);
+    });
+  };
+
+  /** The connection, handing its key's slot back with it, however it is released. */
+  const releasingSlot = (client: PoolClient, keyId: string): PoolClient => {
+    const release = client.release;
+    client.release = (error?: Error | boolean) => {
+      client.release = release; // pooled clients are reused: the wrapper goes with this hold
+      free(keyId);
+      return release.call(client, error);
+    };
+    return client;
+  };
+
+  return (source) => {
+    const connect = () => source.connect().catch((error: unknown) => Promise.reject(poolBusy(source, error) ?? error));
+    return {
+      async connect() {
+        const keyId = requestKey.getStore();
+        if (keyId === undefined) return connect();
+        await slot(keyId);
+        try {
+          return releasingSlot(await connect(), keyId);
+        } catch (error) {
+          free(keyId);
+          throw error;
+        }
+      },
+      ...(source.reconnect ? { reconnect: source.reconnect.bind(source) } : {}),
+    };
+  };
+}
