@@ -33,6 +33,7 @@ import { closedSignal } from '../http/closed-signal.ts';
 import { buildSchema, createGraphQLMiddleware } from '../graphql/server.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { ReceiverDeps } from '../webhooks/receivers/receivers.ts';
+import { answerHostRefusal, hostRefusal } from '../http/host-header.ts';
 
 export type Api = {
   server: Server;
@@ -212,5 +213,9 @@ function requestHandler(
     corsOrigins: config.http.corsOrigins,
     pageMaxBytes: config.http.pageMaxBytes,
   });
-  return (req: IncomingMessage, res: ServerResponse) => v1(req, res) || app(req, res);
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const refused = hostRefusal(req);
+    if (refused) return answerHostRefusal(logger, req, res, refused);
+    return v1(req, res) || app(req, res);
+  };
 }

@@ -1,5 +1,15 @@
 // Checks of command-line argument values shared by the commands (exit code 2 on a bad value).
+import { resolve } from 'node:path';
 import { CliError } from './run.ts';
+
+/**
+ * A file argument as an absolute path, a relative one taken from the directory the command was run
+ * in: `npm run cli` runs it from the package's root, and says where it was called from in INIT_CWD.
+ * (`--secret-file ./s` from a subdirectory read the root's ./s, or nothing.)
+ */
+export function callerPath(path: string): string {
+  return resolve(process.env.INIT_CWD ?? process.cwd(), path);
+}
 
 /** A positive integer option (at most `max`), or a CliError with exit code 2. */
 export function positiveInt(name: string, value: string, max = 999_999_999): number {

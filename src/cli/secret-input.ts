@@ -8,6 +8,7 @@ import { constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
+import { callerPath } from './arguments.ts';
 import { CliError } from './run.ts';
 
 export type SecretOptions = { secret?: string; secretFile?: string; secretStdin?: boolean };
@@ -51,7 +52,7 @@ async function readBounded(source: Readable, what: string): Promise<string> {
 async function readSecretFile(path: string): Promise<string> {
   if (path === '-') return await readBounded(process.stdin, 'standard input');
   // O_NONBLOCK: opening a FIFO does not wait for a writer; the type is checked on what was opened.
-  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const file = await open(callerPath(path), constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const kind = fileKind(await file.stat());
     if (kind)

@@ -3,11 +3,10 @@
 // first run walks the whole list, later runs apply only what changed. The sync itself is the
 // consumer room's (consumer/sync.ts: HTTP only, no database); this file registers the command,
 // checks its arguments and prints what the sync returns.
-import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import { syncToFile } from '../consumer/sync.ts';
-import { positiveInt } from './arguments.ts';
+import { callerPath, positiveInt } from './arguments.ts';
 import { CliError, endProgress, output, progress } from './run.ts';
 import { parseConsumerArguments } from './walk.ts';
 
@@ -65,7 +64,7 @@ export function registerSyncCommand(program: Command, config: Config): void {
         intervalMs: 1000 * positiveInt('--save-interval', opts.saveInterval),
       };
       const { summary, text } = await syncToFile(
-        { baseUrl, key, out, state: resolve(opts.state), limit, policy, view: opts.view },
+        { baseUrl, key, out, state: callerPath(opts.state), limit, policy, view: opts.view },
         { line: progress, end: endProgress },
       );
       output(opts.json, summary, () => text);

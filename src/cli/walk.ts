@@ -2,11 +2,10 @@
 // The consumer's nightly full walk over /v1, as an operator tool: every record once, as JSON lines.
 // The walk itself is the consumer room's (consumer/walk.ts: HTTP only, no database); this file
 // registers the command, checks its arguments and prints what the walk returns.
-import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import { type WalkArguments, walkToFile } from '../consumer/walk.ts';
-import { positiveInt } from './arguments.ts';
+import { callerPath, positiveInt } from './arguments.ts';
 import { CliError, endProgress, output, progress } from './run.ts';
 
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };
@@ -60,7 +59,7 @@ export function parseConsumerArguments(opts: { baseUrl?: string; key?: string; o
       2,
     );
   if (!opts.out) throw new CliError('--out is required: the JSON-lines file to write', 2);
-  return { baseUrl: url.href, key: opts.key, out: resolve(opts.out) };
+  return { baseUrl: url.href, key: opts.key, out: callerPath(opts.out) };
 }
 
 /** Exported for the tests: every bad argument is a CliError with exit code 2. */

@@ -18,6 +18,9 @@ export function createHttpServer(limits: HttpLimits, logger: Logger): Server {
     // Node looks for requests past those timeouts only this often (30 s by default, so a slow client
     // lasted up to timeout + 30 s): a quarter of the headers timeout, at most 1 s, costs nothing.
     connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    // A missing Host is refused as problem+json with the other Host refusals (host-header.ts), not
+    // with Node's bare 400.
+    requireHostHeader: false,
   });
   // Beyond it, Node closes new connections at once instead of letting them queue for memory.
   server.maxConnections = limits.maxConnections;

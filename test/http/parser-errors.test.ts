@@ -51,6 +51,28 @@ describe('HTTP parser errors', () => {
     }
   });
 
+  it('refuses an HTTP/1.1 request without Host, with two Host lines or with an invalid Host: 400 problems naming Host (RFC 9112)', async () => {
+    for (const [headers, reason] of [
+      ['', 'is required in HTTP/1.1'],
+      ['Host: a\r\nHost: b\r\n', 'must be sent once'],
+      ['Host: a b\r\n', 'must be a host name or address, with an optional port'],
+      ['Host: a/b@c\r\n', 'must be a host name or address, with an optional port'],
+    ] as const) {
+      for (const path of ['/v1/learning-opportunities?limit=1', '/graphql', '/healthz']) {
+        const problem = expectRawProblem(await send(`GET ${path} HTTP/1.1\r\n${headers}\r\n`), 400);
+        expect(problem.invalidParams, `${path} ${headers}`).to.deep.equal([{ name: 'Host', reason }]);
+      }
+    }
+    // Valid forms are served: a name with a port, an IPv4 and an IPv6 address; HTTP/1.0 needs no Host.
+    for (const request of [
+      'GET /healthz HTTP/1.1\r\nHost: api.example.org:8080\r\nConnection: close\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: [::1]:3000\r\nConnection: close\r\n\r\n',
+      'GET /healthz HTTP/1.0\r\n\r\n',
+    ])
+      expect((await send(request)).status, request).to.equal(200);
+  });
+
   it('answers a malformed request that follows a served one on the same connection', async () => {
     const socket = await openSocket(api.url);
     const answer = readUntilClosed(socket);

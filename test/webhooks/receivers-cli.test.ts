@@ -17,7 +17,11 @@ import { spawnChild } from '../support/child-processes.ts';
 const FILE_SECRET = 'from-a-file-secret-3b8e1f0c5a7d';
 const STDIN_SECRET = 'from-stdin-secret-9d2a6c4e8f1b';
 
-function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  stdin = '',
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawnChild(process.execPath, ['src/cli/main.ts', ...args], {
       env: {
@@ -26,6 +30,7 @@ function cli(args: string[], stdin = ''): Promise<{ code: number | null; stdout:
         LOG_LEVEL: 'silent',
         NODE_ENV: 'development',
         SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY,
+        ...env,
       },
     });
     let stdout = '';
@@ -71,9 +76,11 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
   });
 
   it('adds with --secret-file, rotates with --secret-stdin; deliveries are signed with each in turn', async () => {
-    const file = join(dir, 'secret');
-    await writeFile(file, `${FILE_SECRET}\n`, { mode: 0o600 });
-    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', file, '--json']);
+    await writeFile(join(dir, 'secret'), `${FILE_SECRET}\n`, { mode: 0o600 });
+    // A relative path is taken from where `npm run cli` was called (INIT_CWD), not from the package's root.
+    const added = await cli(['receivers', 'add', '--url', receiver.url, '--secret-file', 'secret', '--json'], '', {
+      INIT_CWD: dir,
+    });
     expect(added.code, added.stderr).to.equal(0);
     const { id, hasSecret } = JSON.parse(added.stdout) as { id: string; hasSecret: boolean };
     expect(hasSecret).to.equal(true);
