@@ -168,6 +168,11 @@ async function startParts(parts: Parts, db: Database, config: Config, role: Conf
 }
 
 main().catch((error: unknown) => {
+  // A setting found wrong only once used (a HOST that is no address here): exits as a bad setting does.
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
   // A failure the operator can act on (OperatorError: a port in use, PostgreSQL that cannot run) has a sentence for a stack.
   process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);

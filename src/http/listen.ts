@@ -2,7 +2,7 @@
 // check main.ts makes before it starts anything else, and the URL a client on this machine uses.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../kernel/config.ts';
+import { type Config, ConfigError } from '../kernel/config.ts';
 import { OperatorError } from '../kernel/errors.ts';
 
 type Where = Pick<Config, 'port' | 'host'>;
@@ -19,10 +19,15 @@ function listenError(error: NodeJS.ErrnoException, where: Where): Error {
     return new OperatorError(`${at} is already in use (another \`npm start\`?): stop that process or set PORT`, {
       cause: error,
     });
+  // A HOST that names no address of this machine is a setting to correct (exit 78), not a crash.
+  if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EADDRNOTAVAIL'].includes(error.code ?? ''))
+    return new ConfigError([
+      `HOST: ${JSON.stringify(where.host)} is not an address of this machine (${error.code}): give one of its addresses, or 0.0.0.0 for every interface`,
+    ]);
   return error;
 }
 
-/** Listens on PORT and HOST; a port in use rejects with an OperatorError naming it. */
+/** Listens on PORT and HOST; a port in use rejects with an OperatorError naming it, a HOST of no address here with a ConfigError. */
 export async function listenOn(server: Server, where: Where): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, where)));

@@ -32,7 +32,13 @@ const isOrigin = (o: string): boolean => {
 const bool = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const settingsSchema = z.object({
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    // A host in the URL, or in ?host= (a Unix socket's directory, as libpq takes it).
+    .refine((u) => !URL.canParse(u) || new URL(u).hostname !== '' || new URL(u).searchParams.get('host'), {
+      error: 'must name a host: postgresql://user:password@host:5432/database (or ?host= a socket directory)',
+    })
+    .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).optional(),

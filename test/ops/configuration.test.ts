@@ -52,6 +52,14 @@ describe('refusals of invalid settings', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/x' }).databaseUrl).to.equal(
       'postgresql://u:p@db:5432/x',
     );
+    // No host: refused as a setting, not found out by the first connection.
+    for (const url of ['postgres://', 'postgresql:///x'])
+      expect(problemsOf({ DATABASE_URL: url }), url).to.deep.equal([
+        'DATABASE_URL: must name a host: postgresql://user:password@host:5432/database (or ?host= a socket directory)',
+      ]);
+    expect(loadConfig({ DATABASE_URL: 'postgresql:///x?host=/var/run/postgresql' }).databaseUrl).to.equal(
+      'postgresql:///x?host=/var/run/postgresql',
+    );
   });
 
   it('still takes what it took: integers, defaults, empty values as unset', () => {

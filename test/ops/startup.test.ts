@@ -160,6 +160,23 @@ describe('starting and stopping the service', function () {
     expect(failure).not.to.match(/^\s+at /m);
   });
 
+  it('refuses a HOST that is no address of this machine as a setting: one line naming HOST, exit 78, nothing started', () => {
+    // The port is checked (and HOST with it) before the database is looked at: that one is never reached.
+    for (const host of ['no-such-host.invalid', '192.0.2.1']) {
+      const run = spawnSync(process.execPath, ['src/app/main.ts'], {
+        cwd: REPO,
+        env: { ...process.env, HOST: host, PORT: '3999', DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/never' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(run.status, run.stderr).to.equal(78);
+      expect(run.stderr).to.match(
+        new RegExp(`^Invalid configuration:\n  - HOST: "${host}" is not an address of this machine \\(E[A-Z_]+\\)`),
+      );
+      expect(run.stderr).not.to.match(/^\s+at /m);
+    }
+  });
+
   it('takes --role alone: --help prints the usage and exits 0, any other argument is refused before anything starts', () => {
     const run = (...args: string[]) =>
       spawnSync(process.execPath, ['src/app/main.ts', ...args], {
