@@ -9,14 +9,12 @@
 // that finds its key's connections taken waits in line, first come first served, at most
 // QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After 1: the key is asking for more at
 // once than its share, as with the query class (kernel/query-gate.ts), whose reads have a pool of
-// their own and do not come here. A pool with every connection held answers "busy", not
-// "unreachable" (pool-errors.ts, poolBusy).
+// their own and do not come here.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient } from 'pg';
 import { AppError } from '../kernel/errors.ts';
 import { keyConnectionsRefused } from '../kernel/metrics.ts';
 import type { ConnectionSource } from './deadline-reads.ts';
-import { poolBusy } from './pool-errors.ts';
 
 const requestKey = new AsyncLocalStorage<string>();
 
@@ -89,21 +87,18 @@ export function connectionsPerKey(limits: {
     return client;
   };
 
-  return (source) => {
-    const connect = () => source.connect().catch((error: unknown) => Promise.reject(poolBusy(source, error) ?? error));
-    return {
-      async connect() {
-        const keyId = requestKey.getStore();
-        if (keyId === undefined) return connect();
-        await slot(keyId);
-        try {
-          return releasingSlot(await connect(), keyId);
-        } catch (error) {
-          free(keyId);
-          throw error;
-        }
-      },
-      ...(source.reconnect ? { reconnect: source.reconnect.bind(source) } : {}),
-    };
-  };
+  return (source) => ({
+    async connect() {
+      const keyId = requestKey.getStore();
+      if (keyId === undefined) return source.connect();
+      await slot(keyId);
+      try {
+        return releasingSlot(await source.connect(), keyId);
+      } catch (error) {
+        free(keyId);
+        throw error;
+      }
+    },
+    ...(source.reconnect ? { reconnect: source.reconnect.bind(source) } : {}),
+  });
 }

@@ -4,7 +4,6 @@
 // 'error' ended the process. The statement in flight fails with the same error, and its caller
 // answers for it and hands the connection back as broken (deadline-reads.ts `release`).
 import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../kernel/errors.ts';
 
 /** Makes a broken connection of `pool` an error of its statement, never of the process. */
 export function survivePoolErrors(pool: Pool): void {
@@ -21,21 +20,4 @@ export function survivePoolErrors(pool: Pool): void {
 export function discardConnection(client: PoolClient, reason: Error | true = true): void {
   client.on('error', () => {});
   client.release(reason);
-}
-
-/**
- * pg-pool's connect timeout on a pool whose every connection is held: the database is fine, this
- * process is busy. Said so (503, Retry-After 1) instead of "the database is unreachable", which sent
- * people looking for an outage that was not there. Null for any other failure (and for a source that
- * is not a pg Pool: the read replicas' has pools of its own).
- */
-export function poolBusy(source: unknown, error: unknown): AppError | null {
-  const pool = source as Partial<Pool>;
-  const timedOut = /timeout exceeded when trying to connect/i.test(String((error as Error | undefined)?.message));
-  if (!timedOut || typeof pool.totalCount !== 'number' || pool.totalCount < (pool.options?.max ?? Infinity))
-    return null;
-  return new AppError('SERVICE_UNAVAILABLE', 'Every database connection of this process is in use; try again shortly', {
-    headers: { 'Retry-After': '1' },
-    cause: error,
-  });
 }

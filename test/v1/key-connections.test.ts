@@ -7,9 +7,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
-import { readsWithin } from '../../src/db/deadline-reads.ts';
-import { connectionsPerKey } from '../../src/db/key-connections.ts';
-import { toAppError } from '../../src/kernel/errors.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, graphql, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
@@ -77,28 +74,6 @@ describe('connections of the main pool per key', function () {
       expect(refused.body.errors?.[0]?.extensions?.code).to.equal('RATE_LIMITED');
     } finally {
       await locker.end();
-    }
-  });
-});
-
-describe('a main pool with every connection held', () => {
-  it('answers 503 "every connection is in use" (Retry-After 1), not "the database is unreachable"', async () => {
-    const pool = new pg.Pool({ connectionString: testDb().url, max: 1, connectionTimeoutMillis: 200 });
-    const reads = readsWithin(connectionsPerKey({ perKey: 1, queueWaitMs: 1000 })(pool), 5000);
-    const held = await pool.connect();
-    try {
-      const error = await reads.query({ text: 'select 1' }).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(toAppError(error)).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503 });
-      expect(toAppError(error).message).to.equal(
-        'Every database connection of this process is in use; try again shortly',
-      );
-      expect(toAppError(error).headers['Retry-After']).to.equal('1');
-    } finally {
-      held.release();
-      await pool.end();
     }
   });
 });
