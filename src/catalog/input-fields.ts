@@ -57,11 +57,15 @@ export const optionalTimestamp = timestamp.nullish().transform((v) => v ?? null)
 
 // Characters that no URI (RFC 3986) nor IRI (RFC 3987) holds as such: whitespace (Unicode's too),
 // controls, and the delimiters RFC 3986 excludes. A browser or client would encode them its own way,
-// so the link served would not be the one stored. Letters beyond ASCII (IRIs) are kept.
+// so the link served would not be the one stored.
 const URL_UNSAFE = /[\s\p{Cc}<>"{}|\\^`]/u;
+const NON_ASCII = /\P{ASCII}/u;
+// A URL is stored as sent, unless it holds letters beyond ASCII (an IRI: `https://例え.jp/ä`): it is
+// then stored in its URI form, as a browser sends it (WHATWG serialization: the host in punycode,
+// the rest percent-encoded UTF-8), since the record's `url` fields are `format: uri` for consumers
+// that validate what they read. The length limit holds for what is stored.
 const httpUrl = z
   .string()
-  .max(LIMITS.url, `must be at most ${LIMITS.url} characters`)
   .superRefine((s, ctx) => {
     let u: URL | null = null;
     try {
@@ -73,7 +77,9 @@ const httpUrl = z
       ctx.addIssue({ code: 'custom', message: 'must be an absolute http(s) URL without credentials' });
     else if (URL_UNSAFE.test(s))
       ctx.addIssue({ code: 'custom', message: 'must percent-encode spaces and the characters < > " { } | \\ ^ `' });
-  });
+  })
+  .transform((s) => (NON_ASCII.test(s) ? new URL(s).href : s))
+  .pipe(z.string().max(LIMITS.url, `must be at most ${LIMITS.url} characters`));
 export const optionalUrl = httpUrl.nullish().transform((v) => v ?? null);
 
 // Three capitals alone let "XXY" or "ABC" through. ICU's currency names know every ISO 4217 code,

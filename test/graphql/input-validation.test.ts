@@ -248,10 +248,11 @@ describe('GraphQL input validation', () => {
     }
   });
 
-  it('accepts the boundaries: 500-character title, 200 items, the largest price, equal start and end, rating = maxRating, URLs with every delimiter a URI allows and with letters beyond ASCII', async () => {
+  it('accepts the boundaries: 500-character title, 200 items, the largest price, equal start and end, rating = maxRating, URLs with every delimiter a URI allows, and with letters beyond ASCII (stored as URIs)', async () => {
     const input = buildLearningOpportunityInput({
       title: 't'.repeat(500),
       url: 'https://kurse.example.org/grüße/日本語',
+      provider: { name: 'P', url: 'HTTPS://例え.JP/ä?q=ü#f' },
       price: { amount: '999999999999.99', currency: 'JPY' },
       language: 'pt-BR',
       faqs: Array.from({ length: 200 }, (_, n) => ({ id: randomUUID(), question: `Q${n}?`, answer: 'A.' })),
@@ -281,7 +282,12 @@ describe('GraphQL input validation', () => {
     });
     const saved = await mutate(served.api, served.writer, 'upsert', input);
     expect(saved.title).to.have.length(500);
-    expect(saved.url, 'stored as sent').to.equal('https://kurse.example.org/grüße/日本語');
+    expect((saved.provider as { url: string }).url, 'in its URI form').to.equal(
+      'https://xn--r8jz45g.jp/%C3%A4?q=%C3%BC#f',
+    );
+    expect(saved.url, 'in its URI form').to.equal(
+      'https://kurse.example.org/gr%C3%BC%C3%9Fe/%E6%97%A5%E6%9C%AC%E8%AA%9E',
+    );
     expect(saved.faqs).to.have.length(200);
     expect(saved.price).to.deep.equal({ amount: '999999999999.99', currency: 'JPY' });
     expect((saved.sessions as { startsAt: string; endsAt: string }[])[0]).to.include({
