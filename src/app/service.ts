@@ -90,8 +90,8 @@ export async function startApi(
   const readTimeoutMs = config.db.readTimeoutMs;
   // A key's requests take at most DB_MAX_CONNECTIONS_PER_KEY of the main pool at once (db/key-connections.ts).
   const perKey = connectionsPerKey({ perKey: config.db.maxConnectionsPerKey, queueWaitMs: config.query.queueWaitMs });
-  const readPool = readsWithin(perKey(db.readPool), readTimeoutMs);
-  const primaryReads = readsWithin(perKey(db.pool), readTimeoutMs);
+  const readPool = perKey(readsWithin(db.readPool, readTimeoutMs));
+  const primaryReads = perKey(readsWithin(db.pool, readTimeoutMs));
   // The query class: admitted per key and per process, on connections of its own (db/query-pool.ts).
   const queryPool = openQueryPool({
     url: db.url,

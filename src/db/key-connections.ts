@@ -6,15 +6,17 @@
 // unreachable" (pg-pool's connect timeout), and that key's GETs took 3 to 5 s.
 // The key is the request's (runAsKey, set once the key is admitted: the /v1 dispatcher, the GraphQL
 // gate); reads outside any key (the key look-up itself, background work) are not counted. A read
-// that finds its key's connections taken waits in line, first come first served, at most
+// that finds its key's reads all taken waits in line, first come first served, at most
 // QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After 1: the key is asking for more at
 // once than its share, as with the query class (kernel/query-gate.ts), whose reads have a pool of
-// their own and do not come here.
+// their own and do not come here. A read holds its slot until it is answered (a result, an error,
+// its deadline): the wait in line comes before the read's own deadline starts, so a key's reads
+// fail for the database as they did (a frozen one: "unreachable") and not for their line.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { PoolClient } from 'pg';
+import type { QueryConfig, QueryResultRow } from 'pg';
 import { AppError } from '../kernel/errors.ts';
 import { keyConnectionsRefused } from '../kernel/metrics.ts';
-import type { ConnectionSource } from './deadline-reads.ts';
+import type { BoundedReads } from './deadline-reads.ts';
 
 const requestKey = new AsyncLocalStorage<string>();
 
@@ -26,17 +28,16 @@ export function runAsKey<T>(keyId: string, fn: () => T): T {
 type Waiter = { admitted: () => void; timer: NodeJS.Timeout };
 
 /**
- * The limit: wraps connection sources (the primary, the read pool: one count across them) whose
- * connections a key's requests take at most `perKey` of at once, waiting at most `queueWaitMs`.
+ * The limit: wraps reads (the primary's, the read pool's: one count across them) of which a key's
+ * requests run at most `perKey` at once, waiting at most `queueWaitMs` for a turn.
  */
 export function connectionsPerKey(limits: {
   perKey: number;
   queueWaitMs: number;
-}): (source: ConnectionSource) => ConnectionSource {
+}): (reads: BoundedReads) => BoundedReads {
   const held = new Map<string, number>();
   const lines = new Map<string, Waiter[]>();
 
-  const take = (keyId: string) => held.set(keyId, (held.get(keyId) ?? 0) + 1);
   const free = (keyId: string) => {
     const line = lines.get(keyId);
     const next = line?.shift();
@@ -51,7 +52,7 @@ export function connectionsPerKey(limits: {
   };
   const slot = (keyId: string): Promise<void> => {
     if ((held.get(keyId) ?? 0) < limits.perKey) {
-      take(keyId);
+      held.set(keyId, (held.get(keyId) ?? 0) + 1);
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
@@ -76,29 +77,17 @@ export function connectionsPerKey(limits: {
     });
   };
 
-  /** The connection, handing its key's slot back with it, however it is released. */
-  const releasingSlot = (client: PoolClient, keyId: string): PoolClient => {
-    const release = client.release;
-    client.release = (error?: Error | boolean) => {
-      client.release = release; // pooled clients are reused: the wrapper goes with this hold
-      free(keyId);
-      return release.call(client, error);
-    };
-    return client;
-  };
-
-  return (source) => ({
-    async connect() {
+  return (reads) => ({
+    async query<R extends QueryResultRow>(config: QueryConfig) {
       const keyId = requestKey.getStore();
-      if (keyId === undefined) return source.connect();
+      if (keyId === undefined) return reads.query<R>(config);
       await slot(keyId);
       try {
-        return releasingSlot(await source.connect(), keyId);
-      } catch (error) {
+        return await reads.query<R>(config);
+      } finally {
         free(keyId);
-        throw error;
       }
     },
-    ...(source.reconnect ? { reconnect: source.reconnect.bind(source) } : {}),
+    ended: () => reads.ended(),
   });
 }
