@@ -82,9 +82,15 @@ export async function startFakeCatalog(
       return sendProblem(res, 404, 'Not found', `No resource at ${url.pathname}`);
     const limit = Number(url.searchParams.get('limit') ?? 20);
     const offset = Number(url.searchParams.get('offset') ?? 0);
-    // updatedBefore as the service filters it (a keyset walk's pages after the first).
+    // updatedBefore and updatedSince as the service filters them (a keyset walk's pages after the
+    // first, and its readings of one instant).
     const before = url.searchParams.get('updatedBefore');
-    const list = listFor(n).filter((r) => before === null || Date.parse(r.updatedAt) < Date.parse(before));
+    const since = url.searchParams.get('updatedSince');
+    const list = listFor(n).filter(
+      (r) =>
+        (before === null || Date.parse(r.updatedAt) < Date.parse(before)) &&
+        (since === null || Date.parse(r.updatedAt) >= Date.parse(since)),
+    );
     const totalCount = options.totalCountFor?.(n, list) ?? list.length;
     sendJson(res, 200, { results: list.slice(offset, offset + limit), pagination: { totalCount, limit, offset } });
   });

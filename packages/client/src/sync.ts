@@ -62,14 +62,25 @@ export type SyncResult = {
   removals: number;
 };
 
-export function changeOf(event: CatalogEvent): SyncChange {
+const REMOVALS: ReadonlySet<string> = new Set([
+  'LEARNING_OPPORTUNITY_ARCHIVED',
+  'LEARNING_OPPORTUNITY_DELETED',
+  'LEARNING_OPPORTUNITY_LEFT_VIEW',
+]);
+
+/**
+ * What an event does to a copy; null for a type this client does not know (v1 may add event types,
+ * and a client ignores the ones it does not know: docs/contract.md, "Versioning"). It was a removal,
+ * so a new kind of event about a public record took that record out of the copy.
+ */
+export function changeOf(event: CatalogEvent): SyncChange | null {
   if (
     (event.type === 'LEARNING_OPPORTUNITY_PUBLISHED' || event.type === 'LEARNING_OPPORTUNITY_UPDATED') &&
     event.data
   ) {
     return { op: 'upsert', id: event.resource.id, record: event.data };
   }
-  return { op: 'remove', id: event.resource.id };
+  return REMOVALS.has(event.type) ? { op: 'remove', id: event.resource.id } : null;
 }
 
 const VIEW_PARAMETERS = ['city', 'country', 'format', 'language', 'provider', 'topic'] as const;
@@ -133,7 +144,7 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       cursor = await fullWalk();
       continue;
     }
-    const changes = page.results.map(changeOf);
+    const changes = page.results.map(changeOf).filter((c) => c !== null);
     if (changes.length > 0) {
       await apply({ reset: false, changes, cursor: page.pagination.next });
       result.events += changes.length;

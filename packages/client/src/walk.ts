@@ -46,7 +46,10 @@ export type WalkOptions = {
    * for every record archived or deleted above its position while it walks (the rest of the list
    * moves up one place), and a record that does not change again is not brought back by any
    * event; a keyset walk is not moved by removals above it, and a record updated meanwhile leaves
-   * its range for the top of the list, where the feed that follows the walk brings it (sync).
+   * its range for the top of the list, where the feed that follows the walk brings it (sync). The
+   * records of one instant (a bulk publish gives hundreds one updatedAt) are paged by offset among
+   * themselves; an instant that spanned pages is read again at the end, so that none of its records
+   * is missed for a removal among them meanwhile.
    * Needs a service with the list filters (docs/contract.md, "Filters, search, fields and facets").
    */
   keyset?: boolean;
@@ -54,6 +57,9 @@ export type WalkOptions = {
   filter?: Omit<LearningOpportunityListParams, 'limit' | 'offset' | 'updatedBefore' | 'sort' | 'fields'>;
   signal?: AbortSignal;
 };
+
+/** Readings of an instant whose records spanned pages, at most, until one sees its count unchanged (rereadInstant). */
+const INSTANT_READINGS = 5;
 
 export type WalkEntry = { updatedAt: string; seq: number };
 
@@ -84,16 +90,9 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
   let pages = 0;
   let received = 0;
 
-  // Keyset: `bound` is just after the last record's updatedAt, and `offset` skips the records of
-  // that same instant already read (the list is by updatedAt, then id, descending). Only records
-  // sharing one millisecond are still paged by offset among themselves.
-  let bound: string | null = null;
-  let firstTotal: number | null = null;
-  for (let offset = 0; ;) {
-    const params = bound === null ? { ...filter, limit, offset } : { ...filter, limit, offset, updatedBefore: bound };
-    const page = await client.listLearningOpportunities(params, call);
+  /** Takes a page's records into the index (and the records). */
+  const take = async (results: readonly LearningOpportunity[]): Promise<void> => {
     pages++;
-    const { results } = page;
     await onPage?.(results, received);
     for (const record of results) {
       const seq = received++;
@@ -105,6 +104,20 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
       index.set(record.id, { updatedAt: record.updatedAt, seq });
       if (keepRecords) records.set(record.id, record);
     }
+  };
+
+  // Keyset: `bound` is just after the last record's updatedAt, and `offset` skips the records of
+  // that same instant already read (the list is by updatedAt, then id, descending). Only records
+  // sharing one millisecond are still paged by offset among themselves: `straddled` keeps the
+  // instants whose records spanned pages, read again at the end (rereadInstant).
+  let bound: string | null = null;
+  let firstTotal: number | null = null;
+  const straddled = new Set<string>();
+  for (let offset = 0; ;) {
+    const params = bound === null ? { ...filter, limit, offset } : { ...filter, limit, offset, updatedBefore: bound };
+    const page = await client.listLearningOpportunities(params, call);
+    const { results } = page;
+    await take(results);
     const totalCount = page.pagination.totalCount;
     // A keyset page counts what is left of its range: progress shows the first page's count.
     firstTotal ??= totalCount;
@@ -119,12 +132,34 @@ export async function walk(options: WalkOptions): Promise<WalkResult> {
       // Still inside the same instant (the whole page was it): skip what was read of it so far.
       offset = after === bound ? offset + results.length : same;
       bound = after;
+      if (offset > 0) straddled.add(last);
       continue;
     }
     // From `next`: a page holds fewer than `limit` records before the end when its bytes reached
     // the service's PAGE_MAX_BYTES (a service without `next` steps by `limit`, never clamped).
     offset = page.pagination.next ?? offset + limit;
   }
+
+  // The records of one instant are paged by offset among themselves: one removed (archived, deleted)
+  // among those already read while the walk was inside the instant moves the rest up, and the next
+  // page skips one. Such a record does not change, so no event brings it back (a bulk publish gives
+  // hundreds of records one instant). So each instant that spanned pages is read again whole, until
+  // a reading of it saw its count unchanged from first page to last: nothing moved under it.
+  const rereadInstant = async (instant: string) => {
+    const range = { ...filter, updatedSince: instant, updatedBefore: new Date(Date.parse(instant) + 1).toISOString() };
+    for (let reading = 0; reading < INSTANT_READINGS; reading++) {
+      const counts: number[] = [];
+      for (let offset = 0; ;) {
+        const page = await client.listLearningOpportunities({ ...range, limit, offset }, call);
+        await take(page.results);
+        counts.push(page.pagination.totalCount);
+        if (page.results.length === 0 || offset + page.results.length >= page.pagination.totalCount) break;
+        offset += page.results.length;
+      }
+      if (counts.every((n) => n === counts[0])) return;
+    }
+  };
+  for (const instant of straddled) await rereadInstant(instant);
 
   return { records, index, count: index.size, highestUpdatedAt, pages, received, duplicates: received - index.size };
 }

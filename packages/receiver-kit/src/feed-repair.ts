@@ -12,7 +12,7 @@
 // A receiver subscribed to a view passes it (`view`): the repair then reads the feed of that view
 // (GET /v1/events?view=), the same events its deliveries carry, LEFT_VIEW ones under the same ids.
 // Self-contained like the rest of the kit: plain fetch, no service imports.
-import { eventShapeProblem, type WebhookEvent } from './event.ts';
+import { deliveryKind, type WebhookEvent } from './event.ts';
 import type { SeenStore } from './seen-store.ts';
 import { applyEvent, type VersionStore } from './version-store.ts';
 
@@ -47,8 +47,11 @@ export type FeedRepairOptions = {
   signal?: AbortSignal;
 };
 
-/** `skipped`: already seen (dedupe); `stale`: not newer than the version held (versions). */
-export type FeedRepairResult = { cursor: string; handled: number; skipped: number; stale: number };
+/**
+ * `skipped`: already seen (dedupe); `stale`: not newer than the version held (versions); `ignored`:
+ * of an event type this kit does not know (v1 may add types; a receiver acknowledges and ignores them).
+ */
+export type FeedRepairResult = { cursor: string; handled: number; skipped: number; stale: number; ignored: number };
 
 /** The starting point is not in the retained feed: rebuild from a full walk of the catalog. */
 export class FeedGapError extends Error {
@@ -86,15 +89,19 @@ export async function repairFromFeed(options: FeedRepairOptions): Promise<FeedRe
 
   let cursor: string | null = options.after ?? null;
   let found = options.lastEventId === undefined;
-  const result: FeedRepairResult = { cursor: cursor ?? '', handled: 0, skipped: 0, stale: 0 };
+  const result: FeedRepairResult = { cursor: cursor ?? '', handled: 0, skipped: 0, stale: 0, ignored: 0 };
   for (;;) {
     const page = await readPage(cursor);
     for (const item of page.results) {
-      const problem = eventShapeProblem(item);
-      if (problem) throw new Error(`the feed returned something that is not an event: ${problem}`);
+      const kind = deliveryKind(item);
+      if (kind.kind === 'invalid') throw new Error(`the feed returned something that is not an event: ${kind.problem}`);
       const event = item as WebhookEvent;
       if (!found) {
         found = event.id === options.lastEventId;
+        continue;
+      }
+      if (kind.kind === 'other') {
+        result.ignored++;
         continue;
       }
       if (options.dedupe && !(await options.dedupe.claim(event.id))) {
