@@ -16,6 +16,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { QueryConfig, QueryResultRow } from 'pg';
 import { AppError } from '../kernel/errors.ts';
 import { keyConnectionsRefused } from '../kernel/metrics.ts';
+import { createQueryGate } from '../kernel/query-gate.ts';
 import type { BoundedReads } from './deadline-reads.ts';
 
 const requestKey = new AsyncLocalStorage<string>();
@@ -25,68 +26,34 @@ export function runAsKey<T>(keyId: string, fn: () => T): T {
   return requestKey.run(keyId, fn);
 }
 
-type Waiter = { admitted: () => void; timer: NodeJS.Timeout };
-
 /**
  * The limit: wraps reads (the primary's, the read pool's: one count across them) of which a key's
- * requests run at most `perKey` at once, waiting at most `queueWaitMs` for a turn.
+ * requests run at most `perKey` at once, waiting at most `queueWaitMs` for a turn: the query class's
+ * gate (kernel/query-gate.ts) with no limit of the process's own (the pool is that).
  */
 export function connectionsPerKey(limits: {
   perKey: number;
   queueWaitMs: number;
 }): (reads: BoundedReads) => BoundedReads {
-  const held = new Map<string, number>();
-  const lines = new Map<string, Waiter[]>();
-
-  const free = (keyId: string) => {
-    const line = lines.get(keyId);
-    const next = line?.shift();
-    if (line?.length === 0) lines.delete(keyId);
-    if (next) {
-      clearTimeout(next.timer);
-      return next.admitted(); // the slot passes to it
-    }
-    const left = held.get(keyId)! - 1;
-    if (left) held.set(keyId, left);
-    else held.delete(keyId);
-  };
-  const slot = (keyId: string): Promise<void> => {
-    if ((held.get(keyId) ?? 0) < limits.perKey) {
-      held.set(keyId, (held.get(keyId) ?? 0) + 1);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const line = lines.get(keyId) ?? [];
-      lines.set(keyId, line);
-      const waiter: Waiter = {
-        admitted: resolve,
-        timer: setTimeout(() => {
-          line.splice(line.indexOf(waiter), 1);
-          if (line.length === 0) lines.delete(keyId);
-          keyConnectionsRefused.inc();
-          reject(
-            new AppError(
-              'RATE_LIMITED',
-              `This key already has ${limits.perKey} reads running at once on this service (DB_MAX_CONNECTIONS_PER_KEY); retry in 1 s`,
-              { headers: { 'Retry-After': '1' } },
-            ),
-          );
-        }, limits.queueWaitMs),
-      };
-      line.push(waiter);
-    });
-  };
-
+  const gate = createQueryGate(
+    { perKey: limits.perKey, total: Number.POSITIVE_INFINITY, queueWaitMs: limits.queueWaitMs },
+    {
+      running: () => {},
+      waiting: () => {},
+      refusal: () => {
+        keyConnectionsRefused.inc();
+        return new AppError(
+          'RATE_LIMITED',
+          `This key already has ${limits.perKey} reads running at once on this service (DB_MAX_CONNECTIONS_PER_KEY); retry in 1 s`,
+          { headers: { 'Retry-After': '1' } },
+        );
+      },
+    },
+  );
   return (reads) => ({
-    async query<R extends QueryResultRow>(config: QueryConfig) {
+    query<R extends QueryResultRow>(config: QueryConfig) {
       const keyId = requestKey.getStore();
-      if (keyId === undefined) return reads.query<R>(config);
-      await slot(keyId);
-      try {
-        return await reads.query<R>(config);
-      } finally {
-        free(keyId);
-      }
+      return keyId === undefined ? reads.query<R>(config) : gate.run(keyId, () => reads.query<R>(config));
     },
     ended: () => reads.ended(),
   });

@@ -24,7 +24,25 @@ export type QueryGate = {
 
 type Waiter = { keyId: string; admitted: () => void; timer: NodeJS.Timeout | undefined };
 
-export function createQueryGate(limits: QueryGateLimits): QueryGate {
+/** What a gate reports: its counts as they change, and the 429 of a read not admitted in time (keyFull: its key's limit was the full one). */
+export type GateReporting = {
+  running: (n: number) => void;
+  waiting: (n: number) => void;
+  refusal: (keyFull: boolean) => AppError;
+};
+
+/** The query class's: lods_query_running, lods_query_waiting, lods_query_refused_total. */
+const queryClassReporting = (limits: QueryGateLimits): GateReporting => ({
+  running: (n) => queryGateRunning.set(n),
+  waiting: (n) => queryGateWaiting.set(n),
+  refusal: (keyFull) => refusal(limits, keyFull),
+});
+
+/** `reporting`: the query class's by default; the per-key gate of the main pool's reads has its own (db/key-connections.ts). */
+export function createQueryGate(
+  limits: QueryGateLimits,
+  reporting: GateReporting = queryClassReporting(limits),
+): QueryGate {
   const perKey = new Map<string, number>();
   let running = 0;
   const line: Waiter[] = [];
@@ -33,7 +51,7 @@ export function createQueryGate(limits: QueryGateLimits): QueryGate {
   const take = (keyId: string) => {
     running++;
     perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
-    queryGateRunning.set(running);
+    reporting.running(running);
     let released = false;
     return () => {
       if (released) return;
@@ -42,7 +60,7 @@ export function createQueryGate(limits: QueryGateLimits): QueryGate {
       const left = perKey.get(keyId)! - 1;
       if (left) perKey.set(keyId, left);
       else perKey.delete(keyId);
-      queryGateRunning.set(running);
+      reporting.running(running);
       serveLine();
     };
   };
@@ -50,7 +68,7 @@ export function createQueryGate(limits: QueryGateLimits): QueryGate {
     const at = line.indexOf(waiter);
     if (at >= 0) line.splice(at, 1);
     clearTimeout(waiter.timer);
-    queryGateWaiting.set(line.length);
+    reporting.waiting(line.length);
   };
   function serveLine(): void {
     for (let i = 0; i < line.length && running < limits.total;) {
@@ -82,12 +100,12 @@ export function createQueryGate(limits: QueryGateLimits): QueryGate {
       waiter.timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         leaveLine(waiter);
-        reject(refusal(limits, (perKey.get(keyId) ?? 0) >= limits.perKey));
+        reject(reporting.refusal((perKey.get(keyId) ?? 0) >= limits.perKey));
         serveLine(); // a refused head of the line may have held back others that fit
       }, limits.queueWaitMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       line.push(waiter);
-      queryGateWaiting.set(line.length);
+      reporting.waiting(line.length);
       serveLine();
     });
   }
