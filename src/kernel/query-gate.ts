@@ -110,18 +110,24 @@ export function createQueryGate(
     });
   }
 
-  return {
-    admit,
-    async run(keyId, read, signal, ended) {
-      const release = await admit(keyId, signal);
-      try {
-        return await read();
-      } finally {
-        if (ended) void ended().then(release, release);
-        else release();
-      }
-    },
-  };
+  return { admit, run: (keyId, read, signal, ended) => runAdmitted(admit, keyId, read, signal, ended) };
+}
+
+/** QueryGate.run: `read` in a slot that `admit` gives, released when `ended` resolves (when given) or `read` settles. */
+async function runAdmitted<T>(
+  admit: QueryGate['admit'],
+  keyId: string,
+  read: () => Promise<T>,
+  signal?: AbortSignal,
+  ended?: () => Promise<void>,
+): Promise<T> {
+  const release = await admit(keyId, signal);
+  try {
+    return await read();
+  } finally {
+    if (ended) void ended().then(release, release);
+    else release();
+  }
 }
 
 /** The 429 of a read not admitted in time, naming the limit that was full. */
