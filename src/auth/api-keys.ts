@@ -32,6 +32,8 @@ export type Principal = { keyId: string; scopes: ReadonlySet<string>; rateLimit:
 // crypto.hash: the one-shot form, several times cheaper per call than createHash (it runs on every request).
 export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
+/** Whether `text` holds something with a key's form (its prefix and 16 or more of its characters). */
+export const holdsKey = (text: string): boolean => /lods_[A-Za-z0-9_-]{16}/.test(text);
 
 function present(k: {
   id: string;

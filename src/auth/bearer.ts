@@ -79,8 +79,9 @@ export const QUERY_KEY_PARAMETER = 'key';
 
 /**
  * The authentication of a key given in the request target (`?key=`; `values`: every value of that
- * parameter), for the one path that takes it (the calendar). Such a key must hold `scope` itself: a
- * key that sits in a URL (a calendar app's settings, its sync logs) reads nothing else. Exactly one
+ * parameter), for the one path that takes it (the calendar). Such a key must hold `scope` and no other
+ * scope: a key that sits in a URL (a calendar app's settings, its sync logs) reads nothing else, and
+ * a key that could do more is refused there (FORBIDDEN), though it works in the header. Exactly one
  * key per request (RFC 6750 2: one method only): a key in the URL beside an Authorization header,
  * or two `key` parameters, is UNAUTHENTICATED (invalid_request). No message quotes the key.
  */
@@ -97,6 +98,13 @@ export async function authenticateQueryKey(
   if (values.length !== 1) throw invalid(`Send exactly one ${QUERY_KEY_PARAMETER} parameter`);
   const principal = await liveKey(values[0]!, keys);
   requireScope(principal, scope);
+  if (principal.scopes.size > 1) {
+    throw new AppError(
+      'FORBIDDEN',
+      `A key in the URL (?${QUERY_KEY_PARAMETER}=) must hold the "${scope}" scope alone: this key can do more, and a URL is kept in calendar apps' settings and logs. Send this key in the Authorization header, or give the calendar app a key created with --scope ${scope} only`,
+      { headers: challenge(`, error="insufficient_scope", scope="${scope}"`) },
+    );
+  }
   return principal;
 }
 

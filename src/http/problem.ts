@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, ClientGone, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { withoutKeyParameter } from './request-target.ts';
+import { withoutKeys } from './request-target.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
@@ -24,7 +24,7 @@ export function problemBody(
     title,
     status,
     detail,
-    instance: withoutKeyParameter(instance),
+    instance: withoutKeys(instance),
   };
   if (invalidParams) problem.invalidParams = invalidParams;
   return { status, body: JSON.stringify(problem) };

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '../kernel/logger.ts';
 import { httpRequestDuration } from '../kernel/metrics.ts';
+import { withoutKeys } from './request-target.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -79,7 +80,7 @@ export function trackRequest(
       seconds,
     );
     if (!logger.isLevelEnabled('info')) return; // a level above info writes neither line (debug is below info)
-    const path = at.path().split('?', 1)[0]!; // the query string is the caller's; keep it out of logs
+    const path = withoutKeys(at.path().split('?', 1)[0]!); // the query string is the caller's; keep it out of logs (and a key pasted into the path)
     const line = {
       requestId,
       method: req.method,

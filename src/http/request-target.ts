@@ -1,6 +1,7 @@
 // The request target in origin form (path and query). Node hands an absolute-form target
 // (`GET http://host/v1/... HTTP/1.1`, RFC 9112 3.2.2, which a server must accept) to the request
 // listener as is; express's parser routes it on its path, and so do the handlers outside express.
+import { holdsKey } from '../auth/api-keys.ts';
 import { QUERY_KEY_PARAMETER } from '../auth/bearer.ts';
 
 /** `target` without its scheme and authority when it has them; unchanged otherwise. */
@@ -14,18 +15,26 @@ export function originForm(target: string): string {
 
 /**
  * `target` without any `key` parameter, in any case of its name, percent-decoded as the parsers
- * decode it: a problem's `instance` repeats the request target, and a key pasted into a URL (the
- * calendar's `?key=`, or any other path's by mistake) must never come back in an answer.
+ * decode it, and without any other parameter or path segment holding something with a key's form
+ * (a key sent under a misspelt name, or as a bare parameter or segment): a problem's `instance`
+ * repeats the request target, and a key pasted into a URL (the calendar's `?key=`, or any other
+ * path's by mistake) must never come back in an answer.
  */
-export function withoutKeyParameter(target: string): string {
+export function withoutKeys(target: string): string {
   const q = target.indexOf('?');
-  if (q < 0) return target;
+  const path = q < 0 ? target : target.slice(0, q);
+  const safePath = path
+    .split('/')
+    .map((segment) => (holdsKey(leniently(segment)) ? REDACTED : segment))
+    .join('/');
+  if (q < 0) return safePath;
   const pairs = target.slice(q + 1).split('&');
-  const kept = pairs.filter((pair) => !namesKey(pair));
-  if (kept.length === pairs.length) return target;
+  const kept = pairs.filter((pair) => !namesKey(pair) && !holdsKey(leniently(pair)));
   const rest = kept.join('&');
-  return rest ? `${target.slice(0, q)}?${rest}` : target.slice(0, q);
+  return rest ? `${safePath}?${rest}` : safePath;
 }
+
+const REDACTED = '[redacted]';
 
 function namesKey(pair: string): boolean {
   const name = pair.split('=', 1)[0]!.replaceAll('+', ' ');
@@ -34,4 +43,15 @@ function namesKey(pair: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** `text` with every run of valid percent-escapes decoded, and the rest (a stray `%`) as it is. */
+function leniently(text: string): string {
+  return text.replaceAll('+', ' ').replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
 }

@@ -429,7 +429,7 @@ describe('GET /v1/calendar.ics', () => {
     expect(CALENDAR_PARAMETERS.every((p) => (LIST_PARAMETERS as readonly string[]).includes(p))).to.equal(true);
   });
 
-  it('takes a calendar:read key in ?key=, a catalog:read or calendar:read key in Authorization, and refuses the rest', async () => {
+  it('takes a key holding calendar:read alone in ?key=, a catalog:read or calendar:read key in Authorization, and refuses the rest', async () => {
     const status = async (path: string, bearer?: string) => {
       const res = await raw(path, { bearer });
       if (res.status >= 400) {
@@ -440,7 +440,11 @@ describe('GET /v1/calendar.ics', () => {
       return res.status;
     };
     expect(await status(`${CALENDAR}?key=${calendarKey}`)).to.equal(200);
-    expect(await status(`${CALENDAR}?format=ONLINE&key=${bothKey}`)).to.equal(200);
+    // A key that can do more than read the calendar is refused in the URL (it works in the header).
+    const mixed = await raw(`${CALENDAR}?format=ONLINE&key=${bothKey}`);
+    expect(expectProblem(mixed, 403).detail).to.contain('"calendar:read" scope alone');
+    expect(mixed.text).not.to.contain(bothKey);
+    expect(await status(`${CALENDAR}?format=ONLINE`, bothKey)).to.equal(200);
     expect(await status(`${CALENDAR}?k%65y=${calendarKey}`), 'the name percent-encoded').to.equal(200);
     expect(await status(CALENDAR, catalogKey)).to.equal(200);
     expect(await status(CALENDAR, calendarKey)).to.equal(200);
@@ -475,6 +479,12 @@ describe('GET /v1/calendar.ics', () => {
       [`/graphql?key=${graphKey}`, 405],
       [`${CALENDAR}?KEY=${calendarKey}`, 401],
       [`/console/nope?Key=${bothKey}`, 404],
+      // ... nor under a misspelt or malformed name, alone, or as a path segment.
+      [`${CALENDAR}?key%00=${calendarKey}`, 401],
+      [`${CALENDAR}?k%zzey=${calendarKey}`, 401],
+      [`${CALENDAR}?${calendarKey}`, 401],
+      [`${CALENDAR}?city=berlin&apikey=${encodeURIComponent(calendarKey).replace('_', '%5F')}`, 401],
+      [`/v1/learning-opportunities/${calendarKey}`, 401],
     ] as const)
       expect(await status(path), path).to.equal(code);
     // A calendar:read key reads the calendar and nothing else.
@@ -492,6 +502,7 @@ describe('GET /v1/calendar.ics', () => {
       `${CALENDAR}?key=${secret}`,
       `/v1/learning-opportunities?key=${secret}`,
       `${CALENDAR}?city=%zz&key=${secret}`,
+      `/v1/learning-opportunities/${secret}`,
     ])
       await raw(path);
     await raw(`${CALENDAR}?key=${secret}`, { bearer: secret });
@@ -500,7 +511,8 @@ describe('GET /v1/calendar.ics', () => {
     const lines = log.lines().slice(before);
     const access = lines.filter((l) => l.msg === 'request');
     expect(access.length).to.be.at.least(7);
-    for (const line of access) expect(line.path).to.be.oneOf([CALENDAR, '/v1/learning-opportunities']);
+    for (const line of access)
+      expect(line.path).to.be.oneOf([CALENDAR, '/v1/learning-opportunities', '/v1/learning-opportunities/[redacted]']);
     expect(log.text()).not.to.contain(secret);
     expect(log.text()).not.to.contain(calendarKey);
     expect(log.text()).not.to.contain(secret.slice(5, 30));
