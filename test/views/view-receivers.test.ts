@@ -189,7 +189,8 @@ describe('receivers subscribed to a view', function () {
     expect([...webhookLefts].length).to.be.above(0);
 
     // The calendar of the view: exactly the sessions of the walk's records.
-    const ics = await fetch(`${stack.api.url}/v1/calendar.ics?${VIEW}&key=${key}`);
+    const calendarKey = await createTestKey(['calendar:read'], testDb(), 1_000_000);
+    const ics = await fetch(`${stack.api.url}/v1/calendar.ics?${VIEW}&key=${calendarKey}`);
     expect(ics.status).to.equal(200);
     const calendar = new ICAL.Component(ICAL.parse(await ics.text()));
     // UID: <session id>.<record id>@lods

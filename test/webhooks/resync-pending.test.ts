@@ -1,14 +1,15 @@
 // A resync's `pending` counts a record whose event is a dead letter, until it is delivered: a dead
 // letter of an event that was delivered since (a disable set it aside, then the catch-up sent it)
-// kept the resync pending for good, and an operator waiting for 0 waited forever.
+// kept the resync pending for good, and an operator waiting for 0 waited forever. A view change's
+// deliveries (restated under fresh ids) are pending until delivered too: they read 0 at once.
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { resyncReceiver } from '../../src/webhooks/catch-up/resync.ts';
-import { getReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { getReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver } from '../support/receiver.ts';
-import { eventually, insertDeadLetter, pendingDeliveries, useWebhookStack } from '../support/webhooks.ts';
+import { eventually, insertDeadLetter, pendingDeliveries, testSecrets, useWebhookStack } from '../support/webhooks.ts';
 
 describe('a resync’s pending records and dead letters', function () {
   this.timeout(60_000);
@@ -34,6 +35,36 @@ describe('a resync’s pending records and dead letters', function () {
       // An older dead letter of the same event (a disable set it aside; it was delivered since).
       await insertDeadLetter(stack.boss, { eventId, receiverId: id, attempts: 1, reason: 'receiver_disabled' });
       expect(await pending()).to.equal(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('counts a view change’s deliveries as pending until they are delivered', async () => {
+    const receiver = await startReceiver();
+    try {
+      const deps = { pool: testDb().pool, secrets: testSecrets, allowPrivateTargets: true };
+      const { id } = await stack.addReceiver(receiver.url);
+      await updateReceiver(deps, id, { view: 'format=ONLINE' });
+      for (const format of ['IN_PERSON', 'IN_PERSON', 'ONLINE']) {
+        const input = buildLearningOpportunityInput({ format });
+        await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+        await stack.api.writes.publish(input.id);
+      }
+      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the ONLINE record delivered');
+      const resync = async () => (await getReceiver({ pool: testDb().pool }, id))!.resync!;
+
+      // The records in person come in (and the online ones leave): held at the receiver, all on their way.
+      receiver.reply({ hang: true });
+      await updateReceiver(deps, id, { view: 'format=IN_PERSON' });
+      await eventually(async () => (await resync()).queued === (await resync()).total, 10_000, 'the change queued');
+      const underway = await resync();
+      expect(underway.total).to.be.at.least(3);
+      expect(underway.pending, 'every delivery of the change is on its way').to.equal(underway.total);
+
+      receiver.reply({ status: 200 });
+      receiver.releaseHung();
+      await eventually(async () => (await resync()).pending === 0, 20_000, 'the change delivered');
     } finally {
       await receiver.close();
     }

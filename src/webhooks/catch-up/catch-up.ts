@@ -120,7 +120,15 @@ async function queueAll(pool: Pool, receiverId: string, options: CatchUpOptions,
  * queued and returns, per record, `enabled` (false on every row: the receiver was disabled, nothing
  * marked), `eventId` and `missed` (whether that event is to be enqueued).
  */
-export type LatestStateStatements = { pick: string; batch: string };
+export type LatestStateStatements = {
+  pick: string;
+  batch: string;
+  /**
+   * $1 receiver id, $2 resource ids, $3 event ids, $4 versions: what was sent for each record when
+   * routing replaced its event (a LEFT_VIEW, a restatement), recorded where the progress reads it.
+   */
+  sent?: string;
+};
 
 /**
  * Queues the rows `statements` pick, a batch (`options.batchSize`, default CATCH_UP_BATCH) per
@@ -153,14 +161,23 @@ export async function queueLatestStates(
       );
       // Gone, or disabled again: nothing was marked; the next enable takes up the rest.
       if (!rows[0]?.enabled) return null;
-      const eventIds = await routeLatestStates(
+      const sent = await routeLatestStates(
         client,
         receiver,
         rows.filter((r) => r.missed).map((r) => r.eventId!),
         options.restate ?? false,
       );
-      const deliveries = eventIds.map((eventId) => ({ eventId, receiverId, priority: REPLAY_PRIORITY }));
+      const deliveries = sent.map(({ eventId }) => ({ eventId, receiverId, priority: REPLAY_PRIORITY }));
       await enqueueOrdered((text, values) => client.query(text, values), deliveries);
+      const replaced = sent.filter((s) => s.replaced);
+      if (statements.sent && replaced.length > 0) {
+        await client.query(statements.sent, [
+          receiverId,
+          replaced.map((s) => s.resourceId),
+          replaced.map((s) => s.eventId),
+          replaced.map((s) => s.version),
+        ]);
+      }
       return { records: picked.length, deliveries: deliveries.length };
     });
     if (!batch) return;
@@ -176,6 +193,9 @@ async function routeReceiverOf(client: PoolClient, receiverId: string): Promise<
   return row ? routeReceiver(row) : null;
 }
 
+/** An event sent for a record's latest state; `replaced`: another than the record's newest (a LEFT_VIEW, a restatement). */
+type SentState = { eventId: string; resourceId?: string; version?: number; replaced: boolean };
+
 /**
  * The events to send for records' newest events `eventIds`: as they are to a receiver without a
  * view; to one with a view, what routeLatestState makes of each; with `restate`, under fresh ids
@@ -186,8 +206,9 @@ async function routeLatestStates(
   receiver: RouteReceiver,
   eventIds: string[],
   restate: boolean,
-): Promise<string[]> {
-  if ((receiver.view === null && !restate) || eventIds.length === 0) return eventIds;
+): Promise<SentState[]> {
+  if ((receiver.view === null && !restate) || eventIds.length === 0)
+    return eventIds.map((eventId) => ({ eventId, replaced: false }));
   const { rows } = await client.query<RouteEventRow & { body: string }>(
     `select ${ROUTE_EVENT_COLUMNS}, e.body from event e where e.id = any($1::uuid[])`,
     [eventIds],
@@ -209,10 +230,13 @@ async function routeLatestStates(
       )
     : null;
   const asides: StoredAside[] = [];
-  const sent = routes.map(({ route: routed, event }) => {
+  const sent = routes.map(({ route: routed, event }): SentState => {
     const route = versions ? restated(routed, event, versions.get(event.resourceId)!) : routed;
     if (route.aside) asides.push(route.aside);
-    return route.eventId;
+    const { aside } = route;
+    return aside
+      ? { eventId: route.eventId, resourceId: aside.resourceId, version: aside.version, replaced: true }
+      : { eventId: route.eventId, replaced: false };
   });
   await storeAsides((text, values) => client.query(text, values), asides);
   return sent;

@@ -120,6 +120,16 @@ const resyncBatchSql = (restated: boolean) => `
          x.event_id is not null${restated ? '' : ' and not coalesce(l.head_job is not null and l.queued_version >= x.version, false)'} as missed
     from chosen x
     left join delivery_lane l on l.receiver_id = $1 and l.resource_id = x.resource_id`;
+/**
+ * $1 receiver id, $2 resource ids, $3 event ids, $4 versions: the event actually sent for each record
+ * when routing replaced its newest (a LEFT_VIEW for a view receiver, a view change's restatement), so
+ * that the progress finds it in the record's lane.
+ */
+export const RESYNC_SENT_SQL = `
+  update receiver_resync c set event_id = x.event_id, version = x.version
+    from unnest($2::uuid[], $3::uuid[], $4::bigint[]) as x (resource_id, event_id, version)
+   where c.receiver_id = $1 and c.resource_id = x.resource_id`;
+
 /** A resync's batch (see above). */
 export const RESYNC_BATCH_SQL = resyncBatchSql(false);
 /** A view change's batch: its records are restated (view-change.ts), sent even with their latest event on its way. */

@@ -38,6 +38,7 @@ import {
   RESYNC_BATCH_SQL,
   RESYNC_FORGET_QUEUED_SQL,
   RESYNC_PICK_SQL,
+  RESYNC_SENT_SQL,
   RESYNC_START_SQL,
   RESYNC_UNDERWAY_SQL,
   resyncCandidatesSql,
@@ -114,7 +115,13 @@ export async function runResync(pool: Pool, receiverId: string, options: ResyncO
     });
     options.onStart?.(found);
     const run: ResyncRun = { records: 0, deliveries: 0, found };
-    await queueLatestStates(pool, receiverId, { pick: RESYNC_PICK_SQL, batch: RESYNC_BATCH_SQL }, options, run);
+    await queueLatestStates(
+      pool,
+      receiverId,
+      { pick: RESYNC_PICK_SQL, batch: RESYNC_BATCH_SQL, sent: RESYNC_SENT_SQL },
+      options,
+      run,
+    );
     return run;
   } finally {
     // A connection whose unlock failed is closed rather than pooled (its session lock goes with it).

@@ -25,6 +25,7 @@ import {
   RESYNC_FORGET_QUEUED_SQL,
   RESYNC_PICK_SQL,
   RESYNC_RESTATED_BATCH_SQL,
+  RESYNC_SENT_SQL,
   RESYNC_START_SQL,
 } from './resync-sql.ts';
 
@@ -73,7 +74,7 @@ export async function queueViewChange(pool: Pool, receiverId: string): Promise<v
   await queueLatestStates(
     pool,
     receiverId,
-    { pick: RESYNC_PICK_SQL, batch: RESYNC_RESTATED_BATCH_SQL },
+    { pick: RESYNC_PICK_SQL, batch: RESYNC_RESTATED_BATCH_SQL, sent: RESYNC_SENT_SQL },
     { restate: true },
     { records: 0, deliveries: 0 },
   );
