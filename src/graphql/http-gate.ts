@@ -20,7 +20,7 @@ import { runAsKey } from '../db/key-connections.ts';
 import { AppError, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
-import { type BodyPacing, chargeDecoded, paceBodies } from './body-pacing.ts';
+import { type BodyPacing, chargeDecoded, endBodyTurn, paceBodies } from './body-pacing.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -100,6 +100,7 @@ export function graphqlGate(deps: {
     readJson(req, res, (error?: unknown) => {
       if ((error as { type?: unknown } | undefined)?.type === 'entity.too.large')
         chargeDecoded(deps.pacing, req, deps.maxBodyBytes);
+      endBodyTurn(req);
       next(error);
     });
   const limitTokens: RequestHandler = (req, res, next) => {

@@ -73,7 +73,7 @@ describe('GraphQL body pacing', function () {
 
   /** POSTs `body` chunked (node:http, no Content-Length), written in 64 KiB chunks at once. */
   const postChunked = (key: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; text: string; ms: number }>((resolve, reject) => {
+    new Promise<{ status: number; headers: Record<string, unknown>; text: string; ms: number }>((resolve, reject) => {
       const started = performance.now();
       const url = new URL(`${api.url}/graphql`);
       const req = request(
@@ -88,7 +88,9 @@ describe('GraphQL body pacing', function () {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, text, ms: performance.now() - started }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, headers: res.headers, text, ms: performance.now() - started }),
+          );
         },
       );
       req.on('error', reject);
@@ -164,6 +166,35 @@ describe('GraphQL body pacing', function () {
     const next = await post(key, '{"query":"{ __typename }"}');
     expectProblem(next, 429);
     expect(Number(next.headers.get('retry-after'))).to.be.within(1, 10);
+  });
+
+  it('reads a key’s compressed bodies one at a time: each waits for the bytes those before it decoded to', async () => {
+    const [busy, other] = [await createTestKey(['graphql:read']), await createTestKey(['graphql:read'])];
+    // Six 200 KiB bodies in about 1 KiB of gzip each, sent at once: the last waits for the five
+    // before it, (5 x 200 - 256) KiB at 256 KiB/s, ~2.9 s. Read side by side, all took a few ms.
+    const gzipped = gzipSync(bodyOf(200 * KIB));
+    const started = performance.now();
+    const sent = Array.from({ length: 6 }, () => post(busy, gzipped, { 'content-encoding': 'gzip' }));
+    const others = await post(other, '{"query":"{ __typename }"}');
+    const answers = await Promise.all(sent);
+    const took = performance.now() - started;
+    for (const answer of answers) expect(JSON.parse(answer.text)).to.deep.equal({ data: { __typename: 'Query' } });
+    expect(took, 'the decoded bytes were charged before the next body was read').to.be.at.least(
+      (0.6 * (5 * 200 * KIB - BURST) * 1000) / RATE,
+    );
+    expect(others.status).to.equal(200);
+    expect(others.ms, 'another key is not paced by this one').to.be.below(took / 2);
+  });
+
+  it('refuses a chunked gzip body whose turn and debt together would wait over 10 s', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // Three bodies of 1.5 MiB in a few KiB of gzip, chunked, at once: one is read at once (5 s
+    // of debt past the burst), the next waits those 5 s, and the last, its turn come after ~5 s,
+    // would wait ~6 s more for the second's: refused. Read side by side, all three were answered 200.
+    const bomb = gzipSync(bodyOf(1536 * KIB), { level: 9 });
+    const answers = await Promise.all([0, 1, 2].map(() => postChunked(key, bomb, { 'content-encoding': 'gzip' })));
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 200, 429]);
+    expect(Number(answers.find((a) => a.status === 429)!.headers['retry-after'])).to.be.at.least(1);
   });
 
   it('paces a chunked gzip body by the bytes it is sent in', async () => {
