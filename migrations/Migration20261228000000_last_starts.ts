@@ -19,13 +19,16 @@ import { Migration } from '@mikro-orm/migrations';
 //   million records, every list waiting); building an index lets reads go on.
 const LAST_START = 'starts[cardinality(starts)]';
 
+// Exported for migration edited_migrations, which brings them to a database that ran an earlier text of this one.
+export const LAST_START_INDEXES_SQL = ['format', 'language'].map(
+  (facet) =>
+    `create index list_entry_${facet}_last on list_entry (status, ${facet}, (${LAST_START})) include (id, starts)
+           where ${LAST_START} is not null`,
+);
+
 export class Migration20261228000000_last_starts extends Migration {
   override up(): void {
-    for (const facet of ['format', 'language'])
-      this.addSql(
-        `create index list_entry_${facet}_last on list_entry (status, ${facet}, (${LAST_START})) include (id, starts)
-           where ${LAST_START} is not null`,
-      );
+    for (const sql of LAST_START_INDEXES_SQL) this.addSql(sql);
     this.addSql(`analyze list_entry`);
   }
 }

@@ -79,6 +79,50 @@ const NUMBERED = (where: string) => `
                 from (${VALUE_ROWS('e')}) r(facet, value) offset 0) x) a
    where e.status = 'PUBLISHED' and ${where}`;
 
+// The facets (`facets`, top `top` values each, most frequent first, ties by value in code point
+// order) of the published records holding any of `filter_values` of `filter_facet`: a JSON object
+// of [value, n] arrays per facet, as a list's facets; null when too many records are marked. A
+// record holds at most one value of a single-valued facet (format, language, provider), so the
+// pairs of several of its values add up; those of a topic or a country (a record may hold two)
+// would count such a record twice, so with more than one of them the answer is null.
+// Exported for migration edited_migrations, which brings it to a database that ran an earlier text of this one.
+export const FACET_PAIR_COUNTS_SQL = `
+      create function facet_pair_counts(filter_facet text, filter_values text[], facets text[], top integer) returns jsonb
+        language plpgsql stable as $$
+      declare
+        ks text[] := array(select distinct facet_key(filter_facet, v) from unnest(filter_values) v);
+        kids integer[] := array(select f.id from facet_filter f where f.key = any(ks));
+        most integer;
+      begin
+        if cardinality(ks) <> 1 and filter_facet not in ('format', 'language', 'provider') then return null; end if;
+        select marked_max into most from search_config;
+        if (select count(*) from (select from search_dirty limit most + 1) d) > most then return null; end if;
+        return (
+          with marked as (select distinct d.rn from search_dirty d),
+          c as (
+            select v.facet, v.value, p.n::bigint as n
+              from facet_pair p join facet_value v on v.id = p.k2
+             where p.k1 = any(kids) and p.n > 0 and v.facet = any(facets)
+            union all
+            select v.facet, v.value, -1
+              from marked m join facet_folded f on f.rn = m.rn
+              cross join unnest(f.ids) i(id) join facet_value v on v.id = i.id
+             where v.facet = any(facets)
+               and f.filters && kids
+            union all
+            select r.facet, r.value, 1
+              from marked m join list_entry e on e.rn = m.rn
+              cross join lateral (${VALUE_ROWS('e')}) r(facet, value)
+             where e.status = 'PUBLISHED' and r.facet = any(facets)
+               and facet_keys(e.format, e.language, e.provider_name, e.topics, e.countries) && ks),
+          s as (select c.facet, c.value, sum(c.n) as n from c group by 1, 2 having sum(c.n) > 0),
+          t as (select s.*, row_number() over (partition by s.facet order by s.n desc, s.value collate "C") as r from s)
+          select jsonb_object_agg(x.facet, coalesce(y.a, '[]'))
+            from unnest(facets) x(facet)
+            left join (select t.facet, jsonb_agg(jsonb_build_array(t.value, t.n) order by t.n desc, t.value collate "C") as a
+                         from t where t.r <= top group by t.facet) y on y.facet = x.facet);
+      end $$`;
+
 export class Migration20261229000000_facet_pairs extends Migration {
   override up(): void {
     this.addSql(
@@ -198,48 +242,7 @@ export class Migration20261229000000_facet_pairs extends Migration {
         return cardinality(rns);
       end $$`);
 
-    // The facets (`facets`, top `top` values each, most frequent first, ties by value in code point
-    // order) of the published records holding any of `filter_values` of `filter_facet`: a JSON object
-    // of [value, n] arrays per facet, as a list's facets; null when too many records are marked. A
-    // record holds at most one value of a single-valued facet (format, language, provider), so the
-    // pairs of several of its values add up; those of a topic or a country (a record may hold two)
-    // would count such a record twice, so with more than one of them the answer is null.
-    this.addSql(`
-      create function facet_pair_counts(filter_facet text, filter_values text[], facets text[], top integer) returns jsonb
-        language plpgsql stable as $$
-      declare
-        ks text[] := array(select distinct facet_key(filter_facet, v) from unnest(filter_values) v);
-        kids integer[] := array(select f.id from facet_filter f where f.key = any(ks));
-        most integer;
-      begin
-        if cardinality(ks) <> 1 and filter_facet not in ('format', 'language', 'provider') then return null; end if;
-        select marked_max into most from search_config;
-        if (select count(*) from (select from search_dirty limit most + 1) d) > most then return null; end if;
-        return (
-          with marked as (select distinct d.rn from search_dirty d),
-          c as (
-            select v.facet, v.value, p.n::bigint as n
-              from facet_pair p join facet_value v on v.id = p.k2
-             where p.k1 = any(kids) and p.n > 0 and v.facet = any(facets)
-            union all
-            select v.facet, v.value, -1
-              from marked m join facet_folded f on f.rn = m.rn
-              cross join unnest(f.ids) i(id) join facet_value v on v.id = i.id
-             where v.facet = any(facets)
-               and f.filters && kids
-            union all
-            select r.facet, r.value, 1
-              from marked m join list_entry e on e.rn = m.rn
-              cross join lateral (${VALUE_ROWS('e')}) r(facet, value)
-             where e.status = 'PUBLISHED' and r.facet = any(facets)
-               and facet_keys(e.format, e.language, e.provider_name, e.topics, e.countries) && ks),
-          s as (select c.facet, c.value, sum(c.n) as n from c group by 1, 2 having sum(c.n) > 0),
-          t as (select s.*, row_number() over (partition by s.facet order by s.n desc, s.value collate "C") as r from s)
-          select jsonb_object_agg(x.facet, coalesce(y.a, '[]'))
-            from unnest(facets) x(facet)
-            left join (select t.facet, jsonb_agg(jsonb_build_array(t.value, t.n) order by t.n desc, t.value collate "C") as a
-                         from t where t.r <= top group by t.facet) y on y.facet = x.facet);
-      end $$`);
+    this.addSql(FACET_PAIR_COUNTS_SQL);
 
     // Every record marked: the next fold rebuilds the bitmaps and the pairs.
     this.addSql(`select mark_search_all()`);
