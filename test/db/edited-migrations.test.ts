@@ -1,4 +1,4 @@
-// Migration edited_migrations on a database that ran the earlier texts of three migrations (the schema
+// Migration edited_migrations on a database that ran the earlier texts of five migrations (the schema
 // they left, rebuilt here): after it, the schema is what the migrations make of a new database, and
 // the reads that failed with 500 (`country=DE&facets=format`, `language=de,fr&facets=format`) answer
 // the catalog's counts.
@@ -13,6 +13,9 @@ import { type OwnDatabase, startOnOwnDatabase } from '../views/own-database.ts';
 const MIGRATION = 'Migration20261231000000_edited_migrations';
 // The schema as the earlier texts of search_bitmaps, facet_pairs and last_starts left it.
 const EARLIER_TEXTS = [
+  'drop table rate_limit_usage',
+  'alter table api_key drop column rate_limit',
+  'drop index event_test_events',
   'alter table search_config drop column marked_max',
   'drop function facet_pair_counts(text, text[], text[], integer)',
   `create function facet_pair_counts(filter_facet text, filter_value text, facets text[], top integer) returns jsonb
@@ -84,6 +87,12 @@ describe('migration edited_migrations over the schema of earlier migration texts
       await one(`select count(*)::int as v from information_schema.columns
                   where table_name = 'list_entry' and column_name = 'last_starts_at'`),
     ).to.equal(0);
+    expect(await one(`select to_regclass('rate_limit_usage') is not null as v`)).to.equal(true);
+    expect(await one(`select to_regclass('event_test_events') is not null as v`)).to.equal(true);
+    expect(
+      await one(`select count(*)::int as v from information_schema.columns
+                  where table_name = 'api_key' and column_name = 'rate_limit'`),
+    ).to.equal(1);
     for (const index of ['list_entry_format_last', 'list_entry_language_last'])
       expect(await one(`select pg_get_indexdef('${index}'::regclass) as v`), index).to.contain('cardinality(starts)');
 
