@@ -6,6 +6,8 @@
 // CALENDAR_EVENTS_MAX events and `maxBytes` bytes. The text is a pure function of the records read
 // (DTSTAMP is the record's updatedAt, as RFC 5545 3.8.7.2 has it without METHOD), so the list's
 // entity tag of those records tags the calendar too.
+import { contentLine, CRLF, escapeText, uriValue, utc } from './ics-text.ts';
+import { startAndEnd, TimeZones } from './ics-session-times.ts';
 import type { ListFilter, ListQuery, RecordField } from './list-model.ts';
 
 /** The list parameters a calendar takes: its view of the catalog (the list's own parsing and statement). */
@@ -15,14 +17,11 @@ export const CALENDAR_RECORDS_MAX = 1_000;
 /** At most this many events (sessions); a record whose sessions would pass it is left out, with those after it. */
 export const CALENDAR_EVENTS_MAX = 10_000;
 /** Changes every entity tag when the rendering changes. */
-export const CALENDAR_RENDERING = 'ics-1';
+export const CALENDAR_RENDERING = 'ics-2';
 
 const FIELDS: RecordField[] = ['title', 'summary', 'url', 'format', 'sessions'];
 const PRODID = '-//Learning Opportunities Data Service//Calendar 1//EN';
 const UID_DOMAIN = 'lods';
-const CRLF = '\r\n';
-/** RFC 5545 3.1: lines are folded to at most 75 octets, without the line break. */
-const LINE_OCTETS = 75;
 
 /** The list query of a calendar: its filter, the soonest sessions first, only the fields it renders. */
 export const calendarQuery = (filter: ListFilter): ListQuery => ({
@@ -38,6 +37,7 @@ type Session = {
   id: string;
   startsAt: string;
   endsAt: string | null;
+  timezone: string | null;
   format: string | null;
   location: Location | null;
 };
@@ -113,15 +113,19 @@ function* calendarSlices(
   // The bound keeps room for the truncation line and the end.
   const budget = options.maxBytes - Buffer.byteLength(head) - truncatedLine.length - tail.length;
   const parts: string[] = [];
+  const zones = new TimeZones();
   let bytes = 0;
   let events = 0;
   let included = 0;
   for (const record of records) {
     if (events + record.sessions.length > CALENDAR_EVENTS_MAX) break;
     const shared = recordLines(record);
-    const text = record.sessions.map((session) => renderEvent(record, shared, session)).join('');
+    const used = new Map<string, number[]>();
+    const text = record.sessions.map((session) => renderEvent(record, shared, session, used)).join('');
     const size = Buffer.byteLength(text);
-    if (bytes + size > budget) break;
+    const zonesSize = zones.sizeWith(used);
+    if (bytes + size + zonesSize > budget) break;
+    zones.add(used);
     parts.push(text);
     bytes += size;
     events += record.sessions.length;
@@ -129,7 +133,7 @@ function* calendarSlices(
     if (included % CALENDAR_SLICE_RECORDS === 0) yield;
   }
   const truncated = included < matching;
-  const text = `${head}${truncated ? truncatedLine : ''}${parts.join('')}${tail}`;
+  const text = `${head}${truncated ? truncatedLine : ''}${zones.text()}${parts.join('')}${tail}`;
   return { text, events, records: included, truncated };
 }
 
@@ -147,9 +151,17 @@ function recordLines(record: CalendarRecord): RecordLines {
   };
 }
 
-function renderEvent(record: CalendarRecord, shared: RecordLines, session: Session): string {
-  const start = utc(session.startsAt);
-  const end = session.endsAt === null ? null : utc(session.endsAt);
+/**
+ * A session's VEVENT. `zones`: the years of each time zone it names are added to it (its start's and
+ * its end's), for the calendar's VTIMEZONEs.
+ */
+function renderEvent(
+  record: CalendarRecord,
+  shared: RecordLines,
+  session: Session,
+  zones: Map<string, number[]>,
+): string {
+  const { dtstart, dtend } = startAndEnd(session, zones);
   const location = locationText(session, record.format);
   return (
     'BEGIN:VEVENT' +
@@ -158,10 +170,8 @@ function renderEvent(record: CalendarRecord, shared: RecordLines, session: Sessi
     // calendar's UIDs must be unique (RFC 5545 3.8.4.7): both ids, stable across edits.
     contentLine(`UID:${session.id}.${record.id}@${UID_DOMAIN}`) +
     shared.stamp +
-    contentLine(`DTSTART:${start}`) +
-    // Without DTEND the event ends when it starts (RFC 5545 3.6.1); DTEND must be later than DTSTART
-    // (the two in one fixed-width form: compared as text, they compare as times).
-    (end !== null && end > start ? contentLine(`DTEND:${end}`) : '') +
+    contentLine(dtstart) +
+    (dtend === null ? '' : contentLine(dtend)) +
     shared.described +
     (location ? contentLine(`LOCATION:${escapeText(location)}`) : '') +
     shared.modified +
@@ -178,66 +188,3 @@ function locationText(session: Session, recordFormat: string): string | null {
   if (set.length) return set.join(', ');
   return (session.format ?? recordFormat) === 'ONLINE' ? 'Online' : null;
 }
-
-// The form every stored timestamp has (the renderer writes toISOString()'s).
-const ISO_UTC = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?Z$/;
-
-/**
- * A UTC DATE-TIME (RFC 5545 3.3.5, form #2), to the second (iCalendar has no fractions):
- * 2027-03-01T09:00:00.750Z is 20270301T090000Z. Read from the text, without a Date, when it has
- * the stored form; any other ISO timestamp through Date.
- */
-function utc(iso: string): string {
-  const m = ISO_UTC.exec(iso) ?? ISO_UTC.exec(new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toISOString());
-  if (!m) throw new RangeError(`not a timestamp of years 0000 to 9999: ${iso}`);
-  return `${m[1]}${m[2]}${m[3]}T${m[4]}${m[5]}${m[6]}Z`;
-}
-
-// Control characters a TEXT value cannot hold (RFC 5545 3.3.11: any but HTAB; line breaks are escaped).
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-
-/** A TEXT value (RFC 5545 3.3.11): backslash, semicolon, comma and line breaks escaped, other controls dropped. */
-export function escapeText(text: string): string {
-  return text
-    .replace(/\r\n|\r|\n/g, '\n')
-    .replace(CONTROLS, '')
-    .replace(/[\\;,\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
-}
-
-/** A URI value: as stored (checked http(s) URLs), without the controls a content line cannot hold. */
-const uriValue = (url: string): string => url.replace(CONTROLS, '').replace(/[\r\n]/g, '');
-
-/**
- * One content line, folded (RFC 5545 3.1): at most 75 octets of UTF-8 per line without the CRLF,
- * each continuation starting with one space; a fold never splits a character's bytes.
- */
-export function contentLine(line: string): string {
-  const octets = Buffer.byteLength(line);
-  if (octets <= LINE_OCTETS) return line + CRLF;
-  // As many octets as characters: every one is ASCII, one octet, so the folds are plain slices.
-  if (octets === line.length) {
-    let folded = line.slice(0, LINE_OCTETS);
-    for (let at = LINE_OCTETS; at < line.length; at += LINE_OCTETS - 1)
-      folded += `${CRLF} ${line.slice(at, at + LINE_OCTETS - 1)}`;
-    return folded + CRLF;
-  }
-  const out: string[] = [];
-  let current = '';
-  let used = 0;
-  for (const char of line) {
-    const size = utf8Octets(char.codePointAt(0)!);
-    if (used + size > LINE_OCTETS) {
-      out.push(current);
-      current = ' ';
-      used = 1;
-    }
-    current += char;
-    used += size;
-  }
-  out.push(current);
-  return out.join(CRLF) + CRLF;
-}
-
-const utf8Octets = (codePoint: number): number =>
-  codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;

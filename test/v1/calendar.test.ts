@@ -14,11 +14,10 @@ import {
   CALENDAR_PARAMETERS,
   type CalendarRecord,
   calendarQuery,
-  contentLine,
-  escapeText,
   renderCalendar,
   renderCalendarInTurns,
 } from '../../src/catalog/calendar-ics.ts';
+import { contentLine, escapeText } from '../../src/catalog/ics-text.ts';
 import { LIST_PARAMETERS } from '../../src/catalog/list-parameters.ts';
 import { createListReads } from '../../src/catalog/list-query.ts';
 import { readsWithin } from '../../src/db/deadline-reads.ts';
@@ -37,6 +36,7 @@ type Session = {
   id: string;
   startsAt: string;
   endsAt: string | null;
+  timezone: string | null;
   format: string | null;
   location: { name: string | null; address: string | null; city: string | null; country: string | null } | null;
 };
@@ -47,6 +47,8 @@ type Parsed = {
   uid: string;
   summary: string;
   start: number;
+  /** DTSTART's zone: its TZID, or UTC. */
+  zone: string;
   end: number | null;
   location: string | null;
   description: string | null;
@@ -195,11 +197,16 @@ describe('GET /v1/calendar.ics', () => {
 
   function parse(text: string): { calendar: ICAL.Component; events: Parsed[] } {
     const calendar = new ICAL.Component(ICAL.parse(text));
+    // The calendar's VTIMEZONEs, one per TZID its events name, are what ical.js converts local times by.
+    const zones = calendar.getAllSubcomponents('vtimezone');
+    ICAL.TimezoneService.reset();
+    for (const zone of zones) ICAL.TimezoneService.register(zone);
     const events = calendar.getAllSubcomponents('vevent').map((vevent) => {
       const time = (name: string) => {
         const value = vevent.getFirstPropertyValue(name) as ICAL.Time | null;
         if (value === null) return null;
-        expect(value.zone?.tzid, `${name} in UTC`).to.equal('UTC');
+        const tzid = vevent.getFirstProperty(name)!.getParameter('tzid') as string | undefined;
+        expect(value.zone?.tzid, `${name}: UTC, or the zone of its TZID and VTIMEZONE`).to.equal(tzid ?? 'UTC');
         return value.toJSDate().getTime();
       };
       const text = (name: string) => (vevent.getFirstPropertyValue(name) as string | null) ?? null;
@@ -207,6 +214,7 @@ describe('GET /v1/calendar.ics', () => {
         uid: text('uid')!,
         summary: text('summary')!,
         start: time('dtstart')!,
+        zone: (vevent.getFirstProperty('dtstart')!.getParameter('tzid') as string | undefined) ?? 'UTC',
         end: time('dtend'),
         location: text('location'),
         description: text('description'),
@@ -250,6 +258,7 @@ describe('GET /v1/calendar.ics', () => {
         const event = events.find((e) => e.uid === `${s.id}.${record.id}@lods`)!;
         expect(event.summary, filter).to.equal(record.title);
         expect(event.start, filter).to.equal(toSecond(s.startsAt));
+        expect(event.zone, filter).to.equal(s.timezone ?? 'UTC');
         const end = s.endsAt === null || toSecond(s.endsAt) === toSecond(s.startsAt) ? null : toSecond(s.endsAt);
         expect(event.end, filter).to.equal(end);
         expect(event.url, filter).to.equal(record.url);
@@ -276,6 +285,44 @@ describe('GET /v1/calendar.ics', () => {
     expect(lyon!.description).to.equal('Deux lignes,\navec; tout\\');
     expect(lyon!.url).to.equal(null);
     expect(lyon!.location).to.equal('Hall 2, Am Markt 1, Lyon, FR');
+  });
+
+  it('gives a session with a time zone in its local time (TZID) and a VTIMEZONE per zone: the same instants across changes of offset', async () => {
+    // Each pair: the day of a change of offset in its zone, a session before it and one after.
+    const zoned = [
+      ['Europe/Berlin', '2027-03-28T00:30:00.000Z', '2027-03-28T08:00:00.000Z'], // CET to CEST at 01:00 UTC
+      ['Europe/Berlin', '2027-10-31T00:30:00.000Z', '2027-10-31T02:30:00.000Z'], // back at 01:00 UTC: 02:00-03:00 local twice
+      ['America/New_York', '2027-03-14T06:00:00.000Z', '2027-03-14T08:00:00.000Z'],
+      ['Australia/Sydney', '2027-04-03T14:00:00.000Z', '2027-04-03T17:00:00.000Z'], // southern: DST ends in April
+      ['Asia/Kathmandu', '2027-05-01T03:15:00.000Z', '2027-05-01T04:15:00.000Z'], // +05:45, no change
+    ] as const;
+    const sessions = zoned.flatMap(([timezone, before, after]) =>
+      [before, after].map(
+        (startsAt) => ({ ...session(startsAt, null, ['Zoneville', 'NP']), timezone }) as Record<string, unknown>,
+      ),
+    );
+    const record = await createRecord(api.writes, { title: 'Around the clock', sessions });
+    try {
+      const text = (await calendar('city=Zoneville')).text;
+      expect(text).to.contain('DTSTART;TZID=Europe/Berlin:20270328T013000\r\n');
+      expect(text).to.contain('DTSTART;TZID=Europe/Berlin:20270328T100000\r\n');
+      expect(text).to.contain('DTSTART;TZID=Asia/Kathmandu:20270501T090000');
+      expect(text).to.contain('DTSTART:20271031T003000Z\r\n');
+      expect(text).to.contain('DTSTART;TZID=Europe/Berlin:20271031T033000\r\n');
+      const { calendar: parsed, events } = parse(text);
+      const tzids = parsed.getAllSubcomponents('vtimezone').map((z) => z.getFirstPropertyValue('tzid'));
+      expect(tzids).to.deep.equal(['America/New_York', 'Asia/Kathmandu', 'Australia/Sydney', 'Europe/Berlin']);
+      expect(events).to.have.length(sessions.length);
+      for (const s of sessions) {
+        const event = events.find((e) => e.uid === `${s.id as string}.${record.id}@lods`)!;
+        // A local time that the change back repeats (00:30 UTC is 02:30 CEST, and 01:30 UTC 02:30 CET)
+        // is read as either by parsers: such a session is given in UTC.
+        expect(event.zone).to.equal(s.startsAt === '2027-10-31T00:30:00.000Z' ? 'UTC' : s.timezone);
+        expect(new Date(event.start).toISOString(), `${s.timezone} ${s.startsAt as string}`).to.equal(s.startsAt);
+      }
+    } finally {
+      await api.writes.delete(record.id);
+    }
   });
 
   it('keeps each UID across fetches and edits: the session id and the record id', async () => {
@@ -553,6 +600,7 @@ describe('GET /v1/calendar.ics', () => {
         id: randomUUID(),
         startsAt: new Date(Date.UTC(2027, 0, 1 + i)).toISOString(),
         endsAt: null,
+        timezone: null,
         format: null,
         location: null,
       })),
@@ -587,7 +635,14 @@ describe('GET /v1/calendar.ics', () => {
       format: 'ONLINE',
       updatedAt: '2026-01-01T00:00:00.000Z',
       sessions: [
-        { id: randomUUID(), startsAt: '2027-01-01T09:00:00.000Z', endsAt: null, format: null, location: null },
+        {
+          id: randomUUID(),
+          startsAt: '2027-01-01T09:00:00.000Z',
+          endsAt: null,
+          timezone: 'Europe/Berlin',
+          format: null,
+          location: null,
+        },
       ],
     }));
     const options = { name: 'All', maxBytes: 8 * 1024 * 1024 };
