@@ -9,7 +9,6 @@ import type { Config } from '../kernel/config.ts';
 import { listReceivers, type Resync, resyncReceiver, updateReceiver } from '../webhooks/receivers/receivers.ts';
 import { CliError, output, progress, table, withDatabase } from './run.ts';
 import { sendTestEvent } from '../webhooks/delivery/test-event.ts';
-import { ResyncRunning } from '../webhooks/catch-up/resync.ts';
 import { withBoss } from './with-boss.ts';
 import { receiverJson, registerAddReceiver, schemeOption } from './receiver-add.ts';
 import { registerReencrypt, registerRotateSecret } from './receiver-secrets.ts';
@@ -172,10 +171,7 @@ function registerResync(receivers: Command, config: Config): void {
             onProgress: (records) => progress(`resync: ${records} records queued`),
           },
         ),
-      ).catch((error: unknown) => {
-        // Another resync of it running: said in a sentence, exit code 2 (a disabled receiver: 5, as any state refusal).
-        throw error instanceof ResyncRunning ? new CliError(error.message, 2) : error;
-      });
+      );
       const { run, ...receiver } = resynced;
       output(
         opts.json,

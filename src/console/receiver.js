@@ -1,12 +1,13 @@
 // One receiver's page: its settings, health and progress (URL, status, delivery mode, signature, event
-// types, view, rate cap, last catch-up, last resync) with "Resync" (receivers:manage:
+// types, view, rate cap, last catch-up, last resync) with "Set rate cap" (updateWebhookReceiver, as
+// `receivers update --max-per-second`) and "Resync" (receivers:manage:
 // resyncWebhookReceiver, as `receivers resync`; its progress is shown while it is queued), its attempts
 // per hour over the last 24 h as a chart (receivers:manage: webhookDeliveryHistory), its attempts newest
 // first, paged and filterable by outcome (graphql:read: attempts.js), and its dead letters with
 // "Replay" per letter and "Replay all" (receivers:manage: dead-letters.js); "Disable"/"Enable" and
 // "End pause" as on the receivers page. A section the key may not
 // see says which scope it needs.
-import { gql } from './api.js';
+import { ApiError, gql } from './api.js';
 import { attemptsSection } from './attempts.js';
 import { hourlyChart } from './chart.js';
 import { deadLettersSection } from './dead-letters.js';
@@ -113,7 +114,50 @@ function settingsSection(ctx, r) {
       facts.map(([term, id, value]) => [h('dt', {}, term), h('dd', { id }, value)]),
     ),
     stateControls(ctx, r),
+    rateCapControls(ctx, r),
     resyncControls(ctx, r),
+  );
+}
+
+/** Its rate cap changed (updateWebhookReceiver, as `receivers update --max-per-second`); empty: no cap. */
+function rateCapControls(ctx, receiver) {
+  const cap = h('input', {
+    id: 'rate-cap-input',
+    type: 'text',
+    inputmode: 'numeric',
+    size: 8,
+    placeholder: 'no cap',
+    value: receiver.maxPerSecond === null ? '' : String(receiver.maxPerSecond),
+    autocomplete: 'off',
+  });
+  const save = async () => {
+    const text = cap.value.trim();
+    if (text !== '' && !/^\d+$/.test(text))
+      throw new ApiError(
+        'Rate cap: give a whole number of deliveries per second, or nothing for no cap',
+        'BAD_USER_INPUT',
+        400,
+      );
+    // The service checks its range, and names maxPerSecond when it is out of it.
+    const maxPerSecond = text === '' ? null : Number(text);
+    const { updateWebhookReceiver: r } = await gql(
+      `mutation($id: ID!, $input: UpdateWebhookReceiverInput!) { updateWebhookReceiver(id: $id, input: $input) { id maxPerSecond } }`,
+      { id: receiver.id, input: { maxPerSecond } },
+    );
+    return {
+      message:
+        r.maxPerSecond === null
+          ? `${receiver.url} has no rate cap now.`
+          : `${receiver.url} gets at most ${r.maxPerSecond} deliveries per second now, across every worker (a receiver in latest-state mode gets fewer, newer ones).`,
+    };
+  };
+  return h(
+    'p',
+    { class: 'rate-cap' },
+    h('label', { for: 'rate-cap-input' }, 'Rate cap (deliveries per second) '),
+    cap,
+    ' ',
+    h('button', { type: 'button', onclick: () => ctx.act(save) }, 'Set rate cap'),
   );
 }
 

@@ -98,6 +98,36 @@ describe('operator console: a receiver page shows its rate cap and resyncs it; a
     await page.close();
   });
 
+  it('"Set rate cap" changes an existing receiver’s cap, removes it when empty, and names a bad value', async () => {
+    const receiver = await world.newReceiver();
+    const { id } = await stack.addReceiver(receiver.url);
+    const page = await signIn();
+    await page.goto(`${stack.api.url}/console#/receivers/${id}`);
+    const input = page.getByLabel('Rate cap (deliveries per second)');
+    /** Sets `value` and waits for the notice that says `said`. */
+    const set = async (value: string, said: string | RegExp) => {
+      await input.fill(value);
+      await page.getByRole('button', { name: 'Set rate cap' }).click();
+      await page.locator('#notice', { hasText: said }).waitFor({ timeout: 10_000 });
+    };
+    await input.waitFor();
+    expect(await input.inputValue(), 'no cap yet').to.equal('');
+
+    await set('20', 'at most 20 deliveries per second now');
+    expect((await getReceiver(manage(), id))!.maxPerSecond).to.equal(20);
+    await page.locator('#rate-cap', { hasText: 'at most 20 deliveries per second' }).waitFor();
+    expect(await input.inputValue(), 'the page shows the cap it has').to.equal('20');
+
+    await set('many', 'give a whole number of deliveries per second');
+    await set('0', 'maxPerSecond');
+    expect((await getReceiver(manage(), id))!.maxPerSecond, 'a bad value changes nothing').to.equal(20);
+
+    await set('', 'has no rate cap now');
+    expect((await getReceiver(manage(), id))!.maxPerSecond).to.equal(null);
+    await page.locator('#rate-cap', { hasText: 'none' }).waitFor();
+    await page.close();
+  });
+
   it("shows the resync's progress while it is queued", async () => {
     const receiver = await world.newReceiver();
     const { id } = await stack.addReceiver(receiver.url);

@@ -373,7 +373,7 @@ describe('resync on demand: one at a time, never to a disabled receiver', functi
     // Its deliveries are on their way (the receiver holds them): refused.
     await receiver.waitFor(9);
     const cli2 = await cli('receivers', 'resync', id);
-    expect(cli2.code, cli2.stderr).to.equal(2);
+    expect(cli2.code, 'a state refusal: exit 5, as for a disabled receiver').to.equal(5);
     expect(cli2.stderr).to.match(/A resync of receiver .* is still running: \d+ of its deliveries are on their way/);
     const gql2 = await resyncByGraphql(id);
     expect(gql2.body.errors![0]!.extensions).to.deep.include({ code: 'INVALID_STATE_TRANSITION' });
