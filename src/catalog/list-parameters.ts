@@ -48,6 +48,34 @@ export function parseTimestamp(text: string): Date | null {
 }
 
 /**
+ * The values of a comma-separated parameter. A comma inside a value is written `\,`, and a backslash
+ * before a comma or another backslash `\\` (the provider "Acme, Inc." is `provider=Acme\, Inc.`,
+ * sent as `Acme%5C%2C%20Inc.`); any other backslash stands for itself.
+ */
+export function splitValues(value: string): string[] {
+  if (!value.includes('\\')) return value.split(',');
+  const items: string[] = [];
+  let current = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    const next = value[i + 1];
+    if (c === '\\' && (next === ',' || next === '\\')) {
+      current += next;
+      i++;
+    } else if (c === ',') {
+      items.push(current);
+      current = '';
+    } else current += c;
+  }
+  items.push(current);
+  return items;
+}
+
+/** `values` as one comma-separated parameter value that splitValues reads back (commas and backslashes escaped). */
+export const joinValues = (values: readonly string[]): string =>
+  values.map((v) => v.replace(/[\\,]/g, (c) => `\\${c}`)).join(',');
+
+/**
  * Reads the list parameters from a parsed query string (node:querystring: a repeated parameter is
  * an array). Throws a 400 listing every bad one.
  */
@@ -65,7 +93,7 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
   const list = (name: string, allowed?: readonly string[]): string[] | undefined => {
     const value = one(name);
     if (value === undefined) return undefined;
-    const items = value.split(',');
+    const items = splitValues(value);
     if (items.some((item) => item === ''))
       problems.push({ name, reason: 'must be a comma-separated list of non-empty values' });
     else if (items.length > LIST_VALUES_MAX)

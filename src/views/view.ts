@@ -20,7 +20,7 @@
 // (data null, same resource and version, an id derived from the event's and the view's: left-view.ts);
 // out and out -> not in the view's feed (viewEventKind).
 import { createHash } from 'node:crypto';
-import { parseListParameters } from '../catalog/list-parameters.ts';
+import { joinValues, parseListParameters } from '../catalog/list-parameters.ts';
 import { parseQueryString } from '../kernel/query-string.ts';
 import { AppError, badInput, type InvalidParam } from '../kernel/errors.ts';
 
@@ -192,7 +192,7 @@ export function parseView(textOfView: string, options: { as?: string } = {}): Vi
  */
 export function canonicalView(view: View): string {
   return VIEW_PARAMETERS.filter((name) => view[name] !== undefined)
-    .map((name) => `${name}=${view[name]!.map(encodeURIComponent).join(',')}`)
+    .map((name) => `${name}=${encodeURIComponent(joinValues(view[name]!)).replaceAll('%2C', ',')}`)
     .join('&');
 }
 

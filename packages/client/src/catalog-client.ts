@@ -92,7 +92,7 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
         if (value === undefined) continue;
         target.searchParams.set(
           name,
-          value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(',') : String(value),
+          value instanceof Date ? value.toISOString() : Array.isArray(value) ? listValue(value) : String(value),
         );
       }
       return await getJson(target, PAGE, settings, call.signal);
@@ -187,3 +187,7 @@ const RECORD: Expect<LearningOpportunity> = { is: isRecordLike, what: 'a learnin
 const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of learning opportunities' };
 const EVENT_PAGE: Expect<EventPage> = { is: isEventPage, what: 'a page of the change feed' };
 const HEAD: Expect<{ cursor: string }> = { is: isHead, what: 'the head of the change feed' };
+
+/** Several values of one list parameter: comma-separated, a comma or backslash inside a value escaped with a backslash. */
+const listValue = (values: readonly string[]): string =>
+  values.map((v) => v.replace(/[\\,]/g, (c) => `\\${c}`)).join(',');
