@@ -33,7 +33,8 @@ export function registerEventCommands(program: Command, config: Config): void {
       const events = await withDatabase(config, (db) =>
         listStoredEvents(db.pool, { type: opts.type, resourceId, limit }),
       );
-      output(opts.json, events, () => table(events, ['id', 'type', 'resourceId', 'occurredAt']));
+      // inFeed false: stored for receivers only (a test event, a LEFT_VIEW, a restatement, a resync's), not a change in the feed.
+      output(opts.json, events, () => table(events, ['id', 'type', 'resourceId', 'occurredAt', 'inFeed']));
     });
 
   events

@@ -46,7 +46,7 @@ export async function renderEvents(main, ctx) {
   let events;
   try {
     ({ webhookEvents: events } = await gql(
-      'query($type: EventType, $resourceId: ID) { webhookEvents(type: $type, resourceId: $resourceId, limit: 50) { id type resourceId occurredAt } }',
+      'query($type: EventType, $resourceId: ID) { webhookEvents(type: $type, resourceId: $resourceId, limit: 50) { id type resourceId occurredAt inFeed } }',
       { type: filter.type || null, resourceId: filter.resourceId || null },
     ));
   } catch (error) {
@@ -59,7 +59,7 @@ export async function renderEvents(main, ctx) {
     table(
       [
         ['Time', (e) => when(e.occurredAt)],
-        ['Type', (e) => eventTypeLabel(e.type)],
+        ['Type', (e) => typeText(e)],
         ['Resource', (e) => e.resourceId],
         ['Event', (e) => h('a', { href: `#/events/${e.id}` }, e.id)],
       ],
@@ -69,12 +69,16 @@ export async function renderEvents(main, ctx) {
   );
 }
 
+const NOT_IN_FEED = 'for receivers only, not in the change feed';
+/** Its type, and for one stored for receivers only that it is not a change in the feed. */
+const typeText = (e) => (e.inFeed ? eventTypeLabel(e.type) : `${eventTypeLabel(e.type)} (${NOT_IN_FEED})`);
+
 export async function renderEvent(main, ctx, id) {
   put(main, h('p', {}, h('a', { href: '#/events' }, '← Events')), h('h2', {}, `Event ${id}`));
   if (!ctx.scopes.includes('graphql:read')) return add(main, missingScope('graphql:read', 'see events'));
   // Receivers by their URL where the key may see them (receivers:manage, in the same request), else by id.
   const { event, webhookReceivers } = await gql(
-    `query($id: ID!) { event(id: $id) { id type occurredAt resourceId body
+    `query($id: ID!) { event(id: $id) { id type occurredAt resourceId inFeed body
        attempts(limit: 100) { receiverId attempt startedAt outcome statusCode error durationMs responseExcerpt } }
        ${ctx.scopes.includes('receivers:manage') ? 'webhookReceivers { id url }' : ''} }`,
     { id },
@@ -89,7 +93,7 @@ export async function renderEvent(main, ctx, id) {
       'dl',
       { class: 'facts' },
       h('dt', {}, 'Type'),
-      h('dd', {}, eventTypeLabel(event.type)),
+      h('dd', {}, typeText(event)),
       h('dt', {}, 'Occurred'),
       h('dd', {}, when(event.occurredAt)),
       h('dt', {}, 'Resource'),

@@ -108,6 +108,12 @@ const ctx = {
       if (!fail(error)) return;
     }
     await route();
+    // The button pressed went with the page it was on: focus goes on from what the action said.
+    const said = notice.querySelector('.message');
+    if (said) {
+      said.tabIndex = -1;
+      said.focus({ preventScroll: true });
+    } else focusHeading();
   },
 };
 
@@ -141,12 +147,25 @@ async function start() {
   nav.hidden = false;
   document.getElementById('who').textContent = `Scopes: ${scopes.join(', ')}`;
   await route();
+  focusHeading();
+}
+
+/**
+ * Keyboard focus to the page's heading after a sign-in or a navigation, so that the keyboard (and a
+ * screen reader) goes on from the new page rather than from the top of the document.
+ */
+function focusHeading() {
+  const heading = main.querySelector('h2');
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus({ preventScroll: true });
 }
 
 document.getElementById('sign-out').addEventListener('click', () => signOut());
 // Another page: the notice of the last one goes (a secret shown once included).
-window.addEventListener('hashchange', () => {
+window.addEventListener('hashchange', async () => {
   say(null);
-  route();
+  await route();
+  focusHeading();
 });
 await start();

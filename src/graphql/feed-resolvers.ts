@@ -23,6 +23,7 @@ export function feedResolvers(deps: { reads: FeedReads }) {
               type: event.type,
               occurredAt: event.occurredAt,
               resourceId: event.resource.id,
+              inFeed: true, // the feed's own
               body,
             };
           }),

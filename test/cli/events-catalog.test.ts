@@ -8,7 +8,7 @@ import { cli, json } from '../support/cli.ts';
 import { createRecord } from '../support/factories.ts';
 import type { Api } from '../../src/app/service.ts';
 
-type EventRow = { id: string; type: string; resourceId: string; occurredAt: string };
+type EventRow = { id: string; type: string; resourceId: string; occurredAt: string; inFeed: boolean };
 
 describe('events list and catalog rerender commands', function () {
   // Each command is a Node process loading the ORM: seconds each on a busy machine.
@@ -29,7 +29,7 @@ describe('events list and catalog rerender commands', function () {
     expect(all.code, all.stderr).to.equal(0);
     const events = json<EventRow[]>(all.stdout);
     expect(events.length).to.be.at.most(50);
-    expect(events[0]).to.have.keys(['id', 'type', 'resourceId', 'occurredAt']);
+    expect(events[0]).to.have.keys(['id', 'type', 'resourceId', 'occurredAt', 'inFeed']);
     // (Other test files' events share the database: only the order is checked here.)
     expect(events.map((e) => e.occurredAt)).to.deep.equal(
       events
@@ -45,7 +45,7 @@ describe('events list and catalog rerender commands', function () {
     // Text output, the newest of the record's two events only.
     const text = await cli('events', 'list', '--resource', first, '--limit', '1');
     expect(text.code, text.stderr).to.equal(0);
-    expect(text.stdout).to.match(/^id\s+type\s+resourceId\s+occurredAt\n/);
+    expect(text.stdout).to.match(/^id\s+type\s+resourceId\s+occurredAt\s+inFeed\n/);
     expect(text.stdout).to.include('LEARNING_OPPORTUNITY_ARCHIVED').and.not.include('LEARNING_OPPORTUNITY_PUBLISHED');
   });
 

@@ -112,8 +112,12 @@ describe('operator console: a receiver page shows its rate cap and resyncs it; a
     };
     await input.waitFor();
     expect(await input.inputValue(), 'no cap yet').to.equal('');
+    // Once the page is drawn, a navigation has put the focus on its heading.
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H2', null, { timeout: 5000 });
 
     await set('20', 'at most 20 deliveries per second now');
+    // Once the page is drawn again after the action, the focus is on what it said.
+    await page.waitForFunction(() => document.activeElement?.classList.contains('message'), null, { timeout: 5000 });
     expect((await getReceiver(manage(), id))!.maxPerSecond).to.equal(20);
     await page.locator('#rate-cap', { hasText: 'at most 20 deliveries per second' }).waitFor();
     expect(await input.inputValue(), 'the page shows the cap it has').to.equal('20');

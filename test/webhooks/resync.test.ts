@@ -6,6 +6,7 @@
 // never to a disabled receiver.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { listStoredEvents } from '../../src/webhooks/delivery/attempt-reads.ts';
 import type { CatalogWrites } from '../../src/catalog/catalog-writes.ts';
 import { disableReceiver, getReceiver, resyncReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
@@ -165,6 +166,11 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
       [null, null],
       [null, null],
     ]);
+    // Listed (`events list`, the console's Events) as stored for receivers only, not as changes in the feed.
+    const listed = await listStoredEvents(pool(), { resourceId: seeded!, limit: 10 });
+    expect(listed.map((e) => [e.id, e.inFeed])).to.deep.equal([[made[2]!.id, false]]);
+    const published = await listStoredEvents(pool(), { resourceId: [...states.keys()][3]!, limit: 10 });
+    expect(published.map((e) => e.inFeed)).to.deep.equal([true]);
     const seededVersion = await pool().query<{ version: string }>(
       'select version::text from resource_version where resource_id = $1',
       [seeded],

@@ -2,7 +2,19 @@
 import type { Pool } from 'pg';
 import { isoSql } from '../../db/iso-sql.ts';
 
-export type StoredEventView = { id: string; type: string; resourceId: string; occurredAt: string; body: string };
+/**
+ * A stored event. `inFeed`: false for one stored for receivers only, outside the change feed (a test
+ * event, a LEFT_VIEW, a view change's restatement, one made for a resync of a record whose events
+ * retention pruned).
+ */
+export type StoredEventView = {
+  id: string;
+  type: string;
+  resourceId: string;
+  occurredAt: string;
+  inFeed: boolean;
+  body: string;
+};
 export type AttemptView = {
   id: string;
   eventId: string;
@@ -25,7 +37,8 @@ const ATTEMPT_COLUMNS = `id::text as id, event_id as "eventId", receiver_id as "
 
 export async function getStoredEvent(pool: Pool, id: string): Promise<StoredEventView | null> {
   const { rows } = await pool.query<StoredEventView>(
-    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", body from event where id = $1`,
+    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", xid is not null as "inFeed", body
+       from event where id = $1`,
     [id],
   );
   return rows[0] ?? null;
@@ -39,7 +52,7 @@ export async function listStoredEvents(
   filter: { type?: string; resourceId?: string; limit: number },
 ): Promise<EventSummary[]> {
   const { rows } = await pool.query<EventSummary>(
-    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt" from event
+    `select id, type, resource_id as "resourceId", ${isoSql('occurred_at')} as "occurredAt", xid is not null as "inFeed" from event
       where ($1::text is null or type = $1) and ($2::uuid is null or resource_id = $2) and ($1::text is not null or type <> 'WEBHOOK_TEST')
       order by occurred_at desc, id desc limit $3`,
     [filter.type ?? null, filter.resourceId ?? null, filter.limit],
