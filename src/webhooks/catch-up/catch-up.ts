@@ -28,25 +28,14 @@
 // receiver); one disabled again stops after its batch, and the next enable takes up the rest.
 import type { Pool, PoolClient } from 'pg';
 import { boundedQuery } from '../../db/bounded-query.ts';
-import { NEXT_VERSIONS_SQL } from '../../events/record-change.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { setCatchUpReader } from '../../kernel/metrics.ts';
 import { ROUTING_LOCK_SHARED_SQL } from '../../db/routing-lock.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
 import { bossInstalled } from '../queue/job-reads.ts';
 import { enqueueOrdered } from '../queue/lanes.ts';
-import {
-  RECEIVER_SQL,
-  restated,
-  ROUTE_EVENT_COLUMNS,
-  type RouteEventRow,
-  type RouteReceiver,
-  type RouteReceiverRow,
-  routeLatestState,
-  routeReceiver,
-  type StoredAside,
-  storeAsides,
-} from '../delivery/view-routing.ts';
+import { RECEIVER_SQL, type RouteReceiver, type RouteReceiverRow, routeReceiver } from '../delivery/view-routing.ts';
+import { routeLatestStates } from './latest-state-routes.ts';
 import {
   BATCH_SQL,
   CANDIDATES_SQL,
@@ -191,55 +180,6 @@ export async function queueLatestStates(
 async function routeReceiverOf(client: PoolClient, receiverId: string): Promise<RouteReceiver | null> {
   const row = (await client.query<RouteReceiverRow>(RECEIVER_SQL, [receiverId])).rows[0];
   return row ? routeReceiver(row) : null;
-}
-
-/** An event sent for a record's latest state; `replaced`: another than the record's newest (a LEFT_VIEW, a restatement). */
-type SentState = { eventId: string; resourceId?: string; version?: number; replaced: boolean };
-
-/**
- * The events to send for records' newest events `eventIds`: as they are to a receiver without a
- * view; to one with a view, what routeLatestState makes of each; with `restate`, under fresh ids
- * and new versions of their records (restated). The events this needs (LEFT_VIEW, restatements) are stored here, in the batch's transaction.
- */
-async function routeLatestStates(
-  client: PoolClient,
-  receiver: RouteReceiver,
-  eventIds: string[],
-  restate: boolean,
-): Promise<SentState[]> {
-  if ((receiver.view === null && !restate) || eventIds.length === 0)
-    return eventIds.map((eventId) => ({ eventId, replaced: false }));
-  const { rows } = await client.query<RouteEventRow & { body: string }>(
-    `select ${ROUTE_EVENT_COLUMNS}, e.body from event e where e.id = any($1::uuid[])`,
-    [eventIds],
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const routes = eventIds.flatMap((id) => {
-    const event = byId.get(id);
-    const route = event ? routeLatestState(receiver, event) : null;
-    return route ? [{ route, event: event! }] : [];
-  });
-  // A restatement takes a new version of its record (the records' locks are held: no writer takes one meanwhile).
-  const versions = restate
-    ? new Map(
-        (
-          await client.query<{ id: string; version: string }>(NEXT_VERSIONS_SQL, [
-            routes.map((r) => r.event.resourceId),
-          ])
-        ).rows.map((r) => [r.id, Number(r.version)]),
-      )
-    : null;
-  const asides: StoredAside[] = [];
-  const sent = routes.map(({ route: routed, event }): SentState => {
-    const route = versions ? restated(routed, event, versions.get(event.resourceId)!) : routed;
-    if (route.aside) asides.push(route.aside);
-    const { aside } = route;
-    return aside
-      ? { eventId: route.eventId, resourceId: aside.resourceId, version: aside.version, replaced: true }
-      : { eventId: route.eventId, replaced: false };
-  });
-  await storeAsides((text, values) => client.query(text, values), asides);
-  return sent;
 }
 
 /** Waits until none of the transactions open at `snapshot` is still open, for at most `ms`; false when some still are. */
