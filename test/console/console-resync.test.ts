@@ -104,11 +104,21 @@ describe('operator console: a receiver page shows its rate cap and resyncs it; a
     const page = await signIn();
     await page.goto(`${stack.api.url}/console#/receivers/${id}`);
     const input = page.getByLabel('Rate cap (deliveries per second)');
-    /** Sets `value` and waits for the notice that says `said`. */
-    const set = async (value: string, said: string | RegExp) => {
+    /**
+     * Sets `value` and waits for the notice that says `said`, and for the page drawn again after the
+     * action (the notice is shown first, and the input filled next must be the new page's).
+     */
+    const set = async (value: string, said: string) => {
       await input.fill(value);
       await page.getByRole('button', { name: 'Set rate cap' }).click();
       await page.locator('#notice', { hasText: said }).waitFor({ timeout: 10_000 });
+      // Once the page is drawn again after the action, the focus is on what it said.
+      await page.waitForFunction(
+        (text) =>
+          document.activeElement?.classList.contains('message') && document.activeElement.textContent!.includes(text),
+        said,
+        { timeout: 10_000 },
+      );
     };
     await input.waitFor();
     expect(await input.inputValue(), 'no cap yet').to.equal('');
@@ -116,8 +126,6 @@ describe('operator console: a receiver page shows its rate cap and resyncs it; a
     await page.waitForFunction(() => document.activeElement?.tagName === 'H2', null, { timeout: 5000 });
 
     await set('20', 'at most 20 deliveries per second now');
-    // Once the page is drawn again after the action, the focus is on what it said.
-    await page.waitForFunction(() => document.activeElement?.classList.contains('message'), null, { timeout: 5000 });
     expect((await getReceiver(manage(), id))!.maxPerSecond).to.equal(20);
     await page.locator('#rate-cap', { hasText: 'at most 20 deliveries per second' }).waitFor();
     expect(await input.inputValue(), 'the page shows the cap it has').to.equal('20');
