@@ -48,23 +48,28 @@ export class TimeZones {
   sizeWith(used: Map<string, number[]>): number {
     let total = this.total;
     for (const [zone, years] of used) {
-      const known = this.years.get(zone);
-      if (known && years.every((y) => known.has(y))) continue;
-      total += this.render(zone, [...(known ?? []), ...years]).length - (this.sizes.get(zone) ?? 0);
+      const grown = this.grown(zone, years);
+      if (grown) total += this.render(zone, [...grown]).length - (this.sizes.get(zone) ?? 0);
     }
     return total;
   }
 
   add(used: Map<string, number[]>): void {
     for (const [zone, years] of used) {
-      const known = this.years.get(zone) ?? new Set<number>();
-      if (this.years.has(zone) && years.every((y) => known.has(y))) continue;
-      for (const y of years) known.add(y);
-      this.years.set(zone, known);
-      const size = this.render(zone, [...known]).length;
+      const grown = this.grown(zone, years);
+      if (!grown) continue;
+      this.years.set(zone, grown);
+      const size = this.render(zone, [...grown]).length;
       this.total += size - (this.sizes.get(zone) ?? 0);
       this.sizes.set(zone, size);
     }
+  }
+
+  /** The zone's years with `years` added, or null when it has them all already. */
+  private grown(zone: string, years: number[]): Set<number> | null {
+    const known = this.years.get(zone);
+    if (known && years.every((y) => known.has(y))) return null;
+    return new Set([...(known ?? []), ...years]);
   }
 
   /** Every VTIMEZONE, zones in code point order. */
