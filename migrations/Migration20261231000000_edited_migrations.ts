@@ -12,13 +12,13 @@ import { FACET_PAIR_COUNTS_SQL } from './Migration20261229000000_facet_pairs.ts'
 //   fold that a read counts from their rows); facet_pair_counts and search_plan read it.
 // - facet_pairs before 86adfb0: facet_pair_counts(facet, value, ...) of one filter value; the reads
 //   call facet_pair_counts(facet, values[], ...).
+// - last_starts before bdf68f0: a stored generated column `last_starts_at` with the two indexes on it;
+//   the reads' condition is on the expression `starts[cardinality(starts)]`, which only the indexes
+//   on that expression serve (and every write kept the column).
 // Two earlier edits, each minutes after its migration was committed, are repaired too (cheaply and
 // idempotently): scaling before 0595bd3 had no api_key.rate_limit nor rate_limit_usage, and
 // webhook_test_events before c0ad255 no index for the pruning of test events. Other edits changed
 // only comments, or objects that a later migration replaces (checked text by text, every version).
-// - last_starts before bdf68f0: a stored generated column `last_starts_at` with the two indexes on it;
-//   the reads' condition is on the expression `starts[cardinality(starts)]`, which only the indexes
-//   on that expression serve (and every write kept the column).
 export class Migration20261231000000_edited_migrations extends Migration {
   override up(): void {
     this.addSql(
