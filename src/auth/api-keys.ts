@@ -34,6 +34,9 @@ export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const looksLikeKey = (key: string): boolean => KEY_RE.test(key);
 /** Whether `text` holds something with a key's form (its prefix and 16 or more of its characters). */
 export const holdsKey = (text: string): boolean => /lods_[A-Za-z0-9_-]{16}/.test(text);
+/** `text` with everything of a key's form replaced (a key quoted back in a problem's detail or parameter names). */
+export const redactKeys = (text: string): string =>
+  text.includes('lods_') ? text.replace(/lods_[A-Za-z0-9_-]{16,}/g, '[redacted]') : text;
 
 function present(k: {
   id: string;

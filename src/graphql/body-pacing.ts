@@ -170,19 +170,32 @@ export function paceBodies(pacing: BodyPacing, maxBodyBytes: number): RequestHan
   return (req, res, next) => {
     const known = req.headers['content-length'] !== undefined && req.headers['content-encoding'] === undefined;
     if (known) return paced(req, res, next);
+    // A client gone while its key was looked up: its 'close' has passed, so a turn taken now would
+    // never end, and every later body of the key would wait for it and be refused.
+    if (res.closed) return;
     // Its charge is known once it is read: after the key's body before it (bodyTurns).
     const keyId = req.principal!.keyId;
     const arrived = performance.now();
+    // The turn may end before take() returns: its start reads the body, and a body already read (or
+    // refused) ends the turn in the same tick.
+    let ended = false;
+    let end = (): void => {};
     const timer = setTimeout(() => {
-      end();
+      leave();
       next(tooFast(pacing, keyId, 0));
     }, MAX_WAIT_MS);
-    const end = turns.take(keyId, () => {
+    const leave = () => {
+      ended = true;
+      clearTimeout(timer);
+      end();
+    };
+    turnEnds.set(req, leave);
+    res.once('close', leave);
+    end = turns.take(keyId, () => {
       clearTimeout(timer);
       paced(req, res, next, performance.now() - arrived);
     });
-    turnEnds.set(req, end);
-    res.once('close', end);
+    if (ended) end();
   };
 }
 

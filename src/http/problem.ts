@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, ClientGone, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { redactKeys } from '../auth/api-keys.ts';
 import { withoutKeys } from './request-target.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -23,10 +24,16 @@ export function problemBody(
     type: problemType(code),
     title,
     status,
-    detail,
+    // A key sent where a parameter's name or a path was expected is quoted back nowhere.
+    detail: redactKeys(detail),
     instance: withoutKeys(instance),
   };
-  if (invalidParams) problem.invalidParams = invalidParams;
+  if (invalidParams)
+    problem.invalidParams = invalidParams.map((p) => ({
+      ...p,
+      name: redactKeys(p.name),
+      reason: redactKeys(p.reason),
+    }));
   return { status, body: JSON.stringify(problem) };
 }
 
@@ -63,7 +70,7 @@ export function answerError(
 ): void {
   if (err instanceof ClientGone) return void res.destroy(); // the client went away: no one to answer
   const error = mapHttpError(err);
-  const path = instance.split('?', 1)[0];
+  const path = withoutKeys(instance.split('?', 1)[0]!);
   if (error.code === 'INTERNAL_SERVER_ERROR')
     log.error({ err: err as Error, method: req.method, path }, 'unhandled error');
   // A database error mapped to 503, or a 503 of the service's own (the long polls or the query
@@ -143,7 +150,7 @@ function mapHttpError(err: unknown): AppError {
 }
 
 export const notFoundHandler: RequestHandler = (req, res) => {
-  sendProblem(req, res, new AppError('NOT_FOUND', `No resource at ${req.path}`));
+  sendProblem(req, res, new AppError('NOT_FOUND', `No resource at ${withoutKeys(req.path)}`));
 };
 
 /** For a known path: any method not in `allowed` is 405 with Allow. */

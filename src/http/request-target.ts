@@ -27,11 +27,11 @@ export function withoutKeys(target: string): string {
   const path = q < 0 ? target : target.slice(0, q);
   const safePath = path
     .split('/')
-    .map((segment) => (holdsKey(leniently(segment)) ? REDACTED : segment))
+    .map((segment) => (holdsKeyDecoded(segment) ? REDACTED : segment))
     .join('/');
   if (q < 0) return safePath;
   const pairs = target.slice(q + 1).split('&');
-  const kept = pairs.filter((pair) => !namesKey(pair) && !holdsKey(leniently(pair)));
+  const kept = pairs.filter((pair) => !namesKey(pair) && !holdsKeyDecoded(pair));
   const rest = kept.join('&');
   return rest ? `${safePath}?${rest}` : safePath;
 }
@@ -45,6 +45,17 @@ function namesKey(pair: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether `text` holds a key as sent, or percent-encoded once or more (up to three times). */
+function holdsKeyDecoded(text: string): boolean {
+  for (let i = 0; i < 4; i++) {
+    if (holdsKey(text)) return true;
+    const decoded = leniently(text);
+    if (decoded === text) return false;
+    text = decoded;
+  }
+  return false;
 }
 
 /** `text` with every run of valid percent-escapes decoded, and the rest (a stray `%`) as it is. */

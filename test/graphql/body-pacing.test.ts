@@ -6,11 +6,15 @@
 // key is in debt.
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import pg from 'pg';
 import type { Api } from '../../src/app/service.ts';
 import { MAX_WAIT_MS, createBodyPacing } from '../../src/graphql/body-pacing.ts';
+import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
+import { openSocket } from '../support/raw-http.ts';
 import { expectProblem } from '../support/problem.ts';
 
 const KIB = 1024;
@@ -195,6 +199,36 @@ describe('GraphQL body pacing', function () {
     const answers = await Promise.all([0, 1, 2].map(() => postChunked(key, bomb, { 'content-encoding': 'gzip' })));
     expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 200, 429]);
     expect(Number(answers.find((a) => a.status === 429)!.headers['retry-after'])).to.be.at.least(1);
+  });
+
+  it('lets a key’s next chunked body through at once when one before it left while the key was looked up', async () => {
+    const key = await createTestKey(['graphql:read']);
+    // The key's look-up held in the database (a fresh key is not cached yet) while its client sends
+    // a chunked body's headers and leaves. Its turn, taken after it had gone, was never ended: every
+    // later chunked or compressed body of the key waited 10 s and got 429.
+    const locker = new pg.Client({ connectionString: testDb().url });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table api_key in access exclusive mode');
+      const socket = await openSocket(api.url);
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      );
+      await sleep(200);
+      socket.destroy();
+      await sleep(100);
+      await locker.query('commit');
+    } finally {
+      await locker.end();
+    }
+    await sleep(200);
+    const chunked = await postChunked(key, '{"query":"{ __typename }"}');
+    expect(chunked.status, chunked.text).to.equal(200);
+    expect(chunked.ms, 'it waited for no turn').to.be.below(MAX_WAIT_MS / 2);
+    const gzipped = await post(key, gzipSync('{"query":"{ __typename }"}'), { 'content-encoding': 'gzip' });
+    expect(gzipped.status, gzipped.text).to.equal(200);
   });
 
   it('paces a chunked gzip body by the bytes it is sent in', async () => {

@@ -483,7 +483,9 @@ describe('GET /v1/calendar.ics', () => {
         const problem = expectProblem(res, res.status);
         expect(problem.instance, path).not.to.match(/key=/i);
       }
-      for (const key of [catalogKey, calendarKey, bothKey, graphKey]) expect(res.text, path).not.to.contain(key);
+      // Nor its characters after the prefix, which a key percent-encoded once or twice keeps.
+      for (const key of [catalogKey, calendarKey, bothKey, graphKey])
+        expect(res.text, path).not.to.contain(key.slice(5));
       return res.status;
     };
     expect(await status(`${CALENDAR}?key=${calendarKey}`)).to.equal(200);
@@ -534,6 +536,15 @@ describe('GET /v1/calendar.ics', () => {
       [`/v1/learning-opportunities/${calendarKey}`, 401],
     ] as const)
       expect(await status(path), path).to.equal(code);
+    // ... nor quoted back in a problem's detail or parameter names, with a key that is let in.
+    const twice = calendarKey.replace('_', '%255F');
+    for (const [path, code] of [
+      [`${CALENDAR}?${calendarKey}`, 400],
+      [`/v1/learning-opportunities?${calendarKey}%zz`, 400],
+      [`/v1/learning-opportunities/${calendarKey}/sessions`, 404],
+      [`/v1/nope/${twice}?q=${twice}`, 404],
+    ] as const)
+      expect(await status(path, bothKey), path).to.equal(code);
     // A calendar:read key reads the calendar and nothing else.
     expect(await status('/v1/learning-opportunities', calendarKey)).to.equal(403);
     expect(await status('/v1/events', calendarKey)).to.equal(403);

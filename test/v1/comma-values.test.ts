@@ -2,7 +2,7 @@
 // a comma-separated list parameter: without a way to write it, no list, view or calendar could select
 // such records (the comma split the value in two). A backslash before a comma or a backslash is
 // written `\\`; any other stands for itself.
-import { createCatalogClient } from '@lods/client';
+import { createCatalogClient, sync, type SyncBatch, viewFilter } from '@lods/client';
 import { expect } from 'chai';
 import { joinValues, splitValues } from '../../src/catalog/list-parameters.ts';
 import { canonicalView, parseView } from '../../src/views/view.ts';
@@ -52,6 +52,19 @@ describe('values with commas in list parameters', () => {
     const client = createCatalogClient({ baseUrl: served.api.url, apiKey: served.key });
     const page = await client.listLearningOpportunities({ provider: ['Acme, Inc.'], limit: 100 });
     expect(page.results.map((r) => r.id)).to.deep.equal([acme]);
+  });
+
+  it('is what @lods/client walks for a view with such a value: the synced copy holds its records', async () => {
+    const client = createCatalogClient({ baseUrl: served.api.url, apiKey: served.key });
+    const copy = new Set<string>();
+    const apply = async (batch: SyncBatch) => {
+      for (const c of batch.changes) if (c.op === 'upsert') copy.add(c.id);
+    };
+    // The view's canonical text, as the service answers it, escapes the comma in the value.
+    const view = canonicalView(parseView('provider=Acme%5C%2C%20Inc.,Beta'));
+    expect(viewFilter(view)).to.deep.equal({ provider: ['Acme, Inc.', 'Beta'] });
+    await sync({ client, view, apply });
+    expect([...copy]).to.deep.equal([acme]);
   });
 
   it('splits and joins values with commas and backslashes alike', () => {

@@ -1,5 +1,6 @@
 // A typed client for the read-only /v1 REST API.
 import { type Expect, getJson, type RequestSettings, type RetryInfo } from './request.ts';
+import { listValue } from './list-values.ts';
 import type {
   EventPage,
   LearningOpportunity,
@@ -188,6 +189,3 @@ const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of lea
 const EVENT_PAGE: Expect<EventPage> = { is: isEventPage, what: 'a page of the change feed' };
 const HEAD: Expect<{ cursor: string }> = { is: isHead, what: 'the head of the change feed' };
 
-/** Several values of one list parameter: comma-separated, a comma or backslash inside a value escaped with a backslash. */
-const listValue = (values: readonly string[]): string =>
-  values.map((v) => v.replace(/[\\,]/g, (c) => `\\${c}`)).join(',');

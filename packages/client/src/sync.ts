@@ -22,6 +22,7 @@
 // upserts and removals are idempotent and arrive in the same order.
 import type { CallOptions, CatalogClient } from './catalog-client.ts';
 import { CatalogHttpError } from './errors.ts';
+import { splitListValue } from './list-values.ts';
 import type { CatalogEvent, LearningOpportunity } from './types.ts';
 import { walk, type WalkOptions, type WalkProgress } from './walk.ts';
 
@@ -91,7 +92,7 @@ export function viewFilter(view: string): NonNullable<WalkOptions['filter']> {
   const filter: Record<string, string[]> = {};
   for (const name of VIEW_PARAMETERS) {
     const value = params.get(name);
-    if (value !== null) filter[name] = value.split(',');
+    if (value !== null) filter[name] = splitListValue(value);
   }
   return filter as NonNullable<WalkOptions['filter']>;
 }
