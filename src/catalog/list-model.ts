@@ -98,7 +98,8 @@ export function canonicalLanguages(values: readonly string[]): string[] {
  * see list-sql.ts. Null when the text holds no word.
  */
 export function searchQuery(text: string): { words: string; last: string } | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu);
+  // NFKC: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are the letters the catalog's text is written in.
+  const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu);
   if (!words) return null;
   const quoted = words.map((w) => `'${w}'`);
   return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };

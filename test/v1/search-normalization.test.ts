@@ -1,0 +1,31 @@
+// A search is read in Unicode's compatibility form (NFKC): full-width letters, typed by input methods
+// for Chinese and Japanese, and ligatures such as "ﬁ" are the letters they stand for. Before, `q` in
+// full-width letters found nothing.
+import { expect } from 'chai';
+import { getJson, graphql, useTestApi } from '../support/api.ts';
+import { createRecord } from '../support/factories.ts';
+
+type Page = { results: { id: string }[]; pagination: { totalCount: number } };
+
+describe('search text in compatibility forms (full-width letters, ligatures)', () => {
+  const served = useTestApi({ restKey: ['catalog:read'], graphKey: ['graphql:read'] });
+  let id: string;
+  before(async () => {
+    id = (await createRecord(served.api.writes, { title: 'Qwzx Financial Analytics' })).id;
+  });
+
+  it('finds by full-width letters and ligatures what the plain letters find, in REST and GraphQL', async () => {
+    for (const q of ['qwzx analytics', 'ｑｗｚｘ　ａｎａｌｙｔｉｃｓ', 'qwzx ﬁnancial', 'ＱＷＺＸ']) {
+      const res = await getJson(served.api, `/v1/learning-opportunities?q=${encodeURIComponent(q)}`, served.restKey);
+      expect(res.status, q).to.equal(200);
+      expect((res.body as Page).results.map((r) => r.id), q).to.deep.equal([id]);
+      const gql = await graphql<{ learningOpportunities: Page }>(
+        served.api,
+        served.graphKey,
+        'query($q: String) { learningOpportunities(search: $q) { results { id } } }',
+        { q },
+      );
+      expect(gql.body.data?.learningOpportunities.results.map((r) => r.id), q).to.deep.equal([id]);
+    }
+  });
+});
