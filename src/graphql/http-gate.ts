@@ -39,15 +39,31 @@ function sendGraphQLError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers).json(graphQLErrorBody(error));
 }
 
-/** Whether `document` has more than `max` tokens (comments excepted); lexes at most max + 1 of them. A syntax error is Apollo's to report. */
-function hasMoreTokens(document: string, max: number): boolean {
+/** Deepest nesting of brackets, braces and parentheses read: graphql-js parses each level by recursion. */
+export const MAX_NESTING = 100;
+const OPENING = new Set<TokenKind>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<TokenKind>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * Why `document` is refused before it is parsed: more than `max` tokens (comments excepted), or
+ * nested deeper than MAX_NESTING (2,400 nested list brackets overflowed the parser's stack, answered
+ * "Maximum call stack size exceeded"); null when neither. Lexes at most max + 1 tokens. A syntax
+ * error is Apollo's to report.
+ */
+function tooComplex(document: string, max: number): string | null {
   const lexer = new Lexer(new Source(document));
   try {
-    for (let n = 0; lexer.advance().kind !== TokenKind.EOF;) if (++n > max) return true;
+    for (let n = 0, depth = 0, kind = lexer.advance().kind; kind !== TokenKind.EOF; kind = lexer.advance().kind) {
+      if (++n > max)
+        return `The query has more than ${max} tokens: send records as variables, and fewer fields per request`;
+      if (OPENING.has(kind) && ++depth > MAX_NESTING)
+        return `The query nests brackets, braces or parentheses more than ${MAX_NESTING} deep`;
+      if (CLOSING.has(kind)) depth--;
+    }
   } catch {
-    return false;
+    return null;
   }
-  return false;
+  return null;
 }
 
 // A body that is not UTF-8 is refused (400, as REST refuses such a query string), not read with
@@ -105,14 +121,9 @@ export function graphqlGate(deps: {
     });
   const limitTokens: RequestHandler = (req, res, next) => {
     const query = (req.body as { query?: unknown } | undefined)?.query;
-    if (typeof query !== 'string' || !hasMoreTokens(query, deps.maxTokens)) return next();
-    sendGraphQLError(
-      res,
-      new AppError(
-        'QUERY_TOO_COMPLEX',
-        `The query has more than ${deps.maxTokens} tokens: send records as variables, and fewer fields per request`,
-      ),
-    );
+    const refusal = typeof query === 'string' ? tooComplex(query, deps.maxTokens) : null;
+    if (refusal === null) return next();
+    sendGraphQLError(res, new AppError('QUERY_TOO_COMPLEX', refusal));
   };
   return [authorize, requireJson, paceBodies(deps.pacing, deps.maxBodyBytes), parseJson, limitTokens];
 }

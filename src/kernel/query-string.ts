@@ -4,7 +4,7 @@
 // `?city=%zz` matched nothing and answered 200 with an empty list, hiding the caller's encoding bug.
 // Refused too, whatever the parameter, is a name or value holding a NUL (`%00`): no stored text can
 // hold one (PostgreSQL text cannot), and `q=a%00b` searched for "a b" and answered 200.
-import { type ParsedUrlQuery, parse, unescape } from 'node:querystring';
+import { type ParsedUrlQuery, parse } from 'node:querystring';
 import { AppError, type InvalidParam, badInput } from './errors.ts';
 
 /** Longest parameter name quoted back in a problem (the rest of a long name says nothing more). */
@@ -22,8 +22,9 @@ export function parseQueryString(query: string): ParsedUrlQuery {
     const name = equals === -1 ? pair : pair.slice(0, equals);
     const shownName = decoded(name);
     const value = equals === -1 ? '' : decoded(pair.slice(equals + 1));
-    // A NUL in a name is shown as it was sent (%00), not as a control character.
-    const shown = (shownName ?? unescape(name)).replaceAll(NUL, '%00').slice(0, NAME_SHOWN);
+    // A NUL in a name is shown as it was sent (%00), not as a control character; a name that does not
+    // decode, as it was sent (`%ff`, not U+FFFD).
+    const shown = (shownName ?? name).replaceAll(NUL, '%00').slice(0, NAME_SHOWN);
     if (shownName === null || value === null) badEncoding.add(shown);
     else if (shownName.includes(NUL) || value.includes(NUL)) withNul.add(shown);
   }

@@ -69,6 +69,17 @@ describe('GraphQL abuse limits', function () {
     );
     expect(directives.status).to.equal(400);
     expect(directives.body.errors?.[0]?.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+    // A value nested 2,400 deep (within the tokens) overflowed the parser's stack: "Maximum call stack size exceeded".
+    const nested = (n: number) =>
+      `query { learningOpportunities(search: ${'['.repeat(n)}"x"${']'.repeat(n)}) { results { id } } }`;
+    const deep = await graphql(api, key, nested(2400));
+    expect(deep.status).to.equal(400);
+    expect(deep.body.errors?.[0]?.extensions?.code).to.equal('QUERY_TOO_COMPLEX');
+    expect(deep.body.errors?.[0]?.message).to.match(/more than 100 deep/);
+    // Within it, the document is parsed, and refused for what it says.
+    expect((await graphql(api, key, nested(90))).body.errors?.[0]?.extensions?.code).to.equal(
+      'GRAPHQL_VALIDATION_FAILED',
+    );
     // Under both limits: served.
     expect(
       (await graphql(api, key, `query { ${'... on Query @include(if: true) { __typename } '.repeat(50)}}`)).body,

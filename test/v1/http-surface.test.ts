@@ -99,6 +99,8 @@ describe('HTTP surface of /v1', () => {
       ['city=Berlin&q=%E0%A4%A', ['q']],
       ['language=%ff', ['language']],
       ['ci%zzty=Berlin&topic=%', ['ci%zzty', 'topic']],
+      // A name that is not UTF-8 is named as sent (it was U+FFFD).
+      ['%ff=1&c%C3%28=2', ['%ff', 'c%C3%28']],
     ] as const) {
       const res = await getJson(served.api, `/v1/learning-opportunities?${query}`, served.key);
       expect(expectInvalidParams(res, [...names]).detail, query).to.include('percent-encoding');
