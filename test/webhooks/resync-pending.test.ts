@@ -5,6 +5,8 @@
 import { expect } from 'chai';
 import { parseLearningOpportunityInput } from '../../src/catalog/input.ts';
 import { resyncReceiver } from '../../src/webhooks/catch-up/resync.ts';
+import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { countDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
 import { getReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
 import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
@@ -35,6 +37,45 @@ describe('a resync’s pending records and dead letters', function () {
       // An older dead letter of the same event (a disable set it aside; it was delivered since).
       await insertDeadLetter(stack.boss, { eventId, receiverId: id, attempts: 1, reason: 'receiver_disabled' });
       expect(await pending()).to.equal(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('keeps a resync’s dead letter pending, and replays it, though the receiver had that version before', async () => {
+    // The receiver lost its copy: what it got before the resync says nothing of what it holds now.
+    // Before, the lane's delivered version (from before) made the resync read done, and the replay
+    // skip the dead letter as superseded: the record was lost to the receiver for good.
+    const receiver = await startReceiver();
+    try {
+      const { id } = await stack.addReceiver(receiver.url);
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the record delivered');
+
+      receiver.reply({ status: 500 });
+      const pool = testDb().pool;
+      // Every published record of the test database (this one among them), every delivery failing.
+      const { found } = (await resyncReceiver({ pool }, id)).run;
+      await eventually(
+        async () => (await countDeadLetters(pool, id)) === found,
+        20_000,
+        'the resync’s deliveries dead',
+      );
+      const pending = async () => (await getReceiver({ pool }, id))!.resync!.pending;
+      expect(await pending(), 'the dead letters are pending').to.equal(found);
+
+      receiver.reply({ status: 200 });
+      const sent = receiver.requests.length;
+      expect(await replayDeadLetters({ pool, boss: stack.boss }, { receiverId: id })).to.deep.include({
+        replayed: found,
+      });
+      await eventually(async () => (await pending()) === 0, 10_000, 'the replay delivered');
+      const replayed = receiver.requests
+        .slice(sent)
+        .map((r) => JSON.parse(r.body.toString()) as { resource: { id: string } });
+      expect(replayed.map((b) => b.resource.id)).to.include(input.id);
     } finally {
       await receiver.close();
     }

@@ -19,7 +19,8 @@ export const RESYNC_FORGET_QUEUED_SQL = `delete from receiver_resync where recei
  * every published record. For a receiver with a view, `inView` (a condition over the record's
  * list_entry row `le`, its values bound from $3: views/view.ts viewSql over listEntryFacetsSql) keeps
  * the published records to those in it (records changed since $2 stay: leaving is their news).
- * Returns `added` (rows left by a resync cut short are kept, not counted again).
+ * Their lanes forget the version delivered before (see `forgotten`). Returns `added` (rows left by a
+ * resync cut short are kept, not counted again).
  */
 export const resyncCandidatesSql = (inView: string | null) => `
   with r as (select id, event_types from receiver where id = $1),
@@ -38,7 +39,18 @@ export const resyncCandidatesSql = (inView: string | null) => `
     insert into receiver_resync (receiver_id, resource_id)
     select $1, resource_id from records order by resource_id
     on conflict (receiver_id, resource_id) do nothing
-    returning 1)
+    returning 1),
+  -- The receiver lost its copy: what its lanes delivered before says nothing of what it holds now.
+  -- Kept, that version made a dead letter of the resync's own delivery read as delivered (the
+  -- resync done, the replay skipping it as superseded, the catch-up passing it over). Locked in
+  -- key order, as every writer of lanes locks them.
+  forgotten as (
+    select l.receiver_id, l.resource_id from delivery_lane l
+     where l.receiver_id = $1 and l.delivered_version > 0 and l.resource_id in (select resource_id from records)
+     order by l.resource_id for update of l),
+  reset as (
+    update delivery_lane l set delivered_version = 0
+      from forgotten f where l.receiver_id = f.receiver_id and l.resource_id = f.resource_id)
   select count(*)::int as added from added`;
 
 /** $1 receiver id, $2 since or null: the resync starts now. */
