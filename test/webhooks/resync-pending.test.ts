@@ -8,6 +8,7 @@ import { resyncReceiver } from '../../src/webhooks/catch-up/resync.ts';
 import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { countDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
 import { getReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
+import { enableReceiver } from '../../src/webhooks/receivers/receiver-switch.ts';
 import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver } from '../support/receiver.ts';
@@ -76,6 +77,36 @@ describe('a resync’s pending records and dead letters', function () {
         .slice(sent)
         .map((r) => JSON.parse(r.body.toString()) as { resource: { id: string } });
       expect(replayed.map((b) => b.resource.id)).to.include(input.id);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends a resync’s dead letters in the catch-up of the next enable (a 410 disabled the receiver)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const pool = testDb().pool;
+      const { id } = await stack.addReceiver(receiver.url);
+      const input = buildLearningOpportunityInput();
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await stack.api.writes.publish(input.id);
+      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the record delivered');
+
+      receiver.reply({ status: 410 });
+      const { found } = (await resyncReceiver({ pool }, id)).run;
+      await eventually(async () => !(await getReceiver({ pool }, id))!.enabled, 10_000, 'disabled by the 410');
+      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the deliveries set aside');
+      const pending = async () => (await getReceiver({ pool }, id))!.resync!.pending;
+      expect(await pending()).to.equal(found);
+
+      receiver.reply({ status: 200 });
+      const sent = receiver.requests.length;
+      await enableReceiver({ pool }, id);
+      await eventually(async () => (await pending()) === 0, 20_000, 'the catch-up delivered');
+      const caughtUp = receiver.requests
+        .slice(sent)
+        .map((r) => JSON.parse(r.body.toString()) as { resource: { id: string } });
+      expect(caughtUp.map((b) => b.resource.id)).to.include(input.id);
     } finally {
       await receiver.close();
     }
