@@ -25,7 +25,7 @@ import { type ChangeFeed, startChangeFeed } from '../feed/change-feed.ts';
 import { createKeyCache, type KeyCache } from '../auth/key-cache.ts';
 import { createListenConnection } from '../db/listen-connection.ts';
 import { readsWithin } from '../db/deadline-reads.ts';
-import { connectionsPerKey } from '../db/key-connections.ts';
+import { admittedBy, connectionsPerKey } from '../db/key-connections.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { openQueryPool } from '../db/query-pool.ts';
 import { createQueryGate } from '../kernel/query-gate.ts';
@@ -113,6 +113,8 @@ export async function startApi(
     maxWaiters: config.feed.maxWaiters,
     maxWaitersPerKey: config.feed.maxWaitersPerKey,
     pageMaxBytes: config.http.pageMaxBytes,
+    // A view's page (its filter's cost chosen by the consumer) takes a slot of the query class, on the main pool.
+    viewReads: admittedBy(queryClass.gate),
   });
   const keys = createKeyCache({ primary: primaryReads, fallback: readPool }, config.keyCache);
   const graphql = await startGraphQL({ config, db, logger, server, catalog, feed, receivers });

@@ -99,7 +99,10 @@ export function canonicalLanguages(values: readonly string[]): string[] {
  */
 export function searchQuery(text: string): { words: string; last: string } | null {
   // NFKC: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are the letters the catalog's text is written in.
-  const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu);
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu);
   if (!words) return null;
   const quoted = words.map((w) => `'${w}'`);
   return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };

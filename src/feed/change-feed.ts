@@ -27,7 +27,10 @@ export function startChangeFeed(deps: {
   maxWaiters: number;
   maxWaitersPerKey: number;
   pageMaxBytes?: number;
+  /** The reads of a view's pages (by default `pool` and `readPool`): the API admits them as the query class. */
+  viewReads?: (reads: Queryable) => Queryable;
 }): ChangeFeed {
+  const viewReads = deps.viewReads ?? ((reads: Queryable) => reads);
   const reads = createFeedReads(deps.readPool, deps.pool, deps.pageMaxBytes);
   const waiters = createFeedWaiters({
     maxWaiters: deps.maxWaiters,
@@ -36,7 +39,7 @@ export function startChangeFeed(deps: {
   });
   return {
     reads,
-    views: createViewPages(deps.readPool, deps.pool, deps.pageMaxBytes),
+    views: createViewPages(viewReads(deps.readPool), viewReads(deps.pool), deps.pageMaxBytes),
     waiters,
     subscriber: {
       channel: FEED_CHANNEL,
