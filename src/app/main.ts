@@ -1,6 +1,7 @@
 // read config -> open database -> start pg-boss -> start the API and/or the delivery worker (ROLE, or
 // `--role api|worker|all`) -> shut down in order: HTTP, worker, pg-boss, database.
-import { unwatchFile, watchFile } from 'node:fs';
+import { constants, unwatchFile, watchFile } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import type { PgBoss } from 'pg-boss';
 import { announce } from './banner.ts';
 import { type Config, loadConfig, ConfigError } from '../kernel/config.ts';
@@ -60,6 +61,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel, pretty: !config.production && process.stdout.isTTY });
 
+  // The embedded PostgreSQL's DATA_DIR, a file or out of reach, is a bad setting (it was a stack trace).
+  if (!config.databaseUrl) await requireDataDir(config.dataDir);
   // A second `npm start` on a busy PORT fails here, before a database, queue or worker starts.
   if (role !== 'worker') await checkPortFree(config);
 
@@ -165,6 +168,19 @@ async function startParts(parts: Parts, db: Database, config: Config, role: Conf
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
   }));
   announce({ api, config, demoKey, logger });
+}
+
+/** DATA_DIR as a directory this process can write in, or a ConfigError naming it. */
+async function requireDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+    await access(dataDir, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new ConfigError([
+      `DATA_DIR: ${dataDir} cannot be used as a directory (${code}): set it to one this user can write in`,
+    ]);
+  }
 }
 
 main().catch((error: unknown) => {

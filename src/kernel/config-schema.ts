@@ -43,7 +43,8 @@ export const settingsSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).optional(),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
-  NODE_ENV: z.string().default('development'),
+  // A word out of these (`prod`, `Production`) ran in development mode: no key required, the demo key made.
+  NODE_ENV: oneOf(['production', 'development', 'test']).default('development'),
   ROLE: oneOf(['all', 'api', 'worker']).default('all'),
   DB_POOL_MAX: int(1, 200).default(10),
   DB_MAX_CONNECTIONS_PER_KEY: int(1, 200).optional(), // default: half of DB_POOL_MAX, at least 1

@@ -42,6 +42,10 @@ describe('refusals of invalid settings', () => {
       'ROLE: must be one of all, api, worker, got "workers"',
       'WEBHOOK_ALLOW_PRIVATE_TARGETS: must be one of true, false, 1, 0, got "yes"',
     ]);
+    // A misspelt production ran as development (no encryption key required, a demo key made).
+    expect(problemsOf({ NODE_ENV: 'prod' })).to.deep.equal([
+      'NODE_ENV: must be one of production, development, test, got "prod"',
+    ]);
   });
 
   it('says what a database URL must be, without repeating it (it may hold a password)', () => {

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
@@ -175,6 +175,25 @@ describe('starting and stopping the service', function () {
       );
       expect(run.stderr).not.to.match(/^\s+at /m);
     }
+  });
+
+  it('refuses a DATA_DIR that cannot be a directory as a setting: one line naming DATA_DIR, exit 78', async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'lods-data-file-')), 'a-file');
+    await writeFile(file, 'not a directory');
+    for (const dataDir of [file, join(file, 'below')]) {
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '3999' };
+      delete env.DATABASE_URL;
+      const run = spawnSync(process.execPath, ['src/app/main.ts'], {
+        cwd: REPO,
+        env,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(run.status, run.stderr).to.equal(78);
+      expect(run.stderr).to.match(new RegExp(`^Invalid configuration:\n  - DATA_DIR: ${dataDir} cannot be used`));
+      expect(run.stderr).not.to.match(/^\s+at /m);
+    }
+    await rm(dirname(file), { recursive: true, force: true });
   });
 
   it('takes --role alone: --help prints the usage and exits 0, any other argument is refused before anything starts', () => {
