@@ -29,7 +29,8 @@ export type ReadPool = Queryable & {
   close: () => Promise<void>;
 };
 
-type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null };
+/** `checked`: a verdict was reached (the first check says it whatever it is: a replica never usable was silent). */
+type Replica = { url: string; pool: Pool; healthy: boolean; lagMs: number | null; checked: boolean };
 
 const CHECK_SQL = `select pg_is_in_recovery() as replica, pg_last_wal_replay_lsn() >= $1::pg_lsn as caught_up,
                           coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000, 0)::float8 as lag_ms`;
@@ -58,7 +59,7 @@ function openReplica(url: string, deps: Deps): Replica {
     ...statementTimeouts(deps.statementTimeoutMs),
   });
   survivePoolErrors(pool); // a broken connection: the next check notices
-  return { url, pool, healthy: false, lagMs: null };
+  return { url, pool, healthy: false, lagMs: null, checked: false };
 }
 
 /** Measures every replica against the primary's current WAL position; a change of verdict is logged. */
@@ -82,14 +83,24 @@ async function checkReplica(r: Replica, primaryLsn: string, deps: Deps): Promise
     });
     r.lagMs = s!.caught_up ? 0 : s!.lag_ms;
     const healthy = s!.replica && r.lagMs <= deps.maxLagMs;
-    if (healthy !== r.healthy)
+    if (!s!.replica && (r.healthy || !r.checked))
+      deps.logger?.warn(
+        { replica: redact(r.url) },
+        'read replica is not a standby (not in recovery): reads go to the primary',
+      );
+    else if (healthy !== r.healthy || !r.checked)
       deps.logger?.warn({ replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) }, 'read replica health changed');
     r.healthy = healthy;
-  } catch {
-    if (r.healthy) deps.logger?.warn({ replica: redact(r.url), healthy: false }, 'read replica health changed');
+  } catch (error) {
+    if (r.healthy || !r.checked)
+      deps.logger?.warn(
+        { replica: redact(r.url), healthy: false, err: (error as Error).message },
+        'read replica unreachable: reads go to the primary',
+      );
     r.healthy = false;
     r.lagMs = null;
   }
+  r.checked = true;
 }
 
 export function createReadPool(deps: Deps): ReadPool {
