@@ -17,6 +17,9 @@ const REQUEST_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_SUPPORTED',
 ]);
 
+/** The message of PERSISTED_QUERY_NOT_SUPPORTED (Apollo's is "PersistedQueryNotSupported"). */
+export const PERSISTED_QUERIES_REFUSED = 'Persisted queries are not kept here: send the whole document in `query`';
+
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
@@ -30,7 +33,10 @@ export function formatGraphQLError(logger: Logger) {
       (REQUEST_ERROR_CODES.has(code) || code in ERROR_CODES)
     ) {
       return {
-        message: withoutVariableValue(formatted.message, original),
+        message:
+          code === 'PERSISTED_QUERY_NOT_SUPPORTED'
+            ? PERSISTED_QUERIES_REFUSED
+            : withoutVariableValue(formatted.message, original),
         locations: formatted.locations,
         path: formatted.path,
         extensions: { code },

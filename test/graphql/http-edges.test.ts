@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { getIntrospectionQuery } from 'graphql';
 import type { Api } from '../../src/app/service.ts';
+import { PERSISTED_QUERIES_REFUSED } from '../../src/graphql/errors.ts';
 import { getJson, startTestApi, useTestApi } from '../support/api.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { UPSERT } from '../support/graphql-documents.ts';
@@ -224,6 +225,9 @@ describe('/graphql edges', () => {
       const answer = await post(served.reader, JSON.stringify(body));
       expect(code(answer), JSON.stringify(body)).to.equal('PERSISTED_QUERY_NOT_SUPPORTED');
       expect(answer.body.data).to.equal(undefined);
+      // Apollo's status for it (a persisted-query client falls back on it), and a sentence (it was "PersistedQueryNotSupported").
+      expect(answer.status).to.equal(200);
+      expect(answer.body.errors?.[0]?.message).to.equal(PERSISTED_QUERIES_REFUSED);
     }
   });
 
