@@ -82,7 +82,7 @@ async function besideCalendars(): Promise<void> {
     await seedCatalog(db.pool, { count, seed: 2026 });
     await db.pool.query('vacuum analyze');
     const api = await startApi(
-      { ...loadConfig({}), port: 0, host: '127.0.0.1' },
+      { ...loadConfig({ RESPONSE_BYTES_PER_SECOND: '0' }), port: 0, host: '127.0.0.1' },
       db,
       createLogger({ level: 'silent' }),
     );

@@ -92,7 +92,11 @@ async function main(): Promise<void> {
     });
     await db.pool.query('vacuum analyze');
     log(`seeded ${RECORDS} records in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
-    api = await startApi({ ...loadConfig({}), port: 0, host: '127.0.0.1' }, db, createLogger({ level: 'silent' }));
+    api = await startApi(
+      { ...loadConfig({ RESPONSE_BYTES_PER_SECOND: '0' }), port: 0, host: '127.0.0.1' },
+      db,
+      createLogger({ level: 'silent' }),
+    );
     const key = (await createApiKey(db.orm.em.fork(), { name: 'bench', scopes: ['catalog:read'] })).key;
     const ids = (
       await db.pool.query<{ id: string }>(

@@ -14,6 +14,7 @@ import { metricsRoutes } from '../http/metrics-route.ts';
 import { problemPageRoutes } from '../http/problem-pages.ts';
 import { methodNotAllowed, notFoundHandler, problemErrorHandler } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
+import type { ResponsePacing } from '../http/response-pacing.ts';
 import { requestContext } from '../http/request-context.ts';
 import type { Logger } from '../kernel/logger.ts';
 
@@ -29,6 +30,8 @@ export type AppDeps = {
   graphqlMaxTokens: number;
   /** The per-key pace of GraphQL request bodies (graphql/body-pacing.ts). */
   graphqlBodyPace: { bytesPerSecond: number; burstBytes: number };
+  /** The pace of the bytes answered per key, shared with /v1 (http/response-pacing.ts). */
+  responsePace?: ResponsePacing | null;
   readinessTimeoutMs: number;
 };
 
@@ -57,6 +60,7 @@ export function createApp(deps: AppDeps): Express {
       maxBodyBytes: deps.graphqlMaxBodyBytes,
       maxTokens: deps.graphqlMaxTokens,
       pacing: createBodyPacing(deps.graphqlBodyPace),
+      responsePace: deps.responsePace,
     }),
     deps.graphql,
   );

@@ -29,6 +29,7 @@ import { admittedBy, connectionsPerKey } from '../db/key-connections.ts';
 import type { Queryable } from '../db/queryable.ts';
 import { openQueryPool } from '../db/query-pool.ts';
 import { createQueryGate } from '../kernel/query-gate.ts';
+import { createResponsePacing } from '../http/response-pacing.ts';
 import { closedSignal } from '../http/closed-signal.ts';
 import { buildSchema, createGraphQLMiddleware } from '../graphql/server.ts';
 import type { Logger } from '../kernel/logger.ts';
@@ -103,7 +104,14 @@ export async function startApi(
   });
   const queryClass: QueryClass = {
     gate: createQueryGate(config.query),
-    reads: (signal) => readsWithin(queryPool, readTimeoutMs, signal),
+    // A caller's own deadline (a GraphQL request's, shared by its reads) shortens the service's, never lengthens it.
+    reads: (signal, ms) =>
+      readsWithin(
+        queryPool,
+        ms === undefined ? readTimeoutMs : readTimeoutMs > 0 ? Math.min(ms, readTimeoutMs) : ms,
+        signal,
+        readTimeoutMs,
+      ),
   };
   const catalog = createCatalog({ orm: db.orm, readPool }, fanOut, versions, config.http.pageMaxBytes, queryClass);
   const server = createHttpServer(config.http, logger);
@@ -153,7 +161,7 @@ export async function startApi(
 }
 
 type Parts = {
-  config: Pick<Config, 'http' | 'graphql'>;
+  config: Pick<Config, 'http' | 'graphql' | 'db'>;
   db: Database;
   logger: Logger;
   catalog: ReturnType<typeof createCatalog>;
@@ -163,6 +171,7 @@ type Parts = {
 /** Apollo over every team's resolvers (receiver management only when main.ts hands its dependencies in). */
 async function startGraphQL(parts: Parts & { server: Server; receivers: ReceiverManagement | null }) {
   const { db, receivers } = parts;
+  const readTimeoutMs = parts.config.db.readTimeoutMs;
   const schema = buildSchema([
     catalogResolvers(parts.catalog),
     webhookResolvers({ pool: db.pool }),
@@ -177,6 +186,8 @@ async function startGraphQL(parts: Parts & { server: Server; receivers: Receiver
     newContext: (principal, res) => ({
       principal,
       signal: closedSignal(res),
+      // The request's reads end within one DB_READ_TIMEOUT_MS together, not one each.
+      ...(readTimeoutMs > 0 ? { deadline: performance.now() + readTimeoutMs } : {}),
       eventAttempts: createEventAttemptsLoader(db.pool),
     }),
     limits: parts.config.graphql,
@@ -194,6 +205,8 @@ function requestHandler(
   },
 ) {
   const { config, db, logger, keys, limiter } = parts;
+  // One per process: /v1 and GraphQL answers count against each key's one pace.
+  const responsePace = createResponsePacing(config.http.responsePace);
   const app = createApp({
     pool: db.pool,
     keys,
@@ -203,11 +216,13 @@ function requestHandler(
     graphqlMaxBodyBytes: config.http.graphqlMaxBodyBytes,
     graphqlMaxTokens: config.graphql.maxTokens,
     graphqlBodyPace: config.graphql.bodyPace,
+    responsePace,
     readinessTimeoutMs: config.http.readinessTimeoutMs,
   });
   const v1 = v1Dispatcher({
     keys,
     limiter,
+    responsePace,
     reads: parts.catalog.reads,
     lists: parts.catalog.lists,
     feed: parts.feed,

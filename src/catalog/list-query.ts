@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/read-replicas.ts';
 import type { BoundedReads } from '../db/deadline-reads.ts';
 import type { QueryGate } from '../kernel/query-gate.ts';
+import { AppError } from '../kernel/errors.ts';
 import type { FacetCounts, ListFacet, ListPage, ListQuery } from './list-model.ts';
 import { listStatement } from './list-sql.ts';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget, type Visibility } from './read-model.ts';
@@ -29,13 +30,16 @@ export type ListReads = ReturnType<typeof createListReads>;
  * reads on the query class's own connections, cancelled in PostgreSQL at their deadline or when
  * `signal` aborts (db/deadline-reads.ts).
  */
-export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal) => BoundedReads };
+/** `reads(signal, ms)`: reads cancelled at `ms` (at most the service's DB_READ_TIMEOUT_MS; omitted: that) or when `signal` aborts. */
+export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal, ms?: number) => BoundedReads };
 /**
  * Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away.
  * `holdUntil`: the slot is also kept until it settles (the calendar keeps it through its rendering,
- * so that the query class's limits bound the renders too: http/v1/calendar.ts).
+ * so that the query class's limits bound the renders too: http/v1/calendar.ts). `deadline`: the
+ * instant (performance.now()) by which the caller's reads must end, shared by all of them (a GraphQL
+ * request's aliases: each had a deadline of its own, and ten of them held a slot for ten deadlines).
  */
-export type ListCaller = { keyId: string; signal?: AbortSignal; holdUntil?: Promise<void> };
+export type ListCaller = { keyId: string; signal?: AbortSignal; holdUntil?: Promise<void>; deadline?: number };
 
 /** What a filtered page keeps of its byte budget for the facets (at most 5 x 20 values). */
 const FACETS_RESERVE_BYTES = 63 * 1024;
@@ -60,7 +64,9 @@ export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_
       const statement = listStatement(query, limit, offset, visibility, bounded ? budget : null);
       let rows: ListRow[];
       if ('gate' in on) {
-        const reads = on.reads(caller.signal);
+        const left = caller.deadline === undefined ? undefined : Math.floor(caller.deadline - performance.now());
+        if (left !== undefined && left <= 0) throw requestDeadlinePassed();
+        const reads = on.reads(caller.signal, left);
         const { holdUntil } = caller;
         const ended = holdUntil ? () => Promise.all([reads.ended(), holdUntil]).then(() => {}) : reads.ended;
         ({ rows } = await on.gate.run(caller.keyId, () => reads.query<ListRow>(statement), caller.signal, ended));
@@ -79,6 +85,15 @@ export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_
     },
   };
 }
+
+const requestDeadlinePassed = (): AppError =>
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The request’s reads did not finish within DB_READ_TIMEOUT_MS; try again shortly',
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
 
 /** The list response body: the page's bytes as stored (or projected), then pagination, then facets. */
 export function renderListPage(page: ListPage): string {

@@ -49,9 +49,10 @@ export type BoundedReads = Queryable & { ended(): Promise<void> };
  * A Queryable whose every statement is cancelled in PostgreSQL `ms` after it was asked for (the wait
  * for a connection included) or when `signal` aborts. `ms` 0: no deadline of ours. A caller answered
  * at the deadline or on a disconnect learns it at once; `ended()` says when the cancelled statement
- * has really stopped (what the query class's slot waits for: kernel/query-gate.ts).
+ * has really stopped (what the query class's slot waits for: kernel/query-gate.ts). `shownMs`: the
+ * deadline the refusal names (a GraphQL request's reads share one, and each has what is left of it).
  */
-export function readsWithin(source: ConnectionSource, ms: number, signal?: AbortSignal): BoundedReads {
+export function readsWithin(source: ConnectionSource, ms: number, signal?: AbortSignal, shownMs = ms): BoundedReads {
   const running = new Set<Promise<void>>();
   return {
     query: <R extends QueryResultRow>(config: QueryConfig) => {
@@ -59,7 +60,7 @@ export function readsWithin(source: ConnectionSource, ms: number, signal?: Abort
       const end = new Promise<void>((resolve) => (ended = resolve));
       running.add(end);
       void end.then(() => running.delete(end));
-      return boundedRead<R>(source, config, ms, signal, ended);
+      return boundedRead<R>(source, config, { ms, shownMs }, signal, ended);
     },
     ended: async () => {
       await Promise.all(running);
@@ -70,7 +71,7 @@ export function readsWithin(source: ConnectionSource, ms: number, signal?: Abort
 function boundedRead<R extends QueryResultRow>(
   source: ConnectionSource,
   config: QueryConfig,
-  ms: number,
+  { ms, shownMs }: { ms: number; shownMs: number },
   signal: AbortSignal | undefined,
   ended: () => void,
 ): Promise<QueryResult<R>> {
@@ -103,7 +104,7 @@ function boundedRead<R extends QueryResultRow>(
       finish(error);
     };
     const onAbort = () => giveUp('disconnect', gone(signal!));
-    const timer = ms > 0 ? setTimeout(() => giveUp('deadline', readDeadlineExceeded(ms)), ms) : undefined;
+    const timer = ms > 0 ? setTimeout(() => giveUp('deadline', readDeadlineExceeded(shownMs)), ms) : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
 
     const run = (connected: PoolClient, retried: boolean) => {
@@ -127,7 +128,7 @@ function boundedRead<R extends QueryResultRow>(
           const again = retried ? null : (source.reconnect?.(connected, error) ?? null);
           // The server's statement_timeout (the query pool's, equal to the deadline) may come first.
           if (!again && isStatementCancelled(error)) {
-            finish(ms > 0 ? readDeadlineExceeded(ms) : error);
+            finish(ms > 0 ? readDeadlineExceeded(shownMs) : error);
             return handBackWhenIdle(connected, ended);
           }
           release(connected, error);

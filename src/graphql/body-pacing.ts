@@ -66,11 +66,11 @@ export function createBodyPacing(options: { bytesPerSecond: number; burstBytes: 
       paidUntil.set(keyId, until);
       return wait;
     },
-    /** Charges `bytes` just read (a chunk of a body without Content-Length): how long the key's reading must now pause, 0 while within the burst. */
+    /** Charges `bytes` just read (a chunk of a body without Content-Length; negative: gives back part of a reservation, never below now): how long the key's reading must now pause, 0 while within the burst. */
     charge(keyId: string, bytes: number): number {
       const t = now();
       if (paidUntil.size > 10_000) forget();
-      const until = paidWith(keyId, bytes, t);
+      const until = Math.max(t, paidWith(keyId, bytes, t));
       paidUntil.set(keyId, until);
       return Math.max(0, until - t - burstMs);
     },

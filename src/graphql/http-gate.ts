@@ -17,10 +17,11 @@ import { GRAPHQL_SCOPES, type Principal } from '../auth/api-keys.ts';
 import { authenticate, requireAnyScope } from '../auth/bearer.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { runAsKey } from '../db/key-connections.ts';
-import { AppError, toAppError } from '../kernel/errors.ts';
+import { AppError, ClientGone, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 import { type BodyPacing, chargeDecoded, endBodyTurn, paceBodies } from './body-pacing.ts';
+import type { ResponsePacing } from '../http/response-pacing.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -80,6 +81,8 @@ export function graphqlGate(deps: {
   maxBodyBytes: number;
   maxTokens: number;
   pacing: BodyPacing;
+  /** The pace of the bytes answered per key, shared with /v1 (http/response-pacing.ts). */
+  responsePace?: ResponsePacing | null;
 }): RequestHandler[] {
   const authorize: RequestHandler = async (req, res, next) => {
     try {
@@ -87,7 +90,9 @@ export function graphqlGate(deps: {
       requireAnyScope(principal, GRAPHQL_SCOPES);
       req.principal = principal;
       deps.limiter?.admit(principal, res);
+      await deps.responsePace?.serve(principal.keyId, req, res);
     } catch (error) {
+      if (error instanceof ClientGone) return void res.destroy(); // gone while its key's answers were paced
       // 401, 403, and 503 while the database is unreachable; anything else is a bug, logged here.
       const appError = toAppError(error);
       if (appError.code === 'RATE_LIMITED') return writeProblem(res, req.originalUrl, appError);

@@ -22,6 +22,8 @@ export type GraphQLContext = {
   storedPages?: StoredPages;
   /** The request's last search, filter or facet read (inTurn). */
   queryTurn?: Promise<unknown>;
+  /** The instant (performance.now()) by which the request's search, filter and facet reads must end. */
+  deadline?: number;
 };
 type Args = Record<string, unknown>;
 
@@ -68,7 +70,11 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
                 limit,
                 offset,
                 'internal',
-                { keyId: ctx.principal.keyId, signal: ctx.signal },
+                {
+                  keyId: ctx.principal.keyId,
+                  ...(ctx.signal ? { signal: ctx.signal } : {}),
+                  ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
+                },
                 false,
               ),
             );

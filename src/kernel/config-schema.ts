@@ -94,6 +94,9 @@ export const settingsSchema = z.object({
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
   GRAPHQL_BODY_BYTES_PER_SECOND: int(1024, 2 ** 31 - 1).default(1024 * 1024),
   GRAPHQL_BODY_BURST_BYTES: int(1024, 2 ** 31 - 1).default(16 * 1024 * 1024),
+  // The bytes answered per key (/v1 and GraphQL): http/response-pacing.ts; 0 = off.
+  RESPONSE_BYTES_PER_SECOND: int(0, 2 ** 31 - 1).default(8 * 1024 * 1024),
+  RESPONSE_BURST_BYTES: int(1024, 2 ** 31 - 1).default(16 * 1024 * 1024),
   // Browsers' cross-origin reads of /v1 (http/v1/cors.ts): exact origins, comma-separated; unset = off.
   CORS_ORIGINS: z
     .string()

@@ -146,6 +146,8 @@ function apiSections(e: Settings) {
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
       /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
       pageMaxBytes: e.PAGE_MAX_BYTES,
+      /** The bytes answered per key and process (/v1 and GraphQL), after a burst; bytesPerSecond 0 = off. */
+      responsePace: { bytesPerSecond: e.RESPONSE_BYTES_PER_SECOND, burstBytes: e.RESPONSE_BURST_BYTES },
       /** Origins whose browsers may read /v1 (CORS); empty: CORS off. */
       corsOrigins: Object.freeze(e.CORS_ORIGINS ?? []),
     }),

@@ -87,6 +87,11 @@ export const queryGateRefused = new Counter({
   labelNames: ['limit'] as const,
   registers: [registry],
 });
+export const responsePaceRefused = new Counter({
+  name: 'lods_response_pace_refused_total',
+  help: 'Requests refused with 429 because their key was answered more bytes than RESPONSE_BYTES_PER_SECOND allows (its debt past the burst over 10 s)',
+  registers: [registry],
+});
 export const calendarRenders = new Counter({
   name: 'lods_calendar_renders_total',
   help: 'calendars (GET /v1/calendar.ics) answered with a body, by whether it was rendered now or kept from an earlier request (cached)',

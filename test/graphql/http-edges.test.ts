@@ -199,7 +199,9 @@ describe('/graphql edges', () => {
     try {
       production = await startTestApi();
     } finally {
-      process.env.NODE_ENV = previous;
+      // Assigned undefined, process.env holds the text "undefined" (and every child process after it).
+      if (previous === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = previous;
     }
     try {
       const res = await fetch(`${production.url}/graphql`, {

@@ -157,6 +157,26 @@ describe('query class: admission per key and process, deadlines that hold in Pos
     }
   });
 
+  it('gives the reads of one GraphQL request one deadline together, not one each', async () => {
+    // Seen from outside: ten aliases of a search, each cancelled at its own deadline, held a slot
+    // for ten deadlines (5.5 s at DB_READ_TIMEOUT_MS=500) before the request's 503.
+    const key = await createTestKey(['graphql:read']);
+    const page = (format: string) =>
+      `learningOpportunities(filter: { format: [${format}] }) { pagination { totalCount } }`;
+    await lock();
+    try {
+      const started = performance.now();
+      const res = await graphql(api, key, `{ a: ${page('ONLINE')} b: ${page('IN_PERSON')} c: ${page('HYBRID')} }`);
+      const took = performance.now() - started;
+      expect(res.status).to.equal(503);
+      expect(res.body.errors?.[0]?.extensions?.code).to.equal('SERVICE_UNAVAILABLE');
+      expect(took, 'three aliases, one deadline').to.be.within(READ_TIMEOUT_MS - 50, 2 * READ_TIMEOUT_MS - 500);
+      await until(async () => (await running()) === 0, 2000);
+    } finally {
+      await unlock();
+    }
+  });
+
   it("answers every alias of a filtered list in one GraphQL document, however few the key's slots", async () => {
     // The key has one slot: each alias waited for the slot an earlier alias of the same request
     // held, was refused after QUEUE_WAIT_MS, and took the whole answer with it.

@@ -18,14 +18,20 @@ describe('search text in compatibility forms (full-width letters, ligatures)', (
     for (const q of ['qwzx analytics', 'ｑｗｚｘ　ａｎａｌｙｔｉｃｓ', 'qwzx ﬁnancial', 'ＱＷＺＸ']) {
       const res = await getJson(served.api, `/v1/learning-opportunities?q=${encodeURIComponent(q)}`, served.restKey);
       expect(res.status, q).to.equal(200);
-      expect((res.body as Page).results.map((r) => r.id), q).to.deep.equal([id]);
+      expect(
+        (res.body as Page).results.map((r) => r.id),
+        q,
+      ).to.deep.equal([id]);
       const gql = await graphql<{ learningOpportunities: Page }>(
         served.api,
         served.graphKey,
         'query($q: String) { learningOpportunities(search: $q) { results { id } } }',
         { q },
       );
-      expect(gql.body.data?.learningOpportunities.results.map((r) => r.id), q).to.deep.equal([id]);
+      expect(
+        gql.body.data?.learningOpportunities.results.map((r) => r.id),
+        q,
+      ).to.deep.equal([id]);
     }
   });
 });

@@ -2,7 +2,7 @@
 // takes a key, before the endpoint looks at its input: the key from the process's key cache
 // (auth/key-cache.ts: no round trip of its own once seen) holding the route's scope (401/403), then
 // the key's rate limit (429; every answer carries the RateLimit headers), with the process's one
-// limiter, shared with GraphQL's gate. The other edges of /v1 admission: CORS (cors.ts, first in
+// limiter, shared with GraphQL's gate, then the pace of the bytes answered to the key (429 past it). The other edges of /v1 admission: CORS (cors.ts, first in
 // the dispatcher) and 100-continue (http/expect-continue.ts, which asks routes.ts for the scopes).
 // A route that takes its key in the URL as well (routes.ts `queryKey`: the calendar) is handed its
 // query string: a `key` parameter there is the key, and must hold that route's own scope.
@@ -11,9 +11,10 @@ import type { Principal, Scope } from '../../auth/api-keys.ts';
 import { authenticate, authenticateQueryKey, QUERY_KEY_PARAMETER } from '../../auth/bearer.ts';
 import type { KeyCache } from '../../auth/key-cache.ts';
 import type { RateLimiter } from '../rate-limit.ts';
+import type { ResponsePacing } from '../response-pacing.ts';
 
-/** What admission needs: the key cache and the per-key limiter (null: limits off). */
-export type Admission = { keys: KeyCache; limiter: RateLimiter | null };
+/** What admission needs: the key cache, the per-key limiter (null: limits off) and the pace of answered bytes (http/response-pacing.ts). */
+export type Admission = { keys: KeyCache; limiter: RateLimiter | null; responsePace?: ResponsePacing | null };
 
 /** The key a route takes in its URL: the request's query string, and the scope such a key must hold. */
 export type QueryKey = { query: string; scope: Scope };
@@ -36,6 +37,7 @@ export async function admit(
     ? await authenticateQueryKey(inUrl, req.headersDistinct.authorization, queryKey!.scope, deps.keys)
     : await authenticate(req.headersDistinct.authorization, scope, deps.keys, queryKey?.scope ?? null);
   deps.limiter?.admit(principal, res);
+  await deps.responsePace?.serve(principal.keyId, req, res);
   return principal;
 }
 
