@@ -31,15 +31,23 @@ export function registerRotateSecret(receivers: Command, config: Config): void {
     .option('--json', 'print JSON only')
     .action(async (id: string, opts: SecretOptions & { graceHours?: number; json?: boolean }) => {
       const secret = await readSecretOption(opts, false);
-      const changed = await withDatabase(config, async (db) => {
+      const { before, changed } = await withDatabase(config, async (db) => {
         const deps = await receiverDeps(config, db);
         // Said before anything changes, in the words of the command line.
-        checkRotation(await getReceiver(deps, parseId(id)), secret, opts.graceHours);
-        return await rotateReceiverSecret(deps, parseId(id), { secret, graceHours: opts.graceHours });
+        const before = await getReceiver(deps, parseId(id));
+        checkRotation(before, secret, opts.graceHours);
+        return {
+          before,
+          changed: await rotateReceiverSecret(deps, parseId(id), { secret, graceHours: opts.graceHours }),
+        };
       });
+      // What stops signing now: the secret before the old one, whose grace a second rotation ends.
+      const ended = before?.previousSecretExpiresAt ? '; the secret before the old one stopped signing now' : '';
       const grace = changed.previousSecretExpiresAt
-        ? `; the old secret signs too until ${changed.previousSecretExpiresAt}`
-        : '';
+        ? `; the old secret signs too until ${changed.previousSecretExpiresAt}${ended}`
+        : before?.hasSecret && changed.signatureScheme === 'standard-webhooks'
+          ? '; the old secret stopped signing now (no grace)'
+          : '';
       output(opts.json, receiverJson(changed), () =>
         shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed),
       );

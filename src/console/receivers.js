@@ -9,7 +9,7 @@ import { deliveryModeLabel, signatureSchemeLabel, statusLabel } from './labels.j
 import { addReceiverForm } from './receiver-form.js';
 
 const FIELDS =
-  'id url enabled disabledReason pausedUntil view deliveryMode signatureScheme lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
+  'id url enabled disabledReason pausedUntil view deliveryMode signatureScheme previousSecretExpiresAt lastSuccessAt lastFailureAt waitingDeliveries deadDeliveries';
 
 async function loadReceivers() {
   return await gql(
@@ -122,7 +122,10 @@ async function rotate(r) {
   if (r.signatureScheme === 'STANDARD_WEBHOOKS') {
     if (
       !confirm(
-        `Rotate the signing secret of ${r.url}? For 24 hours every delivery carries signatures with the new and the old secret.`,
+        `Rotate the signing secret of ${r.url}? For 24 hours every delivery carries signatures with the new and the old secret.` +
+          (r.previousSecretExpiresAt
+            ? " The secret before the old one, still signing during the last rotation's grace, stops signing now."
+            : ''),
       )
     )
       return null;

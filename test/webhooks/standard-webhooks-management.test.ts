@@ -66,8 +66,15 @@ describe('receivers --scheme and rotate-secret --grace-hours on the command line
       .to.match(/^whsec_/)
       .and.not.equal(receiver.secret);
     expect(Date.parse(after.previousSecretExpiresAt!) - Date.now()).to.be.within(1.9 * 3600_000, 2 * 3600_000);
+    // A second rotation during a grace ends the grace of the secret before: said, not left unsaid.
+    const again = await cli('receivers', 'rotate-secret', receiver.id);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout)
+      .to.include('the old secret signs too until')
+      .and.include('the secret before the old one stopped signing now');
     const text = await cli('receivers', 'rotate-secret', receiver.id, '--grace-hours', '0');
     expect(text.code, text.stderr).to.equal(0);
+    expect(text.stdout).to.include('the old secret stopped signing now (no grace)');
     expect(text.stdout).to.match(
       /Generated signing secret \(shown once, store it now; the receiver verifies with it\): whsec_/,
     );
