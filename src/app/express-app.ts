@@ -4,7 +4,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Pool } from 'pg';
 import type { KeyCache } from '../auth/key-cache.ts';
-import { createBodyPacing } from '../graphql/body-pacing.ts';
+import { createBytePace } from '../kernel/byte-pace.ts';
 import { graphqlGate } from '../graphql/http-gate.ts';
 import { routeExactly } from '../http/exact-router.ts';
 import { consoleRoutes } from '../http/console-routes.ts';
@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps): Express {
       limiter: deps.limiter,
       maxBodyBytes: deps.graphqlMaxBodyBytes,
       maxTokens: deps.graphqlMaxTokens,
-      pacing: createBodyPacing(deps.graphqlBodyPace),
+      pacing: createBytePace(deps.graphqlBodyPace),
       responsePace: deps.responsePace,
     }),
     deps.graphql,

@@ -90,6 +90,9 @@ export function canonicalLanguages(values: readonly string[]): string[] {
   ];
 }
 
+const WORD = /[\p{L}\p{N}]/u;
+const WORDS = /[\p{L}\p{N}]+/gu;
+
 /**
  * The tsquery texts of a search: `words`, every word (letters and digits) quoted and joined with AND
  * but the last, and `last`, the last word as a prefix ("machine learn" finds "Machine Learning").
@@ -98,12 +101,11 @@ export function canonicalLanguages(values: readonly string[]): string[] {
  * see list-sql.ts. Null when the text holds no word.
  */
 export function searchQuery(text: string): { words: string; last: string } | null {
-  // NFKC: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are the letters the catalog's text is written in.
-  const words = text
-    .normalize('NFKC')
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+/gu);
-  if (!words) return null;
+  // Whether it holds a word is read from the text as sent (the OpenAPI pattern of q says the same);
+  // its words from its NFKC form: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are the
+  // letters the catalog's text is written in (the few letters NFKC turns into marks stay as sent).
+  if (!WORD.test(text)) return null;
+  const words = text.normalize('NFKC').toLowerCase().match(WORDS) ?? text.toLowerCase().match(WORDS)!;
   const quoted = words.map((w) => `'${w}'`);
   return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };
 }

@@ -30,65 +30,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../kernel/errors.ts';
+import { type BytePace, MAX_WAIT_MS } from '../kernel/byte-pace.ts';
 
 /** The bytes charged for each body as it came over the wire: declared, or counted as it is read. */
 const wireBytes = new WeakMap<IncomingMessage, number>();
 
-/** A body that would wait longer than this is refused instead. */
-export const MAX_WAIT_MS = 10_000;
-
-export type BodyPacing = ReturnType<typeof createBodyPacing>;
-
-export function createBodyPacing(options: { bytesPerSecond: number; burstBytes: number; now?: () => number }) {
-  const now = options.now ?? performance.now.bind(performance);
-  const msPerByte = 1000 / options.bytesPerSecond;
-  const burstMs = options.burstBytes * msPerByte;
-  // keyId -> the instant until which the key's earlier bodies are paid for.
-  const paidUntil = new Map<string, number>();
-
-  /** When the key's bodies so far and `bytes` more are paid for, seen at `t`. */
-  const paidWith = (keyId: string, bytes: number, t: number) =>
-    Math.max(paidUntil.get(keyId) ?? t, t) + bytes * msPerByte;
-
-  const forget = () => {
-    const t = now();
-    for (const [keyId, until] of paidUntil) if (until <= t) paidUntil.delete(keyId);
-  };
-
-  return {
-    /** Reserves `bytes` for the key: how long the body must wait before it is read, or null when that is over `maxWaitMs` (nothing reserved). */
-    reserve(keyId: string, bytes: number, maxWaitMs = MAX_WAIT_MS): number | null {
-      const t = now();
-      if (paidUntil.size > 10_000) forget();
-      const until = paidWith(keyId, bytes, t);
-      const wait = Math.max(0, until - t - burstMs);
-      if (wait > maxWaitMs) return null;
-      paidUntil.set(keyId, until);
-      return wait;
-    },
-    /** Charges `bytes` just read (a chunk of a body without Content-Length; negative: gives back part of a reservation, never below now): how long the key's reading must now pause, 0 while within the burst. */
-    charge(keyId: string, bytes: number): number {
-      const t = now();
-      if (paidUntil.size > 10_000) forget();
-      const until = Math.max(t, paidWith(keyId, bytes, t));
-      paidUntil.set(keyId, until);
-      return Math.max(0, until - t - burstMs);
-    },
-    /** How long the key's bodies must wait before they are read (its debt past the burst), reserving nothing. */
-    owedMs(keyId: string): number {
-      const t = now();
-      return Math.max(0, paidWith(keyId, 0, t) - t - burstMs);
-    },
-    /** How long until `bytes` would be read without refusal (for Retry-After). */
-    retryAfterMs(keyId: string, bytes: number): number {
-      const t = now();
-      return Math.max(0, paidWith(keyId, bytes, t) - t - burstMs - MAX_WAIT_MS);
-    },
-  };
-}
-
 /** The 429 of a body that would wait longer than MAX_WAIT_MS for the key's pace. */
-function tooFast(pacing: BodyPacing, keyId: string, bytes: number): AppError {
+function tooFast(pacing: BytePace, keyId: string, bytes: number): AppError {
   const seconds = Math.max(1, Math.ceil(pacing.retryAfterMs(keyId, bytes) / 1000));
   return new AppError(
     'RATE_LIMITED',
@@ -110,7 +58,7 @@ function after(wait: number, res: Response, next: () => void): void {
  * within its burst again. Whoever resumes the stream early (a pipe into a decompressor, on drain) lets
  * through at most a chunk, charged like any other.
  */
-function paceWhileRead(pacing: BodyPacing, keyId: string, req: Request, res: Response): void {
+function paceWhileRead(pacing: BytePace, keyId: string, req: Request, res: Response): void {
   let timer: NodeJS.Timeout | undefined;
   const resumeWhenPaid = () => {
     const wait = pacing.owedMs(keyId);
@@ -164,7 +112,7 @@ export function endBodyTurn(req: IncomingMessage): void {
 }
 
 /** The gate's step between admission and reading the body (req.principal is set by then). */
-export function paceBodies(pacing: BodyPacing, maxBodyBytes: number): RequestHandler {
+export function paceBodies(pacing: BytePace, maxBodyBytes: number): RequestHandler {
   const turns = bodyTurns();
   const paced = pace(pacing, maxBodyBytes);
   return (req, res, next) => {
@@ -204,7 +152,7 @@ export function paceBodies(pacing: BodyPacing, maxBodyBytes: number): RequestHan
  * when it would be over MAX_WAIT_MS with the `waitedMs` it already waited for its turn.
  */
 function pace(
-  pacing: BodyPacing,
+  pacing: BytePace,
   maxBodyBytes: number,
 ): (req: Request, res: Response, next: NextFunction, waitedMs?: number) => void {
   return (req, res, next, waitedMs = 0) => {
@@ -238,7 +186,7 @@ function pace(
  * hand is already read; the key's next bodies wait for the debt, as after any large body.
  */
 export function chargeDecoded(
-  pacing: BodyPacing,
+  pacing: BytePace,
   req: IncomingMessage & { principal?: { keyId: string } },
   bytes: number,
 ): void {

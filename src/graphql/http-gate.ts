@@ -20,7 +20,8 @@ import { runAsKey } from '../db/key-connections.ts';
 import { AppError, ClientGone, toAppError } from '../kernel/errors.ts';
 import { closeIfRefused, writeProblem } from '../http/problem.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
-import { type BodyPacing, chargeDecoded, endBodyTurn, paceBodies } from './body-pacing.ts';
+import { chargeDecoded, endBodyTurn, paceBodies } from './body-pacing.ts';
+import type { BytePace } from '../kernel/byte-pace.ts';
 import type { ResponsePacing } from '../http/response-pacing.ts';
 import { escapesSurrogates, loneSurrogateAt } from './lone-surrogates.ts';
 
@@ -84,7 +85,7 @@ export function graphqlGate(deps: {
   limiter: RateLimiter | null;
   maxBodyBytes: number;
   maxTokens: number;
-  pacing: BodyPacing;
+  pacing: BytePace;
   /** The pace of the bytes answered per key, shared with /v1 (http/response-pacing.ts). */
   responsePace?: ResponsePacing | null;
 }): RequestHandler[] {

@@ -4,16 +4,16 @@
 // pages of 1000 events (3.8 MB each) from 5 connections, within its rate limit, its connections and
 // the query class, took another key's GET by id from p50 1.9 / p99 5.4 ms to 157 / 231 ms (about 40
 // ms of the thread per page: decoding the statement's text, assembling the page, encoding it for the
-// socket). The generic cell rate algorithm of the GraphQL bodies (graphql/body-pacing.ts) on the bytes
+// socket). The generic cell rate algorithm of the GraphQL bodies (kernel/byte-pace.ts) on the bytes
 // answered: a request reserves, on arrival, as many bytes as the key's last answer had (the size of
 // what it is asking for is known only once answered) and waits, unserved, until they are due; once
 // its answer is sent, the reservation is corrected to its bytes. So requests of a key that arrive
 // together are spaced by the pace, not all let through by the same instant's budget (checked
 // against the debt alone, 11 pages asked at once all went out together). A request that would wait
-// longer than 10 s (the body pace's MAX_WAIT_MS) is refused (429, RATE_LIMITED, Retry-After). Per process, in memory, like
+// longer than 10 s (MAX_WAIT_MS) is refused (429, RATE_LIMITED, Retry-After). Per process, in memory, like
 // the body pace.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createBodyPacing } from '../graphql/body-pacing.ts';
+import { createBytePace } from '../kernel/byte-pace.ts';
 import { AppError, ClientGone } from '../kernel/errors.ts';
 import { responsePaceRefused } from '../kernel/metrics.ts';
 
@@ -29,7 +29,7 @@ export type ResponsePacing = {
 /** The pace of `bytesPerSecond` (0: none) after `burstBytes`; null when off. */
 export function createResponsePacing(options: { bytesPerSecond: number; burstBytes: number }): ResponsePacing | null {
   if (options.bytesPerSecond === 0) return null;
-  const pace = createBodyPacing(options);
+  const pace = createBytePace(options);
   // keyId -> the bytes of its last answer: what its next request reserves.
   const lastBytes = new Map<string, number>();
   return {

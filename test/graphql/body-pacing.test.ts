@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Api } from '../../src/app/service.ts';
-import { MAX_WAIT_MS, createBodyPacing } from '../../src/graphql/body-pacing.ts';
+import { MAX_WAIT_MS, createBytePace } from '../../src/kernel/byte-pace.ts';
 import { testDb } from '../hooks.ts';
 import { createTestKey, startTestApi } from '../support/api.ts';
 import { openSocket } from '../support/raw-http.ts';
@@ -244,7 +244,7 @@ describe('GraphQL body pacing', function () {
 describe('GraphQL body pacing: the chunked debt', () => {
   it('pauses reading while the key is past its burst, and tells how long it owes', () => {
     let t = 0;
-    const pacing = createBodyPacing({ bytesPerSecond: 1000, burstBytes: 1000, now: () => t });
+    const pacing = createBytePace({ bytesPerSecond: 1000, burstBytes: 1000, now: () => t });
     expect(pacing.charge('k', 500), 'within the burst').to.equal(0);
     expect(pacing.charge('k', 1000), '500 bytes past the burst').to.equal(500);
     expect(pacing.owedMs('k')).to.equal(500);
