@@ -18,6 +18,21 @@ describe('a resync’s pending records and dead letters', function () {
   this.timeout(60_000);
   const stack = useWebhookStack();
 
+  /** A receiver that got one record published for it: its id, the record's, and the record ids it is sent from `from` on. */
+  async function receiverWithRecord(receiver: Awaited<ReturnType<typeof startReceiver>>) {
+    const { id } = await stack.addReceiver(receiver.url);
+    const input = buildLearningOpportunityInput();
+    await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+    await stack.api.writes.publish(input.id);
+    await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the record delivered');
+    const sentFrom = (from: number) =>
+      receiver.requests
+        .slice(from)
+        .map((r) => (JSON.parse(r.body.toString()) as { resource: { id: string } }).resource.id);
+    return { id, recordId: input.id, sentFrom };
+  }
+  const pendingOf = async (id: string) => (await getReceiver({ pool: testDb().pool }, id))!.resync!.pending;
+
   it('counts a dead letter as pending only while its version is not delivered', async () => {
     const receiver = await startReceiver();
     try {
@@ -49,12 +64,7 @@ describe('a resync’s pending records and dead letters', function () {
     // skip the dead letter as superseded: the record was lost to the receiver for good.
     const receiver = await startReceiver();
     try {
-      const { id } = await stack.addReceiver(receiver.url);
-      const input = buildLearningOpportunityInput();
-      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-      await stack.api.writes.publish(input.id);
-      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the record delivered');
-
+      const { id, recordId, sentFrom } = await receiverWithRecord(receiver);
       receiver.reply({ status: 500 });
       const pool = testDb().pool;
       // Every published record of the test database (this one among them), every delivery failing.
@@ -64,19 +74,15 @@ describe('a resync’s pending records and dead letters', function () {
         20_000,
         'the resync’s deliveries dead',
       );
-      const pending = async () => (await getReceiver({ pool }, id))!.resync!.pending;
-      expect(await pending(), 'the dead letters are pending').to.equal(found);
+      expect(await pendingOf(id), 'the dead letters are pending').to.equal(found);
 
       receiver.reply({ status: 200 });
       const sent = receiver.requests.length;
       expect(await replayDeadLetters({ pool, boss: stack.boss }, { receiverId: id })).to.deep.include({
         replayed: found,
       });
-      await eventually(async () => (await pending()) === 0, 10_000, 'the replay delivered');
-      const replayed = receiver.requests
-        .slice(sent)
-        .map((r) => JSON.parse(r.body.toString()) as { resource: { id: string } });
-      expect(replayed.map((b) => b.resource.id)).to.include(input.id);
+      await eventually(async () => (await pendingOf(id)) === 0, 10_000, 'the replay delivered');
+      expect(sentFrom(sent)).to.include(recordId);
     } finally {
       await receiver.close();
     }
@@ -86,27 +92,18 @@ describe('a resync’s pending records and dead letters', function () {
     const receiver = await startReceiver();
     try {
       const pool = testDb().pool;
-      const { id } = await stack.addReceiver(receiver.url);
-      const input = buildLearningOpportunityInput();
-      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
-      await stack.api.writes.publish(input.id);
-      await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the record delivered');
-
+      const { id, recordId, sentFrom } = await receiverWithRecord(receiver);
       receiver.reply({ status: 410 });
       const { found } = (await resyncReceiver({ pool }, id)).run;
       await eventually(async () => !(await getReceiver({ pool }, id))!.enabled, 10_000, 'disabled by the 410');
       await eventually(async () => (await pendingDeliveries(id)).length === 0, 10_000, 'the deliveries set aside');
-      const pending = async () => (await getReceiver({ pool }, id))!.resync!.pending;
-      expect(await pending()).to.equal(found);
+      expect(await pendingOf(id)).to.equal(found);
 
       receiver.reply({ status: 200 });
       const sent = receiver.requests.length;
       await enableReceiver({ pool }, id);
-      await eventually(async () => (await pending()) === 0, 20_000, 'the catch-up delivered');
-      const caughtUp = receiver.requests
-        .slice(sent)
-        .map((r) => JSON.parse(r.body.toString()) as { resource: { id: string } });
-      expect(caughtUp.map((b) => b.resource.id)).to.include(input.id);
+      await eventually(async () => (await pendingOf(id)) === 0, 20_000, 'the catch-up delivered');
+      expect(sentFrom(sent)).to.include(recordId);
     } finally {
       await receiver.close();
     }
