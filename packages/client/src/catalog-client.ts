@@ -188,4 +188,3 @@ const RECORD: Expect<LearningOpportunity> = { is: isRecordLike, what: 'a learnin
 const PAGE: Expect<LearningOpportunityPage> = { is: isPage, what: 'a page of learning opportunities' };
 const EVENT_PAGE: Expect<EventPage> = { is: isEventPage, what: 'a page of the change feed' };
 const HEAD: Expect<{ cursor: string }> = { is: isHead, what: 'the head of the change feed' };
-
