@@ -27,10 +27,9 @@ export type ListReads = ReturnType<typeof createListReads>;
 
 /**
  * Where the API runs its list reads: admission per key and per process (kernel/query-gate.ts), and
- * reads on the query class's own connections, cancelled in PostgreSQL at their deadline or when
- * `signal` aborts (db/deadline-reads.ts).
+ * reads on the query class's own connections, cancelled in PostgreSQL at their deadline (`ms`, at most
+ * DB_READ_TIMEOUT_MS; omitted: that) or when `signal` aborts (db/deadline-reads.ts).
  */
-/** `reads(signal, ms)`: reads cancelled at `ms` (at most the service's DB_READ_TIMEOUT_MS; omitted: that) or when `signal` aborts. */
 export type QueryClass = { gate: QueryGate; reads: (signal?: AbortSignal, ms?: number) => BoundedReads };
 /**
  * Who asks: the key whose slots the read takes, and a signal that aborts when the client goes away.
