@@ -89,7 +89,11 @@ async function checkReplica(r: Replica, primaryLsn: string, deps: Deps): Promise
         'read replica is not a standby (not in recovery): reads go to the primary',
       );
     else if (healthy !== r.healthy || !r.checked)
-      deps.logger?.warn({ replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) }, 'read replica health changed');
+      // A replica found healthy at the first check is news, not a warning.
+      deps.logger?.[healthy && !r.checked ? 'info' : 'warn'](
+        { replica: redact(r.url), healthy, lagMs: Math.round(r.lagMs) },
+        'read replica health changed',
+      );
     r.healthy = healthy;
   } catch (error) {
     if (r.healthy || !r.checked)
