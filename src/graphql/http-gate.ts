@@ -23,7 +23,6 @@ import type { RateLimiter } from '../http/rate-limit.ts';
 import { chargeDecoded, endBodyTurn, paceBodies } from './body-pacing.ts';
 import type { BytePace } from '../kernel/byte-pace.ts';
 import type { ResponsePacing } from '../http/response-pacing.ts';
-import { escapesSurrogates, loneSurrogateAt } from './lone-surrogates.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -77,9 +76,6 @@ function requireUtf8(_req: unknown, _res: unknown, body: Buffer, encoding: strin
     throw Object.assign(new Error('body is not UTF-8'), { status: 400, type: 'body.not.utf8' });
 }
 
-/** Bodies whose text escapes a surrogate (lone-surrogates.ts): walked once parsed. */
-const withSurrogateEscapes = new WeakSet<object>();
-
 export function graphqlGate(deps: {
   keys: KeyCache;
   limiter: RateLimiter | null;
@@ -120,20 +116,8 @@ export function graphqlGate(deps: {
     verify: (req, res, body, encoding) => {
       chargeDecoded(deps.pacing, req, body.length);
       requireUtf8(req, res, body, encoding);
-      if (escapesSurrogates(body)) withSurrogateEscapes.add(req);
     },
   });
-  const refuseLoneSurrogates: RequestHandler = (req, res, next) => {
-    if (!withSurrogateEscapes.has(req)) return next();
-    const at = loneSurrogateAt(req.body, 'body');
-    if (at === null) return next();
-    sendGraphQLError(
-      res,
-      new AppError('BAD_USER_INPUT', `${at} holds half of a UTF-16 surrogate pair alone: send text as UTF-8`, {
-        invalidParams: [{ name: at, reason: 'holds a lone UTF-16 surrogate' }],
-      }),
-    );
-  };
   const parseJson: RequestHandler = (req, res, next) =>
     readJson(req, res, (error?: unknown) => {
       if ((error as { type?: unknown } | undefined)?.type === 'entity.too.large')
@@ -147,12 +131,5 @@ export function graphqlGate(deps: {
     if (refusal === null) return next();
     sendGraphQLError(res, new AppError('QUERY_TOO_COMPLEX', refusal));
   };
-  return [
-    authorize,
-    requireJson,
-    paceBodies(deps.pacing, deps.maxBodyBytes),
-    parseJson,
-    refuseLoneSurrogates,
-    limitTokens,
-  ];
+  return [authorize, requireJson, paceBodies(deps.pacing, deps.maxBodyBytes), parseJson, limitTokens];
 }

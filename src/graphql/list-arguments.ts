@@ -26,6 +26,10 @@ const LISTS = ['format', 'language', 'topic', 'provider', 'country', 'city', 'st
 const SEARCH_MAX = 500;
 
 /** The list query of the arguments (already typed by the schema: enums and lists are checked there). */
+// Half of a UTF-16 surrogate pair alone ("\ud800" in a JSON variable): no UTF-8 holds it, and it was
+// searched for as U+FFFD (REST refuses the same text, %ED%A0%80, as a query string that is not UTF-8).
+const ILL_FORMED = 'must be well-formed Unicode text (it holds half of a UTF-16 surrogate pair alone)';
+
 export function parseListArguments(args: Args): ListQuery {
   const problems: InvalidParam[] = [];
   const given = (args.filter ?? {}) as Record<string, unknown>;
@@ -45,12 +49,14 @@ export function parseListArguments(args: Args): ListQuery {
     // PostgreSQL text cannot hold NUL: such a value would fail the statement, not match.
     else if (value.some((v) => v.includes('\u0000')))
       problems.push({ name: `filter.${name}`, reason: 'must not contain NUL characters' });
+    else if (value.some((v) => !v.isWellFormed())) problems.push({ name: `filter.${name}`, reason: ILL_FORMED });
     // Languages canonical, countries and cities in any case, as the REST parameters (catalog/list-parameters.ts).
     else filter[name] = name === 'language' ? canonicalLanguages(value) : [...new Set(value)];
   }
   const q = (args.search as string | null | undefined) ?? null;
   // As `q` on REST: a NUL is refused, not read as a word separator.
   if (q !== null && q.includes('\u0000')) problems.push({ name: 'search', reason: 'must not contain NUL characters' });
+  else if (q !== null && !q.isWellFormed()) problems.push({ name: 'search', reason: ILL_FORMED });
   else if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))
     problems.push({
       name: 'search',

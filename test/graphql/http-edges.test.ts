@@ -216,18 +216,6 @@ describe('/graphql edges', () => {
     }
   });
 
-  it('refuses half of a surrogate pair escaped alone in the body (400 naming where); an escaped pair passes', async () => {
-    // JSON.parse made it a string no UTF-8 holds, and it was searched (or stored) as U+FFFD.
-    const query = 'query($q: String) { learningOpportunities(search: $q) { pagination { totalCount } } }';
-    const lone = await post(served.reader, `{"query":${JSON.stringify(query)},"variables":{"q":"a\\ud800b"}}`);
-    expect(lone.status).to.equal(400);
-    expect(code(lone)).to.equal('BAD_USER_INPUT');
-    expect(lone.body.errors?.[0]?.message).to.include('body.variables.q');
-    const pair = await post(served.reader, `{"query":${JSON.stringify(query)},"variables":{"q":"a\\ud83d\\ude00"}}`);
-    expect(pair.status).to.equal(200);
-    expect(pair.body.errors).to.equal(undefined);
-  });
-
   it('keeps no persisted queries: registering and a hash mismatch are PERSISTED_QUERY_NOT_SUPPORTED', async () => {
     const query = '{ __typename }';
     const sha256Hash = createHash('sha256').update(query).digest('hex');

@@ -80,6 +80,9 @@ describe('GraphQL learningOpportunities filter, search, sort and facets', () => 
       [{ search: '  ++ ' }, 'search'],
       [{ filter: { city: ['a\u0000b'] } }, 'filter.city'],
       [{ search: 'a\u0000b' }, 'search'],
+      // Half of a surrogate pair alone: it was searched for as U+FFFD (REST refuses %ED%A0%80).
+      [{ search: 'a\ud800b' }, 'search'],
+      [{ filter: { provider: ['x\udc00'] } }, 'filter.provider'],
     ] as [Record<string, unknown>, string][]) {
       const error = onlyError(await graphql(served.api, served.key, LIST, variables));
       expect(error.extensions?.code).to.equal('BAD_USER_INPUT');
