@@ -147,4 +147,15 @@ describe('sync of a view (client library and cli sync --view)', function () {
     expect(bad.code).to.not.equal(0);
     expect(bad.stderr).to.match(/view/);
   });
+
+  it('takes the view of getEventsHead in its second argument, and refuses it in the first', async () => {
+    const client = createCatalogClient({ baseUrl: api.url, apiKey: key, retries: 0 });
+    const whole = (await client.getEventsHead()).cursor;
+    const ofView = (await client.getEventsHead({}, { view: VIEW })).cursor;
+    expect(ofView).to.not.equal(whole);
+    // Given first (as listEvents takes its parameters), the view was silently the whole feed's head.
+    const refused = await client.getEventsHead({ view: VIEW } as never).catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(TypeError);
+    expect((refused as Error).message).to.include('second argument');
+  });
 });

@@ -111,6 +111,9 @@ export function createCatalogClient(options: CatalogClientOptions): CatalogClien
     },
 
     async getEventsHead(call = {}, params = {}) {
+      // The other methods take their parameters first: a view given first here was silently the
+      // whole feed's head, whose cursor the view's feed then refused.
+      if ('view' in call) throw new TypeError('getEventsHead(call, { view }): the view goes in the second argument');
       const target = url('v1/events/head');
       if (params.view !== undefined) target.searchParams.set('view', params.view);
       return await getJson(target, HEAD, settings, call.signal);
