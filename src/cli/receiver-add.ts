@@ -85,8 +85,8 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
         process.stderr.write(
           'Warning: this receiver gets unsigned deliveries; give it a secret later with `receivers rotate-secret`.\n',
         );
-      const added = await withDatabase(config, async (db) =>
-        addReceiver(await receiverDeps(config, db), {
+      const { added, same } = await withDatabase(config, async (db) => {
+        const added = await addReceiver(await receiverDeps(config, db), {
           url: opts.url,
           secret,
           types: opts.type,
@@ -94,8 +94,18 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
           mode: opts.mode,
           maxPerSecond: opts.maxPerSecond,
           view: opts.view,
-        }),
-      );
+        });
+        const { rows } = await db.pool.query<{ id: string }>(
+          'select id from receiver where url = $1 and id <> $2 order by created_at',
+          [added.url, added.id],
+        );
+        return { added, same: rows.map((r) => r.id) };
+      });
+      // Allowed (two views of one endpoint, a second secret), but most often a command run twice.
+      if (same.length)
+        process.stderr.write(
+          `Warning: receiver ${same.join(', ')} already delivers to this URL: every event is sent to each of them (\`receivers remove ID\` removes one).\n`,
+        );
       output(opts.json, receiverJson(added), () => shown(`Added receiver ${describe(added)}.`, added));
     });
 }

@@ -123,7 +123,13 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     expect(meant.code, meant.stderr).to.equal(0);
     expect(JSON.parse(meant.stdout)).to.include({ hasSecret: false });
     expect(meant.stderr).to.match(/Warning: this receiver gets unsigned deliveries/);
-    await cli(['receivers', 'remove', (JSON.parse(meant.stdout) as { id: string }).id]);
+    // The same command again: added (two receivers of one URL may be meant), and said.
+    const again = await cli(['receivers', 'add', '--url', receiver.url, '--unsigned', '--json']);
+    expect(again.code, again.stderr).to.equal(0);
+    const first = (JSON.parse(meant.stdout) as { id: string }).id;
+    expect(again.stderr).to.include(`Warning: receiver ${first} already delivers to this URL`);
+    await cli(['receivers', 'remove', first]);
+    await cli(['receivers', 'remove', (JSON.parse(again.stdout) as { id: string }).id]);
   });
 
   it('says what is wrong with the URL, types or mode before asking for a secret (nothing added)', async () => {
