@@ -104,7 +104,7 @@ export function registerAddReceiver(receivers: Command, config: Config): void {
       // Allowed (two views of one endpoint, a second secret), but most often a command run twice.
       if (same.length)
         process.stderr.write(
-          `Warning: receiver ${same.join(', ')} already delivers to this URL: every event is sent to each of them (\`receivers remove ID\` removes one).\n`,
+          `Warning: ${same.length === 1 ? `receiver ${same[0]} already delivers` : `receivers ${same.join(', ')} already deliver`} to this URL: every event is sent to each of them (\`receivers remove ID\` removes one).\n`,
         );
       output(opts.json, receiverJson(added), () => shown(`Added receiver ${describe(added)}.`, added));
     });

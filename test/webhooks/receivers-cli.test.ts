@@ -127,7 +127,9 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
     const again = await cli(['receivers', 'add', '--url', receiver.url, '--unsigned', '--json']);
     expect(again.code, again.stderr).to.equal(0);
     const first = (JSON.parse(meant.stdout) as { id: string }).id;
-    expect(again.stderr).to.include(`Warning: receiver ${first} already delivers to this URL`);
+    // (Other tests of this file add receivers of this URL too: they are named as well.)
+    expect(again.stderr).to.match(/Warning: receivers? .* already deliver/);
+    expect(again.stderr).to.include(first).and.include('to this URL');
     await cli(['receivers', 'remove', first]);
     await cli(['receivers', 'remove', (JSON.parse(again.stdout) as { id: string }).id]);
   });
