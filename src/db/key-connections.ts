@@ -51,13 +51,8 @@ export function connectionsPerKey(limits: {
       },
     },
   );
-  return (reads) => ({
-    query<R extends QueryResultRow>(config: QueryConfig) {
-      const keyId = requestKey.getStore();
-      return keyId === undefined ? reads.query<R>(config) : gate.run(keyId, () => reads.query<R>(config));
-    },
-    ended: () => reads.ended(),
-  });
+  const admitted = admittedBy(gate);
+  return (reads) => ({ ...admitted(reads), ended: () => reads.ended() });
 }
 
 /**
