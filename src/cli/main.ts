@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../kernel/config.ts';
 import { describeFailure } from './run.ts';
@@ -33,8 +34,14 @@ try {
   process.exit(78); // EX_CONFIG, as the service
 }
 
+// The service's version, as its package.json gives it (`--version`: what an operator reports with a problem).
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
 const program = new Command('lods')
   .description('Learning Opportunities Data Service: operator commands')
+  .version(version, '-V, --version', 'print the version of the service these commands belong to')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
