@@ -48,4 +48,29 @@ describe('the pages of a view’s feed are admitted as the query class', functio
     // Nothing is left held: the key reads its view again at once.
     expect((await getJson(api, page, served.hog)).status).to.equal(200);
   });
+
+  it("a long poll sharing another key's read of the view is not refused for that key's slots", async () => {
+    const { api } = served;
+    const view = encodeURIComponent('format=ONLINE&country=fr');
+    const page = `/v1/events?view=${view}&limit=100`;
+    const locker = new pg.Client({ connectionString: testDb().url });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table event in access exclusive mode');
+      // The hog holds its two slots; its long poll starts the shared read and is refused a slot.
+      const held = [getJson(api, page, served.hog), getJson(api, page, served.hog)];
+      await sleep(200);
+      const hogPoll = getJson(api, `${page}&wait=2`, served.hog);
+      await sleep(50);
+      const otherPoll = getJson(api, `${page}&wait=2`, served.other);
+      await sleep(800); // the hog's long poll has waited out its line (500 ms)
+      await locker.query('commit');
+      const [hogAnswer, otherAnswer] = await Promise.all([hogPoll, otherPoll, ...held]);
+      expect(hogAnswer.status, 'the hog itself is refused').to.equal(429);
+      expect(otherAnswer.status, otherAnswer.text).to.equal(200);
+    } finally {
+      await locker.end();
+    }
+  });
 });

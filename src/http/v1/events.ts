@@ -13,7 +13,7 @@ import type { ChangeFeed } from '../../feed/change-feed.ts';
 import { encodeCursor, type FeedPosition } from '../../feed/cursor.ts';
 import { parseFeedQuery, parseViewParameter } from '../../feed/feed-query.ts';
 import { type FeedPage, feedPageVersion, renderFeedPage } from '../../feed/feed-reads.ts';
-import { badInput, type InvalidParam } from '../../kernel/errors.ts';
+import { AppError, badInput, type InvalidParam } from '../../kernel/errors.ts';
 import { viewDigest } from '../../views/view.ts';
 import { readWithWait } from '../../feed/long-poll.ts';
 import { sharedReads } from '../../feed/shared-reads.ts';
@@ -35,6 +35,22 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
   const shared = sharedReads<FeedPage>();
   const turns = answerTurns(LONG_POLL_ANSWERS_PER_TURN);
   const positionKey = (p: FeedPosition | null) => (p ? `${p.xid}.${p.position}` : '-');
+  // A shared read runs as the reads of the key whose request started it (its slots of the per-key
+  // limits: db/key-connections.ts). When that key was refused a slot, the other keys sharing the read
+  // read on their own instead of answering with its 429: found from outside, a key that held its two
+  // query slots made another key's long poll of the same view 429 after QUERY_QUEUE_WAIT_MS.
+  const sharedAsOwn = async (key: string, read: () => Promise<FeedPage>): Promise<FeedPage> => {
+    let started = false;
+    try {
+      return await shared(key, () => {
+        started = true;
+        return read();
+      });
+    } catch (error) {
+      if (started || !(error instanceof AppError) || error.code !== 'RATE_LIMITED') throw error;
+      return read();
+    }
+  };
 
   const events: V1Serve = async (req, res, at) => {
     const query = parseFeedQuery(parseQueryString(at.query));
@@ -55,7 +71,7 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       // A long poll's read is shared with the identical ones of the same wake-up (shared-reads.ts);
       // any other read is its own, started after the request arrived.
       const same = `${waiters.wakeUps()}|${query.limit}|${positionKey(from)}`;
-      const share = (key: string, read: () => Promise<FeedPage>) => (onPrimary ? shared(key, read) : read());
+      const share = (key: string, read: () => Promise<FeedPage>) => (onPrimary ? sharedAsOwn(key, read) : read());
       if (view === null) return share(same, () => reads.page(query, onPrimary));
       const page = await share(`${same}|${viewDigest(view)}`, () =>
         views.page({ after: from, limit: query.limit }, view, onPrimary),
