@@ -5,13 +5,13 @@
 // the query class, took another key's GET by id from p50 1.9 / p99 5.4 ms to 157 / 231 ms (about 40
 // ms of the thread per page: decoding the statement's text, assembling the page, encoding it for the
 // socket). The generic cell rate algorithm of the GraphQL bodies (kernel/byte-pace.ts) on the bytes
-// answered: a request reserves, on arrival, as many bytes as the key's last answer had (the size of
-// what it is asking for is known only once answered) and waits, unserved, until they are due; once
-// its answer is sent, the reservation is corrected to its bytes. So requests of a key that arrive
-// together are spaced by the pace, not all let through by the same instant's budget (checked
-// against the debt alone, 11 pages asked at once all went out together). A request that would wait
-// longer than 10 s (MAX_WAIT_MS) is refused (429, RATE_LIMITED, Retry-After). Per process, in memory, like
-// the body pace.
+// answered: a request reserves, on arrival, as many bytes as the key's last answer with a body had, at
+// most the burst (the size of what it is asking for is known only once answered) and waits, unserved,
+// until they are due; once its answer is sent, the reservation is corrected to its bytes. So requests
+// of a key that arrive together are spaced by the pace, not all let through by the same instant's
+// budget (checked against the debt alone, 11 pages asked at once all went out together). A request
+// that would wait longer than 10 s (MAX_WAIT_MS) is refused (429, RATE_LIMITED, Retry-After). Per
+// process, in memory, like the body pace.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createBytePace } from '../kernel/byte-pace.ts';
 import { AppError, ClientGone } from '../kernel/errors.ts';
@@ -26,15 +26,23 @@ export type ResponsePacing = {
   serve(keyId: string, req: IncomingMessage, res: ServerResponse): Promise<void>;
 };
 
-/** The pace of `bytesPerSecond` (0: none) after `burstBytes`; null when off. */
-export function createResponsePacing(options: { bytesPerSecond: number; burstBytes: number }): ResponsePacing | null {
+/** The pace of `bytesPerSecond` (0: none) after `burstBytes`; null when off. `now`: the clock, for tests. */
+export function createResponsePacing(options: {
+  bytesPerSecond: number;
+  burstBytes: number;
+  now?: () => number;
+}): ResponsePacing | null {
   if (options.bytesPerSecond === 0) return null;
   const pace = createBytePace(options);
-  // keyId -> the bytes of its last answer: what its next request reserves.
+  // keyId -> the bytes of its last answer with a body: what its next request reserves.
   const lastBytes = new Map<string, number>();
   return {
     async serve(keyId, req, res) {
-      const reserved = lastBytes.get(keyId) ?? 0;
+      // Gone before it is served (during the key's look-up): nothing reserved, so nothing to give back.
+      if (res.closed) throw new ClientGone();
+      // At most the burst: a reservation larger than the burst plus MAX_WAIT_MS of the pace would be
+      // refused however long the key waited (one answer of 3 MB at 100 KiB/s locked a key out for good).
+      const reserved = Math.min(lastBytes.get(keyId) ?? 0, options.burstBytes);
       const wait = pace.reserve(keyId, reserved);
       if (wait === null) {
         responsePaceRefused.inc();
@@ -49,7 +57,9 @@ export function createResponsePacing(options: { bytesPerSecond: number; burstByt
         const bytes = answeredBytes(req, res);
         pace.charge(keyId, bytes - reserved);
         if (lastBytes.size > 10_000) lastBytes.clear();
-        if (res.writableFinished) lastBytes.set(keyId, bytes);
+        // Only a whole answer with a body says what the key asks for: a HEAD, a 304 or an error would
+        // let the next requests of a key that reads large pages through together.
+        if (res.writableFinished && res.statusCode === 200 && req.method !== 'HEAD') lastBytes.set(keyId, bytes);
       });
       if (wait > 0) await waitUnlessClosed(wait, res);
       if (res.closed) throw new ClientGone();
