@@ -2,6 +2,7 @@
 // database.ts: the platform knows no domain), and runs migrations.
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
@@ -63,6 +64,17 @@ export async function openOrm(options: {
 
 // Any constant shared by every process of this service; advisory locks are per database.
 const MIGRATION_LOCK = 7_429_001;
+// The folds' locks (migrations count_deltas and search_bitmaps; catalog/count-folder.ts): held while
+// migrations run, so that every fold called meanwhile skips. Seen in a rolling upgrade before: an
+// older process's fold_search, blocked on a migration's locks, went on once it committed with its
+// older body, found the marks the migration had set for a rebuild, and cleared them without building
+// the facet pairs that migration added: the facets of a one-value filter stayed wrong for good.
+const FOLD_LOCKS = 'pg_advisory_lock(20261222, 200), pg_advisory_lock(20261223, 1)';
+// A run that ends as a deadlock's victim (old processes' reads and writes take the tables in another
+// order than a migration does) or on a lock timeout did nothing (all or nothing): run again, up to
+// this many times, a second more apart each time.
+const MIGRATE_RUNS = 5;
+const LOST_LOCK_RACE = new Set(['40P01', '55P03']);
 
 /**
  * Applies pending migrations; returns the names of those applied. Processes starting together take
@@ -78,8 +90,10 @@ export async function migrate(url: string, connectTimeoutMs: number, entities: O
     const orm = await openOrm({ url, entities, poolMax: 1, connectTimeoutMs });
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      // Only with migrations to apply: a start with none does not wait for a fold under way.
+      if ((await orm.migrator.getPending()).length) await lock.query(`select ${FOLD_LOCKS}`);
       const before = await tableFiles(lock);
-      const applied = await orm.migrator.up();
+      const applied = await upAgainAfterDeadlocks(orm);
       if (applied.length) await vacuumRewritten(lock, before);
       return applied.map((m) => m.name);
     } finally {
@@ -88,6 +102,24 @@ export async function migrate(url: string, connectTimeoutMs: number, entities: O
   } finally {
     await lock.end(); // ending the session releases the lock
   }
+}
+
+async function upAgainAfterDeadlocks(orm: Orm): Promise<{ name: string }[]> {
+  for (let run = 1; ; run++) {
+    try {
+      return await orm.migrator.up();
+    } catch (error) {
+      if (run >= MIGRATE_RUNS || !lostLockRace(error)) throw error;
+      await sleep(run * 1000);
+    }
+  }
+}
+
+/** Whether `error` (or an error it wraps: the migrator names the migration) is a deadlock's or a lock timeout's. */
+function lostLockRace(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = e.cause)
+    if (LOST_LOCK_RACE.has(String((e as { code?: unknown }).code))) return true;
+  return false;
 }
 
 /** Closes MikroORM and its pool: MikroORM ends the pool only if its query builder ever ran, and an open pool keeps the process waiting for its idle timeout. */

@@ -81,6 +81,39 @@ describe('cli: migrations and missing databases', function () {
     expect(await exists(name)).to.equal(false);
   });
 
+  it('`migrate` waits for a fold of the search bitmaps under way, and applies nothing before it ends', async () => {
+    // An older process's fold that went on past the migrations with its older function cleared the
+    // marks they set for a rebuild: the folds' locks are taken before any migration runs.
+    const name = freshName();
+    await testDb().pool.query(`create database ${name}`);
+    const pg = await import('pg');
+    const fold = new pg.default.Client({ connectionString: urlOf(name) });
+    await fold.connect();
+    try {
+      await fold.query('select pg_advisory_lock(20261223, 1)'); // a fold under way
+      const migrating = cli(urlOf(name), ['migrate', '--json']);
+      let waiting = false;
+      for (let i = 0; i < 200 && !waiting; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const { rows } = await fold.query<{ n: number }>(
+          `select count(*)::int as n from pg_locks l join pg_stat_activity a using (pid)
+            where a.application_name = 'lods-migrate' and l.locktype = 'advisory'
+              and l.classid = 20261223 and l.objid = 1 and not l.granted`,
+        );
+        waiting = rows[0]!.n === 1;
+      }
+      expect(waiting, 'migrate waits for the fold').to.equal(true);
+      const { rows } = await fold.query<{ n: number }>('select count(*)::int as n from mikro_orm_migrations');
+      expect(rows[0]!.n, 'nothing applied yet').to.equal(0);
+      await fold.query('select pg_advisory_unlock(20261223, 1)');
+      const run = await migrating;
+      expect(run.code, run.stderr).to.equal(0);
+      expect((JSON.parse(run.stdout) as { applied: string[] }).applied).to.deep.equal(ALL_MIGRATIONS);
+    } finally {
+      await fold.end();
+    }
+  });
+
   it('another command on a database that is not migrated exits 4 and leaves it untouched', async () => {
     const name = freshName();
     await testDb().pool.query(`create database ${name}`);
