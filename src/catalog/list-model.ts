@@ -102,10 +102,17 @@ const WORDS = /[\p{L}\p{N}]+/gu;
  */
 export function searchQuery(text: string): { words: string; last: string } | null {
   // Whether it holds a word is read from the text as sent (the OpenAPI pattern of q says the same);
-  // its words from its NFKC form: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are the
-  // letters the catalog's text is written in (the few letters NFKC turns into marks stay as sent).
+  // its words also in their NFKC form: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are
+  // the letters most of the catalog's text is written in, while a record written in them is indexed
+  // as written: each word is either form (`('ｚｑｖｘ' | 'zqvx')`). When the two forms have different
+  // numbers of words (NFKC splits a few characters, "①" and "½"), the NFKC form alone.
   if (!WORD.test(text)) return null;
-  const words = text.normalize('NFKC').toLowerCase().match(WORDS) ?? text.toLowerCase().match(WORDS)!;
-  const quoted = words.map((w) => `'${w}'`);
-  return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };
+  const sent = text.toLowerCase().match(WORDS)!;
+  const compatible = text.normalize('NFKC').toLowerCase().match(WORDS) ?? sent;
+  const either = (i: number, suffix: string) =>
+    sent.length !== compatible.length || sent[i] === compatible[i]
+      ? `'${compatible[i]}'${suffix}`
+      : `('${sent[i]}'${suffix} | '${compatible[i]}'${suffix})`;
+  const quoted = compatible.map((_, i) => either(i, ''));
+  return { words: quoted.slice(0, -1).join(' & '), last: either(compatible.length - 1, ':*') };
 }

@@ -14,6 +14,19 @@ describe('search text in compatibility forms (full-width letters, ligatures)', (
     id = (await createRecord(served.api.writes, { title: 'Qwzx Financial Analytics' })).id;
   });
 
+  it('finds a record written in full-width letters or ligatures by the same characters, in a search of one or several words', async () => {
+    const written = (await createRecord(served.api.writes, { title: 'Ｐｙｔｈｏｎ入門 ｚｑｖｘ ﬁnanzen' })).id;
+    for (const q of ['ｚｑｖｘ', 'ﬁnanzen', 'ｚｑｖｘ ﬁnanzen', 'ｐｙｔｈｏｎ入門 ｚｑ']) {
+      const res = await getJson(served.api, `/v1/learning-opportunities?q=${encodeURIComponent(q)}`, served.restKey);
+      expect(res.status, q).to.equal(200);
+      expect(
+        (res.body as Page).results.map((r) => r.id),
+        q,
+      ).to.deep.equal([written]);
+      expect((res.body as Page).pagination.totalCount, q).to.equal(1);
+    }
+  });
+
   it('finds by full-width letters and ligatures what the plain letters find, in REST and GraphQL', async () => {
     for (const q of ['qwzx analytics', 'ｑｗｚｘ　ａｎａｌｙｔｉｃｓ', 'qwzx ﬁnancial', 'ＱＷＺＸ']) {
       const res = await getJson(served.api, `/v1/learning-opportunities?q=${encodeURIComponent(q)}`, served.restKey);
