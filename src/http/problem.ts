@@ -3,8 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, ClientGone, ERROR_CODES, type ErrorCode, type InvalidParam, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { redactKeys } from '../auth/api-keys.ts';
-import { withoutKeys } from './request-target.ts';
+import { redactKeysInAnyEncoding, withoutKeys } from './request-target.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const problemType = (code: ErrorCode): string => `/problems/${ERROR_CODES[code].slug}`;
@@ -25,14 +24,14 @@ export function problemBody(
     title,
     status,
     // A key sent where a parameter's name or a path was expected is quoted back nowhere.
-    detail: redactKeys(detail),
+    detail: redactKeysInAnyEncoding(detail),
     instance: withoutKeys(instance),
   };
   if (invalidParams)
     problem.invalidParams = invalidParams.map((p) => ({
       ...p,
-      name: redactKeys(p.name),
-      reason: redactKeys(p.reason),
+      name: redactKeysInAnyEncoding(p.name),
+      reason: redactKeysInAnyEncoding(p.reason),
     }));
   return { status, body: JSON.stringify(problem) };
 }

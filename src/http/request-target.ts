@@ -1,7 +1,7 @@
 // The request target in origin form (path and query). Node hands an absolute-form target
 // (`GET http://host/v1/... HTTP/1.1`, RFC 9112 3.2.2, which a server must accept) to the request
 // listener as is; express's parser routes it on its path, and so do the handlers outside express.
-import { holdsKey } from '../auth/api-keys.ts';
+import { holdsKey, redactKeys } from '../auth/api-keys.ts';
 import { QUERY_KEY_PARAMETER } from '../auth/bearer.ts';
 
 /** `target` without its scheme and authority when it has them; unchanged otherwise. */
@@ -58,13 +58,34 @@ function holdsKeyDecoded(text: string): boolean {
   return false;
 }
 
-/** `text` with every run of valid percent-escapes decoded, and the rest (a stray `%`) as it is. */
+/**
+ * `text` with every valid percent-escape decoded: each run of escapes as UTF-8, or, when the run is
+ * not valid UTF-8 (`%FF%6Cods_...`), its ASCII escapes one by one (a key is ASCII); the rest (a
+ * stray `%`, escapes of bytes that are not UTF-8) as it is.
+ */
 function leniently(text: string): string {
   return text.replaceAll('+', ' ').replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
     try {
       return decodeURIComponent(run);
     } catch {
-      return run;
+      return run.replace(/%[0-7][0-9A-Fa-f]/g, (escape) => String.fromCharCode(Number.parseInt(escape.slice(1), 16)));
     }
   });
+}
+
+/**
+ * `text` with every key in it redacted, also one percent-encoded once or more (up to three times:
+ * then the text is shown decoded as far as it took to find it): a parameter's name is quoted back as
+ * it was sent when it does not decode (`%6Cods_...%FF`).
+ */
+export function redactKeysInAnyEncoding(text: string): string {
+  if (!text.includes('%') && !text.includes('lods_')) return text;
+  let form = text;
+  for (let i = 0; i < 4; i++) {
+    if (holdsKey(form)) return redactKeys(form);
+    const decoded = leniently(form);
+    if (decoded === form) break;
+    form = decoded;
+  }
+  return text;
 }

@@ -543,6 +543,9 @@ describe('GET /v1/calendar.ics', () => {
       [`/v1/learning-opportunities?${calendarKey}%zz`, 400],
       [`/v1/learning-opportunities/${calendarKey}/sessions`, 404],
       [`/v1/nope/${twice}?q=${twice}`, 404],
+      // Escapes that are not UTF-8 beside it: the name is quoted as sent, the path decoded escape by escape.
+      [`/v1/learning-opportunities?%6C${calendarKey.slice(1)}%FF=1`, 400],
+      [`/v1/nope/%FF%6C${calendarKey.slice(1)}`, 404],
     ] as const)
       expect(await status(path, bothKey), path).to.equal(code);
     // A calendar:read key reads the calendar and nothing else.
