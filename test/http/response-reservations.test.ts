@@ -1,8 +1,9 @@
 // What a key's request reserves of the response pace (http/response-pacing.ts), on the pace's own
 // clock: the size of the key's last answer with a body, at most the burst. Seen in review before:
 // one answer larger than the burst plus 10 s of the pace refused every later request of its key for
-// good (Retry-After 10, again and again); a HEAD or a 304 let the next large pages through together;
-// a client gone during its key's look-up left a reservation that was never given back.
+// good (Retry-After 10, again and again); a 304 or an error let the next large pages through
+// together; a client gone during its key's look-up left a reservation that was never given back; a
+// HEAD, whose page is made as a GET's, was charged nothing (found from outside: 13 MB/s of HEADs).
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
@@ -63,25 +64,36 @@ describe('what a request reserves of its key’s response pace', () => {
     expect(await settledWithin(later.served, 200), 'served at once').to.be.a('number');
   });
 
-  for (const [what, method, status] of [
-    ['a HEAD', 'HEAD', 200],
-    ['a 304', 'GET', 304],
-    ['an error', 'GET', 404],
+  for (const [what, status] of [
+    ['a 304', 304],
+    ['an error', 404],
   ] as const)
     it(`${what} between a key's large pages does not let the next ones through together`, async () => {
       const pacing = createResponsePacing({ bytesPerSecond: 1024 * KIB, burstBytes: 1024 * KIB, now })!;
       const page = serve(pacing);
       await page.served;
       page.res.answer(1024 * KIB); // the burst, spent
-      const small = serve(pacing, method);
+      const small = serve(pacing);
       await small.served.catch(() => {});
-      small.res.answer(method === 'HEAD' || status === 304 ? 0 : 200, status);
+      small.res.answer(status === 304 ? 0 : 200, status);
 
       // The next page reserves 1 MiB: due 1 s from now on the pace's clock.
       const next = serve(pacing);
       expect(await settledWithin(next.served, 300), 'the next page waits for its bytes').to.equal(null);
       next.res.answer(1024 * KIB);
     });
+
+  it('a HEAD is charged the bytes of the page it made, as a GET is', async () => {
+    const pacing = createResponsePacing({ bytesPerSecond: 1024 * KIB, burstBytes: 1024 * KIB, now })!;
+    const heads = [serve(pacing, 'HEAD'), serve(pacing, 'HEAD')];
+    await heads[0]!.served;
+    heads[0]!.res.answer(1024 * KIB); // its Content-Length: the burst, spent
+    await heads[1]!.served;
+    heads[1]!.res.answer(1024 * KIB);
+    const next = serve(pacing, 'HEAD');
+    expect(await settledWithin(next.served, 300), 'the next HEAD waits for the bytes before it').to.equal(null);
+    next.res.answer(1024 * KIB);
+  });
 
   it('a client gone before it is served reserves nothing', async () => {
     const pacing = createResponsePacing({ bytesPerSecond: 1024 * KIB, burstBytes: 1024 * KIB, now })!;
