@@ -4,8 +4,8 @@
 // none waits in line at most QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After. One key
 // can therefore never hold more than its share, and the query class never more than its own
 // connections: the record, the plain list, the feed and writes use another pool and never wait here.
-// Waiters are served first come, first served, skipping those whose key is still at its limit, so
-// one key's queue never blocks another key's turn.
+// A free slot goes to the waiting key that runs the fewest reads (first come among equals), so one
+// key's queue, or several keys', never blocks another key's turn.
 import { AppError } from './errors.ts';
 import { queryGateRefused, queryGateRunning, queryGateWaiting } from './metrics.ts';
 
@@ -70,15 +70,24 @@ export function createQueryGate(
     clearTimeout(waiter.timer);
     reporting.waiting(line.length);
   };
+  // A free slot goes to the waiter whose key runs the fewest reads, first come among equals: keys
+  // take turns. Served first come, first served, three keys sending more than their two slots each
+  // (six wanted, five in the process) kept a waiter of theirs always ahead of any other key's: found
+  // from outside, another key's searches got 429 on 13 to 19 of 16 to 20 requests.
   function serveLine(): void {
-    for (let i = 0; i < line.length && running < limits.total;) {
-      const waiter = line[i]!;
-      if (!fits(waiter.keyId)) {
-        i++;
-        continue;
+    while (running < limits.total) {
+      let next: Waiter | undefined;
+      let fewest = limits.perKey;
+      for (const waiter of line) {
+        const n = perKey.get(waiter.keyId) ?? 0;
+        if (n >= fewest) continue;
+        next = waiter;
+        fewest = n;
+        if (n === 0) break;
       }
-      leaveLine(waiter);
-      waiter.admitted();
+      if (!next) return;
+      leaveLine(next);
+      next.admitted();
     }
   }
 
