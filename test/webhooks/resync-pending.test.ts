@@ -8,7 +8,7 @@ import { resyncReceiver } from '../../src/webhooks/catch-up/resync.ts';
 import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
 import { countDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
 import { getReceiver, updateReceiver } from '../../src/webhooks/receivers/receivers.ts';
-import { enableReceiver } from '../../src/webhooks/receivers/receiver-switch.ts';
+import { disableReceiver, enableReceiver } from '../../src/webhooks/receivers/receiver-switch.ts';
 import { testDb } from '../hooks.ts';
 import { buildLearningOpportunityInput } from '../support/factories.ts';
 import { startReceiver } from '../support/receiver.ts';
@@ -104,6 +104,36 @@ describe('a resync’s pending records and dead letters', function () {
       await enableReceiver({ pool }, id);
       await eventually(async () => (await pendingOf(id)) === 0, 20_000, 'the catch-up delivered');
       expect(sentFrom(sent)).to.include(recordId);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('leaves a finished catch-up finished while a resync sends its records again', async () => {
+    // The resync's lanes forget what they delivered, so the catch-up's records read as undelivered:
+    // a catch-up done long before showed them pending (and an alert on the gauge fired) for as long
+    // as the resync ran, or the receiver stayed disabled after it.
+    const receiver = await startReceiver();
+    try {
+      const pool = testDb().pool;
+      const { id, recordId } = await receiverWithRecord(receiver);
+      await disableReceiver({ pool }, id);
+      const input = buildLearningOpportunityInput({ id: recordId, title: 'Changed while disabled' });
+      await stack.api.writes.upsert(parseLearningOpportunityInput(input));
+      await enableReceiver({ pool }, id);
+      const catchUp = async () => (await getReceiver({ pool }, id))!.catchUp!;
+      await eventually(async () => (await catchUp()).pending === 0, 10_000, 'the catch-up delivered');
+      expect((await catchUp()).total).to.equal(1);
+
+      receiver.reply({ status: 500 });
+      const { found } = (await resyncReceiver({ pool }, id)).run;
+      await eventually(
+        async () => (await countDeadLetters(pool, id)) === found,
+        20_000,
+        'the resync’s deliveries dead',
+      );
+      expect(await pendingOf(id), 'the resync is pending').to.equal(found);
+      expect((await catchUp()).pending, 'the catch-up stays done').to.equal(0);
     } finally {
       await receiver.close();
     }

@@ -131,13 +131,19 @@ export const progressJsonSql = (
 /**
  * The catch-up of receiver `r` (an alias of the receiver table) as JSON, null when it never had one:
  * records in it, queued, and pending (not queued yet, or queued and the lane's delivered version has
- * not reached the row's: not yet acknowledged, or dead-lettered).
+ * not reached the row's: not yet acknowledged, or dead-lettered), but for the records of a resync
+ * started since (`rr`): it sends them again, its lanes forget what they delivered
+ * (resync-sql.ts), and its own progress counts them (found from outside: a catch-up finished long
+ * before showed 201 pending while a resync ran, and for as long as the receiver stayed disabled).
  */
 export const catchUpJsonSql = (r: string) =>
   progressJsonSql(r, {
     table: 'receiver_catch_up',
     startedAt: 'catch_up_started_at',
-    pending: 'c.queued_at is null or coalesce(l.delivered_version, 0) < c.version',
+    joins: `
+      left join receiver_resync rr on rr.receiver_id = c.receiver_id and rr.resource_id = c.resource_id
+            and ${r}.resync_started_at >= ${r}.catch_up_started_at`,
+    pending: 'rr.resource_id is null and (c.queued_at is null or coalesce(l.delivered_version, 0) < c.version)',
   });
 
 /** Every receiver that had a catch-up, with its pending records (the /metrics gauge). Parameterless. */
