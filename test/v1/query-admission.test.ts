@@ -7,6 +7,7 @@ import type { PoolClient } from 'pg';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, graphql, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
+import { openSocket } from '../support/raw-http.ts';
 import { testDb } from '../hooks.ts';
 
 const READ_TIMEOUT_MS = 3000;
@@ -233,6 +234,27 @@ describe('query class: admission per key and process, deadlines that hold in Pos
       // Its slot is free again: the key is admitted at once.
       await unlock();
       expect((await getJson(api, FILTERED, key)).status).to.equal(200);
+    } finally {
+      await unlock();
+    }
+  });
+
+  it('cancels the statements of pipelined requests too when their connection closes', async () => {
+    // Requests queued behind another on one connection: their responses are not attached to the
+    // socket yet, and only the socket says that the client left (before, they ran to their deadline).
+    const keys = [await createTestKey(['catalog:read']), await createTestKey(['catalog:read'])];
+    await lock();
+    try {
+      const socket = await openSocket(api.url);
+      socket.on('error', () => {});
+      socket.write(
+        keys.map((key) => `GET ${FILTERED} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`).join(''),
+      );
+      await until(async () => (await running()) === 2, 2000);
+      const closedAt = performance.now();
+      socket.destroy();
+      await until(async () => (await running()) === 0, READ_TIMEOUT_MS);
+      expect(performance.now() - closedAt, 'long before the deadline').to.be.below(READ_TIMEOUT_MS - 1500);
     } finally {
       await unlock();
     }
