@@ -1,7 +1,9 @@
 // AppError -> GraphQL error with a stable extensions.code; anything unknown becomes a generic
-// INTERNAL_SERVER_ERROR (logged, never shown).
+// INTERNAL_SERVER_ERROR (logged, never shown). Anything of a key's form in a message or a parameter's
+// name is redacted, as in REST's problems (an enum value, a field or an operation name quoted back).
 import type { GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { redactKeys } from '../auth/api-keys.ts';
 import { AppError, ClientGone, ERROR_CODES, toAppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
 import { withoutVariableValue } from './variable-values.ts';
@@ -36,7 +38,7 @@ export function formatGraphQLError(logger: Logger) {
         message:
           code === 'PERSISTED_QUERY_NOT_SUPPORTED'
             ? PERSISTED_QUERIES_REFUSED
-            : withoutVariableValue(formatted.message, original),
+            : redactKeys(withoutVariableValue(formatted.message, original)),
         locations: formatted.locations,
         path: formatted.path,
         extensions: { code },
@@ -47,10 +49,15 @@ export function formatGraphQLError(logger: Logger) {
     if (appError.code === 'INTERNAL_SERVER_ERROR' && !(original instanceof ClientGone))
       logger.error({ err: original }, 'unhandled GraphQL error');
     const extensions: Record<string, unknown> = { code: appError.code };
-    if (appError.invalidParams) extensions.invalidParams = appError.invalidParams;
+    if (appError.invalidParams)
+      extensions.invalidParams = appError.invalidParams.map((p) => ({
+        ...p,
+        name: redactKeys(p.name),
+        reason: redactKeys(p.reason),
+      }));
     // Seconds to wait before asking again, as REST's Retry-After (refusal-status.ts sends it as the header).
     const retryAfter = Number(appError.headers['Retry-After']);
     if (retryAfter > 0) extensions.retryAfter = retryAfter;
-    return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
+    return { message: redactKeys(appError.message), locations: formatted.locations, path: formatted.path, extensions };
   };
 }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
+import { holdsKey } from '../auth/api-keys.ts';
 import type { Logger } from '../kernel/logger.ts';
 import { httpRequestDuration } from '../kernel/metrics.ts';
 import { withoutKeys } from './request-target.ts';
@@ -31,8 +32,13 @@ export const OTHER_METHOD = 'other';
 export const methodLabel = (method: string | undefined): string =>
   method !== undefined && LABELLED_METHODS.has(method) ? method : OTHER_METHOD;
 
+/**
+ * The caller's own request id when it is safe to repeat, else a new one. One that holds a key's form
+ * is not repeated: it would be echoed in the answer's header and written on every log line of the
+ * request (found from outside: `X-Request-Id: <the key>` put the key in the service's log).
+ */
 export function acceptRequestId(incoming: string | undefined): string {
-  return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return incoming !== undefined && SAFE_REQUEST_ID.test(incoming) && !holdsKey(incoming) ? incoming : randomUUID();
 }
 
 export function requestContext(logger: Logger): RequestHandler {

@@ -37,3 +37,33 @@ describe('GraphQL unexpected errors', () => {
     expect(rows[0]!.n, 'no event stored').to.equal(0);
   });
 });
+
+describe('GraphQL errors quoting what was sent', () => {
+  const served = useTestApi(['graphql:read']);
+
+  it('never repeat a key sent where an enum value, a field, a string or an operation name was expected', async () => {
+    const { key } = served;
+    const name = key.replaceAll('-', '_'); // a key as a GraphQL name
+    const bodies = [
+      { query: `{ learningOpportunities(filter: { format: [${name}] }) { totalCount } }` },
+      {
+        query: 'query($f: [Format!]) { learningOpportunities(filter: { format: $f }) { totalCount } }',
+        variables: { f: [key] },
+      },
+      { query: `{ ${name} }` },
+      { query: `{ learningOpportunity(id: "${key}) { id } }` },
+      { query: '{ __typename }', operationName: name },
+    ];
+    for (const body of bodies) {
+      const res = await fetch(`${served.api.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      expect(text, body.query).to.include('errors');
+      expect(text, body.query).not.to.contain(name.slice(5, 25));
+      expect(text, body.query).not.to.contain(key.slice(5, 25));
+    }
+  });
+});

@@ -48,14 +48,15 @@ describe('request ids and access logs', () => {
     expect(capture.lines().filter((l) => l.requestId === 'client-42.a:b' && l.msg === 'request')).to.have.length(1);
   });
 
-  it('replaces a missing, too long or unsafe X-Request-Id with a generated UUID', async () => {
-    for (const incoming of [undefined, 'x'.repeat(129), 'two words', 'a"b', 'line\tbreak']) {
+  it('replaces a missing, too long or unsafe X-Request-Id, or one holding a key, with a generated UUID', async () => {
+    for (const incoming of [undefined, 'x'.repeat(129), 'two words', 'a"b', 'line\tbreak', key, `id-${key}`]) {
       const headers: Record<string, string> = incoming === undefined ? {} : { 'X-Request-Id': incoming };
       const res = await getJson(api, '/healthz', null, { headers });
       const id = res.headers.get('x-request-id');
       expect(id, String(incoming)).to.match(UUID);
       await accessLine(capture, id!);
     }
+    expect(capture.text(), 'the key is in no log line').not.to.contain(key.slice(5));
   });
 
   it('logs probes at debug and unknown paths under the route "unmatched"', async () => {

@@ -546,6 +546,11 @@ describe('GET /v1/calendar.ics', () => {
       // Escapes that are not UTF-8 beside it: the name is quoted as sent, the path decoded escape by escape.
       [`/v1/learning-opportunities?%6C${calendarKey.slice(1)}%FF=1`, 400],
       [`/v1/nope/%FF%6C${calendarKey.slice(1)}`, 404],
+      // A view encoded three times: the view's parser decodes it once more before it quotes a name.
+      [
+        `/v1/events?view=${encodeURIComponent(encodeURIComponent(encodeURIComponent(`provider=${calendarKey}&x=1`)))}`,
+        400,
+      ],
     ] as const)
       expect(await status(path, bothKey), path).to.equal(code);
     // A calendar:read key reads the calendar and nothing else.
