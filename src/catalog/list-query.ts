@@ -63,12 +63,20 @@ export function createListReads(on: QueryClass | Queryable, pageMaxBytes = PAGE_
       const statement = listStatement(query, limit, offset, visibility, bounded ? budget : null);
       let rows: ListRow[];
       if ('gate' in on) {
-        const left = caller.deadline === undefined ? undefined : Math.floor(caller.deadline - performance.now());
-        if (left !== undefined && left <= 0) throw requestDeadlinePassed();
-        const reads = on.reads(caller.signal, left);
-        const { holdUntil } = caller;
-        const ended = holdUntil ? () => Promise.all([reads.ended(), holdUntil]).then(() => {}) : reads.ended;
-        ({ rows } = await on.gate.run(caller.keyId, () => reads.query<ListRow>(statement), caller.signal, ended));
+        const left = () =>
+          caller.deadline === undefined ? undefined : Math.floor(caller.deadline - performance.now());
+        if ((left() ?? 1) <= 0) throw requestDeadlinePassed();
+        // The time left is read once admitted: worked out before the wait in line, a statement could
+        // outlive the request's deadline by that wait.
+        let reads: ReturnType<typeof on.reads> | undefined;
+        const read = () => {
+          const ms = left();
+          if (ms !== undefined && ms <= 0) throw requestDeadlinePassed();
+          reads = on.reads(caller.signal, ms);
+          return reads.query<ListRow>(statement);
+        };
+        const ended = () => Promise.all([reads?.ended(), caller.holdUntil]).then(() => {});
+        ({ rows } = await on.gate.run(caller.keyId, read, caller.signal, ended));
       } else ({ rows } = await on.query<ListRow>(statement));
       const row = rows[0]!;
       const facets: FacetCounts | null = query.facets.length ? {} : null;

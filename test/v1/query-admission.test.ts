@@ -178,6 +178,32 @@ describe('query class: admission per key and process, deadlines that hold in Pos
     }
   });
 
+  it('refuses the later aliases of a GraphQL request at once when one was not admitted', async () => {
+    // Each alias waited in line again: the 429 came after one QUERY_QUEUE_WAIT_MS per alias.
+    const key = await createTestKey(['catalog:read', 'graphql:read']);
+    const aliases = Array.from(
+      { length: 8 },
+      (_, i) => `a${i}: learningOpportunities(filter: { format: [ONLINE] }) { pagination { totalCount } }`,
+    );
+    await lock();
+    try {
+      const holding = getJson(api, FILTERED, key); // the key's one slot, held by the lock
+      await until(async () => (await running()) === 1, 2000);
+      const started = performance.now();
+      const res = await graphql(api, key, `{ ${aliases.join(' ')} }`);
+      const took = performance.now() - started;
+      expect(res.status).to.equal(429);
+      const codes = res.body.errors?.map((e) => e.extensions?.code) ?? [];
+      expect(codes).to.have.length.above(0);
+      expect(new Set(codes)).to.deep.equal(new Set(['RATE_LIMITED']));
+      expect(took, 'one wait in line, not eight').to.be.below(QUEUE_WAIT_MS * 4);
+      await unlock();
+      expect((await holding).status).to.equal(200);
+    } finally {
+      await unlock();
+    }
+  });
+
   it("answers every alias of a filtered list in one GraphQL document, however few the key's slots", async () => {
     // The key has one slot: each alias waited for the slot an earlier alias of the same request
     // held, was refused after QUEUE_WAIT_MS, and took the whole answer with it.
