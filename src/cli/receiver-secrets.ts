@@ -46,7 +46,7 @@ export function registerRotateSecret(receivers: Command, config: Config): void {
       const grace = changed.previousSecretExpiresAt
         ? `; the old secret signs too until ${changed.previousSecretExpiresAt}${ended}`
         : before?.hasSecret && changed.signatureScheme === 'standard-webhooks'
-          ? '; the old secret stopped signing now (no grace)'
+          ? `; the old secret stopped signing now (no grace)${before.previousSecretExpiresAt ? ', and so did the one before it' : ''}`
           : '';
       output(opts.json, receiverJson(changed), () =>
         shown(`Rotated the secret of receiver ${describe(changed)}${grace}.`, changed),

@@ -58,8 +58,8 @@ describe('the pace of the bytes answered to a key', function () {
   it('refuses at once a request of a key whose answers owe more than 10 s: 429 problem with Retry-After', async () => {
     const key = await createTestKey(['catalog:read', 'graphql:read']);
     await getJson(api, '/v1/learning-opportunities?limit=40', key);
-    // 12 s worth of bytes owed past the burst: pages asked one after the other, each served when due,
-    // until one is refused (the debt charged by the pages before it passes 10 s).
+    // 12 s worth of bytes owed past the burst: pages asked all at once, each reserving its bytes and
+    // served when due, until one is refused (the debt reserved before it passes 10 s).
     const pages = Math.ceil((RATE * 13) / pageBytes);
     const answers = await Promise.all(
       Array.from({ length: pages }, () => getJson(api, '/v1/learning-opportunities?limit=40', key)),
