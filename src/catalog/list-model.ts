@@ -93,26 +93,31 @@ export function canonicalLanguages(values: readonly string[]): string[] {
 const WORD = /[\p{L}\p{N}]/u;
 const WORDS = /[\p{L}\p{N}]+/gu;
 
+/** The tsquery texts of a search's words: all but the last quoted and joined with AND, the last as a prefix. */
+export type SearchWords = { words: string; last: string };
+
 /**
  * The tsquery texts of a search: `words`, every word (letters and digits) quoted and joined with AND
  * but the last, and `last`, the last word as a prefix ("machine learn" finds "Machine Learning").
  * to_tsquery stems each word with the 'english' configuration and drops stop words; the last word
  * is kept even when it is one ("a" and "the" are the start of many words: "q=the" finds "Theory"),
  * see list-sql.ts. Null when the text holds no word.
+ * The words are read in their NFKC form: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ)
+ * are the letters most of the catalog's text is written in. A record written in them is indexed as
+ * written, so when the text as sent differs, `sent` is the search of its own words too, matched
+ * as a whole beside the NFKC one (a word's two forms in one tsquery made a full-width stop word
+ * required: "ｄａｔａ ａｎｄ" found nothing).
  */
-export function searchQuery(text: string): { words: string; last: string } | null {
-  // Whether it holds a word is read from the text as sent (the OpenAPI pattern of q says the same);
-  // its words also in their NFKC form: full-width letters (ａｎａｌｙｔｉｃｓ) and ligatures (ﬁ) are
-  // the letters most of the catalog's text is written in, while a record written in them is indexed
-  // as written: each word is either form (`('ｚｑｖｘ' | 'zqvx')`). When the two forms have different
-  // numbers of words (NFKC splits a few characters, "①" and "½"), the NFKC form alone.
+export function searchQuery(text: string): (SearchWords & { sent: SearchWords | null }) | null {
+  // Whether it holds a word is read from the text as sent (the OpenAPI pattern of q says the same).
   if (!WORD.test(text)) return null;
   const sent = text.toLowerCase().match(WORDS)!;
   const compatible = text.normalize('NFKC').toLowerCase().match(WORDS) ?? sent;
-  const either = (i: number, suffix: string) =>
-    sent.length !== compatible.length || sent[i] === compatible[i]
-      ? `'${compatible[i]}'${suffix}`
-      : `('${sent[i]}'${suffix} | '${compatible[i]}'${suffix})`;
-  const quoted = compatible.map((_, i) => either(i, ''));
-  return { words: quoted.slice(0, -1).join(' & '), last: either(compatible.length - 1, ':*') };
+  const differs = sent.length !== compatible.length || sent.some((word, i) => word !== compatible[i]);
+  return { ...tsqueryTexts(compatible), sent: differs ? tsqueryTexts(sent) : null };
+}
+
+function tsqueryTexts(words: string[]): SearchWords {
+  const quoted = words.map((w) => `'${w}'`);
+  return { words: quoted.slice(0, -1).join(' & '), last: `${quoted.at(-1)!}:*` };
 }

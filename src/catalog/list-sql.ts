@@ -11,6 +11,7 @@ import {
   givenFilters,
   RECORD_FIELDS,
   searchQuery,
+  type SearchWords,
   type ListFilter,
   type ListQuery,
   type RecordField,
@@ -80,9 +81,14 @@ function pageOf(keys: string, fields: RecordField[] | null, bounded: string): st
 function searchFrom(q: string | null, param: Param): string {
   if (q === null) return '';
   const search = searchQuery(q);
-  const last = param(search?.last ?? '', 'text');
-  return `(select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
-         from to_tsquery('english', ${param(search?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l) tsq`;
+  const matching = (words: SearchWords | null | undefined) => {
+    const last = param(words?.last ?? '', 'text');
+    return `select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
+         from to_tsquery('english', ${param(words?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l`;
+  };
+  // The text as sent beside its NFKC form when they differ (list-model.ts searchQuery), each whole.
+  if (!search?.sent) return `(${matching(search)}) tsq`;
+  return `(select (${matching(search)}) || (${matching(search.sent)}) as query) tsq`;
 }
 
 /**
