@@ -4,7 +4,8 @@
 // numbers (the page when the matches are few, sorted from list_entry). Each is null when the
 // bitmaps cannot answer (a query they do not understand, a rare facet value or too many records
 // behind rare words), and the matches are then found through the indexes, as for any other filter.
-import { givenFilters, type ListFilter, type ListQuery } from './list-model.ts';
+// And the search's tsquery itself (searchFrom).
+import { givenFilters, type ListFilter, type ListQuery, searchQuery, type SearchWords } from './list-model.ts';
 
 /**
  * The sources of a page's matches: `count`, a scalar subquery; `bitmapCount`, the bitmaps' count alone
@@ -63,4 +64,21 @@ export function searchSources(matching: string, bitmaps: BitmapQuery | null): Se
            union all ${hits} and (select sm.rns from sm) is null`,
     ctes: [`sm as materialized (select search_matches(${q}, ${facets}, ${values}) as rns ${from})`],
   };
+}
+
+// A search's from item (`(...) tsq`: its tsquery as `tsq.query`), '' without one; the text as sent is
+// OR'd whole when it differs from its NFKC form (list-model.ts). No word matches nothing (the parsers
+// refuse it). The last word, a prefix, falls back to 'simple' when 'english' drops it as a stop word
+// (with 'english' alone "q=a" found nothing, while "q=b" found every word starting with b).
+export function searchFrom(q: string | null, param: (value: unknown, type: string) => string): string {
+  const search = q === null ? undefined : searchQuery(q);
+  const matching = (words: SearchWords | null | undefined) => {
+    const last = param(words?.last ?? '', 'text');
+    return `select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
+         from to_tsquery('english', ${param(words?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l`;
+  };
+  if (q === null) return '';
+  return search?.sent
+    ? `(select (${matching(search)}) || (${matching(search.sent)}) as query) tsq`
+    : `(${matching(search)}) tsq`;
 }

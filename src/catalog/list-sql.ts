@@ -7,18 +7,10 @@
 import type { QueryConfig } from 'pg';
 import { countedTotal, totalOf } from './list-counts.ts';
 import { countedFacet, matchedFacet, matchedRows, pairedFacet, pairedFacets } from './list-facets.ts';
-import {
-  givenFilters,
-  RECORD_FIELDS,
-  searchQuery,
-  type SearchWords,
-  type ListFilter,
-  type ListQuery,
-  type RecordField,
-} from './list-model.ts';
+import { givenFilters, RECORD_FIELDS, type ListFilter, type ListQuery, type RecordField } from './list-model.ts';
 import type { Visibility } from './read-model.ts';
 import { byDensity, hitKeys, matchedSessionKeys, orderedKeys, searchKeys, sessionKeys } from './list-keys.ts';
-import { bitmapQuery, searchSources } from './list-search.ts';
+import { bitmapQuery, searchFrom, searchSources } from './list-search.ts';
 import { longWindow, OUTSIDE_MAX, outsideWindow, placeAndWindow } from './list-windows.ts';
 
 type Param = (value: unknown, type: string) => string;
@@ -72,23 +64,6 @@ function pageOf(keys: string, fields: RecordField[] | null, bounded: string): st
                            from (select ${docs} as doc, d.doc_digest as digest, k.ord from ${keys} k join learning_opportunity d on d.id = k.id ${json}) x
                          window w as (order by x.ord rows unbounded preceding)) y
                   ${bounded})`;
-}
-
-// A search's from item (`(...) tsq`: its tsquery as `tsq.query`), '' without one. A search whose
-// text holds no word matches nothing (the parsers refuse it; this is the backstop). The last word, a
-// prefix, falls back to the 'simple' configuration when 'english' drops it as a stop word: with
-// 'english' alone "q=a" found nothing, while "q=b" found every word starting with b.
-function searchFrom(q: string | null, param: Param): string {
-  if (q === null) return '';
-  const search = searchQuery(q);
-  const matching = (words: SearchWords | null | undefined) => {
-    const last = param(words?.last ?? '', 'text');
-    return `select w && coalesce(nullif(l, ''::tsquery), to_tsquery('simple', ${last})) as query
-         from to_tsquery('english', ${param(words?.words ?? '', 'text')}) w, to_tsquery('english', ${last}) l`;
-  };
-  // The text as sent beside its NFKC form when they differ (list-model.ts searchQuery), each whole.
-  if (!search?.sent) return `(${matching(search)}) tsq`;
-  return `(select (${matching(search)}) || (${matching(search.sent)}) as query) tsq`;
 }
 
 /**
