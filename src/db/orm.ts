@@ -69,7 +69,9 @@ const MIGRATION_LOCK = 7_429_001;
 // older process's fold_search, blocked on a migration's locks, went on once it committed with its
 // older body, found the marks the migration had set for a rebuild, and cleared them without building
 // the facet pairs that migration added: the facets of a one-value filter stayed wrong for good.
-const FOLD_LOCKS = 'pg_advisory_lock(20261222, 200), pg_advisory_lock(20261223, 1)';
+// The search fold's first: waiting for a fold under way (a rebuild can take minutes) must not stop
+// the counts' folds meanwhile. Both are let go before the rewritten tables are vacuumed.
+const FOLD_LOCKS = ['(20261223, 1)', '(20261222, 200)'];
 // A run that ends as a deadlock's victim (old processes' reads and writes take the tables in another
 // order than a migration does) or on a lock timeout did nothing (all or nothing): run again, up to
 // this many times, a second more apart each time.
@@ -91,9 +93,11 @@ export async function migrate(url: string, connectTimeoutMs: number, entities: O
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
       // Only with migrations to apply: a start with none does not wait for a fold under way.
-      if ((await orm.migrator.getPending()).length) await lock.query(`select ${FOLD_LOCKS}`);
+      const folds = (await orm.migrator.getPending()).length > 0;
+      if (folds) for (const key of FOLD_LOCKS) await lock.query(`select pg_advisory_lock${key}`);
       const before = await tableFiles(lock);
       const applied = await upAgainAfterDeadlocks(orm);
+      if (folds) for (const key of FOLD_LOCKS) await lock.query(`select pg_advisory_unlock${key}`);
       if (applied.length) await vacuumRewritten(lock, before);
       return applied.map((m) => m.name);
     } finally {

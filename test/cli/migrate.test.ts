@@ -103,6 +103,10 @@ describe('cli: migrations and missing databases', function () {
         waiting = rows[0]!.n === 1;
       }
       expect(waiting, 'migrate waits for the fold').to.equal(true);
+      // The counts' folds go on meanwhile: their lock is taken only once the search fold's is.
+      const counts = await fold.query<{ held: boolean }>('select pg_try_advisory_lock(20261222, 200) as held');
+      expect(counts.rows[0]!.held, 'the counts can fold while migrate waits').to.equal(true);
+      await fold.query('select pg_advisory_unlock(20261222, 200)');
       const { rows } = await fold.query<{ n: number }>('select count(*)::int as n from mikro_orm_migrations');
       expect(rows[0]!.n, 'nothing applied yet').to.equal(0);
       await fold.query('select pg_advisory_unlock(20261223, 1)');
