@@ -36,18 +36,20 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
   const turns = answerTurns(LONG_POLL_ANSWERS_PER_TURN);
   const positionKey = (p: FeedPosition | null) => (p ? `${p.xid}.${p.position}` : '-');
   // A shared read runs as the reads of the key whose request started it (its slots of the per-key
-  // limits: db/key-connections.ts). When that key was refused a slot, the other keys sharing the read
-  // read on their own instead of answering with its 429: found from outside, a key that held its two
-  // query slots made another key's long poll of the same view 429 after QUERY_QUEUE_WAIT_MS.
-  const sharedAsOwn = async (key: string, read: () => Promise<FeedPage>): Promise<FeedPage> => {
-    let started = false;
+  // limits: db/key-connections.ts). When that key was refused a slot, another key's requests sharing
+  // the read read on their own instead of answering with its 429: found from outside, a key that held
+  // its two query slots made another key's long poll of the same view 429 after QUERY_QUEUE_WAIT_MS.
+  const startedBy = new Map<string, string>();
+  const sharedAsOwn = async (key: string, keyId: string, read: () => Promise<FeedPage>): Promise<FeedPage> => {
+    const page = shared(key, () => {
+      startedBy.set(key, keyId); // at once: the read starts in this call
+      return read().finally(() => startedBy.delete(key));
+    });
+    const starter = startedBy.get(key) ?? keyId;
     try {
-      return await shared(key, () => {
-        started = true;
-        return read();
-      });
+      return await page;
     } catch (error) {
-      if (started || !(error instanceof AppError) || error.code !== 'RATE_LIMITED') throw error;
+      if (starter === keyId || !(error instanceof AppError) || error.code !== 'RATE_LIMITED') throw error;
       return read();
     }
   };
@@ -71,7 +73,8 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       // A long poll's read is shared with the identical ones of the same wake-up (shared-reads.ts);
       // any other read is its own, started after the request arrived.
       const same = `${waiters.wakeUps()}|${query.limit}|${positionKey(from)}`;
-      const share = (key: string, read: () => Promise<FeedPage>) => (onPrimary ? sharedAsOwn(key, read) : read());
+      const share = (key: string, read: () => Promise<FeedPage>) =>
+        onPrimary ? sharedAsOwn(key, at.principal!.keyId, read) : read();
       if (view === null) return share(same, () => reads.page(query, onPrimary));
       const page = await share(`${same}|${viewDigest(view)}`, () =>
         views.page({ after: from, limit: query.limit }, view, onPrimary),
