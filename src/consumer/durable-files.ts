@@ -3,7 +3,7 @@
 // the file, rename it over the old one, fsync the directory), so a reader or a crash never sees half
 // a file. Also what such a tool checks before its work: that it can create files there, and a lock.
 import { readFileSync, rmSync } from 'node:fs';
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConsumerError } from './consumer-tools.ts';
 
@@ -52,8 +52,19 @@ async function whyNoFileBeside(path: string): Promise<string | null> {
   return null;
 }
 
-/** Throws a ConsumerError (exit 2) naming `option` when no file can be created beside `path` (whyNoFileBeside). */
+/**
+ * Throws a ConsumerError (exit 2) naming `option` when `path` is there but is not a file (a device, a
+ * pipe, a socket), or when no file can be created beside it (whyNoFileBeside). A save renames its
+ * file over `path`: `walk --out /dev/null`, run as root, replaced the system's /dev/null with a
+ * regular file (everything that wrote to it afterwards as another user failed, initdb among them).
+ */
 export async function requireFileBeside(option: string, path: string): Promise<void> {
+  const found = await stat(path).catch(() => null);
+  if (found && !found.isFile() && !found.isDirectory())
+    throw new ConsumerError(
+      `${option} ${path}: not a regular file (a device, a pipe or a socket); give a file's path`,
+      2,
+    );
   const why = await whyNoFileBeside(path);
   if (why) throw new ConsumerError(`${option} ${path}: cannot create a file in ${dirname(path)} (${why})`, 2);
 }

@@ -1,7 +1,8 @@
 // `npm run cli -- walk` end to end: a child process against the real test API.
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -155,5 +156,16 @@ describe('cli walk', () => {
       expect(run.code, run.stderr).to.equal(2);
       expect(run.stderr).to.contain(`--out ${out}: cannot create a file in`).and.to.contain(why);
     }
+  });
+
+  it('exits 2 naming --out when it is not a regular file (a pipe here), and leaves it as it was', async function () {
+    // Its save renames a file over --out: `walk --out /dev/null` as root replaced the system's /dev/null.
+    this.timeout(30_000);
+    const pipe = join(dir, 'a-pipe');
+    execFileSync('mkfifo', [pipe]);
+    const run = await cli(['walk', '--base-url', 'http://127.0.0.1:9', '--out', pipe], { LODS_API_KEY: served.key });
+    expect(run.code, run.stderr).to.equal(2);
+    expect(run.stderr).to.contain(`--out ${pipe}: not a regular file`);
+    expect((await lstat(pipe)).isFIFO(), 'still a pipe').to.equal(true);
   });
 });
