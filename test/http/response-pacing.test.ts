@@ -18,7 +18,13 @@ describe('the pace of the bytes answered to a key', function () {
   let id: string;
   let pageBytes: number;
   before(async () => {
-    api = await startTestApi({ http: { responsePace: { bytesPerSecond: RATE, burstBytes: RATE } } });
+    // A long wait in line for the key's connections (DB_MAX_CONNECTIONS_PER_KEY shares
+    // QUERY_QUEUE_WAIT_MS): on a slow machine a hundred requests let through by the burst at once
+    // waited over the default second for one, and their 429 was that limit's, not the pace's.
+    api = await startTestApi({
+      http: { responsePace: { bytesPerSecond: RATE, burstBytes: RATE } },
+      query: { queueWaitMs: 30_000 },
+    });
     for (let i = 0; i < 40; i++) id = (await createRecord(api.writes)).id;
     const key = await createTestKey(['catalog:read']);
     pageBytes = Buffer.byteLength((await getJson(api, '/v1/learning-opportunities?limit=40', key)).text);
