@@ -48,14 +48,17 @@ function namesKey(pair: string): boolean {
 }
 
 /** Whether `text` holds a key as sent, or percent-encoded once or more (up to three times). */
-function holdsKeyDecoded(text: string): boolean {
+const holdsKeyDecoded = (text: string): boolean => formHoldingKey(text) !== null;
+
+/** `text`, or its first decoding (up to three) that holds a key's form; null when none does. */
+function formHoldingKey(text: string): string | null {
   for (let i = 0; i < 4; i++) {
-    if (holdsKey(text)) return true;
+    if (holdsKey(text)) return text;
     const decoded = leniently(text);
-    if (decoded === text) return false;
+    if (decoded === text) return null;
     text = decoded;
   }
-  return false;
+  return null;
 }
 
 /**
@@ -80,12 +83,6 @@ function leniently(text: string): string {
  */
 export function redactKeysInAnyEncoding(text: string): string {
   if (!text.includes('%') && !text.includes('lods_')) return text;
-  let form = text;
-  for (let i = 0; i < 4; i++) {
-    if (holdsKey(form)) return redactKeys(form);
-    const decoded = leniently(form);
-    if (decoded === form) break;
-    form = decoded;
-  }
-  return text;
+  const form = formHoldingKey(text);
+  return form === null ? text : redactKeys(form);
 }
