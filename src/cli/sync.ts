@@ -3,12 +3,12 @@
 // first run walks the whole list, later runs apply only what changed. The sync itself is the
 // consumer room's (consumer/sync.ts: HTTP only, no database); this file registers the command,
 // checks its arguments and prints what the sync returns.
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Config } from '../kernel/config.ts';
 import { syncToFile } from '../consumer/sync.ts';
 import { callerPath, positiveInt } from './arguments.ts';
 import { CliError, endProgress, output, progress } from './run.ts';
-import { parseConsumerArguments } from './walk.ts';
+import { addConsumerOptions, parseConsumerArguments } from './walk.ts';
 
 type SyncOpts = {
   baseUrl?: string;
@@ -23,22 +23,9 @@ type SyncOpts = {
 };
 
 export function registerSyncCommand(program: Command, config: Config): void {
-  program
-    .command('sync')
+  addConsumerOptions(program.command('sync'), config)
     .description(
       'keep a JSON-lines copy of the catalog current through the change feed (first run: a full walk; then only the changes, deletions included)',
-    )
-    .addOption(
-      new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(
-        config.walk.baseUrl,
-      ),
-    )
-    // The description stands in for the value in --help: the key itself is never printed.
-    .addOption(
-      new Option(
-        '--key <key>',
-        'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)',
-      ).default(config.walk.apiKey, 'from LODS_API_KEY'),
     )
     .option('--state <file>', 'where the feed cursor is kept between runs (created on the first run)')
     .option('--out <file>', 'the JSON-lines copy to keep current')

@@ -11,22 +11,9 @@ import { CliError, endProgress, output, progress } from './run.ts';
 export type WalkOpts = { baseUrl?: string; key?: string; out?: string; limit: string; json?: boolean };
 
 export function registerWalkCommand(program: Command, config: Config): void {
-  program
-    .command('walk')
+  addConsumerOptions(program.command('walk'), config)
     .description(
       'read the whole catalog over /v1, as a consumer does nightly, into a JSON-lines file (each record once)',
-    )
-    .addOption(
-      new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(
-        config.walk.baseUrl,
-      ),
-    )
-    // The description stands in for the value in --help: the key itself is never printed.
-    .addOption(
-      new Option(
-        '--key <key>',
-        'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)',
-      ).default(config.walk.apiKey, 'from LODS_API_KEY'),
     )
     .option('--out <file>', 'the JSON-lines file to write (replaced only when the walk succeeds)')
     .option('--limit <n>', 'page size, 1..100', '100')
@@ -35,6 +22,25 @@ export function registerWalkCommand(program: Command, config: Config): void {
       const { summary, text } = await walkToFile(parseWalkArguments(opts), { line: progress, end: endProgress });
       output(opts.json, summary, () => text);
     });
+}
+
+/** --base-url and --key, shared by walk and sync (defaults from LODS_BASE_URL and LODS_API_KEY). */
+export function addConsumerOptions(command: Command, config: Config): Command {
+  return (
+    command
+      .addOption(
+        new Option('--base-url <url>', 'base address of the service, without /v1 (or LODS_BASE_URL)').default(
+          config.walk.baseUrl,
+        ),
+      )
+      // The description stands in for the value in --help: the key itself is never printed.
+      .addOption(
+        new Option(
+          '--key <key>',
+          'API key with catalog:read (or LODS_API_KEY: prefer it, it keeps the key out of shell history)',
+        ).default(config.walk.apiKey, 'from LODS_API_KEY'),
+      )
+  );
 }
 
 /** Where a consumer command (walk, sync) reads and writes; every bad argument is a CliError with exit code 2. */
