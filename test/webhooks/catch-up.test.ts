@@ -13,13 +13,15 @@ import { inTransaction } from '../../src/db/pg-transaction.ts';
 import { runCatchUp, startCatchUp } from '../../src/webhooks/catch-up/catch-up.ts';
 import { enqueueOrdered } from '../../src/webhooks/queue/lanes.ts';
 import { replayDeadLetters } from '../../src/webhooks/delivery/redeliver.ts';
+import { startDeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
+import { countDeadLetters } from '../../src/webhooks/queue/dead-letters.ts';
 import {
   disableReceiver,
   enableReceiver,
   getReceiver,
   updateReceiver,
 } from '../../src/webhooks/receivers/receivers.ts';
-import { createTestKey, getJson, graphql } from '../support/api.ts';
+import { createTestKey, getJson, graphql, silentLogger } from '../support/api.ts';
 import { cli, json } from '../support/cli.ts';
 import { eventually, resetWebhooks, startWebhookStack, testSecrets, type WebhookStack } from '../support/webhooks.ts';
 import { testDb } from '../hooks.ts';
@@ -95,6 +97,8 @@ describe('catch-up on enable: a receiver enabled again gets the latest state of 
   let key: string;
   const receivers: CopyReceiver[] = [];
   const manage = () => ({ pool: testDb().pool, allowPrivateTargets: true, secrets: testSecrets });
+  const pool = () => testDb().pool;
+  const countDead = (receiverId: string) => countDeadLetters(pool(), receiverId);
 
   beforeEach(async () => {
     await resetWebhooks();
@@ -194,6 +198,44 @@ describe('catch-up on enable: a receiver enabled again gets the latest state of 
     expect(replay).to.include({ replayed: 0, remaining: 0 });
     expect(replay.superseded).to.be.greaterThan(0);
     expect(receiver.stats.requests, 'nothing sent again').to.equal(requests);
+    expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
+  });
+
+  it("replaying the dead letters while the catch-up's delivery of the same version waits skips them: one delivery, no second dead letter", async () => {
+    // The console's recovery: Disable, Enable, Replay, pressed one after the other while the receiver
+    // is still failing. The catch-up queued the very event that was dead-lettered; replayed too, it was
+    // sent twice (and, the receiver still failing, dead-lettered twice). Found from outside.
+    const { receiver, id, states } = await receiverWithCopy(9);
+    receiver.down(500);
+    await change(stack.api.writes, states, 1, seededRandom(10));
+    await drained(testDb(), 30_000);
+    expect(await countDead(id), 'the change dead-lettered').to.equal(1);
+    await disableReceiver({ pool: pool() }, id);
+    await stack.worker!.stop();
+    receiver.down(null);
+    const from = receiver.bodies.length;
+    const enabled = await enableReceiver({ pool: pool() }, id);
+    expect(enabled.catchUp?.total, 'catch-up size').to.equal(1);
+    const replay = await replayDeadLetters({ pool: pool(), boss: stack.boss }, { receiverId: id });
+    expect(replay).to.deep.equal({ replayed: 0, superseded: 1, remaining: 0 });
+    const worker = await startDeliveryWorker({
+      boss: stack.boss,
+      pool: pool(),
+      config: stack.config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
+    try {
+      await drained(testDb(), 30_000);
+    } finally {
+      await worker.stop();
+    }
+    const got = deliveredSince(receiver.bodies, from);
+    expect(
+      [...got.values()].map((bodies) => bodies.length),
+      'deliveries per record',
+    ).to.deep.equal([1]);
+    expect(await countDead(id)).to.equal(0);
     expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
   });
 });

@@ -33,9 +33,9 @@ export const jobSettings = (q: string) =>
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
 // newer one pending, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
 // (dead letters replayed), one of the version it already got (a catch-up on enable delivers a
-// record's latest event, often the very one that was dead-lettered) would repeat it. Not one of the
-// version pending: a lane's head that pg-boss itself dead-lettered (a lost worker's job past its
-// retries) still reads as pending, and its replay is the only way it arrives.
+// record's latest event, often the very one that was dead-lettered) would repeat it, as would the version
+// pending behind a live head job (the catch-up's, still waiting). A head pg-boss itself dead-lettered (a
+// lost worker's job, state failed) still reads as pending: there the replay is the only way it arrives.
 // g: per lane, the new events in version order, and the id of the job that becomes the head if the
 // lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
 // alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
@@ -44,7 +44,10 @@ const ENQUEUE_SQL = `
   with d as (
     select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
            ($4::boolean and (e.version < coalesce(l.delivered_version, 0) or (l.head_job is not null and e.version < l.queued_version)))
-             or ($5::boolean and coalesce(e.version = l.delivered_version, false)) as skip
+             or ($5::boolean and coalesce(e.version = l.delivered_version, false))
+             or case when $5::boolean and l.head_job is not null and e.version = l.queued_version
+                     then exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state <= 'active')
+                     else false end as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
       join receiver r on r.id = u.receiver_id
