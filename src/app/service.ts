@@ -192,7 +192,7 @@ async function startGraphQL(parts: Parts & { server: Server; receivers: Receiver
     }),
     limits: parts.config.graphql,
     logger: parts.logger,
-    httpServer: parts.server,
+    drain: { httpServer: parts.server, graceMs: parts.config.http.shutdownGraceMs },
   });
 }
 

@@ -43,7 +43,8 @@ export async function createGraphQLMiddleware(deps: {
   newContext: (principal: Principal, res: ServerResponse) => GraphQLContext;
   limits: QueryLimits;
   logger: Logger;
-  httpServer?: Server;
+  /** The server whose requests in flight a stop lets finish, for up to graceMs, before closing their connections. */
+  drain?: { httpServer: Server; graceMs: number };
 }): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const responseSize = responseSizeLimit(deps.limits.maxResponseBytes);
   const apollo = new ApolloServer<GraphQLContext>({
@@ -66,7 +67,14 @@ export async function createGraphQLMiddleware(deps: {
       oneMutationPerRequest(),
       refusalsAsHttpStatus(),
       variableProblems(),
-      ...(deps.httpServer ? [ApolloServerPluginDrainHttpServer({ httpServer: deps.httpServer })] : []),
+      ...(deps.drain
+        ? [
+            ApolloServerPluginDrainHttpServer({
+              httpServer: deps.drain.httpServer,
+              stopGracePeriodMillis: deps.drain.graceMs,
+            }),
+          ]
+        : []),
       compiledQueries(deps.schema),
       responseSize.plugin, // last: it serializes the result the others have left
     ],

@@ -119,6 +119,7 @@ export const settingsSchema = z.object({
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
+  SHUTDOWN_HTTP_GRACE_MS: int(0, 600_000).default(25_000),
   SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),
   // The consumer-side `walk` command (it talks HTTP only): stand-ins for --base-url and --key.
   LODS_BASE_URL: z.string().optional(),

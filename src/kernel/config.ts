@@ -143,6 +143,8 @@ function apiSections(e: Settings) {
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,
+      /** How long a shutdown lets requests in flight finish before it closes their connections. */
+      shutdownGraceMs: e.SHUTDOWN_HTTP_GRACE_MS,
       graphqlMaxBodyBytes: e.GRAPHQL_MAX_BODY_BYTES,
       /** PAGE_MAX_BYTES: a list or feed page stops before the record that would pass it. */
       pageMaxBytes: e.PAGE_MAX_BYTES,
