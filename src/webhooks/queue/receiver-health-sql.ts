@@ -30,10 +30,11 @@ export function receiverHealthCtes(hoursParam: string): string {
            bool_or(counted) as counted, max(pause_until) as pause_until
       from health_in group by receiver_id
   ), health_after_ok as (
-    -- after the group's last success: the first failure, and whether a 410 came
+    -- after the group's last success: the first failure; and whether a 410 came at all (a 410 disables
+    -- whatever else the group holds, so that the same answers disable however the worker grouped them)
     select s.receiver_id, s.last_ok, s.last_fail, s.counted, s.pause_until,
            min(a.started_at) filter (where a.counted and not a.ok and a.started_at > coalesce(s.last_ok, '-infinity')) as first_fail,
-           coalesce(bool_or(a.counted and a.gone and a.started_at > coalesce(s.last_ok, '-infinity')), false) as gone
+           coalesce(bool_or(a.counted and a.gone), false) as gone
       from health_sum s join health_in a using (receiver_id)
      group by s.receiver_id, s.last_ok, s.last_fail, s.counted, s.pause_until
   ), health_due as (
