@@ -190,7 +190,8 @@ function pageStatement(
         : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
     const [end, start] = [param(offset + limit, 'bigint'), param(offset, 'bigint')];
-    const walk = () => sessionKeys(table, tsq, whereSql, status('s') ? `${status('s')} and ` : '', end, start);
+    const walk = (bound?: string) =>
+      sessionKeys(table, tsq, whereSql, status('s') ? `${status('s')} and ` : '', end, start, bound);
     // A count over the matches as well (no facets): the matches once (`ids`, with their next session
     // start, from the list_entry row: `b`'s own, or the search's match's by id), for the count and
     // the page, instead of finding them twice (a start window with a country: two bitmap scans of
@@ -213,9 +214,11 @@ function pageStatement(
         : null;
     if (counter || (shared && outside) || (matched && counted !== null)) {
       const n = counter ? searchSources(matching, counter).bitmapCount : countedTotalSql();
-      const walked = walk();
+      // The walk reads at most as many future sessions as there are matches (what `ids` reads), and
+      // gives way to them if that was not enough for the page.
+      const walked = walk('(select n from n)');
       ctes.push(`n as materialized (select ${n} as n)`, walked.f);
-      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start);
+      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start, walked.cut);
       countedTotalSql = counter
         ? () => 'coalesce((select n from n), (select count(*) from ids))'
         : () => '(select n from n)';

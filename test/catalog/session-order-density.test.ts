@@ -16,6 +16,7 @@ import { buildLearningOpportunityInput, buildSession, resetCatalog } from '../su
 
 const DAY = 86_400_000;
 const CLOSED = 'Closed Academy';
+const ENDED_LANGUAGE = 'eo';
 
 /** The published records matching `where` (on learning_opportunity `lo`, `$1` its value) in session order: next session after now ascending, then those without one; ties and the rest by id desc. */
 async function walk(where: string, value: string): Promise<string[]> {
@@ -53,6 +54,17 @@ describe('session order beside a counted filter: the sessions walked, or the mat
       await writes.upsert(parseLearningOpportunityInput(input));
       await writes.publish(input.id);
     }
+    // A language whose many courses have all ended (or are self-paced): dense enough for the walk.
+    const ended = Array.from({ length: 200 }, (_, i) =>
+      buildLearningOpportunityInput({
+        id: randomUUID(),
+        title: `Kurso ${i}`,
+        language: ENDED_LANGUAGE,
+        sessions: i % 4 ? [buildSession(new Date(Date.now() - (5 + i) * DAY).toISOString(), 'Leipzig', 'DE')] : [],
+      }),
+    );
+    await writes.upsertMany(ended.map((input) => parseLearningOpportunityInput(input)));
+    await writes.publishMany(ended.map((input) => input.id));
     await testDb().pool.query('analyze');
   });
 
@@ -86,6 +98,23 @@ describe('session order beside a counted filter: the sessions walked, or the mat
     const nodes = await explainNodes(testDb(), listStatement(query(CLOSED), 10, 0, 'public'), 'analyze');
     const sessionsRead = sessionRowsRead(nodes);
     expect(sessionsRead, 'future sessions walked').to.be.below(100);
+  });
+
+  it('pages a dense filter whose matches have no future session exactly, reading at most as many sessions as it has matches (found from outside: 503 at 15,000 records)', async () => {
+    const language: ListQuery = { ...query(CLOSED), filter: { language: [ENDED_LANGUAGE] } };
+    const all = await walk('lo.language = $1', ENDED_LANGUAGE);
+    expect(all).to.have.length(200);
+    for (const offset of [0, 10, 190]) {
+      const { rows } = await testDb().pool.query<{ total: string; docs: string }>(
+        listStatement(language, 10, offset, 'public'),
+      );
+      expect(Number(rows[0]!.total)).to.equal(200);
+      const ids = (JSON.parse(`[${rows[0]!.docs}]`) as { id: string }[]).map((d) => d.id);
+      expect(ids, `offset ${offset}`).to.deep.equal(all.slice(offset, offset + 10));
+    }
+    const nodes = await explainNodes(testDb(), listStatement(language, 10, 0, 'public'), 'analyze');
+    // The bounded walk (200) and its check that it was cut (200 more): the whole walk read every future session.
+    expect(sessionRowsRead(nodes), 'future sessions read').to.be.at.most(400);
   });
 
   it('pages a dense filter (one format) exactly by walking the sessions, reading few of them', async () => {
