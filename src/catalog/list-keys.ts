@@ -117,18 +117,19 @@ export function hitKeys(
     orderedKeys(sort, `from ${hits} b`, limit, offset),
     limit,
     offset,
+    'false',
+    '(select n from n)',
   );
 }
 
 /**
- * Keys by a walk of the order (`walk`) when the matches (their number in the CTE `n`; null: unknown)
- * are dense enough for the page, else from the matches (`found`): the walk reads about (offset +
- * limit) x catalog / matches rows, the other way the matches. Only one branch runs (its condition
- * holds no column: a one-time filter).
+ * Keys by a walk of the order (`walk`) when the matches (their number `n`, SQL; null: unknown) are
+ * dense enough for the page and the walk was not cut short (`cut`, SQL), else from the matches
+ * (`found`): the walk reads about (offset + limit) x catalog / matches rows, the other way the
+ * matches. Only one branch runs (its condition holds no column: a one-time filter).
  */
-export function byDensity(walk: string, found: string, limit: string, offset: string, cut = 'false'): string {
-  // `cut` (SQL): the walk stopped short of the page (sessionKeys' bound); evaluated only when dense.
-  const dense = `(coalesce((select n * n from n) > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count), false) and not ${cut})`;
+export function byDensity(walk: string, found: string, limit: string, offset: string, cut: string, n: string): string {
+  const dense = `(coalesce(${n} * ${n} > (${offset} + ${limit}) * (select coalesce(sum(n), 0) from catalog_count), false) and not ${cut})`;
   return `(select * from ${walk} w where ${dense} union all select * from ${found} h where not (${dense}))`;
 }
 

@@ -207,6 +207,14 @@ function pageStatement(
     const sessions = matched ? matchedSessionKeys(matching, searched, end, start) : walk();
     ctes.push(sessions.f);
     keys = sessions.keys;
+    if (!matched && !byStatusOnly) {
+      // Facets beside filters: the same bounded walk, or the matches (read only if it gives way),
+      // their number the total's (counted, or the facets' `n`).
+      const n = countedTotalSql();
+      const [found, walked] = [matchedSessionKeys(matching, searched, end, start), walk(n)];
+      ctes.splice(-1, 1, found.f, walked.f);
+      keys = byDensity(walked.keys, found.keys, param(limit, 'int'), start, walked.cut, n);
+    }
     if (shared && !outside) countedTotalSql = () => '(select count(*) from ids)';
     const counter =
       shared && visibility === 'public' && !outside
@@ -218,7 +226,7 @@ function pageStatement(
       // gives way to them if that was not enough for the page.
       const walked = walk('(select n from n)');
       ctes.push(`n as materialized (select ${n} as n)`, walked.f);
-      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start, walked.cut);
+      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start, walked.cut, '(select n from n)');
       countedTotalSql = counter
         ? () => 'coalesce((select n from n), (select count(*) from ids))'
         : () => '(select n from n)';
