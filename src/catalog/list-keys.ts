@@ -33,7 +33,7 @@ export function orderedKeys(
 // planner sees: an expression over `f` as the limit made it expect a tenth of the catalog, and
 // JIT-compile the statement, 13 ms).
 // `table` and `tsq`: the matching records' source (`b`), `where` their conditions; `status`: the
-// status condition on the session rows (list_session's rows hold their record's).
+// status condition on the session rows, or null (list_session's rows hold their record's).
 // `bound` (SQL, optional): the most future session rows the walk reads; `cut` says it stopped there
 // short of the page, which then cannot be trusted (byDensity reads the matches instead). Matches that
 // are many but have few future sessions (a language whose courses are mostly self-paced or over) read
@@ -42,17 +42,18 @@ export function sessionKeys(
   table: string,
   tsq: string,
   where: string,
-  status: string,
+  status: string | null,
   end: string,
   offset: string,
   bound?: string,
 ): { keys: string; f: string; cut: string } {
-  const future = `from list_session s where ${status}s.starts_at > statement_timestamp()`;
+  const upcoming = `${status ? `${status} and ` : ''}s.starts_at > statement_timestamp()`;
+  const future = `from list_session s where ${upcoming}`;
   const sessions = bound
     ? `(select s.id, s.starts_at, s.prev_starts_at ${future} order by s.starts_at, s.id desc limit ${bound}) s`
     : 'list_session s';
   const f = `f as materialized (select b.id, s.starts_at from ${sessions} join ${table} on b.id = s.id${tsq}
-                      where ${bound ? '' : `${status}s.starts_at > statement_timestamp() and `}(s.prev_starts_at is null or s.prev_starts_at <= statement_timestamp()) and ${where}
+                      where ${bound ? '' : `${upcoming} and `}(s.prev_starts_at is null or s.prev_starts_at <= statement_timestamp()) and ${where}
                       order by s.starts_at, b.id desc limit ${end})`;
   const rest = `(select b.id from ${table}${tsq} where (select count(*) from f) < ${end} and ${where}
                       and not exists (select from list_session x where x.id = b.id and x.starts_at > statement_timestamp())

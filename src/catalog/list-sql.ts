@@ -190,46 +190,36 @@ function pageStatement(
         : orderedKeys(query.sort, matching, param(limit, 'int'), param(offset, 'bigint'));
   } else {
     const [end, start] = [param(offset + limit, 'bigint'), param(offset, 'bigint')];
-    const walk = (bound?: string) =>
-      sessionKeys(table, tsq, whereSql, status('s') ? `${status('s')} and ` : '', end, start, bound);
-    // A count over the matches as well (no facets): the matches once (`ids`, with their next session
-    // start, from the list_entry row: `b`'s own, or the search's match's by id), for the count and
-    // the page, instead of finding them twice (a start window with a country: two bitmap scans of
-    // the GIN indexes, 25-35 ms each at 1,000,000 records). When the search bitmaps count them, the
-    // page walks the sessions instead if the matches are dense (byDensity): `q=learn`, every record,
-    // took 2.8 s for `ids`.
-    // The long form knows its total without the matches: the walk when they are dense, else them.
-    // A total from the maintained counts (one facet value, the update bounds, a window alone) says
-    // how dense the matches are too, and the page is chosen by it as well: the walk of the sessions
-    // for one provider (1,946 of a million records) read 23,273 sessions for its first page.
+    const walk = (bound?: string) => sessionKeys(table, tsq, whereSql, status('s'), end, start, bound);
+    // The matches beside the sort (no facets): found once (`ids`, each with its next session start from
+    // its list_entry row) for the count and the page: a start window with a country scanned the GIN
+    // indexes twice otherwise (25-35 ms each at 1,000,000 records). Where their number is known without
+    // them (the search bitmaps' count, the maintained counts, the facets' total), the page walks the
+    // sessions instead if they are dense (byDensity): `q=learn`, every record, took 2.8 s for `ids`; one
+    // provider (1,946 of a million records) walked 23,273 sessions for its first page.
     const matched = !byStatusOnly && query.facets.length === 0;
     const shared = matched && counted === null;
-    const sessions = matched ? matchedSessionKeys(matching, searched, end, start) : walk();
+    const sessions = byStatusOnly ? walk() : matchedSessionKeys(matching, searched, end, start);
     ctes.push(sessions.f);
     keys = sessions.keys;
-    if (!matched && !byStatusOnly) {
-      // Facets beside filters: the same bounded walk, or the matches (read only if it gives way),
-      // their number the total's (counted, or the facets' `n`).
-      const n = countedTotalSql();
-      const [found, walked] = [matchedSessionKeys(matching, searched, end, start), walk(n)];
-      ctes.splice(-1, 1, found.f, walked.f);
-      keys = byDensity(walked.keys, found.keys, param(limit, 'int'), start, walked.cut, n);
-    }
     if (shared && !outside) countedTotalSql = () => '(select count(*) from ids)';
     const counter =
       shared && visibility === 'public' && !outside
         ? bitmapQuery({ ...query, sort: '-updatedAt' }, searchItem, param)
         : null;
+    // The number of matches, where known without them (facets beside filters: the total's): the walk
+    // reads at most that many future sessions (what `ids` reads), then gives way to the matches.
+    let n = !matched && !byStatusOnly ? countedTotalSql() : null;
     if (counter || (shared && outside) || (matched && counted !== null)) {
-      const n = counter ? searchSources(matching, counter).bitmapCount : countedTotalSql();
-      // The walk reads at most as many future sessions as there are matches (what `ids` reads), and
-      // gives way to them if that was not enough for the page.
-      const walked = walk('(select n from n)');
-      ctes.push(`n as materialized (select ${n} as n)`, walked.f);
-      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start, walked.cut, '(select n from n)');
-      countedTotalSql = counter
-        ? () => 'coalesce((select n from n), (select count(*) from ids))'
-        : () => '(select n from n)';
+      const known = counter ? searchSources(matching, counter).bitmapCount : countedTotalSql();
+      ctes.push(`n as materialized (select ${known} as n)`);
+      n = '(select n from n)';
+      countedTotalSql = () => (counter ? 'coalesce((select n from n), (select count(*) from ids))' : n!);
+    }
+    if (n) {
+      const walked = walk(n);
+      ctes.push(walked.f);
+      keys = byDensity(walked.keys, sessions.keys, param(limit, 'int'), start, walked.cut, n);
     }
   }
   const bounded = budget === null ? '' : `where y.rn = 1 or y.upto <= ${param(budget, 'bigint')}`;
