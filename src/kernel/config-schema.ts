@@ -3,11 +3,15 @@
 import { z } from 'zod';
 import { PAGE_MAX_BYTES_DEFAULT } from './paging.ts';
 
-/** An integer setting within [min, max]; a refusal reads `must be an integer min-max, got "abc"`. */
+/**
+ * An integer setting within [min, max], in decimal digits (surrounding spaces ignored); a refusal reads
+ * `must be an integer min-max, got "abc"`. Number() alone took " " as 0 (PORT=" " bound a random port)
+ * and "1e3", "0x10" and "5.0" as integers.
+ */
 const int = (min: number, max: number) =>
   z.string().transform((raw, ctx) => {
-    const value = Number(raw);
-    if (Number.isInteger(value) && value >= min && value <= max) return value;
+    const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+    if (Number.isSafeInteger(value) && value >= min && value <= max) return value;
     ctx.issues.push({
       code: 'custom',
       input: raw,
@@ -29,6 +33,15 @@ const isOrigin = (o: string): boolean => {
     return false;
   }
 };
+/** Whether every %-escape of `text` is valid percent-encoding of UTF-8. */
+const decodes = (text: string): boolean => {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const bool = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const settingsSchema = z.object({
@@ -37,6 +50,10 @@ export const settingsSchema = z.object({
     // A host in the URL, or in ?host= (a Unix socket's directory, as libpq takes it).
     .refine((u) => !URL.canParse(u) || new URL(u).hostname !== '' || new URL(u).searchParams.get('host'), {
       error: 'must name a host: postgresql://user:password@host:5432/database (or ?host= a socket directory)',
+    })
+    // The driver decodes the user, password and database name: a bare "%" stopped the start with a stack.
+    .refine((u) => decodes(u), {
+      error: 'holds a "%" that is not percent-encoding of UTF-8 text: write a "%" in the password or name as %25',
     })
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),

@@ -93,21 +93,18 @@ function feedSection(e: Settings) {
   });
 }
 
-/** Settings valid alone but not together. */
+/** Settings valid alone but not together: every such problem listed at once. */
 function checkTogether(e: Settings): void {
-  if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS) {
-    throw new ConfigError(['WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS']);
-  }
-  if (e.FEED_MAX_WAITERS !== undefined && e.FEED_MAX_WAITERS >= e.HTTP_MAX_CONNECTIONS) {
-    throw new ConfigError([
+  const problems: string[] = [];
+  if (e.WEBHOOK_BACKOFF_MAX_MS < e.WEBHOOK_BACKOFF_BASE_MS)
+    problems.push('WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS');
+  if (e.FEED_MAX_WAITERS !== undefined && e.FEED_MAX_WAITERS >= e.HTTP_MAX_CONNECTIONS)
+    problems.push(
       `FEED_MAX_WAITERS: must be below HTTP_MAX_CONNECTIONS (${e.HTTP_MAX_CONNECTIONS}): waiting long polls hold their connections, and every other request needs one`,
-    ]);
-  }
-  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
-    throw new ConfigError([
-      'HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)',
-    ]);
-  }
+    );
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS)
+    problems.push('HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  if (problems.length) throw new ConfigError(problems);
 }
 
 /** The keys of the signing secrets at rest; production refuses to run without one. */

@@ -28,6 +28,29 @@ describe('refusals of invalid settings', () => {
     ]);
   });
 
+  it('takes decimal digits only: a blank, an exponent, hex or a decimal point is refused, surrounding spaces are not', () => {
+    // PORT=" " bound a random port (Number(" ") is 0); 1e3, 0x0D49 and 5.0 passed as integers.
+    for (const raw of [' ', '1e3', '0x0D49', '5.0', '+80', '3 000'])
+      expect(problemsOf({ PORT: raw }), raw).to.deep.equal([
+        `PORT: must be an integer 0-65535, got ${JSON.stringify(raw)}`,
+      ]);
+    expect(loadConfig({ PORT: ' 8080 ' }).port).to.equal(8080);
+  });
+
+  it('lists every pair of settings that cannot go together at once', () => {
+    expect(
+      problemsOf({
+        WEBHOOK_BACKOFF_BASE_MS: '5000',
+        WEBHOOK_BACKOFF_MAX_MS: '1000',
+        HTTP_HEADERS_TIMEOUT_MS: '60000',
+        REQUEST_TIMEOUT_MS: '30000',
+      }),
+    ).to.deep.equal([
+      'WEBHOOK_BACKOFF_MAX_MS: must be >= WEBHOOK_BACKOFF_BASE_MS',
+      'HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)',
+    ]);
+  });
+
   it('keeps the long polls below the connection cap: half of it by default, refused at or above it', () => {
     expect(loadConfig({}).feed).to.deep.equal({ maxWaiters: 512, maxWaitersPerKey: 51 });
     expect(loadConfig({ HTTP_MAX_CONNECTIONS: '100' }).feed.maxWaiters).to.equal(50);
@@ -56,6 +79,11 @@ describe('refusals of invalid settings', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/x' }).databaseUrl).to.equal(
       'postgresql://u:p@db:5432/x',
     );
+    // A bare "%" (a password's) stopped the start with a URIError and its stack.
+    expect(problemsOf({ DATABASE_URL: 'postgresql://u:50%off@db:5432/x' })).to.deep.equal([
+      'DATABASE_URL: holds a "%" that is not percent-encoding of UTF-8 text: write a "%" in the password or name as %25',
+    ]);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:50%25off@db:5432/x' }).databaseUrl).to.include('50%25off');
     // No host: refused as a setting, not found out by the first connection.
     for (const url of ['postgres://', 'postgresql:///x'])
       expect(problemsOf({ DATABASE_URL: url }), url).to.deep.equal([
