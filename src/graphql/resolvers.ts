@@ -94,9 +94,18 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
           ctx.storedPages.set(String(info.path.key), text);
           results = [];
         } else results = JSON.parse(text);
+        // The filtered page counts its records; the plain internal one holds them all up to the end.
+        const count = 'count' in page ? page.count : Math.max(0, Math.min(limit, page.totalCount - offset));
+        const next = page.offset + count;
         return {
           results,
-          pagination: { totalCount: page.totalCount, limit: page.limit, offset: page.offset },
+          pagination: {
+            totalCount: page.totalCount,
+            limit: page.limit,
+            offset: page.offset,
+            next,
+            hasMore: next < page.totalCount,
+          },
           facets: page.facets,
         };
       },
