@@ -8,6 +8,7 @@ export const NO_SUCH_DATABASE = '3D000';
 // PostgreSQL lets one through and fails the others with a duplicate (42P04, or 23505 on
 // pg_database's name index when they reach the catalog together), which means it exists now.
 const ALREADY_EXISTS = new Set(['42P04', '23505']);
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** The database a PostgreSQL URL names. */
 export const databaseName = (url: string): string => decodeURIComponent(new URL(url).pathname.slice(1));
@@ -48,7 +49,17 @@ export async function connectCreatingDatabase(
   try {
     await admin.query(`create database ${pg.escapeIdentifier(databaseName(url))}`);
   } catch (error) {
-    if (!ALREADY_EXISTS.has((error as { code?: string }).code ?? '')) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    // Said as the missing database it is (callers name DATABASE_URL), not as pg's bare refusal.
+    if (code === INSUFFICIENT_PRIVILEGE)
+      throw Object.assign(
+        new Error(
+          `database "${databaseName(url)}" does not exist, and this role may not create it: create the database, or grant the role CREATEDB`,
+          { cause: error },
+        ),
+        { code: NO_SUCH_DATABASE },
+      );
+    if (!ALREADY_EXISTS.has(code)) throw error;
   } finally {
     await admin.end();
   }
