@@ -127,6 +127,11 @@ function registerUpdate(receivers: Command, config: Config): void {
             2,
           );
         const types = opts.allTypes ? [] : opts.type.length ? opts.type : undefined;
+        if (opts.url === undefined && types === undefined && !opts.scheme && !opts.mode && given.size === 0)
+          throw new CliError(
+            'nothing to change: give --url, --type or --all-types, --scheme, --mode, --max-per-second or --no-max-per-second, --view or --no-view',
+            2,
+          );
         const changed = await withDatabase(config, async (db) =>
           updateReceiver(await receiverDeps(config, db), parseId(id), {
             url: opts.url,

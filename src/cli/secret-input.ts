@@ -101,5 +101,12 @@ export async function readSecretOption(opts: SecretOptions, required: boolean): 
     const from = opts.secretFile !== undefined ? ` from ${JSON.stringify(opts.secretFile)}` : ' from standard input';
     throw new CliError(`cannot read the secret${from}: ${(error as NodeJS.ErrnoException).code ?? 'read error'}`, 2);
   }
-  return raw.replace(/\r?\n$/, '');
+  const secret = raw.replace(/\r?\n$/, '');
+  // Said of where it came from: an empty pipe (a secret manager that printed nothing) was reported as a bad --secret.
+  if (secret === '')
+    throw new CliError(
+      `${opts.secretFile !== undefined ? `--secret-file ${opts.secretFile}` : '--secret-stdin'}: ${opts.secretFile === undefined || opts.secretFile === '-' ? 'standard input' : 'the file'} was empty: give the secret there`,
+      2,
+    );
+  return secret;
 }

@@ -121,6 +121,8 @@ describe('webhook commands (receivers, events, deliveries)', function () {
         2,
         /--view and --no-view exclude each other/,
       ],
+      // It exited 0 saying nothing.
+      [['receivers', 'update', '00000000-0000-4000-8000-000000000002'], 2, /nothing to change: give --url/],
       [
         ['deliveries', 'replay-dead', '--event', '00000000-0000-4000-8000-000000000003'],
         3,

@@ -202,6 +202,17 @@ describe('receivers add / rotate-secret / reencrypt on the command line', functi
         3,
         /Receiver 00000000-0000-4000-8000-000000000000 was not found/,
       ],
+      // An empty pipe (a secret manager that printed nothing) blamed --secret.
+      [
+        ['receivers', 'add', '--url', receiver.url, '--secret-stdin'],
+        2,
+        /^error: --secret-stdin: standard input was empty: give the secret there$/m,
+      ],
+      [
+        ['receivers', 'add', '--url', receiver.url, '--secret-file', '-'],
+        2,
+        /^error: --secret-file -: standard input was empty/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await cli(args);
