@@ -66,6 +66,13 @@ export async function openDatabase(
       onWarning: warn,
     });
     logger.info({ dir: embedded.dir, binaries: embedded.binaries }, 'embedded PostgreSQL running');
+    // A command run outside the service's checkout found no cluster and made an empty one: say so
+    // (it answered `keys list` with "(none)", as if the service's keys were gone).
+    if (embedded.fresh && options.schema === 'current')
+      logger.warn(
+        { dataDir: resolve(config.dataDir) },
+        "no DATABASE_URL, and no embedded PostgreSQL in DATA_DIR yet: started a new, empty one there. To reach the service's, run the command in its checkout (or set DATA_DIR to its data directory), or set DATABASE_URL",
+      );
     url = embedded.url;
     // Lets the CLI (another process) use the cluster this process runs instead of starting its own.
     await writeFile(urlFile, `${url}\n`, { mode: 0o600 });

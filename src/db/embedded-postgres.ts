@@ -27,7 +27,14 @@ export { passwordFile } from './cluster-password.ts';
 export { freePort } from './postgres-process.ts';
 
 /** `dir`: where the cluster is; `binaries`: the PostgreSQL installation it runs from. */
-export type EmbeddedDatabase = { url: string; dir: string; binaries: string; stop: () => Promise<void> };
+/** `fresh`: this start initialised the cluster (it holds nothing yet). */
+export type EmbeddedDatabase = {
+  url: string;
+  dir: string;
+  binaries: string;
+  fresh: boolean;
+  stop: () => Promise<void>;
+};
 
 const WRONG_PASSWORD = '28P01';
 // A start whose port another process took first (PortTakenError: under a busy test suite, once) is
@@ -99,6 +106,7 @@ export async function startEmbeddedPostgres(options: {
     url,
     dir,
     binaries: home,
+    fresh,
     stop: async () => {
       await stopProcess(child);
       await rm(ownerFile(dir), { force: true });
