@@ -7,7 +7,7 @@ import type { Config } from '../kernel/config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } from '../db/embedded-postgres.ts';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
-import { closeOrm, migrate, nativePool, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
+import { closeOrm, migrate, nativePool, newerMigrations, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
 import { createReadPool, type Queryable } from '../db/read-replicas.ts';
 import type { ConnectionSource } from '../db/deadline-reads.ts';
 import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
@@ -27,6 +27,8 @@ export type Database = {
   embedded: boolean;
   /** The migrations applied when it was opened (none unless opened to migrate). */
   applied: readonly string[];
+  /** Migrations the database has that this version does not: a newer version applied them. */
+  newer: readonly string[];
   close: () => Promise<void>;
 };
 
@@ -184,6 +186,12 @@ export async function connectDatabase(
   });
   try {
     const pool = await nativePool(orm);
+    const newer = await newerMigrations(pool);
+    if (newer.length)
+      options.logger?.warn(
+        { newer },
+        'the database has migrations this version does not have (a newer version applied them): expected while a rollout runs both versions; otherwise run the newer version',
+      );
     const replicas = options.readReplicas?.urls.length
       ? createReadPool({
           primary: pool,
@@ -198,7 +206,7 @@ export async function connectDatabase(
       await replicas?.close();
       await closeOrm(orm);
     };
-    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, applied, close };
+    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, applied, newer, close };
   } catch (error) {
     await closeOrm(orm);
     throw error;

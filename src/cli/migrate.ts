@@ -15,11 +15,18 @@ export function registerMigrateCommand(program: Command, config: Config): void {
       const logger = cliLogger(config);
       const db = await openDatabase(config, logger, { schema: 'migrate' });
       try {
-        const { applied } = db;
+        const { applied, newer } = db;
         // Like the service's start: secrets left in plain text by older versions are sealed now.
         await prepareSecrets(db.pool, await resolveSecretKeyring(config, logger), logger);
-        output(opts.json, { applied }, () =>
-          applied.length ? `Applied: ${applied.join(', ')}` : 'Nothing to apply: the database is up to date.',
+        const ahead = newer.length
+          ? ` The database is ahead of this version: it has ${newer.join(', ')}, which this version does not.`
+          : '';
+        output(opts.json, { applied, newer }, () =>
+          applied.length
+            ? `Applied: ${applied.join(', ')}.${ahead}`
+            : newer.length
+              ? `Nothing to apply.${ahead}`
+              : 'Nothing to apply: the database is up to date.',
         );
       } finally {
         await db.close();

@@ -118,6 +118,37 @@ describe('cli: migrations and missing databases', function () {
     }
   });
 
+  it('`migrate` on a database a newer version migrated says it is ahead, and the service warns at start', async () => {
+    const name = freshName();
+    expect((await cli(urlOf(name), ['migrate', '--json'])).code).to.equal(0);
+    const pg = await import('pg');
+    const client = new pg.default.Client({ connectionString: urlOf(name) });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into mikro_orm_migrations (name, executed_at) values ('Migration20991231000000_from_the_future', now())`,
+      );
+    } finally {
+      await client.end();
+    }
+    const run = await cli(urlOf(name), ['migrate']);
+    expect(run.code, run.stderr).to.equal(0);
+    // It said "the database is up to date".
+    expect(run.stdout.trim()).to.equal(
+      'Nothing to apply. The database is ahead of this version: it has Migration20991231000000_from_the_future, which this version does not.',
+    );
+    const logged = await new Promise<Run>((resolve) =>
+      execFileChild(
+        process.execPath,
+        ['src/cli/main.ts', 'receivers', 'list'],
+        { cwd: REPO, env: { ...process.env, DATABASE_URL: urlOf(name), LOG_LEVEL: 'warn' } },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      ),
+    );
+    expect(logged.code, logged.stderr).to.equal(0);
+    expect(logged.stderr).to.include('the database has migrations this version does not have');
+  });
+
   it('another command on a database that is not migrated exits 4 and leaves it untouched', async () => {
     const name = freshName();
     await testDb().pool.query(`create database ${name}`);

@@ -66,7 +66,7 @@ describe('statement timeout on the pool', () => {
       await holder.query('commit');
       const result = await run;
       expect(result.code, result.stderr).to.equal(0);
-      expect(JSON.parse(result.stdout)).to.deep.equal({ applied: [] });
+      expect(JSON.parse(result.stdout)).to.deep.equal({ applied: [], newer: [] });
     } finally {
       await holder.end();
     }
