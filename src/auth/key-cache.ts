@@ -18,6 +18,8 @@ export const API_KEY_CHANNEL = 'lods_api_key_changed'; // NOTIFYed by the trigge
 export type KeyCache = {
   /** The live key with this hash, or null. */
   principal: (keyHash: string) => Promise<Principal | null>;
+  /** Calls `listener` when a key changes (revoked, its scopes changed) or notifications may have been missed, until the returned function is called. */
+  onChange: (listener: () => void) => () => void;
   subscriber: ListenSubscriber;
 };
 
@@ -30,6 +32,10 @@ export function createKeyCache(
   options: NotifiedCacheOptions,
 ): KeyCache {
   const cache = createNotifiedCache<Principal>(API_KEY_CHANNEL, options);
+  const listeners = new Set<() => void>();
+  const changed = () => {
+    for (const listener of listeners) listener();
+  };
   return {
     async principal(keyHash) {
       if (!cache.enabled()) return lookUpKey(deps.fallback, keyHash);
@@ -40,6 +46,21 @@ export function createKeyCache(
       if (principal) cache.keep(keyHash, principal, mark);
       return principal;
     },
-    subscriber: cache.subscriber,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    // The cache hears first (it drops its keys), then the listeners look their keys up again.
+    subscriber: {
+      channel: cache.subscriber.channel,
+      notified(payload) {
+        cache.subscriber.notified(payload);
+        changed();
+      },
+      listening(up) {
+        cache.subscriber.listening(up);
+        if (up) changed();
+      },
+    },
   };
 }

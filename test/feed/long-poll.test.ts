@@ -3,6 +3,7 @@
 // FEED_MAX_WAITERS requests wait at a time.
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
+import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
@@ -87,6 +88,22 @@ describe('change feed long poll', function () {
       client.release();
     }
     for (const page of await Promise.all(waiting)) expect(page.results).to.have.length(1);
+  });
+
+  it('answers a key revoked while its long poll waits with 401 at once, freeing its slot (it waited out its 30 s)', async () => {
+    const revoked = await createApiKey(testDb().orm.em.fork(), {
+      name: 'revoked while waiting',
+      scopes: ['catalog:read'],
+    });
+    const start = await head(api, key);
+    const began = Date.now();
+    const waiting = getJson(api, `/v1/events?after=${start}&wait=30`, revoked.key);
+    await until(() => api.feed.waiters.waiting() === 1);
+    await revokeApiKey(testDb().orm.em.fork(), revoked.id);
+    const res = await waiting;
+    expect(Date.now() - began, 'not the 30 s wait').to.be.below(10_000);
+    expectProblem(res, 401);
+    expect(api.feed.waiters.waiting()).to.equal(0);
   });
 
   it('shutdown answers waiting requests at once', async () => {

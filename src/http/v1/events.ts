@@ -83,7 +83,24 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       from = page.next;
       return { ...page, after: query.after, start: firstStart };
     };
-    const page = await readWithWait(waiters, at.principal!.keyId, read, query.waitSeconds * 1000, gone.signal);
+    // A key revoked (or stripped of its scope) while its long poll waits is answered 401/403 at once,
+    // not at the next wake-up or the end of the wait (its slot was held up to 30 s).
+    let refused: unknown = null;
+    const stopWatching = onPrimary
+      ? deps.keys.onChange(() =>
+          recheckKey(deps, req, 'catalog:read').catch((error: unknown) => {
+            refused ??= error;
+            gone.abort();
+          }),
+        )
+      : () => {};
+    let page: FeedPage;
+    try {
+      page = await readWithWait(waiters, at.principal!.keyId, read, query.waitSeconds * 1000, gone.signal);
+    } finally {
+      stopWatching();
+    }
+    if (refused !== null) throw refused;
     // Many long polls woken by one commit answer a batch per turn of the event loop (answer-turns.ts).
     if (onPrimary) await turns.take();
     if (res.destroyed) return;
