@@ -9,6 +9,7 @@
 //   counts the records not yet folded from their rows, so it is exact either way).
 // Every API process runs both, each on its own timer (a long search fold never holds up the
 // counts'); a try-lock lets one session fold at a time, and the others' calls return at once.
+import { createOutageLog } from '../kernel/outage-log.ts';
 import type { Pool } from 'pg';
 import { boundedQuery } from '../db/bounded-query.ts';
 import type { Logger } from '../kernel/logger.ts';
@@ -94,11 +95,13 @@ export function startCountFolder(options: { pool: Pool; logger: Logger; everyMs?
     },
   ].map(({ fold, failed }) => {
     let running: Promise<void> = Promise.resolve();
+    const log = createOutageLog(logger, { failed, recovered: `${failed.split(' failed')[0]} works again` });
     const once = async () => {
       try {
         await fold();
+        log.succeeded();
       } catch (error) {
-        logger.warn({ err: error }, failed);
+        log.failed(error);
       }
     };
     // A tick while the previous fold still runs is skipped, not queued.

@@ -15,6 +15,7 @@
 // Why not a library: rate-limiter-flexible's shared stores (Postgres, Redis) cost a round trip per
 // request, and express-rate-limit is express middleware (these routes are not on express); the
 // in-memory window itself is a few lines.
+import { createOutageLog } from '../kernel/outage-log.ts';
 import type { ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import type { Principal } from '../auth/api-keys.ts';
@@ -48,10 +49,12 @@ export function createRateLimiter(deps: {
   const sync = () => syncUsage(deps.pool, usage, now(), syncState);
 
   let syncing: Promise<void> = Promise.resolve();
+  const log = createOutageLog(deps.logger, {
+    failed: 'rate limit sync failed; retrying at the next sync',
+    recovered: 'rate limit sync works again',
+  });
   const timer = setInterval(() => {
-    syncing = syncing
-      .then(sync)
-      .catch((err: unknown) => deps.logger.warn({ err: (err as Error).message }, 'rate limit sync failed'));
+    syncing = syncing.then(sync).then(log.succeeded, log.failed);
   }, deps.syncMs);
   timer.unref();
 

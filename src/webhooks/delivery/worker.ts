@@ -23,6 +23,7 @@
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../../kernel/logger.ts';
+import { createOutageLog, type OutageLog } from '../../kernel/outage-log.ts';
 import { fetchDeliveries, listenForDeliveries, type WebhookConfig } from '../queue/boss.ts';
 import type { SecretKeyring } from '../secrets/secret-box.ts';
 import { InFlight } from './in-flight.ts';
@@ -56,6 +57,7 @@ export type DeliveryWorker = {
 
 /** The longest a fetch round waits for room while the worker has plenty queued (see holdOffMs). */
 const FETCH_HOLD_OFF_MS = 50;
+const FETCH_LOG = { failed: 'fetching delivery jobs failed; retrying at the next poll', recovered: 'fetching works' };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const loop = new DeliveryLoop(options);
@@ -69,10 +71,10 @@ export class DeliveryLoop {
   readonly #options: DeliveryWorkerOptions;
   readonly #config: WebhookConfig;
   readonly #logger: Logger;
+  readonly #fetchLog: OutageLog;
   readonly #capacity: number;
-  // Fetched and not yet sent, and sent and not yet recorded: bounded, so that a slow database or
-  // receiver holds fetching back. At the defaults one receiver's cap of jobs in progress (group
-  // factor x per-receiver limit, 256) is half of maxHeld (512): large fetches, half the worker at most.
+  // Fetched and not yet sent, sent and not yet recorded: bounded, so a slow database or receiver holds fetching back.
+  // At the defaults one receiver's cap in progress (group factor x per-receiver limit, 256) is half of maxHeld (512).
   readonly #maxHeld: number;
   readonly #maxRecording: number;
   readonly #inFlight = new InFlight();
@@ -91,22 +93,21 @@ export class DeliveryLoop {
     this.#options = options;
     this.#config = config;
     this.#logger = options.logger.child({ component: 'webhook-worker' });
+    this.#fetchLog = createOutageLog(this.#logger, FETCH_LOG);
     this.#capacity = config.workerConcurrency;
     this.#maxHeld = this.#capacity * 8;
     this.#maxRecording = this.#capacity * 4;
-    // A queued job must never outwait its expiry (1.5 x timeout + 2 s): at most the budget, plus one
-    // timeout of the request ahead of it before the receiver's queue is handed back.
+    // A queued job never outwaits its expiry (1.5 x timeout + 2 s): the budget plus one request's timeout.
     this.#queues = createReceiverQueues<Item>({
       limit: config.concurrencyPerReceiver,
       groupFactor: config.groupFactor,
       budgetMs: Math.min(config.prefetchBudgetMs, config.timeoutMs / 2),
       receiverOf: (i) => i.job.data.receiverId,
     });
-    // While as many jobs are queued here as the worker can send at once, a fetch round waits (up to
-    // FETCH_HOLD_OFF_MS, or until the queues run lower) for more room: each fetch costs the database
-    // a fixed price (pg-boss's statement is planned anew, counts the receivers' active jobs and scans
-    // the ready jobs from the head of the queue), so one fetch of many jobs costs far less per delivery
-    // than many fetches of a few, which is what refilling after every finished delivery gave.
+    // While as many jobs are queued as the worker can send at once, a fetch round waits (up to FETCH_HOLD_OFF_MS,
+    // or until the queues run lower) for more room: each fetch has a fixed price (pg-boss's statement is planned
+    // anew, counts the receivers' active jobs, scans from the queue's head), so large fetches cost less per delivery
+    // than refilling after every finished delivery.
     this.#pump = createPump(() => this.#fetchRound(), {
       holdOffMs: () => (this.#queues.queued() + this.#inFlight.loading >= this.#capacity ? FETCH_HOLD_OFF_MS : 0),
     });
@@ -241,8 +242,9 @@ export class DeliveryLoop {
         // progress, whose ends wake the pump again. No fetch just to find the queue empty.
         if (jobs.length < batchSize) break;
       }
+      this.#fetchLog.succeeded();
     } catch (error) {
-      this.#logger.warn({ err: error }, 'fetching delivery jobs failed; retrying at the next poll');
+      this.#fetchLog.failed(error);
     }
   }
 }

@@ -1,0 +1,62 @@
+// The API's folds of the maintained counts run every second: while the database was unreachable each
+// logged a warning with a stack every second. Now an outage is one warning per fold and one line when
+// it works again, with how many passes failed (kernel/outage-log.ts; the worker's fetch and the rate
+// limit's sync log the same way).
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import pg from 'pg';
+import { startCountFolder } from '../../src/catalog/count-folder.ts';
+import { createLogger } from '../../src/kernel/logger.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { eventually } from '../support/webhooks.ts';
+import { testDb } from '../hooks.ts';
+
+type Line = { level: number; msg: string; failures?: number; err?: unknown };
+
+describe('the folds during a database outage', () => {
+  it('log one warning each for a 2 s outage, no stack, and one line each when they work again', async function () {
+    this.timeout(30_000);
+    const lines: Line[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
+        done();
+      },
+    });
+    const target = new URL(testDb().url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const url = new URL(target);
+    [url.hostname, url.port] = ['127.0.0.1', String(proxy.port)];
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 300 });
+    pool.on('error', () => {});
+    const folder = startCountFolder({ pool, logger: createLogger({ level: 'info', destination }), everyMs: 100 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.cut();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      proxy.restore();
+      const recovered = await eventually(
+        async () => {
+          const found = lines.filter((l) => l.msg.endsWith('works again'));
+          return found.length === 2 ? found : undefined;
+        },
+        10_000,
+        'both folds said they work again',
+      );
+      const warnings = lines.filter((l) => l.level === 40);
+      expect(
+        warnings.map((l) => l.msg.split(';')[0]),
+        JSON.stringify(lines),
+      ).to.have.members(['folding the maintained counts failed', 'folding the search bitmaps failed']);
+      expect(
+        warnings.every((l) => l.err === undefined),
+        'no stack',
+      ).to.equal(true);
+      for (const line of recovered) expect(line.failures, line.msg).to.be.above(3);
+    } finally {
+      await folder.stop();
+      await pool.end();
+      await proxy.close();
+    }
+  });
+});
