@@ -57,7 +57,7 @@ export type DeliveryWorker = {
 
 /** The longest a fetch round waits for room while the worker has plenty queued (see holdOffMs). */
 const FETCH_HOLD_OFF_MS = 50;
-const FETCH_LOG = { failed: 'fetching delivery jobs failed; retrying at the next poll', recovered: 'fetching works' };
+const FETCH_LOG = { failed: 'fetching delivery jobs failed; retrying at next poll', recovered: 'fetching works again' };
 
 export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promise<DeliveryWorker> {
   const loop = new DeliveryLoop(options);
