@@ -162,7 +162,7 @@ export class BatchLoader {
       if (adopted?.laneless)
         logger.info(
           { jobs: adopted.laneless, waiting: adopted.moved.size },
-          'deliveries queued without a lane (by a version before lanes) put into their lanes',
+          'deliveries queued without a lane (by a version before lanes, or the SQL replay of docs/webhooks-sql.md) put into their lanes',
         );
       this.#reportSecrets(targets.receivers.values());
       this.#pauseThrottled(targets.receivers.values());
