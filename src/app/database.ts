@@ -7,6 +7,7 @@ import type { Config } from '../kernel/config.ts';
 import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } from '../db/embedded-postgres.ts';
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
+import { eventsAheadOfCluster } from '../feed/restored-xids.ts';
 import { closeOrm, migrate, nativePool, newerMigrations, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
 import { createReadPool, type Queryable } from '../db/read-replicas.ts';
 import type { ConnectionSource } from '../db/deadline-reads.ts';
@@ -191,6 +192,12 @@ export async function connectDatabase(
       options.logger?.warn(
         { newer },
         'the database has migrations this version does not have (a newer version applied them): expected while a rollout runs both versions; otherwise run the newer version',
+      );
+    const ahead = await eventsAheadOfCluster(pool);
+    if (ahead)
+      options.logger?.error(
+        ahead,
+        "the change feed's events carry transaction ids ahead of this PostgreSQL cluster (restored from another cluster?): events written now would sort before them, and feed cursors would pass over them. Stop the service and advance the cluster's transaction ids past `newest` (docs/operations.md, section 9)",
       );
     const replicas = options.readReplicas?.urls.length
       ? createReadPool({
