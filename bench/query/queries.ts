@@ -42,5 +42,8 @@ export function benchQueries(now: Date): BenchQuery[] {
     { name: 'starts, ten years', query: `startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },
     { name: 'format+starts, ten years', query: `format=ONLINE&startsFrom=${at(-1826)}&startsBefore=${at(1826)}` },
     { name: 'language+startsFrom', query: `language=de&startsFrom=${at(180)}&sort=nextSessionStartsAt` },
+    // Session order beside a counted filter, and beside facets: the bounded walk of the sessions, or the matches.
+    { name: 'language, session order', query: 'language=de&sort=nextSessionStartsAt' },
+    { name: 'language+facets, session order', query: 'language=de&facets=format&sort=nextSessionStartsAt' },
   ];
 }
