@@ -33,6 +33,7 @@ export function createKeyCache(
 ): KeyCache {
   const cache = createNotifiedCache<Principal>(API_KEY_CHANNEL, options);
   const listeners = new Set<() => void>();
+  const looking = new Map<string, { mark: number; lookup: Promise<Principal | null> }>();
   const changed = () => {
     for (const listener of listeners) listener();
   };
@@ -41,10 +42,22 @@ export function createKeyCache(
       if (!cache.enabled()) return lookUpKey(deps.fallback, keyHash);
       const hit = cache.get(keyHash);
       if (hit) return hit;
+      // One look-up per key at a time (a key change makes every waiting long poll of a key ask at
+      // once), shared only by those asking since the same notification: one started before it may
+      // have read the key as it was.
       const mark = cache.mark();
-      const principal = await lookUpKey(deps.primary, keyHash);
-      if (principal) cache.keep(keyHash, principal, mark);
-      return principal;
+      const pending = looking.get(keyHash);
+      if (pending?.mark === mark) return pending.lookup;
+      const lookup = lookUpKey(deps.primary, keyHash)
+        .then((principal) => {
+          if (principal) cache.keep(keyHash, principal, mark);
+          return principal;
+        })
+        .finally(() => {
+          if (looking.get(keyHash)?.lookup === lookup) looking.delete(keyHash);
+        });
+      looking.set(keyHash, { mark, lookup });
+      return lookup;
     },
     onChange(listener) {
       listeners.add(listener);
