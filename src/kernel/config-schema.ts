@@ -46,7 +46,14 @@ const bool = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' ||
 
 export const settingsSchema = z.object({
   DATABASE_URL: z
-    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    .url({
+      protocol: /^postgres(ql)?$/,
+      // Never the value itself: it may hold a password.
+      error: (issue) =>
+        /^postgres(ql)?:\/\//i.test(String(issue.input))
+          ? 'is not a valid URL: postgresql://user:password@host:5432/database (a host is required; @ : / % in the user or password written %40 %3A %2F %25)'
+          : 'must be a postgres:// or postgresql:// URL',
+    })
     // A host in the URL, or in ?host= (a Unix socket's directory, as libpq takes it).
     .refine((u) => !URL.canParse(u) || new URL(u).hostname !== '' || new URL(u).searchParams.get('host'), {
       error: 'must name a host: postgresql://user:password@host:5432/database (or ?host= a socket directory)',

@@ -79,6 +79,11 @@ describe('refusals of invalid settings', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db:5432/x' }).databaseUrl).to.equal(
       'postgresql://u:p@db:5432/x',
     );
+    // A postgres URL that does not parse (no host before the port, a port that is no number) is said as such.
+    for (const url of ['postgresql://user:pw@:5432/db', 'postgresql://u:p@db:notaport/x'])
+      expect(problemsOf({ DATABASE_URL: url }), url).to.deep.equal([
+        'DATABASE_URL: is not a valid URL: postgresql://user:password@host:5432/database (a host is required; @ : / % in the user or password written %40 %3A %2F %25)',
+      ]);
     // A bare "%" (a password's) stopped the start with a URIError and its stack.
     expect(problemsOf({ DATABASE_URL: 'postgresql://u:50%off@db:5432/x' })).to.deep.equal([
       'DATABASE_URL: holds a "%" that is not percent-encoding of UTF-8 text: write a "%" in the password or name as %25',
