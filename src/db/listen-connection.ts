@@ -66,13 +66,15 @@ export function createListenConnection(deps: {
       for (const channel of byChannel.keys()) await next.query(`listen ${channel}`);
     } catch (error) {
       next.end().catch(() => {});
-      if (!closed) logger.warn({ err: (error as Error).message }, 'LISTEN connection unavailable; retrying');
+      // Once per outage (the retries back off from 100 ms: a 5 s outage gave 6-7 warnings); its end is logged below.
+      if (!closed && failures === 0)
+        logger.warn({ err: (error as Error).message }, 'LISTEN connection unavailable; retrying until it is back');
       reconnectLater();
       return;
     }
     if (closed) return void next.end().catch(() => {});
     client = next;
-    if (failures > 0) logger.info('LISTEN connection restored');
+    if (failures > 0) logger.info({ attempts: failures }, 'LISTEN connection restored');
     failures = 0;
     setListening(true);
   }
