@@ -79,6 +79,15 @@ describe('API key cache', () => {
     expect([primary.lookUps(), fallback.lookUps()]).to.deep.equal([1, 0]);
   });
 
+  it('looks a key up once for many asking at once (a key change makes every long poll of it recheck together)', async () => {
+    const cache = cacheOf();
+    await live(cache);
+    const { hash } = await newKey('asked together');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => cache.principal(hash)));
+    expect(answers.every((a) => a !== null && a.keyId === answers[0]!.keyId)).to.equal(true);
+    expect(primary.lookUps()).to.equal(1);
+  });
+
   it('forgets a key revoked in SQL as soon as the notification arrives', async () => {
     const cache = cacheOf();
     await live(cache);
