@@ -60,20 +60,10 @@ describe('the LISTEN connection during a database outage', () => {
 describe('the folds during a database outage', () => {
   it('log one warning each for a 2 s outage, no stack, and one line each when they work again', async function () {
     this.timeout(30_000);
-    const lines: Line[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
-        done();
-      },
-    });
-    const target = new URL(testDb().url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const url = new URL(target);
-    [url.hostname, url.port] = ['127.0.0.1', String(proxy.port)];
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 2, connectionTimeoutMillis: 300 });
+    const { lines, logger, proxy, url } = await outageRig();
+    const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 300 });
     pool.on('error', () => {});
-    const folder = startCountFolder({ pool, logger: createLogger({ level: 'info', destination }), everyMs: 100 });
+    const folder = startCountFolder({ pool, logger, everyMs: 100 });
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
       proxy.cut();
