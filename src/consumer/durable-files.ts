@@ -95,7 +95,7 @@ export async function lockBeside(path: string): Promise<() => void> {
     const holder = await pidIn(lockPath);
     if (holder === 'gone') continue; // released meanwhile: try again
     if (holder === null || (holder !== process.pid && isRunning(holder))) throw new HeldLock(lockPath, holder);
-    await rm(lockPath, { force: true });
+    await removeStale(lockPath, holder);
   }
   const release = (): void => {
     try {
@@ -110,6 +110,28 @@ export async function lockBeside(path: string): Promise<() => void> {
     process.off('exit', release);
     release();
   };
+}
+
+/**
+ * Removes the lock at `lockPath` if it still holds `pid` (a process that no longer runs), inside a
+ * takeover lock of its own (`.lock.takeover`, O_EXCL): of several processes that found it stale at
+ * once, each removed it, one of them the lock another had just taken in its place, and two syncs
+ * held it (found from outside: 2 of 6 started together). A takeover lock left by a process that died
+ * inside it is removed the same way; while a live process holds it, the others wait a moment.
+ */
+async function removeStale(lockPath: string, pid: number): Promise<void> {
+  const takeover = `${lockPath}.takeover`;
+  if (!(await createExclusively(takeover, `${process.pid}\n`))) {
+    const taker = await pidIn(takeover);
+    if (typeof taker === 'number' && taker !== process.pid && !isRunning(taker)) await rm(takeover, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 20));
+    return;
+  }
+  try {
+    if ((await pidIn(lockPath)) === pid) await rm(lockPath, { force: true });
+  } finally {
+    await rm(takeover, { force: true });
+  }
 }
 
 /** Creates `path` with `content`; false if it exists. */

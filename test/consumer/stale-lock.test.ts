@@ -1,0 +1,39 @@
+// The lock a sync takes beside its state file: when it is left by a process that no longer runs, of
+// several syncs started at the same moment exactly one takes it over. (Each one that found it stale
+// removed it, the lock another had just taken with it: two syncs could both hold it.)
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect } from 'chai';
+
+const CONTENDER = resolve(import.meta.dirname, '../support/lock-contender.ts');
+const DEAD_PID = 2 ** 22 + 7; // above the largest pid Linux gives (2^22): never a running process
+
+function contend(path: string, at: number): Promise<string> {
+  return new Promise((done, fail) =>
+    execFile(process.execPath, [CONTENDER, path, String(at), '800'], (error, stdout) =>
+      error ? fail(error) : done(stdout.trim()),
+    ),
+  );
+}
+
+describe('a stale lock beside a sync state file', function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => (dir = await mkdtemp(join(tmpdir(), 'lods-stale-lock-'))));
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('is taken over by exactly one of six syncs started together, in every one of three rounds', async () => {
+    for (let round = 0; round < 3; round++) {
+      const state = join(dir, `state-${round}.json`);
+      await writeFile(join(dir, `.state-${round}.json.lock`), `${DEAD_PID}\n`);
+      const at = Date.now() + 1200; // every process started and waiting by then
+      const outcomes = await Promise.all(Array.from({ length: 6 }, () => contend(state, at)));
+      expect(
+        outcomes.filter((o) => o === 'held'),
+        `round ${round}: ${outcomes.join(', ')}`,
+      ).to.have.length(1);
+    }
+  });
+});
