@@ -9,10 +9,10 @@
 //   counts the records not yet folded from their rows, so it is exact either way).
 // Every API process runs both, each on its own timer (a long search fold never holds up the
 // counts'); a try-lock lets one session fold at a time, and the others' calls return at once.
-import { createOutageLog } from '../kernel/outage-log.ts';
 import type { Pool } from 'pg';
 import { boundedQuery } from '../db/bounded-query.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { createOutageLog } from '../kernel/outage-log.ts';
 
 export const FOLD_EVERY_MS = 1000;
 /** Records folded into the search bitmaps per call, at most (whole chunks: at least one). */
@@ -85,17 +85,14 @@ export function startCountFolder(options: { pool: Pool; logger: Logger; everyMs?
 } {
   const { pool, logger } = options;
   const folders = [
-    {
-      fold: () => foldCounts(pool),
-      failed: 'folding the maintained counts failed; they stay exact, and the next fold retries',
-    },
-    {
-      fold: () => foldSearch(pool),
-      failed: 'folding the search bitmaps failed; counts stay exact, and the next fold retries',
-    },
-  ].map(({ fold, failed }) => {
+    { fold: () => foldCounts(pool), what: 'folding the maintained counts', after: 'they stay exact' },
+    { fold: () => foldSearch(pool), what: 'folding the search bitmaps', after: 'counts stay exact' },
+  ].map(({ fold, what, after }) => {
     let running: Promise<void> = Promise.resolve();
-    const log = createOutageLog(logger, { failed, recovered: `${failed.split(' failed')[0]} works again` });
+    const log = createOutageLog(logger, {
+      failed: `${what} failed; ${after}, and the next fold retries`,
+      recovered: `${what} works again`,
+    });
     const once = async () => {
       try {
         await fold();

@@ -15,12 +15,12 @@
 // Why not a library: rate-limiter-flexible's shared stores (Postgres, Redis) cost a round trip per
 // request, and express-rate-limit is express middleware (these routes are not on express); the
 // in-memory window itself is a few lines.
-import { createOutageLog } from '../kernel/outage-log.ts';
 import type { ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import type { Principal } from '../auth/api-keys.ts';
 import { AppError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
+import { createOutageLog } from '../kernel/outage-log.ts';
 import { syncUsage } from './rate-limit-sync.ts';
 import { bucketOf, inWindow, leavesAt, untilCountIs, type Usage, WINDOW_MS } from './rate-limit-window.ts';
 
@@ -54,7 +54,7 @@ export function createRateLimiter(deps: {
     recovered: 'rate limit sync works again',
   });
   const timer = setInterval(() => {
-    syncing = syncing.then(sync).then(log.succeeded, log.failed);
+    syncing = syncing.then(sync).then(() => log.succeeded(), log.failed);
   }, deps.syncMs);
   timer.unref();
 

@@ -1,26 +1,44 @@
 // The failures of a task that runs again and again (the worker's fetch of delivery jobs, the folds of
-// the counts, the rate limit's sync), as log lines. While the database is unreachable every pass
-// fails: a worker's poll and an API's folds and sync each logged a warning with a stack every
-// second of an outage. So a failure because the database is unavailable opens an outage: one warning,
-// the later failures counted, and one line from the first pass that succeeds, saying how many failed
-// and for how long. Any other failure is a warning each time, as before. (pg-boss's own errors have
-// the same treatment in webhooks/queue/boss-errors.ts, where no success is seen.)
+// the counts, the rate limit's sync, pg-boss's loops), as log lines. While the database is
+// unreachable every pass fails: a worker's poll and an API's folds and sync each logged a warning with
+// a stack every second of an outage, and pg-boss seven error lines in five seconds. So a failure
+// because the database is unavailable opens an outage: one warning, the later failures counted, and
+// one line when it ends (the first pass that succeeds, or, where no success is seen, a quiet spell:
+// webhooks/queue/boss-errors.ts), saying how many failed and for how long. Any other failure is
+// logged each time.
 import { isDatabaseUnavailable } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 export type OutageLog = {
   /** A pass failed with `error`. */
   failed: (error: unknown) => void;
-  /** A pass succeeded: ends an outage, if one is open. */
-  succeeded: () => void;
+  /** A pass succeeded: ends an outage, if one is open, with `message` (default: `recovered`). */
+  succeeded: (message?: string) => void;
 };
 
-/** `failed`: the warning (what failed and what happens next); `recovered`: the line that ends an outage. */
-export function createOutageLog(logger: Logger, messages: { failed: string; recovered: string }): OutageLog {
+export type OutageMessages = {
+  /** The warning that opens an outage (what failed and what happens next). */
+  failed: string;
+  /** The line that ends it. */
+  recovered: string;
+  /** Whether `error` belongs to an outage (default: the database is unavailable). */
+  isOutage?: (error: unknown) => boolean;
+  /** Any other failure (default: a warning with `failed`). */
+  other?: (error: unknown) => void;
+  /** Called when an outage opens and at every failure counted in it (boss-errors.ts restarts its quiet timer). */
+  onOutageFailure?: () => void;
+  /** The name of the count in the line that ends an outage (default `failures`). */
+  countAs?: string;
+};
+
+export function createOutageLog(logger: Logger, messages: OutageMessages): OutageLog {
+  const isOutage = messages.isOutage ?? isDatabaseUnavailable;
+  const other = messages.other ?? ((error: unknown) => logger.warn({ err: error }, messages.failed));
   let outage: { since: number; failures: number } | null = null;
   return {
     failed(error) {
-      if (!isDatabaseUnavailable(error)) return logger.warn({ err: error }, messages.failed);
+      if (!isOutage(error)) return other(error);
+      messages.onOutageFailure?.();
       if (outage) {
         outage.failures += 1;
         return;
@@ -29,12 +47,15 @@ export function createOutageLog(logger: Logger, messages: { failed: string; reco
       const code = (error as { code?: unknown }).code;
       logger.warn(
         { code: typeof code === 'string' ? code : undefined, error: (error as Error).message },
-        `${messages.failed} (the database is unavailable: later failures are counted until a pass succeeds)`,
+        `${messages.failed} (the database is unavailable: later failures are counted until it answers again)`,
       );
     },
-    succeeded() {
+    succeeded(message = messages.recovered) {
       if (!outage) return;
-      logger.info({ failures: outage.failures, durationMs: Date.now() - outage.since }, messages.recovered);
+      logger.info(
+        { [messages.countAs ?? 'failures']: outage.failures, durationMs: Date.now() - outage.since },
+        message,
+      );
       outage = null;
     },
   };

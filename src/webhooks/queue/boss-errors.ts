@@ -1,11 +1,12 @@
-// pg-boss's 'error' events, as log lines. While the database is unreachable every pg-boss loop
-// (supervision, monitoring, maintenance) fails on each pass: a five-second outage gave seven error
-// lines for something the service recovers from by itself. So connection failures open an outage:
-// one warning when it starts, the errors counted, and one line when none has come for QUIET_MS (the
-// database answers again). Anything else is an error line as before. pg-boss's own LISTEN
+// pg-boss's 'error' events, as log lines (kernel/outage-log.ts). While the database is unreachable
+// every pg-boss loop (supervision, monitoring, maintenance) fails on each pass: a five-second outage
+// gave seven error lines for something the service recovers from by itself. So connection failures
+// open an outage: one warning when it starts, the errors counted, and one line when none has come for
+// QUIET_MS (the database answers again). Anything else is an error line as before. pg-boss's own LISTEN
 // connection (webhooks/queue/boss.ts, listenForDeliveries) reports losing the database in words of its
 // own (heartbeat timed out, connection ended): those are the same outage.
 import { isDatabaseUnavailable } from '../../kernel/errors.ts';
+import { createOutageLog } from '../../kernel/outage-log.ts';
 import type { Logger } from '../../kernel/logger.ts';
 
 /** What pg-boss's LISTEN connection says when it loses the database (it reconnects by itself). */
@@ -18,36 +19,26 @@ const isOutage = (error: unknown) =>
 const QUIET_MS = 60_000;
 
 export function createBossErrorLog(log: Logger, quietMs = QUIET_MS) {
-  let outage: { since: number; errors: number; timer: NodeJS.Timeout } | null = null;
-
-  const end = (message: string) => {
-    if (!outage) return;
-    clearTimeout(outage.timer);
-    log.info({ errors: outage.errors, durationMs: Date.now() - outage.since }, message);
-    outage = null;
-  };
-
-  return {
-    onError(error: unknown): void {
-      if (!isOutage(error)) {
-        log.error({ err: error }, 'pg-boss error');
-        return;
-      }
-      if (outage) {
-        outage.errors += 1;
-        outage.timer.refresh();
-        return;
-      }
-      const code = (error as { code?: unknown }).code;
-      log.warn(
-        { code: typeof code === 'string' ? code : undefined },
-        'pg-boss cannot reach the database; its errors are counted until it recovers',
-      );
-      const timer = setTimeout(() => end('pg-boss errors stopped: the database answers again'), quietMs);
+  let timer: NodeJS.Timeout | undefined;
+  const outages = createOutageLog(log, {
+    failed: 'pg-boss cannot reach the database; its errors are counted until it recovers',
+    recovered: 'pg-boss errors stopped: the database answers again',
+    isOutage,
+    other: (error) => log.error({ err: error }, 'pg-boss error'),
+    countAs: 'errors',
+    // pg-boss reports no success: an outage ends when no error has come for quietMs.
+    onOutageFailure: () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => outages.succeeded(), quietMs);
       timer.unref();
-      outage = { since: Date.now(), errors: 1, timer };
     },
+  });
+  return {
+    onError: outages.failed,
     /** pg-boss stopped: report an open outage now. */
-    close: () => end('pg-boss stopped while the database was unreachable'),
+    close: () => {
+      clearTimeout(timer);
+      outages.succeeded('pg-boss stopped while the database was unreachable');
+    },
   };
 }
