@@ -8,7 +8,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } 
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventsAheadOfCluster } from '../feed/restored-xids.ts';
-import { closeOrm, migrate, nativePool, newerMigrations, openOrm, type Orm, pendingMigrations } from '../db/orm.ts';
+import { closeOrm, migrate, migrationState, nativePool, openOrm, type Orm } from '../db/orm.ts';
 import { createReadPool, type Queryable } from '../db/read-replicas.ts';
 import type { ConnectionSource } from '../db/deadline-reads.ts';
 import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
@@ -28,10 +28,11 @@ export type Database = {
   embedded: boolean;
   /** The migrations applied when it was opened (none unless opened to migrate). */
   applied: readonly string[];
-  /** Migrations the database has that this version does not: a newer version applied them. */
-  newer: readonly string[];
   close: () => Promise<void>;
 };
+
+/** A database as the service and the CLI open it: also the migrations it has that this version does not (a newer version applied them). */
+export type OpenedDatabase = Database & { newer: readonly string[] };
 
 /**
  * What opening does to the schema. `migrate`: create the database if missing and apply pending
@@ -51,7 +52,7 @@ export async function openDatabase(
   config: Config,
   logger: Logger,
   options: { schema: SchemaPolicy; readReplicas?: boolean },
-): Promise<Database> {
+): Promise<OpenedDatabase> {
   let embedded: EmbeddedDatabase | null = null;
   const warn = (message: string) => logger.warn(message);
   // A cluster whose starter was killed is stopped, not used: nobody would ever stop it.
@@ -95,13 +96,13 @@ export async function openDatabase(
       logger,
       readReplicas: options.readReplicas ? config.readReplicas : undefined,
     });
-    if (schema === 'current')
-      await requireCurrentSchema(db).catch(async (error: unknown) => {
-        await db.close();
-        throw error;
-      });
+    const newer = await checkSchema(db, schema === 'current', logger).catch(async (error: unknown) => {
+      await db.close();
+      throw error;
+    });
     return {
       ...db,
+      newer,
       embedded: embedded !== null,
       close: async () => {
         await db.close();
@@ -130,12 +131,16 @@ function unusable(databaseUrl: string, error: unknown): unknown {
   );
 }
 
-/** Fails with a sentence an operator can act on when the database is missing or not migrated. */
-async function requireCurrentSchema(db: Database): Promise<void> {
+/**
+ * The migrations, read once: with `current` (a command that must not migrate), fails with a sentence an
+ * operator can act on when the database is missing or not migrated. Warns of migrations a newer version
+ * applied (returned), and of events ahead of the cluster (a restore into another one: restored-xids.ts).
+ */
+async function checkSchema(db: Database, current: boolean, logger: Logger): Promise<readonly string[]> {
   const name = databaseName(db.url);
-  let pending: string[];
+  let state: { pending: string[]; newer: string[] };
   try {
-    pending = await pendingMigrations(db.pool);
+    state = await migrationState(db.pool);
   } catch (error) {
     if ((error as { code?: string }).code !== NO_SUCH_DATABASE) throw error;
     throw new Error(
@@ -143,8 +148,22 @@ async function requireCurrentSchema(db: Database): Promise<void> {
       { cause: error },
     );
   }
-  if (pending.length)
-    throw new Error(`database "${name}" is not migrated (${pending.length} pending; run \`npm run cli -- migrate\`)`);
+  if (current && state.pending.length)
+    throw new Error(
+      `database "${name}" is not migrated (${state.pending.length} pending; run \`npm run cli -- migrate\`)`,
+    );
+  if (state.newer.length)
+    logger.warn(
+      { newer: state.newer },
+      'the database has migrations this version does not have (a newer version applied them): expected while a rollout runs both versions; otherwise run the newer version',
+    );
+  const ahead = await eventsAheadOfCluster(db.pool);
+  if (ahead)
+    logger.error(
+      ahead,
+      "the change feed's events carry transaction ids ahead of this PostgreSQL cluster (restored from another cluster?): events written now would sort before them, and feed cursors would pass over them. Stop the service and advance the cluster's transaction ids past `newest` (docs/operations.md, section 9)",
+    );
+  return state.newer;
 }
 
 /** The URL of an embedded cluster another process of ours is running on this data dir, if any. */
@@ -187,18 +206,6 @@ export async function connectDatabase(
   });
   try {
     const pool = await nativePool(orm);
-    const newer = await newerMigrations(pool);
-    if (newer.length)
-      options.logger?.warn(
-        { newer },
-        'the database has migrations this version does not have (a newer version applied them): expected while a rollout runs both versions; otherwise run the newer version',
-      );
-    const ahead = await eventsAheadOfCluster(pool);
-    if (ahead)
-      options.logger?.error(
-        ahead,
-        "the change feed's events carry transaction ids ahead of this PostgreSQL cluster (restored from another cluster?): events written now would sort before them, and feed cursors would pass over them. Stop the service and advance the cluster's transaction ids past `newest` (docs/operations.md, section 9)",
-      );
     const replicas = options.readReplicas?.urls.length
       ? createReadPool({
           primary: pool,
@@ -213,7 +220,7 @@ export async function connectDatabase(
       await replicas?.close();
       await closeOrm(orm);
     };
-    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, applied, newer, close };
+    return { orm, pool, readPool: replicas ?? pool, url, embedded: false, applied, close };
   } catch (error) {
     await closeOrm(orm);
     throw error;

@@ -133,31 +133,23 @@ export async function closeOrm(orm: Orm): Promise<void> {
   if (!pool.ending) await pool.end();
 }
 
-/** The migrations in MIGRATIONS_DIR the database has not recorded, read without writing anything. */
-export async function pendingMigrations(pool: Pool): Promise<string[]> {
-  const applied = new Set(await recordedMigrations(pool));
-  return knownMigrations()
-    .filter((name) => !applied.has(name))
-    .sort();
-}
-
-/** The migrations the database has recorded that this version does not have: a newer version applied them. */
-export async function newerMigrations(pool: Pool): Promise<string[]> {
-  const known = new Set(knownMigrations());
-  return (await recordedMigrations(pool)).filter((name) => !known.has(name)).sort();
-}
-
-const knownMigrations = (): string[] =>
-  readdirSync(MIGRATIONS_DIR)
+/**
+ * Read without writing anything: `pending`, the migrations in MIGRATIONS_DIR the database has not
+ * recorded; `newer`, those it has recorded that this version does not have (a newer version applied them).
+ */
+export async function migrationState(pool: Pool): Promise<{ pending: string[]; newer: string[] }> {
+  const known = readdirSync(MIGRATIONS_DIR)
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
     .map((file) => file.slice(0, -'.ts'.length));
-
-async function recordedMigrations(pool: Pool): Promise<string[]> {
   const [{ tracked }] = (
     await pool.query<{ tracked: boolean }>("select to_regclass('mikro_orm_migrations') is not null as tracked")
   ).rows as [{ tracked: boolean }];
-  if (!tracked) return [];
-  return (await pool.query<{ name: string }>('select name from mikro_orm_migrations')).rows.map((r) => r.name);
+  const rows = tracked ? (await pool.query<{ name: string }>('select name from mikro_orm_migrations')).rows : [];
+  const recorded = rows.map((r) => r.name);
+  return {
+    pending: known.filter((name) => !recorded.includes(name)).sort(),
+    newer: recorded.filter((name) => !known.includes(name)).sort(),
+  };
 }
 
 /** The pg pool behind MikroORM, for the few hot paths written in plain SQL. */

@@ -78,6 +78,8 @@ describe('cli: migrations and missing databases', function () {
     const run = await cli(urlOf(name), ['keys', 'list']);
     expect(run.code).to.equal(4);
     expect(run.stderr).to.include(`database "${name}" does not exist`);
+    // What to do about it too (a check run before this one once replaced it with pg's bare words).
+    expect(run.stderr).to.include('`npm run cli -- migrate` creates and migrates a new one');
     expect(await exists(name)).to.equal(false);
   });
 
