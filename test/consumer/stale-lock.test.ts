@@ -1,5 +1,5 @@
 // The lock a sync takes beside its state file: when it is left by a process that no longer runs, of
-// several syncs started at the same moment exactly one takes it over. (Each one that found it stale
+// several syncs started at the same moment one takes it over, and no other holds it at the same time. (Each one that found it stale
 // removed it, the lock another had just taken with it: two syncs could both hold it.)
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,16 +24,21 @@ describe('a stale lock beside a sync state file', function () {
   before(async () => (dir = await mkdtemp(join(tmpdir(), 'lods-stale-lock-'))));
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('is taken over by exactly one of six syncs started together, in every one of three rounds', async () => {
+  it('is held by one of six syncs started together at a time, in every one of three rounds', async () => {
     for (let round = 0; round < 3; round++) {
       const state = join(dir, `state-${round}.json`);
       await writeFile(join(dir, `.state-${round}.json.lock`), `${DEAD_PID}\n`);
       const at = Date.now() + 1200; // every process started and waiting by then
       const outcomes = await Promise.all(Array.from({ length: 6 }, () => contend(state, at)));
-      expect(
-        outcomes.filter((o) => o === 'held'),
-        `round ${round}: ${outcomes.join(', ')}`,
-      ).to.have.length(1);
+      // A contender started late on a loaded machine may take the lock after the first one let it go:
+      // that is no race. Two holding it at once is.
+      const held = outcomes
+        .filter((o) => o.startsWith('held'))
+        .map((o) => o.split(' ').slice(1).map(Number) as [number, number])
+        .sort((a, b) => a[0] - b[0]);
+      expect(held.length, `round ${round}: ${outcomes.join(', ')}`).to.be.at.least(1);
+      for (let i = 1; i < held.length; i++)
+        expect(held[i]![0], `round ${round}: held at once: ${outcomes.join(', ')}`).to.be.at.least(held[i - 1]![1]);
     }
   });
 });
