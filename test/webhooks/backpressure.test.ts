@@ -416,7 +416,11 @@ describe('backpressure policy (retry-policy.ts)', () => {
       delayMs: 2000,
       throttled: 5,
       throttledMs: 6000,
+      lost: 0,
     });
+    // An attempt lost with its worker is not counted either, and goes on to the next job.
+    expect(countedAttempts({ ...data, lost: 1 })).to.equal(0);
+    expect(nextStep({ outcome: 'http_error' }, { ...data, lost: 1 }, config)).to.deep.include({ lost: 1 });
     // A counted failure keeps the counts and waits at least what the receiver asked for.
     const failed = nextStep({ outcome: 'http_error', retryAfterMs: 5000 }, data, config);
     expect(failed).to.deep.include({ kind: 'retry', delayMs: 5000, throttled: 4, throttledMs: 4000 });

@@ -63,8 +63,41 @@ describe('deliveries of a worker that died', function () {
       await eventually(async () => (await attempts(eventId)).length === 2, 5000, 'two attempt rows');
       expect(await attempts(eventId)).to.deep.equal([
         { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
-        { attempt: 1, outcome: 'success', error: null },
+        { attempt: 2, outcome: 'success', error: null },
       ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('numbers the attempts after a loss on, and counts the lost one only toward the lost-worker limit', async () => {
+    const { eventId, receiverId } = await claimAndDie({ lostRetryLimit: 2 });
+    receiver.reply({ status: 500 });
+    const config = { ...stack!.config, maxAttempts: 2, backoffBaseMs: 50 };
+    const worker = await startDeliveryWorker({
+      boss: stack!.boss,
+      pool: stack!.db.pool,
+      config,
+      logger: silentLogger,
+      secrets: testSecrets,
+    });
+    try {
+      const [dead] = await eventually(
+        async () => {
+          const list = await listDeadLetters(testDb().pool);
+          return list.length > 0 && list;
+        },
+        20_000,
+        'a dead letter',
+      );
+      // Two failed attempts beside the lost one: WEBHOOK_MAX_ATTEMPTS (2) counts the answered ones.
+      expect(await attempts(eventId)).to.deep.equal([
+        { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
+        { attempt: 2, outcome: 'http_error', error: null },
+        { attempt: 3, outcome: 'http_error', error: null },
+      ]);
+      expect(receiver.requests).to.have.length(2);
+      expect(dead).to.include({ eventId, receiverId, attempts: 3 });
     } finally {
       await worker.stop();
     }
@@ -96,7 +129,7 @@ describe('deliveries of a worker that died', function () {
     expect((await handedOut()).retryCount).to.equal(2);
     expect(await attempts(eventId)).to.deep.equal([
       { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
-      { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
+      { attempt: 2, outcome: 'worker_lost', error: 'worker_lost' },
     ]);
   });
 

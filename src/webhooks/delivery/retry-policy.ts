@@ -72,19 +72,23 @@ export function retryDelayMs(
 /**
  * What follows an attempt; a dead letter set aside because its receiver was disabled (not out of
  * attempts) says so. A retry carries the delivery's throttling so far (`throttled` answers not
- * counted, `throttledMs` the waits they asked for) to its next job.
+ * counted, `throttledMs` the waits they asked for) and its attempts lost with their worker (`lost`)
+ * to its next job.
  */
 export type NextStep =
   | { kind: 'done' }
-  | { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number }
+  | { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number; lost?: number }
   | { kind: 'dead'; reason?: 'receiver_disabled' };
 
 /** What the policy reads of an attempt: its outcome and, for a 429 or 503 with a valid Retry-After, the wait asked for. */
 export type AttemptAnswer = { outcome: string; retryAfterMs?: number | null };
 
-/** Attempts of the delivery that count toward WEBHOOK_MAX_ATTEMPTS, this one included (throttled answers within the limits do not). */
-export function countedAttempts(data: Pick<DeliveryJobData, 'attempt' | 'throttled'>): number {
-  return data.attempt - (data.throttled ?? 0);
+/**
+ * Attempts of the delivery that count toward WEBHOOK_MAX_ATTEMPTS, this one included (throttled
+ * answers within the limits do not, nor attempts lost with their worker: WEBHOOK_LOST_RETRY_LIMIT bounds those).
+ */
+export function countedAttempts(data: Pick<DeliveryJobData, 'attempt' | 'throttled' | 'lost'>): number {
+  return data.attempt - (data.throttled ?? 0) - (data.lost ?? 0);
 }
 
 /**
@@ -106,17 +110,18 @@ export function withinThrottleLimits<T extends AttemptAnswer>(
 
 export function nextStep(
   answer: AttemptAnswer,
-  data: Pick<DeliveryJobData, 'attempt' | 'throttled' | 'throttledMs'>,
+  data: Pick<DeliveryJobData, 'attempt' | 'throttled' | 'throttledMs' | 'lost'>,
   config: Pick<WebhookConfig, 'maxAttempts' | 'backoffBaseMs' | 'backoffMaxMs'>,
 ): NextStep {
   if (answer.outcome === 'success') return { kind: 'done' };
   const throttled = data.throttled ?? 0;
   const throttledMs = data.throttledMs ?? 0;
+  const lost = data.lost ?? 0;
   const asked = answer.retryAfterMs ?? 0;
   // Not counted: the same attempt number is not reused (attempt rows stay 1, 2, 3, ...), the job counts it aside.
   if (answer.outcome === 'throttled')
-    return { kind: 'retry', delayMs: asked, throttled: throttled + 1, throttledMs: throttledMs + asked };
+    return { kind: 'retry', delayMs: asked, throttled: throttled + 1, throttledMs: throttledMs + asked, lost };
   const counted = countedAttempts(data);
   if (counted >= config.maxAttempts) return { kind: 'dead' };
-  return { kind: 'retry', delayMs: Math.max(retryDelayMs(counted, config), asked), throttled, throttledMs };
+  return { kind: 'retry', delayMs: Math.max(retryDelayMs(counted, config), asked), throttled, throttledMs, lost };
 }

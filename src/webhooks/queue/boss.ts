@@ -41,7 +41,8 @@ type QueueConfig = Pick<
  * deliveries the job carried before this one (a lane's head job moves on to the lane's next event in
  * place, settled-claims.ts REUSED_CTE); part of the settling fence. `throttled`, `throttledMs`: the
  * delivery's earlier attempts answered `throttled` (429/503 with Retry-After), which do not count
- * toward its attempts, and the total wait they asked for (delivery/retry-policy.ts); absent when none.
+ * toward its attempts, and the total wait they asked for (delivery/retry-policy.ts); `lost`: those lost
+ * with their worker (`worker_lost`, lost-attempts.ts), not counted either. Absent when none.
  */
 export type DeliveryJobData = {
   eventId: string;
@@ -50,6 +51,7 @@ export type DeliveryJobData = {
   step?: number;
   throttled?: number;
   throttledMs?: number;
+  lost?: number;
 };
 export type DeliveryJob = Job<DeliveryJobData>;
 /**

@@ -19,7 +19,8 @@ export const SET_ASIDE_CTE = `set_aside as (
     returning j.id as job_id, (j.data->>'eventId')::uuid as event_id, (j.data->>'receiverId')::uuid as receiver_id, (j.data->>'attempt')::int - 1 as attempts)`;
 
 // The jobs of a relation `follow (event_id, receiver_id, attempt, next, delay_ms, reason, job_id,
-// throttled, throttled_ms, not_before)`: the next attempt ('retry', with its throttled answers if any),
+// throttled, throttled_ms, lost, not_before)`: the next attempt ('retry', with its throttled answers
+// and attempts lost with their worker, if any),
 // the first attempt of a delivery a lane moved up ('promote', attempt 0), or a dead letter ('dead',
 // `attempt` being the attempts made), with the queue's own settings (what boss.insert() writes;
 // boss-schema.test.ts compares the two). `job_id`, when given, is the new job's id (a lane's new head,
@@ -28,7 +29,7 @@ export const FOLLOW_UPS_CTE = `followed as (
     insert into ${BOSS_SCHEMA}.job (id, name, data, group_id, start_after, created_on, keep_until, ${JOB_SETTINGS_COLUMNS})
     select coalesce(f.job_id, gen_random_uuid()), q.name,
            case when f.next <> 'dead' then jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempt', f.attempt + 1)
-                     || jsonb_strip_nulls(jsonb_build_object('throttled', nullif(f.throttled, 0), 'throttledMs', nullif(f.throttled_ms, 0)))
+                     || jsonb_strip_nulls(jsonb_build_object('throttled', nullif(f.throttled, 0), 'throttledMs', nullif(f.throttled_ms, 0), 'lost', nullif(f.lost, 0)))
                 else jsonb_strip_nulls(jsonb_build_object('eventId', f.event_id, 'receiverId', f.receiver_id, 'attempts', f.attempt, 'reason', f.reason)) end,
            case when f.next <> 'dead' then f.receiver_id::text end,
            t.at, ${BOSS_SCHEMA}.job_now(), t.at + q.retention_seconds * interval '1 second',
@@ -43,9 +44,9 @@ const SET_ASIDE_SQL = `
   -- The lanes of the heads set aside are emptied too (their waiting deliveries become dead letters).
   ${LANES_ASIDE_CTE},
   follow as (
-    select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason, null::uuid as job_id, null::int as throttled, null::bigint as throttled_ms, null::timestamptz as not_before from set_aside
+    select event_id, receiver_id, attempts as attempt, 'dead'::text as next, 0 as delay_ms, 'receiver_disabled'::text as reason, null::uuid as job_id, null::int as throttled, null::bigint as throttled_ms, null::int as lost, null::timestamptz as not_before from set_aside
     union all
-    select unnest(replaced), receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null from lanes_aside),
+    select unnest(replaced), receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null, null from lanes_aside),
   ${FOLLOW_UPS_CTE}
   select (select count(*)::int from follow) as n`;
 

@@ -27,7 +27,7 @@ export type JobSettlement = {
   /** A 429/503's Retry-After (ms): its receiver is left alone that long (receiver-pause-sql.ts). */
   receiverPauseMs?: number | null;
 };
-type RetryStep = { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number };
+type RetryStep = { kind: 'retry'; delayMs: number; throttled?: number; throttledMs?: number; lost?: number };
 /** Per settlement: whether the claim was still ours (else another worker owns the follow-up), its receiver still exists, and is enabled. */
 export type SettleOutcome = { held: boolean; receiverExists: boolean; receiverEnabled: boolean };
 /** A receiver that the settling statement disabled (receiver-health-sql.ts): why, and since when it was failing. */
@@ -56,9 +56,9 @@ export type SettleResult = {
 const SETTLE_SQL = `
   with s as (
     select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::int[], $6::timestamptz[], $7::int[], $8::int[],
-                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[], $18::int[], $19::bigint[], $20::int[])
+                         $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::boolean[], $18::int[], $19::bigint[], $20::int[], $21::int[])
       with ordinality as s (job_id, fence, event_id, receiver_id, attempt, started_at, duration_ms, status_code,
-                            error, excerpt, outcome, next, delay_ms, reason, record, throttled, throttled_ms, pause_ms, n)),
+                            error, excerpt, outcome, next, delay_ms, reason, record, throttled, throttled_ms, pause_ms, lost, n)),
   held as materialized (
     select j.id from ${BOSS_SCHEMA}.job j
      where j.name = '${DELIVERY_QUEUE}' and j.id = any($1::uuid[]) and j.state = 'active'
@@ -97,18 +97,18 @@ const SETTLE_SQL = `
   -- next waiting delivery up, or go idle; disabled receivers' lanes are emptied into dead letters.
   ${LANE_CTES},
   follow as (
-    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id, k.throttled, k.throttled_ms, k.paused_until as not_before
+    select k.event_id, k.receiver_id, k.attempt, 'retry' as next, k.delay_ms, null as reason, k.next_job as job_id, k.throttled, k.throttled_ms, k.lost, k.paused_until as not_before
       from k where k.held and k.receiver_exists and k.next = 'retry' and k.receiver_id not in (select id from disabled) and k.receiver_enabled
        and k.job_id not in (select settled_job from lane_moved where superseded_retry)
     union all
-    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null, null, null, null
+    select k.event_id, k.receiver_id, k.attempt - (not k.record)::int, 'dead', 0, case when k.next = 'retry' then 'receiver_disabled' else k.reason end, null, null, null, null, null
       from k where k.n in (select n from ended)
     union all
-    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null, null, null, null from set_aside
+    select event_id, receiver_id, attempts, 'dead', 0, 'receiver_disabled', null, null, null, null, null from set_aside
     union all
-    select event_id, receiver_id, 0, 'promote', 0, null, job_id, null, null, (select until from paused p where p.receiver_id = lane_promoted.receiver_id) from lane_promoted
+    select event_id, receiver_id, 0, 'promote', 0, null, job_id, null, null, null, (select until from paused p where p.receiver_id = lane_promoted.receiver_id) from lane_promoted
     union all
-    select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null from lane_set_aside),
+    select event_id, receiver_id, 0, 'dead', 0, 'receiver_disabled', null, null, null, null, null from lane_set_aside),
   -- A LATEST_STATE retry that a newer waiting event superseded: its next attempt is not made.
   superseded_retries as (
     insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
@@ -182,6 +182,7 @@ export async function settleJobs(
       column((s) => (s.next.kind === 'retry' ? (s.next.throttled ?? 0) : 0)),
       column((s) => (s.next.kind === 'retry' ? (s.next.throttledMs ?? 0) : 0)),
       column((s) => (s.attempt !== null ? (s.receiverPauseMs ?? null) : null)),
+      column((s) => (s.next.kind === 'retry' ? (s.next.lost ?? 0) : 0)),
     ],
   });
   const disabled = new Map<string, DisabledReceiver>();
