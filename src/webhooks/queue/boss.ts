@@ -61,7 +61,6 @@ export type DeliveryJob = Job<DeliveryJobData>;
  * data instead ({..., attempt}); DEAD_LETTER_COLUMNS reads both as this shape.
  */
 export type DeadLetterData = { eventId: string; receiverId: string; attempts: number; reason?: string };
-
 const DAY = 24 * 60 * 60;
 
 /** Both queues' names, as an SQL list for `name in ...`. */
