@@ -1,5 +1,6 @@
 // Reading the change feed over real HTTP in tests.
 import { testDb } from '../hooks.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 import type { Api } from '../../src/app/service.ts';
 import { createTestKey, getJson, startTestApi } from '../support/api.ts';
 
@@ -26,7 +27,9 @@ export async function startFeedApi(options?: Parameters<typeof startTestApi>[0])
   return { api, key: await createTestKey(['catalog:read'], testDb(), 1_000_000) };
 }
 
+/** The feed's head cursor once every committed event is readable (a head behind them would answer a long poll at once). */
 export async function head(api: Api, key: string): Promise<string> {
+  await feedSettled(testDb().pool);
   const res = await getJson(api, '/v1/events/head', key);
   if (res.status !== 200) throw new Error(`head: ${res.status} ${res.text}`);
   return (res.body as { cursor: string }).cursor;

@@ -11,6 +11,7 @@ import { createRecord } from '../support/factories.ts';
 import { expectProblem } from '../support/problem.ts';
 import { type RoleProcess, startRoleProcess } from '../support/role-process.ts';
 import { until } from '../feed/feed-support.ts';
+import { feedSettled } from '../support/feed-horizon.ts';
 
 describe('rate limits of /v1', () => {
   let api: Api;
@@ -48,6 +49,7 @@ describe('rate limits of /v1', () => {
 
   it('counts the feed in the same budget as the records, a long poll once, and refuses it with 429 over the limit', async () => {
     const key = await createTestKey(['catalog:read']);
+    await feedSettled(testDb().pool); // a head behind this file's events would answer the long poll at once
     const head = await getJson(api, '/v1/events/head', key);
     expect(head.headers.get('ratelimit-policy')).to.equal('"default";q=4;w=60');
     expect(head.headers.get('ratelimit')).to.match(/^"default";r=3;/);
