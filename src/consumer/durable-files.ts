@@ -3,7 +3,7 @@
 // the file, rename it over the old one, fsync the directory), so a reader or a crash never sees half
 // a file. Also what such a tool checks before its work: that it can create files there, and a lock.
 import { readFileSync, rmSync } from 'node:fs';
-import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { link, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ConsumerError } from './consumer-tools.ts';
 
@@ -117,14 +117,12 @@ export async function lockBeside(path: string): Promise<() => void> {
  * takeover lock of its own (`.lock.takeover`, O_EXCL): of several processes that found it stale at
  * once, each removed it, one of them the lock another had just taken in its place, and two syncs
  * held it (found from outside: 2 of 6 started together). A takeover lock left by a process that died
- * inside it is removed the same way; while a live process holds it, the others wait a moment.
+ * inside it is removed (removeDeadTakeover); while a live process holds it, the others wait a moment.
  */
 async function removeStale(lockPath: string, pid: number): Promise<void> {
   const takeover = `${lockPath}.takeover`;
   if (!(await createExclusively(takeover, `${process.pid}\n`))) {
-    const taker = await pidIn(takeover);
-    if (typeof taker === 'number' && taker !== process.pid && !isRunning(taker)) await rm(takeover, { force: true });
-    else await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!(await removeDeadTakeover(takeover))) await new Promise((resolve) => setTimeout(resolve, 20));
     return;
   }
   try {
@@ -133,6 +131,43 @@ async function removeStale(lockPath: string, pid: number): Promise<void> {
     await rm(takeover, { force: true });
   }
 }
+
+/** A takeover lock is held for a few milliseconds: one holding no pid this much older was left by a process killed while creating it. */
+const TAKEOVER_UNWRITTEN_MS = 5_000;
+
+/**
+ * Removes the takeover lock `takeover` if the process that took it died inside it: it holds the pid
+ * of a process that no longer runs or this process's own (a container's earlier process: this one
+ * holds none while it asks), or no pid and is older than TAKEOVER_UNWRITTEN_MS (killed between
+ * creating it and writing its pid; every later run used to wait on it for ever). Moved aside first,
+ * which of several processes judging it at once only one can do, and removed only if what was moved
+ * is the file judged (the same inode and modification time): a live process's takeover created in
+ * its place meanwhile is put back. False when it is alive (the caller waits a moment).
+ */
+async function removeDeadTakeover(takeover: string): Promise<boolean> {
+  const judged = await stat(takeover, { bigint: true }).catch(ifGone(null));
+  const taker = judged && (await pidIn(takeover));
+  if (!judged || taker === 'gone') return true;
+  const dead =
+    taker === null
+      ? Date.now() - Number(judged.mtimeMs) > TAKEOVER_UNWRITTEN_MS
+      : taker === process.pid || !isRunning(taker);
+  if (!dead) return false;
+  const aside = tempPathBeside(takeover, 'dead');
+  if ((await rename(takeover, aside).catch(ifGone('gone'))) === 'gone') return true;
+  const moved = await stat(aside, { bigint: true });
+  if (moved.ino !== judged.ino || moved.mtimeNs !== judged.mtimeNs) await link(aside, takeover).catch(() => {});
+  await rm(aside, { force: true });
+  return true;
+}
+
+/** For a promise's catch: `value` when the file was not there, else the error again. */
+const ifGone =
+  <T>(value: T) =>
+  (error: NodeJS.ErrnoException): T => {
+    if (error.code === 'ENOENT') return value;
+    throw error;
+  };
 
 /** Creates `path` with `content`; false if it exists. */
 async function createExclusively(path: string, content: string): Promise<boolean> {
