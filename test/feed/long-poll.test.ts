@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
 import { createApiKey, revokeApiKey } from '../../src/auth/api-keys.ts';
+import { API_KEY_CHANNEL } from '../../src/auth/key-cache.ts';
 import { testDb } from '../hooks.ts';
 import { getJson, startTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
@@ -104,6 +105,26 @@ describe('change feed long poll', function () {
     expect(Date.now() - began, 'not the 30 s wait').to.be.below(10_000);
     expectProblem(res, 401);
     expect(api.feed.waiters.waiting()).to.equal(0);
+  });
+
+  it('keeps a long poll waiting when its key could not be checked again (only a refusal ends it)', async () => {
+    const start = await head(api, key);
+    const waiting = getJson(api, `/v1/events?after=${start}&wait=3`, key);
+    await until(() => api.feed.waiters.waiting() === 1);
+    // Every look-up of a key fails for a moment (as while the database comes back), and a change
+    // of keys is announced: the re-check cannot answer, which says nothing against this key.
+    const { pool } = testDb();
+    await pool.query('alter table api_key rename to api_key_away');
+    try {
+      await pool.query(`select pg_notify('${API_KEY_CHANNEL}', '')`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(api.feed.waiters.waiting(), 'still waiting').to.equal(1);
+    } finally {
+      await pool.query('alter table api_key_away rename to api_key');
+    }
+    const res = await waiting;
+    expect(res.status, res.text).to.equal(200);
+    expect((res.body as { results: unknown[] }).results).to.deep.equal([]);
   });
 
   it('shutdown answers waiting requests at once', async () => {

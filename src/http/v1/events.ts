@@ -84,15 +84,23 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       return { ...page, after: query.after, start: firstStart };
     };
     // A key revoked (or stripped of its scope) while its long poll waits is answered 401/403 at once,
-    // not at the next wake-up or the end of the wait (its slot was held up to 30 s).
+    // not at the next wake-up or the end of the wait (its slot was held up to 30 s). Only a refusal
+    // ends the wait: a re-check that fails otherwise (the LISTEN connection's reconnect re-checks
+    // every key, maybe before the database answers again) leaves it to the next read's own check. A
+    // page read while a re-check runs waits for its verdict.
     let refused: unknown = null;
+    let rechecks = Promise.resolve();
     const stopWatching = onPrimary
-      ? deps.keys.onChange(() =>
-          recheckKey(deps, req, 'catalog:read').catch((error: unknown) => {
-            refused ??= error;
-            gone.abort();
-          }),
-        )
+      ? deps.keys.onChange(() => {
+          rechecks = Promise.all([
+            rechecks,
+            recheckKey(deps, req, 'catalog:read').catch((error: unknown) => {
+              if (!isRefusal(error)) return;
+              refused ??= error;
+              gone.abort();
+            }),
+          ]).then(() => {});
+        })
       : () => {};
     let page: FeedPage;
     try {
@@ -100,6 +108,7 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
     } finally {
       stopWatching();
     }
+    await rechecks;
     if (refused !== null) throw refused;
     // Many long polls woken by one commit answer a batch per turn of the event loop (answer-turns.ts).
     if (onPrimary) await turns.take();
@@ -118,3 +127,7 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
 
   return { events, head };
 }
+
+/** A key's re-check that says no (revoked, expired, or without the scope), not one that could not ask. */
+const isRefusal = (error: unknown): boolean =>
+  error instanceof AppError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN');
