@@ -108,13 +108,29 @@ export type SearchWords = { words: string; last: string };
  * as a whole beside the NFKC one (a word's two forms in one tsquery made a full-width stop word
  * required: "ｄａｔａ ａｎｄ" found nothing).
  */
-export function searchQuery(text: string): (SearchWords & { sent: SearchWords | null }) | null {
+export function searchQuery(text: string): (SearchWords & { sent: SearchWords | null; count: number }) | null {
   // Whether it holds a word is read from the text as sent (the OpenAPI pattern of q says the same).
   if (!WORD.test(text)) return null;
   const sent = text.toLowerCase().match(WORDS)!;
   const compatible = text.normalize('NFKC').toLowerCase().match(WORDS) ?? sent;
   const differs = sent.length !== compatible.length || sent.some((word, i) => word !== compatible[i]);
-  return { ...tsqueryTexts(compatible), sent: differs ? tsqueryTexts(sent) : null };
+  return { ...tsqueryTexts(compatible), sent: differs ? tsqueryTexts(sent) : null, count: compatible.length };
+}
+
+/** The longest search text (`q`, GraphQL `search`), in characters as sent. */
+export const SEARCH_TEXT_MAX = 500;
+/**
+ * The most words of a search, in its NFKC form: one character can be several words there (U+FDFA is
+ * four), and 500 of them searched 2,000 words, twice the time of the costliest search the docs show.
+ */
+export const SEARCH_WORDS_MAX = 64;
+
+/** Why a search text is refused (as the parameter's reason), or null when it is a search. */
+export function searchTextProblem(text: string): string | null {
+  const search = text.length > SEARCH_TEXT_MAX ? null : searchQuery(text);
+  return search && search.count <= SEARCH_WORDS_MAX
+    ? null
+    : `must hold at least one word (letters or digits), at most ${SEARCH_TEXT_MAX} characters and ${SEARCH_WORDS_MAX} words`;
 }
 
 function tsqueryTexts(words: string[]): SearchWords {

@@ -11,7 +11,7 @@ import {
   type ListFilter,
   type ListQuery,
   RECORD_FIELDS,
-  searchQuery,
+  searchTextProblem,
 } from './list-query.ts';
 
 // RFC 3339 (the OpenAPI `date-time` format) with at most millisecond precision: the section 1 format
@@ -21,7 +21,6 @@ const LIST_FILTERS = ['format', 'language', 'topic', 'provider', 'country', 'cit
 const TIME_FILTERS = ['updatedSince', 'updatedBefore', 'startsFrom', 'startsBefore'] as const;
 /** Every parameter read here (with limit and offset, the list's whole vocabulary). */
 export const LIST_PARAMETERS = [...TIME_FILTERS, ...LIST_FILTERS, 'q', 'sort', 'fields', 'facets'] as const;
-const Q_MAX = 500;
 
 /** A valid timestamp as a Date, or null (a calendar date that does not exist is invalid too). */
 export function parseTimestamp(text: string): Date | null {
@@ -122,11 +121,8 @@ export function parseListParameters(raw: Record<string, unknown>): ListQuery {
     if (values) filter[name] = name === 'language' ? canonicalLanguages(values) : values;
   }
   const q = one('q') ?? null;
-  if (q !== null && (q.length > Q_MAX || searchQuery(q) === null))
-    problems.push({
-      name: 'q',
-      reason: `must hold at least one word (letters or digits) and at most ${Q_MAX} characters`,
-    });
+  const qProblem = q === null ? null : searchTextProblem(q);
+  if (qProblem) problems.push({ name: 'q', reason: qProblem });
   const sort = one('sort') ?? '-updatedAt';
   if (!(LIST_SORTS as readonly string[]).includes(sort))
     problems.push({ name: 'sort', reason: `must be one of ${LIST_SORTS.join(', ')}` });

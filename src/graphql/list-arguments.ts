@@ -9,7 +9,7 @@ import {
   type ListFilter,
   type ListQuery,
   type ListSort,
-  searchQuery,
+  searchTextProblem,
 } from '../catalog/list-query.ts';
 import { parseTimestamp } from '../catalog/list-parameters.ts';
 
@@ -23,7 +23,6 @@ const SORTS: Record<string, ListSort> = {
 };
 const TIMES = ['updatedSince', 'updatedBefore', 'startsFrom', 'startsBefore'] as const;
 const LISTS = ['format', 'language', 'topic', 'provider', 'country', 'city', 'status'] as const;
-const SEARCH_MAX = 500;
 
 /** The list query of the arguments (already typed by the schema: enums and lists are checked there). */
 // Half of a UTF-16 surrogate pair alone ("\ud800" in a JSON variable): no UTF-8 holds it, and it was
@@ -57,11 +56,10 @@ export function parseListArguments(args: Args): ListQuery {
   // As `q` on REST: a NUL is refused, not read as a word separator.
   if (q !== null && q.includes('\u0000')) problems.push({ name: 'search', reason: 'must not contain NUL characters' });
   else if (q !== null && !q.isWellFormed()) problems.push({ name: 'search', reason: ILL_FORMED });
-  else if (q !== null && (q.length > SEARCH_MAX || searchQuery(q) === null))
-    problems.push({
-      name: 'search',
-      reason: `must hold at least one word (letters or digits) and at most ${SEARCH_MAX} characters`,
-    });
+  else if (q !== null) {
+    const reason = searchTextProblem(q);
+    if (reason) problems.push({ name: 'search', reason });
+  }
   const sort = SORTS[(args.sort as string | null | undefined) ?? 'UPDATED_AT_DESC']!;
   if (sort === 'relevance' && q === null) problems.push({ name: 'sort', reason: 'RELEVANCE needs search' });
   const facets = [

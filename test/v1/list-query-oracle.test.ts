@@ -499,6 +499,9 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
       ['fields=title,secret', ['fields']],
       ['facets=format,city', ['facets']],
       ['q=%20%2B%2B%20', ['q']],
+      // 65 words, or 22 of U+FDFA, one character that is four words in its NFKC form (run together: 67).
+      [`q=${Array.from({ length: 65 }, (_, i) => `w${i}`).join('%20')}`, ['q']],
+      [`q=${'%EF%B7%BA'.repeat(22)}`, ['q']],
       [`topic=${Array.from({ length: 51 }, (_, i) => `t${i}`).join(',')}`, ['topic']],
       ['language=en,,de', ['language']],
       // A NUL cannot be in stored text: a 400, not a failed statement (was a 500).
@@ -515,5 +518,8 @@ describe('GET /v1/learning-opportunities filters, search, fields and facets agai
     expect(
       (await list(`?topic=${Array.from({ length: 50 }, (_, i) => `t${i}`).join(',')}&colour=red`)).status,
     ).to.equal(200);
+    // 64 words are a search, however they are written.
+    expect((await list(`?q=${Array.from({ length: 64 }, (_, i) => `w${i}`).join('%20')}`)).status).to.equal(200);
+    expect((await list(`?q=${'%EF%B7%BA'.repeat(21)}`)).status).to.equal(200);
   });
 });

@@ -7,6 +7,7 @@ import { testDb } from '../hooks.ts';
 import { recordStatements } from '../support/statement-recorder.ts';
 import { createTestKey, getJson, useTestApi } from '../support/api.ts';
 import { createRecord } from '../support/factories.ts';
+import { expectInvalidParams } from '../support/problem.ts';
 
 const HEADERS = ['content-type', 'content-length'];
 
@@ -59,6 +60,18 @@ describe('the /v1 read handlers', () => {
     expect(res.status).to.equal(200);
     expect(res.headers.get('x-request-id')).to.equal('abc-123');
     expect((res.body as { id: string }).id).to.equal(record.id);
+  });
+
+  it('refuses a parameter of the record holding a NUL or a bad percent-encoding, naming it, as the list does', async () => {
+    const record = await createRecord(served.api.writes);
+    for (const [query, name] of [
+      ['x=%00', 'x'],
+      ['fields=a%00b', 'fields'],
+      ['x=%zz', 'x'],
+    ]) {
+      const res = await getJson(served.api, `/v1/learning-opportunities/${record.id}?${query}`, served.key);
+      expectInvalidParams(res, [name!]);
+    }
   });
 
   it('answers every other outcome with problem details: 401, 403, 400 and 404', async () => {

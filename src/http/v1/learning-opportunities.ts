@@ -23,7 +23,12 @@ type Deps = { reads: CatalogReads; lists: ListReads };
 export function learningOpportunityEndpoints(deps: Deps): { list: V1Serve; one: V1Serve } {
   return {
     list: (req, res, at) => servePage(deps, req, res, at.query, at.principal!.keyId),
-    one: (req, res, at) => serveRecord(deps, req, res, at.path.slice(ONE_PREFIX.length)),
+    one: async (req, res, at) => {
+      // The record takes no parameter and ignores unknown ones, but one that no stored text could
+      // hold (a NUL) or that does not decode is a 400 naming it, as on every /v1 path.
+      parseQueryString(at.query);
+      return serveRecord(deps, req, res, at.path.slice(ONE_PREFIX.length));
+    },
   };
 }
 
