@@ -1,7 +1,8 @@
 // The read path, in plain SQL on MikroORM's pool: records are served as the bytes stored by the
 // writes (no hydration), a page is one query, and totalCount is a primary-key read of
 // catalog_count, never a count(*) over the table.
-import type { Queryable } from '../db/read-replicas.ts';
+import { cancelledWith } from '../db/deadline-reads.ts';
+import type { CancellableReads } from '../db/queryable.ts';
 import { PAGE_MAX_BYTES_DEFAULT } from '../kernel/paging.ts';
 import type { QueryConfig } from 'pg';
 import type { VersionCache } from './version-cache.ts';
@@ -110,41 +111,44 @@ export const pageBudget = (maxBytes: number): number => maxBytes - 1024;
  * `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a REST list page's bytes.
  */
 export function createCatalogReads(
-  pool: Queryable,
+  pool: CancellableReads,
   versions: VersionCache | null = null,
   pageMaxBytes = PAGE_MAX_BYTES_DEFAULT,
 ) {
   return {
-    /** The stored JSON of one record, or null when it is not visible. */
-    async getOne(id: string, visibility: Visibility): Promise<string | null> {
-      const { rows } = await pool.query<{ doc: string }>(oneStatement(id, visibility));
+    /** The stored JSON of one record, or null when it is not visible; `signal` as for `conditional`. */
+    async getOne(id: string, visibility: Visibility, signal?: AbortSignal): Promise<string | null> {
+      const { rows } = await cancelledWith(pool, signal).query<{ doc: string }>(oneStatement(id, visibility));
       return rows[0]?.doc ?? null;
     },
 
-    /** One page in list order; `results` is the comma-joined JSON of the records. */
-    async getPage(limit: number, offset: number, visibility: Visibility): Promise<Page> {
-      const { rows } = await pool.query<PageRow>(pageStatement(limit, offset, visibility, null, pageMaxBytes));
+    /** One page in list order; `results` is the comma-joined JSON of the records; `signal` as for `conditional`. */
+    async getPage(limit: number, offset: number, visibility: Visibility, signal?: AbortSignal): Promise<Page> {
+      const statement = pageStatement(limit, offset, visibility, null, pageMaxBytes);
+      const { rows } = await cancelledWith(pool, signal).query<PageRow>(statement);
       return pageOf(rows[0], limit, offset);
     },
 
     /**
      * The reads of /v1, with the entity tags of the client's If-None-Match (`held`): the record
      * (undefined when it is not visible) or the page, without the bytes when the client holds them.
+     * `signal`: the request's, which cancels the statement when its client goes away.
      */
     conditional: {
       /** `held` '*' (If-None-Match: *): any version the client holds; a record the cache knows is answered from memory. */
-      async getOne(id: string, held: HeldTags | '*'): Promise<OneRow | undefined> {
+      async getOne(id: string, held: HeldTags | '*', signal?: AbortSignal): Promise<OneRow | undefined> {
         const known = versions?.get(id);
         if (known !== undefined && (held === '*' || held?.includes(known)))
           return { etag: known, doc: null, doc_bytes: 0 };
         const mark = versions?.mark() ?? 0;
-        const row = (await pool.query<OneRow>(oneStatement(id, 'public', held === '*' ? null : held))).rows[0];
+        const statement = oneStatement(id, 'public', held === '*' ? null : held);
+        const row = (await cancelledWith(pool, signal).query<OneRow>(statement)).rows[0];
         if (row) versions?.keep(id, row.etag, mark);
         return row;
       },
-      async getPage(limit: number, offset: number, held: HeldTags): Promise<PublicPageRow> {
-        const row = (await pool.query<PublicPageRow>(pageStatement(limit, offset, 'public', held, pageMaxBytes)))
-          .rows[0];
+      async getPage(limit: number, offset: number, held: HeldTags, signal?: AbortSignal): Promise<PublicPageRow> {
+        const statement = pageStatement(limit, offset, 'public', held, pageMaxBytes);
+        const row = (await cancelledWith(pool, signal).query<PublicPageRow>(statement)).rows[0];
         if (!row) throw new Error('page statement returned no row'); // catalog_count always has the PUBLISHED row
         return row;
       },

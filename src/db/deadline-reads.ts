@@ -12,7 +12,7 @@ import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, ClientGone } from '../kernel/errors.ts';
 import { readsCancelled } from '../kernel/metrics.ts';
 import { discardConnection } from './pool-errors.ts';
-import type { Queryable } from './queryable.ts';
+import type { CancellableReads, Queryable } from './queryable.ts';
 
 /**
  * Where a read takes its connection: a pg Pool, or the read-replica pool (read-replicas.ts), whose
@@ -42,8 +42,20 @@ export const readDeadlineExceeded = (ms: number): AppError =>
     headers: { 'Retry-After': '1' },
   });
 
-/** A Queryable whose `ended()` resolves once every statement it started has ended in PostgreSQL. */
-export type BoundedReads = Queryable & { ended(): Promise<void> };
+/**
+ * A Queryable whose `ended()` resolves once every statement it started has ended in PostgreSQL, and
+ * whose `within(signal)` are the same reads also cancelled when `signal` aborts (one request's).
+ */
+export type BoundedReads = Queryable & { ended(): Promise<void>; within(signal: AbortSignal): Queryable };
+
+/**
+ * `reads` cancelled when `signal` aborts too, when they can be (BoundedReads, or a wrapper that kept
+ * `within`); else `reads` themselves. For a read of one request only: never for one shared by several
+ * (a long poll's, feed/shared-reads.ts), which one client's going must not stop for the others.
+ */
+export function cancelledWith(reads: CancellableReads, signal?: AbortSignal): Queryable {
+  return signal && reads.within ? reads.within(signal) : reads;
+}
 
 /**
  * A Queryable whose every statement is cancelled in PostgreSQL `ms` after it was asked for (the wait
@@ -65,6 +77,7 @@ export function readsWithin(source: ConnectionSource, ms: number, signal?: Abort
     ended: async () => {
       await Promise.all(running);
     },
+    within: (request) => readsWithin(source, ms, signal ? AbortSignal.any([signal, request]) : request, shownMs),
   };
 }
 

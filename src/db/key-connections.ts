@@ -18,7 +18,7 @@ import { AppError } from '../kernel/errors.ts';
 import { keyConnectionsRefused } from '../kernel/metrics.ts';
 import { createQueryGate, type QueryGate } from '../kernel/query-gate.ts';
 import type { BoundedReads } from './deadline-reads.ts';
-import type { Queryable } from './read-replicas.ts';
+import type { CancellableReads } from './queryable.ts';
 
 const requestKey = new AsyncLocalStorage<string>();
 
@@ -52,7 +52,11 @@ export function connectionsPerKey(limits: {
     },
   );
   const admitted = admittedBy(gate);
-  return (reads) => ({ ...admitted(reads), ended: () => reads.ended() });
+  return (reads) => ({
+    query: admitted(reads).query,
+    ended: () => reads.ended(),
+    within: (signal) => admitted(reads.within(signal)),
+  });
 }
 
 /**
@@ -61,11 +65,13 @@ export function connectionsPerKey(limits: {
  * (up to VIEW_SCAN_MAX events scanned for one page: two keys' pages at once held every connection of
  * the main pool, and other keys' GETs took 0.4 to 1.4 s).
  */
-export function admittedBy(gate: QueryGate): (reads: Queryable) => Queryable {
-  return (reads) => ({
+export function admittedBy(gate: QueryGate): (reads: CancellableReads) => CancellableReads {
+  const admit = (reads: CancellableReads): CancellableReads => ({
     query<R extends QueryResultRow>(config: QueryConfig) {
       const keyId = requestKey.getStore();
       return keyId === undefined ? reads.query<R>(config) : gate.run(keyId, () => reads.query<R>(config));
     },
+    ...(reads.within ? { within: (signal: AbortSignal) => admit(reads.within!(signal)) } : {}),
   });
+  return admit;
 }

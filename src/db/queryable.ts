@@ -5,3 +5,6 @@ import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
 export type Queryable = {
   query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
 };
+
+/** Reads that may also be cancelled with one request's signal (deadline-reads.ts `within`, `cancelledWith`). */
+export type CancellableReads = Queryable & { within?: (signal: AbortSignal) => Queryable };

@@ -2,7 +2,7 @@
 // LISTEN connection (db/listen-connection.ts) by the trigger of migration change_feed.
 // service.ts starts it with the API and stops it first on shutdown.
 import type { ListenSubscriber } from '../db/listen-connection.ts';
-import type { Queryable } from '../db/read-replicas.ts';
+import type { CancellableReads } from '../db/queryable.ts';
 import { createFeedReads, type FeedReads } from './feed-reads.ts';
 import { createFeedWaiters, type FeedWaiters } from './feed-waiters.ts';
 import { createViewPages, type ViewPages } from './view-page.ts';
@@ -22,15 +22,15 @@ export type ChangeFeed = {
 
 /** `readPool` serves the reads it can (feed-reads.ts), `pool` (the primary) the rest; `pageMaxBytes`: PAGE_MAX_BYTES, the bound of a feed page's bytes. */
 export function startChangeFeed(deps: {
-  pool: Queryable;
-  readPool: Queryable;
+  pool: CancellableReads;
+  readPool: CancellableReads;
   maxWaiters: number;
   maxWaitersPerKey: number;
   pageMaxBytes?: number;
   /** The reads of a view's pages (by default `pool` and `readPool`): the API admits them as the query class. */
-  viewReads?: (reads: Queryable) => Queryable;
+  viewReads?: (reads: CancellableReads) => CancellableReads;
 }): ChangeFeed {
-  const viewReads = deps.viewReads ?? ((reads: Queryable) => reads);
+  const viewReads = deps.viewReads ?? ((reads: CancellableReads) => reads);
   const reads = createFeedReads(deps.readPool, deps.pool, deps.pageMaxBytes);
   const waiters = createFeedWaiters({
     maxWaiters: deps.maxWaiters,

@@ -8,7 +8,8 @@
 // replica further ahead): there the cursor looks `ahead`, and the read is re-run on the primary,
 // which serves it (or rightly answers 400 for a cursor of another database).
 import type { QueryConfig } from 'pg';
-import type { Queryable } from '../db/read-replicas.ts';
+import { cancelledWith } from '../db/deadline-reads.ts';
+import type { CancellableReads } from '../db/queryable.ts';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../catalog/read-model.ts';
 import { AppError, badInput } from '../kernel/errors.ts';
 import { encodeCursor, type FeedPosition } from './cursor.ts';
@@ -156,14 +157,21 @@ export type FeedReads = ReturnType<typeof createFeedReads>;
  * primary's NOTIFY before a replica has replayed the event). `pageMaxBytes`: PAGE_MAX_BYTES, the
  * bound of a page's bytes (a page stops early, with `hasMore`, rather than grow past it).
  */
-export function createFeedReads(pool: Queryable, primary: Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
+export function createFeedReads(
+  pool: CancellableReads,
+  primary: CancellableReads,
+  pageMaxBytes = PAGE_MAX_BYTES_DEFAULT,
+) {
   const behindCursor = (row: PageRow | undefined) => row?.ahead === true && row.replica;
   return {
-    /** One page; `onPrimary`: read on the primary (a long poll woken by the primary's NOTIFY). */
-    async page(q: FeedQuery, onPrimary = false): Promise<FeedPage> {
+    /**
+     * One page; `onPrimary`: read on the primary (a long poll woken by the primary's NOTIFY);
+     * `signal`: one request's (not a shared long poll's), which cancels the read when its client goes away.
+     */
+    async page(q: FeedQuery, onPrimary = false, signal?: AbortSignal): Promise<FeedPage> {
       const statement = pageStatement(q, pageMaxBytes);
-      let row = (await (onPrimary ? primary : pool).query<PageRow>(statement)).rows[0];
-      if (behindCursor(row)) row = (await primary.query<PageRow>(statement)).rows[0];
+      let row = (await cancelledWith(onPrimary ? primary : pool, signal).query<PageRow>(statement)).rows[0];
+      if (behindCursor(row)) row = (await cancelledWith(primary, signal).query<PageRow>(statement)).rows[0];
       return presentPage(row, q);
     },
     /** The horizon on the primary (the long polls' shared re-check, feed-waiters.ts). */

@@ -5,7 +5,8 @@
 // (VIEW_SCAN_MAX), so that a view whose events are rare still answers at once and moves on.
 import type { QueryConfig } from 'pg';
 import { PAGE_MAX_BYTES_DEFAULT, pageBudget } from '../catalog/read-model.ts';
-import type { Queryable } from '../db/read-replicas.ts';
+import { cancelledWith } from '../db/deadline-reads.ts';
+import type { CancellableReads } from '../db/queryable.ts';
 import { renderLeftViewEvent } from '../views/left-view.ts';
 import { type View, viewDigest } from '../views/view.ts';
 import { viewFacetsSql, viewSqlValues, viewValuesSql } from '../views/view-sql.ts';
@@ -142,14 +143,22 @@ function presentViewPage(row: ViewPageRow | undefined, q: FeedQuery, view: View,
 export type ViewPages = ReturnType<typeof createViewPages>;
 
 /** `pool`, `primary` and `pageMaxBytes` as for createFeedReads (feed-reads.ts). */
-export function createViewPages(pool: Queryable, primary: Queryable, pageMaxBytes = PAGE_MAX_BYTES_DEFAULT) {
+export function createViewPages(
+  pool: CancellableReads,
+  primary: CancellableReads,
+  pageMaxBytes = PAGE_MAX_BYTES_DEFAULT,
+) {
   return {
-    /** One page of the view's feed; `onPrimary`: read on the primary (a long poll woken by its NOTIFY). */
-    async page(q: FeedQuery, view: View, onPrimary = false): Promise<FeedPage> {
+    /**
+     * One page of the view's feed; `onPrimary`: read on the primary (a long poll woken by its NOTIFY);
+     * `signal`: one request's (not a shared long poll's), which cancels the read when its client goes away.
+     */
+    async page(q: FeedQuery, view: View, onPrimary = false, signal?: AbortSignal): Promise<FeedPage> {
       const statement = viewPageStatement(q, view, pageMaxBytes);
-      let row = (await (onPrimary ? primary : pool).query<ViewPageRow>(statement)).rows[0];
+      let row = (await cancelledWith(onPrimary ? primary : pool, signal).query<ViewPageRow>(statement)).rows[0];
       // A replica behind the cursor: the primary serves the read (as for the feed's pages).
-      if (row?.ahead === true && row.replica) row = (await primary.query<ViewPageRow>(statement)).rows[0];
+      if (row?.ahead === true && row.replica)
+        row = (await cancelledWith(primary, signal).query<ViewPageRow>(statement)).rows[0];
       return presentViewPage(row, q, view, viewDigest(view));
     },
   };

@@ -14,7 +14,7 @@ export function feedResolvers(deps: { reads: FeedReads }) {
       async events(_: unknown, args: { after?: string | null; limit?: number | null }, ctx: GraphQLContext) {
         requireScope(ctx.principal, 'graphql:read');
         const query = parseFeedArgs(args);
-        const page = await deps.reads.page(query);
+        const page = await deps.reads.page(query, false, ctx.signal);
         return {
           results: page.results.map((body): StoredEventView => {
             const event = JSON.parse(body) as Body;

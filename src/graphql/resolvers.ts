@@ -65,7 +65,7 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
     Query: {
       async learningOpportunity(_: unknown, args: Args, ctx: GraphQLContext) {
         reader(ctx);
-        const doc = await deps.reads.getOne(parseId(args.id), 'internal');
+        const doc = await deps.reads.getOne(parseId(args.id), 'internal', ctx.signal);
         return doc === null ? null : (JSON.parse(doc) as unknown);
       },
       async learningOpportunities(_: unknown, args: Args, ctx: GraphQLContext, info: GraphQLResolveInfo) {
@@ -73,7 +73,7 @@ export function catalogResolvers(deps: { reads: CatalogReads; writes: CatalogWri
         const { limit, offset } = parsePagingArgs(args);
         const list = parseListArguments(args);
         const page = isPlainList(list)
-          ? { ...(await deps.reads.getPage(limit, offset, 'internal')), facets: null }
+          ? { ...(await deps.reads.getPage(limit, offset, 'internal', ctx.signal)), facets: null }
           : await inTurn(ctx, () =>
               deps.lists.getPage(
                 list,

@@ -20,6 +20,7 @@ import { sharedReads } from '../../feed/shared-reads.ts';
 import { answerTurns, LONG_POLL_ANSWERS_PER_TURN } from '../../feed/answer-turns.ts';
 import { heldTags, sendCacheable, tagOfVersion } from '../conditional.ts';
 import { type Admission, recheckKey } from './admission.ts';
+import { closedSignal } from '../closed-signal.ts';
 import type { V1Serve } from './routes.ts';
 import { parseQueryString } from '../../kernel/query-string.ts';
 
@@ -61,6 +62,9 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
     res.on('close', () => gone.abort());
     // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
     const onPrimary = query.waitSeconds > 0;
+    // A page read for this request alone is cancelled when its client goes away; a long poll's may
+    // be shared by several (below), which one client's going must not stop for the others.
+    const mine = onPrimary ? undefined : closedSignal(res);
     let first = true;
     const { view } = query;
     // A view's re-reads start after what the previous read passed over; the answer still says the
@@ -75,9 +79,9 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
       const same = `${waiters.wakeUps()}|${query.limit}|${positionKey(from)}`;
       const share = (key: string, read: () => Promise<FeedPage>) =>
         onPrimary ? sharedAsOwn(key, at.principal!.keyId, read) : read();
-      if (view === null) return share(same, () => reads.page(query, onPrimary));
+      if (view === null) return share(same, () => reads.page(query, onPrimary, mine));
       const page = await share(`${same}|${viewDigest(view)}`, () =>
-        views.page({ after: from, limit: query.limit }, view, onPrimary),
+        views.page({ after: from, limit: query.limit }, view, onPrimary, mine),
       );
       firstStart ??= page.start;
       from = page.next;

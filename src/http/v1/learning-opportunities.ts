@@ -37,7 +37,8 @@ export function learningOpportunityEndpoints(deps: Deps): { list: V1Serve; one: 
 async function serveRecord(deps: Deps, req: IncomingMessage, res: ServerResponse, segment: string): Promise<void> {
   const id = parseId(decodeSegment(segment));
   const held = heldTags(req.headers['if-none-match']);
-  const row = await deps.reads.conditional.getOne(id, held);
+  // Cancelled in PostgreSQL when the client goes away, as every read of a request.
+  const row = await deps.reads.conditional.getOne(id, held, closedSignal(res));
   if (!row) throw notFound(`Learning opportunity ${id}`);
   sendCacheable(res, row.etag, held === '*' ? null : row.doc, row.doc_bytes);
 }
@@ -51,11 +52,11 @@ async function servePage(
 ): Promise<void> {
   const { limit, offset, list } = parseListQuery(parseQueryString(query));
   const held = heldTags(req.headers['if-none-match']);
-  // Filters, search, fields or facets: the query class, admitted per key (kernel/query-gate.ts) and
-  // cancelled when the client goes away. The plain list keeps its own fast path and connections.
-  if (!isPlainList(list))
-    return serveListPage(deps.lists, res, list, limit, offset, held, { keyId, signal: closedSignal(res) });
-  const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held);
+  // Filters, search, fields or facets: the query class, admitted per key (kernel/query-gate.ts). The
+  // plain list keeps its own fast path and connections. Both are cancelled when the client goes away.
+  const signal = closedSignal(res);
+  if (!isPlainList(list)) return serveListPage(deps.lists, res, list, limit, offset, held, { keyId, signal });
+  const row = await deps.reads.conditional.getPage(limit, offset, held === '*' ? null : held, signal);
   if (held === '*' || row.docs === null) return sendCacheable(res, row.etag, null);
   const page = pageOf(row, limit, offset);
   const body = renderPage(page, row.n);
