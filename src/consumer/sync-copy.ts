@@ -8,7 +8,7 @@
 // since that cursor again and re-applies them. That is harmless: upserts and removals are keyed by
 // id and arrive in feed order, so the last event of each id decides, as in an uninterrupted run.
 import type { SyncBatch } from '@lods/client';
-import { type CopyRecord, saveCopyAndState } from './sync-files.ts';
+import { type CopyRecord, saveCopyAndState, saveState } from './sync-files.ts';
 
 export type SavePolicy = { everyChanges: number; intervalMs: number };
 
@@ -72,10 +72,14 @@ export class SyncCopy {
     this.#unsavedChanges += batch.changes.length;
   }
 
-  /** Saves whatever was applied since the last save (nothing to do if nothing was). */
+  /**
+   * Saves whatever was applied since the last save (nothing to do if nothing was); the cursor alone
+   * when no change was (the copy on disk is the one in memory: loaded, or saved since).
+   */
   async save(): Promise<void> {
     if (this.#cursor === null || this.#unsavedBatches === 0) return;
-    await saveCopyAndState(this.#files, this.#records, this.#cursor);
+    if (this.#unsavedChanges === 0) await saveState(this.#files, this.#records, this.#cursor);
+    else await saveCopyAndState(this.#files, this.#records, this.#cursor);
     this.#unsavedBatches = 0;
     this.#unsavedChanges = 0;
     this.#savedAt = Date.now();

@@ -135,6 +135,15 @@ export async function saveCopyAndState(
   cursor: string,
 ): Promise<void> {
   await replaceDurably(files.out, copyChunks(records));
+  await saveState(files, records, cursor);
+}
+
+/** Writes the cursor alone, whole or not at all: for a copy on disk that has not changed since it was written. */
+export async function saveState(
+  files: { state: string },
+  records: Map<string, CopyRecord>,
+  cursor: string,
+): Promise<void> {
   await replaceDurably(files.state, [
     `${JSON.stringify({ cursor, records: records.size, savedAt: new Date().toISOString() })}\n`,
   ]);

@@ -2,7 +2,7 @@
 // of the view (head of the view's feed, a walk of the list with the view's filters, then the view's
 // feed, LEFT_VIEW removing) equal to a walk of GET /v1/learning-opportunities?<view>, across runs that
 // move records in and out of the view; a state kept for one view is refused for another.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -146,6 +146,32 @@ describe('sync of a view (client library and cli sync --view)', function () {
     const bad = await runCli([...args.slice(0, -3), '--view', 'sort=updatedAt', '--json'], { LODS_API_KEY: key });
     expect(bad.code).to.not.equal(0);
     expect(bad.stderr).to.match(/view/);
+  });
+
+  it('cli sync --view saves its cursor when only records outside the view changed, and the copy untouched', async () => {
+    const out = join(dir, 'quiet.jsonl');
+    const state = join(dir, 'quiet-state.json');
+    const args = ['sync', '--base-url', api.url, '--out', out, '--state', state, '--view', VIEW, '--json'];
+    expect((await runCli(args, { LODS_API_KEY: key })).code).to.equal(0);
+    const copied = await stat(out);
+    const before = (JSON.parse(await readFile(state, 'utf8')) as { cursor: string }).cursor;
+    // Changes outside the view only: its feed passes over them.
+    for (let i = 0; i < 3; i++) {
+      const input = buildLearningOpportunityInput({ format: 'ONLINE' });
+      await api.writes.upsert(parseLearningOpportunityInput(input));
+      await api.writes.publish(input.id);
+    }
+    await feedSettled(testDb().pool);
+    const next = await runCli(args, { LODS_API_KEY: key });
+    expect(next.code, next.stderr).to.equal(0);
+    expect(JSON.parse(next.stdout)).to.include({ mode: 'incremental', events: 0, saves: 1 });
+    const after = (JSON.parse(await readFile(state, 'utf8')) as { cursor: string }).cursor;
+    const head = await getJson(api, `/v1/events/head?view=${encodeURIComponent(VIEW)}`, key);
+    // The stored cursor kept up with the view's feed (it stayed where the last change left it, and
+    // fell out of the feed's retention for a quiet view); the copy was not rewritten for it.
+    expect(after).to.not.equal(before);
+    expect(after).to.equal((head.body as { cursor: string }).cursor);
+    expect((await stat(out)).mtimeMs).to.equal(copied.mtimeMs);
   });
 
   it('takes the view of getEventsHead in its second argument, and refuses it in the first', async () => {

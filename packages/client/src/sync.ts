@@ -38,7 +38,8 @@ export type SyncOptions = {
   state?: SyncState | null;
   /**
    * Stores one batch durably (changes first, then its cursor), or keeps it to store with the next
-   * ones (then store what was kept before the process ends). Awaited before the next batch.
+   * ones (then store what was kept before the process ends). Awaited before the next batch. A batch
+   * may hold no change: the cursor moved over events that change nothing here.
    */
   apply: (batch: SyncBatch) => Promise<void>;
   /** Events per feed page, 1..1000 (default 1000). */
@@ -146,8 +147,11 @@ export async function sync(options: SyncOptions): Promise<SyncResult> {
       continue;
     }
     const changes = page.results.map(changeOf).filter((c) => c !== null);
+    // A page without a change still moves the cursor (a view's feed passes over the catalog's
+    // other events): it is applied too, so that a quiet copy's stored cursor keeps up with the feed
+    // and never falls behind its retention (it used to stay where the last change left it).
+    if (page.pagination.next !== cursor) await apply({ reset: false, changes, cursor: page.pagination.next });
     if (changes.length > 0) {
-      await apply({ reset: false, changes, cursor: page.pagination.next });
       result.events += changes.length;
       for (const c of changes) result[c.op === 'upsert' ? 'upserts' : 'removals']++;
       onProgress?.({ phase: 'feed', events: result.events });
