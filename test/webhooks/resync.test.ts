@@ -183,6 +183,31 @@ describe('resync on demand: a receiver that lost its copy gets the latest state 
     expect(gone.map((record) => again.get(record)![0]!.id)).to.deep.equal(made.map((b) => b.id));
   });
 
+  it('a published record whose only stored event left is a LEFT_VIEW row (its feed events pruned) is sent its current state too', async () => {
+    const receiver = await copyReceiver();
+    const { id } = await stack.addReceiver(receiver.url);
+    const states = await publishNewRecords(3);
+    const [left] = [...states.keys()];
+    await drained(testDb(), 30_000);
+    // Retention pruned its events in the feed; a LEFT_VIEW stored for a view receiver (outside the
+    // feed, newer than them) outlived them. It was counted as an event, and the record skipped.
+    await pool().query('delete from delivery_attempt where event_id in (select id from event where resource_id = $1)', [
+      left,
+    ]);
+    await pool().query(
+      `update event set type = 'LEARNING_OPPORTUNITY_LEFT_VIEW', xid = null, position = null where resource_id = $1`,
+      [left],
+    );
+    receiver.wipe();
+    const from = receiver.bodies.length;
+    const resynced = await resyncReceiver({ pool: pool() }, id);
+    expect(resynced.resync).to.include({ total: 3, queued: 3, skipped: 0 });
+    await drained(testDb(), 30_000);
+    await receiver.idle();
+    expect(await driftFromCatalog(stack.api, key, [...states.keys()], receiver.records)).to.deep.equal(NO_DRIFT);
+    expect(deliveredSince(receiver.bodies, from).get(left!)![0]!.type).to.equal('LEARNING_OPPORTUNITY_PUBLISHED');
+  });
+
   it('`--since T` sends only the records changed since T, each once in its latest state (removals included)', async () => {
     const receiver = await copyReceiver();
     const { id } = await stack.addReceiver(receiver.url);

@@ -7,6 +7,7 @@
 import { isoSql } from '../../db/iso-sql.ts';
 import { deadLetterEventsSql } from '../queue/dead-letters.ts';
 import { latestEventSql, pickSql, progressJsonSql } from './catch-up-sql.ts';
+import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 
 /** $1 receiver id: the rows of its previous resync that were queued (those not queued yet stay, part of the new one). */
 export const RESYNC_FORGET_QUEUED_SQL = `delete from receiver_resync where receiver_id = $1 and queued_at is not null`;
@@ -109,7 +110,10 @@ const resyncBatchSql = (restated: boolean) => `
       from latest x cross join r
       join learning_opportunity lo on lo.id = x.resource_id and lo.status = 'PUBLISHED'
      where x.event_id is null and r.enabled
-       and not exists (select 1 from event e where e.resource_id = lo.id and e.version is not null)),
+       -- A LEFT_VIEW row (one view's, kept outside the feed) is no state of the record: one whose
+       -- feed events were pruned and that kept one was skipped, never sent (found from outside).
+       and not exists (select 1 from event e where e.resource_id = lo.id and e.version is not null
+                          and e.type <> '${LEFT_VIEW_EVENT_TYPE}')),
   first_versions as (
     insert into resource_version (resource_id, version)
     select resource_id, 1 from to_make where type is not null and version = 0 order by resource_id
