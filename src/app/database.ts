@@ -195,7 +195,14 @@ export async function connectDatabase(
     readReplicas?: Config['readReplicas'];
   },
 ): Promise<Database> {
-  const applied = options.migrate ? await migrate(url, options.connectTimeoutMs, ENTITIES) : [];
+  const applied = options.migrate
+    ? await migrate(url, options.connectTimeoutMs, ENTITIES, (wait) =>
+        options.logger?.warn(
+          wait,
+          'a migration waited 2 s for a table that an open transaction has read; rolled back so that the other sessions go on, it runs again in a moment (the oldest open transactions are named)',
+        ),
+      )
+    : [];
   if (applied.length) options.logger?.info({ applied }, 'migrations applied');
   const orm = await openOrm({
     url,

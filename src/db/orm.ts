@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
+import type { Client, Pool } from 'pg';
 import { connectCreatingDatabase } from './create-database.ts';
 import { tableFiles, vacuumRewritten } from './rewritten-tables.ts';
 import { statementTimeouts } from './timeouts.ts';
@@ -28,6 +28,8 @@ export async function openOrm(options: {
   poolMax: number;
   connectTimeoutMs: number;
   statementTimeoutMs?: number;
+  /** Settings of every session, as libpq's `options` (default SESSION_OPTIONS). */
+  sessionOptions?: string;
   debug?: boolean;
 }): Promise<Orm> {
   return await MikroORM.init({
@@ -43,7 +45,7 @@ export async function openOrm(options: {
     driverOptions: {
       connectionTimeoutMillis: options.connectTimeoutMs,
       application_name: 'lods',
-      options: SESSION_OPTIONS,
+      options: options.sessionOptions ?? SESSION_OPTIONS,
       ...statementTimeouts(options.statementTimeoutMs),
     },
     migrations: {
@@ -72,11 +74,18 @@ const MIGRATION_LOCK = 7_429_001;
 // The search fold's first: waiting for a fold under way (a rebuild can take minutes) must not stop
 // the counts' folds meanwhile. Both are let go before the rewritten tables are vacuumed.
 const FOLD_LOCKS = ['(20261223, 1)', '(20261222, 200)'];
-// A run that ends as a deadlock's victim (old processes' reads and writes take the tables in another
-// order than a migration does) or on a lock timeout did nothing (all or nothing): run again, up to
-// this many times, a second more apart each time.
-const MIGRATE_RUNS = 5;
+// A migration that alters a table waits for every transaction that has read it, and every statement
+// on that table queues behind its wait: a backup (pg_dump) or a long `catalog rerender` open while
+// `migrate` ran made the older processes' reads and writes of that table wait as long, and their
+// pools ran dry (503 on every route, found from outside). So a migration waits at most
+// MIGRATION_LOCK_TIMEOUT_MS for a lock; then the run is rolled back (all or nothing: it did nothing),
+// the queue behind it goes on, and it runs again a moment later, until MIGRATION_LOCK_WAIT_MS have
+// passed. A deadlock's victim (old processes take the tables in another order) runs again the same way.
+const MIGRATION_LOCK_TIMEOUT_MS = 2000;
+const MIGRATION_LOCK_WAIT_MS = 10 * 60 * 1000;
 const LOST_LOCK_RACE = new Set(['40P01', '55P03']);
+/** What a migration waiting for locks reports before it runs again: the oldest transactions open, which may hold them. */
+export type MigrationLockWait = { attempt: number; waitedMs: number; oldest: string[] };
 
 /**
  * Applies pending migrations; returns the names of those applied. Processes starting together take
@@ -86,17 +95,23 @@ const LOST_LOCK_RACE = new Set(['40P01', '55P03']);
  * own, without the pool's statement timeout: a migration may rightly wait for a lock or run longer.
  * The tables the migrations rewrote are vacuumed and analyzed after them (rewritten-tables.ts).
  */
-export async function migrate(url: string, connectTimeoutMs: number, entities: OrmEntities): Promise<string[]> {
+export async function migrate(
+  url: string,
+  connectTimeoutMs: number,
+  entities: OrmEntities,
+  onLockWait: (wait: MigrationLockWait) => void = () => {},
+): Promise<string[]> {
   const lock = await connectCreatingDatabase(url, { connectTimeoutMs, applicationName: 'lods-migrate' });
   try {
-    const orm = await openOrm({ url, entities, poolMax: 1, connectTimeoutMs });
+    const sessionOptions = `${SESSION_OPTIONS} -c lock_timeout=${MIGRATION_LOCK_TIMEOUT_MS}`;
+    const orm = await openOrm({ url, entities, poolMax: 1, connectTimeoutMs, sessionOptions });
     try {
       await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
       // Only with migrations to apply: a start with none does not wait for a fold under way.
       const folds = (await orm.migrator.getPending()).length > 0;
       if (folds) for (const key of FOLD_LOCKS) await lock.query(`select pg_advisory_lock${key}`);
       const before = await tableFiles(lock);
-      const applied = await upAgainAfterDeadlocks(orm);
+      const applied = await upAgainAfterLockWaits(orm, lock, onLockWait);
       if (folds) for (const key of FOLD_LOCKS) await lock.query(`select pg_advisory_unlock${key}`);
       if (applied.length) await vacuumRewritten(lock, before);
       return applied.map((m) => m.name);
@@ -108,15 +123,35 @@ export async function migrate(url: string, connectTimeoutMs: number, entities: O
   }
 }
 
-async function upAgainAfterDeadlocks(orm: Orm): Promise<{ name: string }[]> {
-  for (let run = 1; ; run++) {
+async function upAgainAfterLockWaits(
+  orm: Orm,
+  lock: Client,
+  onLockWait: (wait: MigrationLockWait) => void,
+): Promise<{ name: string }[]> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
     try {
       return await orm.migrator.up();
     } catch (error) {
-      if (run >= MIGRATE_RUNS || !lostLockRace(error)) throw error;
-      await sleep(run * 1000);
+      const waitedMs = Date.now() - started;
+      if (!lostLockRace(error) || waitedMs > MIGRATION_LOCK_WAIT_MS) throw error;
+      onLockWait({ attempt, waitedMs, oldest: await oldestTransactions(lock) });
+      await sleep(Math.min(attempt, 5) * 1000);
     }
   }
+}
+
+/** The three oldest transactions open in this database but this process's: pid, application, state and age. */
+async function oldestTransactions(lock: Client): Promise<string[]> {
+  const { rows } = await lock.query<{ line: string }>(
+    `select format('pid %s (%s, %s, open %s s)', pid, coalesce(nullif(application_name, ''), 'no application name'),
+                   state, round(extract(epoch from now() - xact_start))) as line
+       from pg_stat_activity
+      where datname = current_database() and xact_start is not null and application_name not like 'lods-migrate%'
+        and pid <> pg_backend_pid() and backend_type = 'client backend'
+      order by xact_start limit 3`,
+  );
+  return rows.map((r) => r.line);
 }
 
 /** Whether `error` (or an error it wraps: the migrator names the migration) is a deadlock's or a lock timeout's. */

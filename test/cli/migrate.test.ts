@@ -11,12 +11,12 @@ import { execFileChild } from '../support/child-processes.ts';
 
 type Run = { code: number; stdout: string; stderr: string };
 
-function cli(databaseUrl: string, args: string[]): Promise<Run> {
+function cli(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFileChild(
       process.execPath,
       ['src/cli/main.ts', ...args],
-      { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },
+      { cwd: REPO, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
@@ -117,6 +117,52 @@ describe('cli: migrations and missing databases', function () {
       expect((JSON.parse(run.stdout) as { applied: string[] }).applied).to.deep.equal(ALL_MIGRATIONS);
     } finally {
       await fold.end();
+    }
+  });
+
+  it('`migrate` behind an open transaction waits 2 s at a time, so that the sessions queued behind it go on, and applies once it ends', async () => {
+    // A backup or a long read holding a table a migration alters: every statement on that table
+    // queued behind the migration's wait as long as that transaction lasted (the older processes'
+    // pools ran dry: 503 on every route). The last migration alters api_key (idempotently), which
+    // every request's key look-up reads.
+    const last = 'Migration20261231000000_edited_migrations';
+    const name = freshName();
+    await testDb().pool.query(`create database ${name}`);
+    expect((await cli(urlOf(name), ['migrate', '--json'])).code).to.equal(0);
+    const pg = await import('pg');
+    const [holder, reader] = [0, 1].map(() => new pg.default.Client({ connectionString: urlOf(name) }));
+    await holder!.connect();
+    await reader!.connect();
+    try {
+      await holder!.query('delete from mikro_orm_migrations where name = $1', [last]);
+      const { pid } = (await holder!.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!;
+      await holder!.query('begin');
+      await holder!.query('select count(*) from api_key');
+      const migrating = cli(urlOf(name), ['migrate', '--json'], { LOG_LEVEL: 'warn' });
+      for (let waiting = false; !waiting; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        const locks = await reader!.query(
+          `select 1 from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'api_key' and not l.granted`,
+        );
+        waiting = (locks.rowCount ?? 0) > 0;
+      }
+      await reader!.query('set statement_timeout = 5000');
+      let longest = 0;
+      for (const until = Date.now() + 6000; Date.now() < until;) {
+        const started = performance.now();
+        await reader!.query('select count(*) from api_key').catch(() => {});
+        longest = Math.max(longest, performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await holder!.query('commit');
+      const run = await migrating;
+      expect(run.code, run.stderr).to.equal(0);
+      expect((JSON.parse(run.stdout) as { applied: string[] }).applied).to.deep.equal([last]);
+      expect(longest, 'the longest key look-up behind the migration (ms)').to.be.below(3500);
+      // It said why it waits, and whose transaction it was.
+      expect(run.stderr).to.include('open transaction').and.include(`pid ${pid} `);
+    } finally {
+      await holder!.end();
+      await reader!.end();
     }
   });
 
