@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Operator command line: `npm run cli -- <command>`. Each command group lives in its own file and
 // registers itself on the program; they share the database opening and output helpers of run.ts.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../kernel/config.ts';
 import { describeFailure } from './run.ts';
@@ -34,10 +34,18 @@ try {
   process.exit(78); // EX_CONFIG, as the service
 }
 
-// The service's version, as its package.json gives it (`--version`: what an operator reports with a problem).
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
+// The service's version, as its package.json gives it, and the newest migration it has: the package's
+// version stays the same from build to build, the migrations do not (`--version`: what an operator
+// reports with a problem, and tells an older build from a newer one by in a rolling upgrade).
+const { version: packageVersion } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as { version: string };
+const newestMigration = readdirSync(new URL('../../migrations', import.meta.url))
+  .filter((file) => /^Migration\d+_\w+\.ts$/.test(file))
+  .sort()
+  .at(-1)
+  ?.slice('Migration'.length, -'.ts'.length);
+const version = `${packageVersion} (migrations up to ${newestMigration ?? 'none'})`;
 
 const program = new Command('lods')
   .description('Learning Opportunities Data Service: operator commands')

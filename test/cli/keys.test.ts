@@ -1,7 +1,7 @@
 // `npm run cli -- keys ...` as an operator runs it: a real process (Node 24) on the suite's
 // database. Created keys work against the API at once, listings never show a key, revocation is
 // immediate, and bad arguments exit non-zero with a message that says what is wrong.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect } from 'chai';
 import type { Api } from '../../src/app/service.ts';
@@ -152,13 +152,16 @@ describe('CLI keys', function () {
     });
   }
 
-  it('--version prints the version of the package it belongs to, and nothing else', async () => {
+  it('--version prints the version of the package it belongs to and its newest migration, and nothing else', async () => {
     const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as {
       version: string;
     };
+    const newest = readdirSync(resolve(import.meta.dirname, '../../migrations'))
+      .sort()
+      .at(-1)!;
     const run = await cli('--version');
     expect(run.code, run.stderr).to.equal(0);
-    expect(run.stdout).to.equal(`${version}\n`);
+    expect(run.stdout).to.equal(`${version} (migrations up to ${newest.slice('Migration'.length, -3)})\n`);
   });
 
   it('writes no key for rejected arguments', async () => {
