@@ -22,6 +22,8 @@ export class SyncCopy {
   /** Batches applied since the last save, and their changes (a reset batch counts its records). */
   #unsavedBatches = 0;
   #unsavedChanges = 0;
+  /** Whether a batch since the last save changed the copy: a change, or a reset (even one of no record). */
+  #copyChanged = false;
   #savedAt = Date.now();
   #saves = 0;
 
@@ -70,18 +72,21 @@ export class SyncCopy {
     this.#cursor = batch.cursor;
     this.#unsavedBatches++;
     this.#unsavedChanges += batch.changes.length;
+    if (batch.reset || batch.changes.length > 0) this.#copyChanged = true;
   }
 
   /**
    * Saves whatever was applied since the last save (nothing to do if nothing was); the cursor alone
-   * when no change was (the copy on disk is the one in memory: loaded, or saved since).
+   * when the copy did not change (the copy on disk is the one in memory: loaded, or saved since). A
+   * reset that found no record empties the copy: that is written, never a newer cursor beside the old copy.
    */
   async save(): Promise<void> {
     if (this.#cursor === null || this.#unsavedBatches === 0) return;
-    if (this.#unsavedChanges === 0) await saveState(this.#files, this.#records, this.#cursor);
-    else await saveCopyAndState(this.#files, this.#records, this.#cursor);
+    if (this.#copyChanged) await saveCopyAndState(this.#files, this.#records, this.#cursor);
+    else await saveState(this.#files, this.#records, this.#cursor);
     this.#unsavedBatches = 0;
     this.#unsavedChanges = 0;
+    this.#copyChanged = false;
     this.#savedAt = Date.now();
     this.#saves++;
     this.#onSave(this.#records.size);

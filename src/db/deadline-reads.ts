@@ -12,7 +12,7 @@ import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, ClientGone } from '../kernel/errors.ts';
 import { readsCancelled } from '../kernel/metrics.ts';
 import { discardConnection } from './pool-errors.ts';
-import type { CancellableReads, Queryable } from './queryable.ts';
+import type { CancellableReads, Queryable, RequestReads } from './queryable.ts';
 
 /**
  * Where a read takes its connection: a pg Pool, or the read-replica pool (read-replicas.ts), whose
@@ -46,7 +46,7 @@ export const readDeadlineExceeded = (ms: number): AppError =>
  * A Queryable whose `ended()` resolves once every statement it started has ended in PostgreSQL, and
  * whose `within(signal)` are the same reads also cancelled when `signal` aborts (one request's).
  */
-export type BoundedReads = Queryable & { ended(): Promise<void>; within(signal: AbortSignal): Queryable };
+export type BoundedReads = Queryable & { ended(): Promise<void>; within(signal: AbortSignal): RequestReads };
 
 /**
  * `reads` cancelled when `signal` aborts too, when they can be (BoundedReads, or a wrapper that kept

@@ -18,7 +18,7 @@ import { AppError } from '../kernel/errors.ts';
 import { keyConnectionsRefused } from '../kernel/metrics.ts';
 import { createQueryGate, type QueryGate } from '../kernel/query-gate.ts';
 import type { BoundedReads } from './deadline-reads.ts';
-import type { CancellableReads } from './queryable.ts';
+import type { CancellableReads, RequestReads } from './queryable.ts';
 
 const requestKey = new AsyncLocalStorage<string>();
 
@@ -52,11 +52,10 @@ export function connectionsPerKey(limits: {
     },
   );
   const admitted = admittedBy(gate);
-  return (reads) => ({
-    query: admitted(reads).query,
-    ended: () => reads.ended(),
-    within: (signal) => admitted(reads.within(signal)),
-  });
+  return (reads) => {
+    const admittedReads = admitted(reads);
+    return { query: admittedReads.query, ended: () => reads.ended(), within: admittedReads.within! };
+  };
 }
 
 /**
@@ -66,12 +65,25 @@ export function connectionsPerKey(limits: {
  * the main pool, and other keys' GETs took 0.4 to 1.4 s).
  */
 export function admittedBy(gate: QueryGate): (reads: CancellableReads) => CancellableReads {
-  const admit = (reads: CancellableReads): CancellableReads => ({
+  // `ended` only for the reads of one request (`within`): those of the whole process end only when
+  // every request's have. A read cancelled (its client gone) keeps its slot until its statement has
+  // stopped in PostgreSQL: a key dropping its requests must not run more statements than its slots.
+  const admit = (reads: CancellableReads, ended?: () => Promise<void>): CancellableReads => ({
     query<R extends QueryResultRow>(config: QueryConfig) {
       const keyId = requestKey.getStore();
-      return keyId === undefined ? reads.query<R>(config) : gate.run(keyId, () => reads.query<R>(config));
+      return keyId === undefined
+        ? reads.query<R>(config)
+        : gate.run(keyId, () => reads.query<R>(config), undefined, ended);
     },
-    ...(reads.within ? { within: (signal: AbortSignal) => admit(reads.within!(signal)) } : {}),
+    ...(reads.within
+      ? {
+          within: (signal: AbortSignal): RequestReads => {
+            const own = reads.within!(signal);
+            const ownEnded = () => own.ended();
+            return { ...admit(own, ownEnded), ended: ownEnded };
+          },
+        }
+      : {}),
   });
-  return admit;
+  return (reads) => admit(reads);
 }

@@ -7,4 +7,6 @@ export type Queryable = {
 };
 
 /** Reads that may also be cancelled with one request's signal (deadline-reads.ts `within`, `cancelledWith`). */
-export type CancellableReads = Queryable & { within?: (signal: AbortSignal) => Queryable };
+export type CancellableReads = Queryable & { within?: (signal: AbortSignal) => RequestReads };
+/** One request's reads: `ended()` resolves once every statement they started has stopped in PostgreSQL (what a slot of theirs waits for). */
+export type RequestReads = Queryable & { ended(): Promise<void>; within?: (signal: AbortSignal) => RequestReads };

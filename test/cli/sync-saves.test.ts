@@ -269,4 +269,32 @@ describe('sync copy: the save interval', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a walk again that finds no record empties the copy on disk with its cursor; a page of no change saves the cursor alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lods-sync-empty-'));
+    try {
+      const files = { out: join(dir, 'catalog.jsonl'), state: join(dir, 'state.json') };
+      const [a, b] = [randomUUID(), randomUUID()];
+      const held = new Map([a, b].map((id) => [id, JSON.stringify(fakeRecord(id, '2026-05-01T10:00:00.000Z'))]));
+      await writeFile(files.out, `${[...held.values()].join('\n')}\n`);
+      const copy = new SyncCopy({
+        records: held,
+        files,
+        policy: { everyChanges: 1000, intervalMs: 60_000 },
+        onSave: () => {},
+      });
+      // A page that changes nothing here: the cursor alone is written.
+      await copy.apply({ reset: false, changes: [], cursor: 'quiet' });
+      await copy.save();
+      expect(JSON.parse(await readFile(files.state, 'utf8'))).to.include({ cursor: 'quiet', records: 2 });
+      // The cursor expired (or the state was removed) and the walk again found nothing: the copy is
+      // empty now, and so is the file beside the new cursor (it kept both records beside it).
+      await copy.apply({ reset: true, changes: [], cursor: 'walked' });
+      await copy.save();
+      expect(JSON.parse(await readFile(files.state, 'utf8'))).to.include({ cursor: 'walked', records: 0 });
+      expect(await readFile(files.out, 'utf8')).to.equal('');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

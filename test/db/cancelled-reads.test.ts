@@ -8,6 +8,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { readsWithin } from '../../src/db/deadline-reads.ts';
+import { admittedBy, runAsKey } from '../../src/db/key-connections.ts';
+import { createQueryGate } from '../../src/kernel/query-gate.ts';
 import { openQueryPool, type QueryPool } from '../../src/db/query-pool.ts';
 import { testDb } from '../hooks.ts';
 
@@ -128,5 +130,28 @@ describe('a cancelled read whose backend runs on', function () {
     await reads.ended();
     expect(await sleepers(marker), 'running when ended() resolved').to.equal(0);
     expect(performance.now() - started, 'ended() waited for the backend').to.be.at.least(STUBBORN_MS - 100);
+  });
+
+  it("keeps a key's slot of one request's read whose client left until the backend is idle (a view's page)", async () => {
+    // The main pool's reads of a request are admitted per key (admittedBy; a view's page also by the
+    // query class's gate): the slot was freed when the caller was answered, while the statement ran on.
+    const marker = `stubborn_slot_${Date.now()}`;
+    const reads = admittedBy(createQueryGate({ perKey: 1, total: 10, queueWaitMs: 10_000 }))(readsWithin(pool, 0));
+    const gone = new AbortController();
+    const first = runAsKey('k', () =>
+      reads.within!(gone.signal).query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }),
+    ).then(
+      () => null,
+      (e: Error) => e,
+    );
+    while ((await sleepers(marker)) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const goneAt = performance.now();
+    gone.abort(new Error('client gone'));
+    expect(await first, 'the caller is answered at once').to.be.an('error');
+    expect(performance.now() - goneAt).to.be.below(1000);
+    // The key's next read waits for the slot: until the first statement has stopped.
+    await runAsKey('k', () => reads.query({ text: 'select 1 as one' }));
+    expect(await sleepers(marker), 'running when the next read was admitted').to.equal(0);
+    expect(performance.now() - goneAt).to.be.at.least(STUBBORN_MS - 500);
   });
 });
