@@ -80,9 +80,12 @@ const FOLD_LOCKS = ['(20261223, 1)', '(20261222, 200)'];
 // pools ran dry (503 on every route, found from outside). So a migration waits at most
 // MIGRATION_LOCK_TIMEOUT_MS for a lock; then the run is rolled back (all or nothing: it did nothing),
 // the queue behind it goes on, and it runs again a moment later, until MIGRATION_LOCK_WAIT_MS have
-// passed. A deadlock's victim (old processes take the tables in another order) runs again the same way.
+// passed, and at least MIGRATE_MIN_RUNS times (a long run that then waits once is not given up at
+// once). A deadlock's victim (old processes take the tables in another order) runs again the same
+// way. A run rolled back is done again whole: a long migration whose wait comes late repeats its work.
 const MIGRATION_LOCK_TIMEOUT_MS = 2000;
 const MIGRATION_LOCK_WAIT_MS = 10 * 60 * 1000;
+const MIGRATE_MIN_RUNS = 5;
 const LOST_LOCK_RACE = new Set(['40P01', '55P03']);
 /** What a migration waiting for locks reports before it runs again: the oldest transactions open, which may hold them. */
 export type MigrationLockWait = { attempt: number; waitedMs: number; oldest: string[] };
@@ -134,7 +137,7 @@ async function upAgainAfterLockWaits(
       return await orm.migrator.up();
     } catch (error) {
       const waitedMs = Date.now() - started;
-      if (!lostLockRace(error) || waitedMs > MIGRATION_LOCK_WAIT_MS) throw error;
+      if (!lostLockRace(error) || (attempt >= MIGRATE_MIN_RUNS && waitedMs > MIGRATION_LOCK_WAIT_MS)) throw error;
       onLockWait({ attempt, waitedMs, oldest: await oldestTransactions(lock) });
       await sleep(Math.min(attempt, 5) * 1000);
     }
