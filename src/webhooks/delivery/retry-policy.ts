@@ -85,7 +85,7 @@ export type AttemptAnswer = { outcome: string; retryAfterMs?: number | null };
 
 /**
  * Attempts of the delivery that count toward WEBHOOK_MAX_ATTEMPTS, this one included (throttled
- * answers within the limits do not, nor attempts lost with their worker: WEBHOOK_LOST_RETRY_LIMIT bounds those).
+ * answers within the limits do not, nor attempts lost with their worker: WEBHOOK_LOST_RETRY_LIMIT bounds each attempt's losses).
  */
 export function countedAttempts(data: Pick<DeliveryJobData, 'attempt' | 'throttled' | 'lost'>): number {
   return data.attempt - (data.throttled ?? 0) - (data.lost ?? 0);

@@ -6,7 +6,7 @@
 // nothing new, where each one used to add a row (a kill -9 of a worker gave up to 254 rows for one
 // lost delivery, found from outside). The lost attempt keeps its number and the delivery moves on to
 // the next (`attempt`), so the attempt rows read 1 worker_lost, 2 success; `lost` counts it aside
-// (retry-policy.ts countedAttempts: WEBHOOK_LOST_RETRY_LIMIT bounds losses, not WEBHOOK_MAX_ATTEMPTS).
+// (retry-policy.ts countedAttempts: WEBHOOK_LOST_RETRY_LIMIT bounds each attempt's losses, not WEBHOOK_MAX_ATTEMPTS).
 import type { Pool } from 'pg';
 import { BOSS_SCHEMA, type DeliveryJob, DELIVERY_QUEUE } from './boss.ts';
 
