@@ -40,6 +40,19 @@ describe('deliveries of a worker that died', function () {
     return { eventId: claimed[0]!.data.eventId, receiverId };
   }
 
+  /** The first dead letter, once there is one. */
+  const firstDeadLetter = async () =>
+    (
+      await eventually(
+        async () => {
+          const list = await listDeadLetters(testDb().pool);
+          return list.length > 0 && list;
+        },
+        20_000,
+        'a dead letter',
+      )
+    )[0]!;
+
   const attempts = async (eventId: string) =>
     (
       await testDb().pool.query<{ attempt: number; outcome: string; error: string | null }>(
@@ -82,14 +95,7 @@ describe('deliveries of a worker that died', function () {
       secrets: testSecrets,
     });
     try {
-      const [dead] = await eventually(
-        async () => {
-          const list = await listDeadLetters(testDb().pool);
-          return list.length > 0 && list;
-        },
-        20_000,
-        'a dead letter',
-      );
+      const dead = await firstDeadLetter();
       // Two failed attempts beside the lost one: WEBHOOK_MAX_ATTEMPTS (2) counts the answered ones.
       expect(await attempts(eventId)).to.deep.equal([
         { attempt: 1, outcome: 'worker_lost', error: 'worker_lost' },
@@ -135,14 +141,7 @@ describe('deliveries of a worker that died', function () {
 
   it('lists a delivery pg-boss dead-lettered after its lost-worker retries like any dead letter, and replays it', async () => {
     const { eventId, receiverId } = await claimAndDie({ lostRetryLimit: 0 });
-    const [dead] = await eventually(
-      async () => {
-        const list = await listDeadLetters(testDb().pool);
-        return list.length > 0 && list;
-      },
-      20_000,
-      'a dead letter',
-    );
+    const dead = await firstDeadLetter();
     expect(dead).to.include({ eventId, receiverId, attempts: 1, lastError: 'worker_lost' });
     expect(await replayDeadLetters({ pool: testDb().pool, boss: stack!.boss })).to.deep.equal({
       replayed: 1,
