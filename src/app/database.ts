@@ -8,7 +8,15 @@ import { type EmbeddedDatabase, startEmbeddedPostgres, stopLeftBehindEmbedded } 
 import { apiKeyEntities } from '../auth/entities.ts';
 import { catalogEntities } from '../catalog/entities.ts';
 import { eventsAheadOfCluster } from '../feed/restored-xids.ts';
-import { closeOrm, migrate, migrationState, nativePool, openOrm, type Orm } from '../db/orm.ts';
+import {
+  closeOrm,
+  migrate,
+  MIGRATION_LOCK_TIMEOUT_MS,
+  migrationState,
+  nativePool,
+  openOrm,
+  type Orm,
+} from '../db/orm.ts';
 import { createReadPool, type Queryable } from '../db/read-replicas.ts';
 import type { ConnectionSource } from '../db/deadline-reads.ts';
 import { databaseName, NO_SUCH_DATABASE } from '../db/create-database.ts';
@@ -199,7 +207,7 @@ export async function connectDatabase(
     ? await migrate(url, options.connectTimeoutMs, ENTITIES, (wait) =>
         options.logger?.warn(
           wait,
-          'a migration waited 2 s for a table that an open transaction has read; rolled back so that the other sessions go on, it runs again in a moment (the oldest open transactions are named)',
+          `a migration waited ${MIGRATION_LOCK_TIMEOUT_MS / 1000} s for a table that an open transaction has read; rolled back so that the other sessions go on, it runs again in a moment (the oldest open transactions are named)`,
         ),
       )
     : [];

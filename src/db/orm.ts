@@ -83,7 +83,7 @@ const FOLD_LOCKS = ['(20261223, 1)', '(20261222, 200)'];
 // passed, and at least MIGRATE_MIN_RUNS times (a long run that then waits once is not given up at
 // once). A deadlock's victim (old processes take the tables in another order) runs again the same
 // way. A run rolled back is done again whole: a long migration whose wait comes late repeats its work.
-const MIGRATION_LOCK_TIMEOUT_MS = 2000;
+export const MIGRATION_LOCK_TIMEOUT_MS = 2000;
 const MIGRATION_LOCK_WAIT_MS = 10 * 60 * 1000;
 const MIGRATE_MIN_RUNS = 5;
 const LOST_LOCK_RACE = new Set(['40P01', '55P03']);

@@ -57,14 +57,15 @@ export function eventEndpoints(deps: Admission & { feed: ChangeFeed }): { events
 
   const events: V1Serve = async (req, res, at) => {
     const query = parseFeedQuery(parseQueryString(at.query));
-    // A client that goes away stops waiting (and frees its slot) at once.
+    // A client that goes away stops waiting (and frees its slot) at once, and a page read for this
+    // request alone is cancelled in PostgreSQL; a long poll's read may be shared by several (below),
+    // which one client's going must not stop for the others. `gone` also ends a wait whose key is refused.
+    const closed = closedSignal(res);
     const gone = new AbortController();
-    res.on('close', () => gone.abort());
+    closed.addEventListener('abort', () => gone.abort(closed.reason), { once: true });
     // A long poll reads the primary: the NOTIFY that wakes it comes before a replica has the event.
     const onPrimary = query.waitSeconds > 0;
-    // A page read for this request alone is cancelled when its client goes away; a long poll's may
-    // be shared by several (below), which one client's going must not stop for the others.
-    const mine = onPrimary ? undefined : closedSignal(res);
+    const mine = onPrimary ? undefined : closed;
     let first = true;
     const { view } = query;
     // A view's re-reads start after what the previous read passed over; the answer still says the
