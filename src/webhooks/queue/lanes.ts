@@ -213,15 +213,16 @@ export const LANE_CTES = `
     select unnest(replaced) as event_id, receiver_id from lane_moved
     union all select unnest(replaced), receiver_id from lanes_aside)`;
 
-// Lanes whose head job is gone without having been settled (a job pg-boss dead-lettered after its
-// workers kept dying, or dropped past its retention), untouched for at least $1 ms: the next waiting
-// event becomes the head, or the lane goes idle. Locked in key order, skipping locked ones; the
-// re-check of touched_at after a lock wait leaves out any lane changed since this statement's snapshot.
-const SWEEP_SQL = `
+// Lanes whose head job is gone unsettled (dead-lettered by pg-boss after its workers kept dying, or
+// dropped past its retention), untouched for $1 ms: the next waiting event becomes the head, or the
+// lane goes idle. Locked in key order, skipping locked ones; the re-check of touched_at after a lock
+// wait leaves out any lane changed since this statement's snapshot. Each head job is probed by its key
+// (an anti join planned on an empty queue's statistics read every delivery job per lane).
+export const SWEEP_SQL = `
   with stale as materialized (
     select l.receiver_id, l.resource_id from delivery_lane l
      where l.head_job is not null and l.touched_at < now() - $1 * interval '1 millisecond'
-       and not exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state <= 'active')
+       and (select j.state <= 'active' from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job) is not true
      order by l.receiver_id, l.resource_id
        for update of l skip locked),
   moved as (
@@ -242,7 +243,6 @@ const SWEEP_SQL = `
     returning id)
   select (select count(*)::int from moved) as moved, (select count(*)::int from jobs) as promoted,
          (select count(*)::int from (select pg_notify(${NOTIFY_CHANNEL_SQL}, '${DELIVERY_QUEUE}') from (select 1 from jobs limit 1) j) w) as woken`;
-
 /** Moves on lanes whose head job vanished unsettled (see SWEEP_SQL); returns how many lanes moved. */
 export async function sweepLanes(pool: Pool, untouchedForMs: number): Promise<number> {
   const { rows } = await pool.query<{ moved: number }>(SWEEP_SQL, [untouchedForMs]);
