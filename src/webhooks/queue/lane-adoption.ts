@@ -27,13 +27,13 @@ const FIND_SQL = `
    where e.type <> '${WEBHOOK_TEST_EVENT_TYPE}' and not exists (select 1 from delivery_lane l where l.head_job = f.job_id)`;
 
 const LOCK_SQL = `
-  select l.receiver_id, l.resource_id, l.head_job, l.head_event, e.version::int as head_version, j.state as head_state,
+  select l.receiver_id, l.resource_id, l.head_job, l.head_event, e.version::int as head_version,
+         (select j.state from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job) as head_state,
          (select coalesce(array_agg(w.id order by w.n), '{}') from unnest(l.waiting) with ordinality as w (id, n)) as waiting,
          (select coalesce(array_agg(coalesce(we.version, 0)::int order by w.n), '{}') from unnest(l.waiting) with ordinality as w (id, n)
             left join event we on we.id = w.id) as waiting_versions
     from delivery_lane l
     left join event e on e.id = l.head_event
-    left join ${BOSS_SCHEMA}.job j on j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job
    where (l.receiver_id, l.resource_id) in (select * from unnest($1::uuid[], $2::uuid[]))
    order by l.receiver_id, l.resource_id
      for update of l`;
