@@ -102,7 +102,7 @@ export const settingsSchema = z.object({
   SECRET_ENCRYPTION_KEY_PREVIOUS: z.string().optional(),
   WEBHOOK_DISABLE_AFTER_HOURS: int(0, 100_000).default(120),
   // HTTP edges and GraphQL cost (issue 7: slow clients, GraphQL cost, statement timeout).
-  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).optional(), // default: 10000, or REQUEST_TIMEOUT_MS when that is shorter
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(1024),
   DB_STATEMENT_TIMEOUT_MS: int(0, 3_600_000).default(30_000),
   // The client-side bound of the API's reads (/v1, GraphQL catalog and feed queries, key look-ups): a frozen database fails them within seconds (issue 18).
@@ -141,7 +141,7 @@ export const settingsSchema = z.object({
     .optional(),
   GRAPHQL_MAX_DIRECTIVES: int(0, 10_000).default(50),
   // Start-up and shutdown (tunables that were literals in main.ts, service.ts and health.ts).
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(0, 600_000).default(5000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1, 600_000).default(5000), // Node reads 0 as never: idle connections held for ever
   READINESS_TIMEOUT_MS: int(100, 60_000).default(1000),
   SHUTDOWN_HTTP_GRACE_MS: int(0, 600_000).default(25_000),
   SHUTDOWN_QUEUE_TIMEOUT_MS: int(0, 600_000).default(10_000),

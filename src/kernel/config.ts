@@ -9,6 +9,9 @@ import type { QueryGateLimits } from './query-gate.ts';
 /** What the service is configured with: the object buildConfig makes (frozen, section by section). */
 export type Config = ReturnType<typeof buildConfig>;
 
+/** HTTP_HEADERS_TIMEOUT_MS when unset, or REQUEST_TIMEOUT_MS when that is shorter. */
+const HEADERS_TIMEOUT_DEFAULT_MS = 10_000;
+
 /** FEED_MAX_WAITERS_PER_KEY when unset: a tenth of FEED_MAX_WAITERS, at least 1. */
 export const defaultWaitersPerKey = (maxWaiters: number): number => Math.max(1, Math.floor(maxWaiters / 10));
 
@@ -102,7 +105,7 @@ function checkTogether(e: Settings): void {
     problems.push(
       `FEED_MAX_WAITERS: must be below HTTP_MAX_CONNECTIONS (${e.HTTP_MAX_CONNECTIONS}): waiting long polls hold their connections, and every other request needs one`,
     );
-  if (e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS)
+  if (e.HTTP_HEADERS_TIMEOUT_MS !== undefined && e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS)
     problems.push('HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)');
   if (problems.length) throw new ConfigError(problems);
 }
@@ -136,7 +139,7 @@ function apiSections(e: Settings) {
     }),
     http: Object.freeze({
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
-      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS ?? Math.min(HEADERS_TIMEOUT_DEFAULT_MS, e.REQUEST_TIMEOUT_MS),
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       readinessTimeoutMs: e.READINESS_TIMEOUT_MS,

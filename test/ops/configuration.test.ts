@@ -51,6 +51,19 @@ describe('refusals of invalid settings', () => {
     ]);
   });
 
+  it('times the headers out by REQUEST_TIMEOUT_MS when it is shorter than their default, and closes idle connections', () => {
+    // REQUEST_TIMEOUT_MS=5000 alone was refused, naming HTTP_HEADERS_TIMEOUT_MS, which was never set.
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).http).to.include({
+      requestTimeoutMs: 5000,
+      headersTimeoutMs: 5000,
+    });
+    expect(loadConfig({}).http).to.include({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000 });
+    // 0 reached Node as "no timeout": idle connections were never closed.
+    expect(problemsOf({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '0' })).to.deep.equal([
+      'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be an integer 1-600000, got "0"',
+    ]);
+  });
+
   it('keeps the long polls below the connection cap: half of it by default, refused at or above it', () => {
     expect(loadConfig({}).feed).to.deep.equal({ maxWaiters: 512, maxWaitersPerKey: 51 });
     expect(loadConfig({ HTTP_MAX_CONNECTIONS: '100' }).feed.maxWaiters).to.equal(50);
