@@ -1,9 +1,10 @@
 // The node:http server of the API with its limits: how long a client may take to send its headers
-// and its whole request, how many connections it may hold, and problem+json for parser errors.
+// and its whole request, how many connections it may hold, and problem+json for parser errors and
+// unknown expectations.
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../kernel/config.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { answerClientError } from './client-errors.ts';
+import { answerClientError, answerUnknownExpectation } from './client-errors.ts';
 
 export type HttpLimits = Pick<
   Config['http'],
@@ -25,5 +26,6 @@ export function createHttpServer(limits: HttpLimits, logger: Logger): Server {
   // Beyond it, Node closes new connections at once instead of letting them queue for memory.
   server.maxConnections = limits.maxConnections;
   server.on('clientError', answerClientError(logger));
+  server.on('checkExpectation', answerUnknownExpectation(logger));
   return server;
 }

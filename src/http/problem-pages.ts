@@ -27,6 +27,8 @@ export const PROBLEM_DESCRIPTIONS: Record<ErrorCode, string> = {
     'The request body is larger than this endpoint accepts (GRAPHQL_MAX_BODY_BYTES for /graphql). Send a smaller document or split a bulk mutation.',
   UNSUPPORTED_MEDIA_TYPE:
     'The body is not JSON where JSON is required, or uses an encoding the service does not read. Send `Content-Type: application/json` (optionally gzip, deflate or br).',
+  EXPECTATION_FAILED:
+    'The request carries an `Expect` header other than `100-continue`, the only expectation this service understands. Send the request without it; the connection is closed.',
   QUERY_TOO_COMPLEX:
     'The GraphQL operation is estimated to cost more than the service allows (a page costs its limit), or is too deep or uses too many aliases. Ask for smaller pages or fewer fields.',
   REQUEST_HEADER_FIELDS_TOO_LARGE:

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   CURSOR_EXPIRED: { status: 410, slug: 'cursor-expired', title: 'Cursor expired' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  EXPECTATION_FAILED: { status: 417, slug: 'expectation-failed', title: 'Expectation failed' },
   QUERY_TOO_COMPLEX: { status: 400, slug: 'query-too-complex', title: 'GraphQL query too complex' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: {
     status: 431,

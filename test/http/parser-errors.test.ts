@@ -40,6 +40,15 @@ describe('HTTP parser errors', () => {
     });
   }
 
+  it('answers an Expect other than 100-continue with a 417 problem naming Expect, and closes', async () => {
+    // Node answered a bare 417: no body, no Content-Type, no X-Request-Id.
+    for (const path of ['/v1/learning-opportunities', '/graphql', '/healthz']) {
+      const problem = expectRawProblem(await send(`GET ${path} HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n`), 417);
+      expect(problem.type).to.equal('/problems/expectation-failed');
+      expect(problem.invalidParams).to.deep.equal([{ name: 'Expect', reason: 'only 100-continue is understood' }]);
+    }
+  });
+
   it('answers a malformed request with a 400 problem naming the request', async () => {
     for (const request of [
       'GARBAGE\r\n\r\n',
