@@ -116,7 +116,7 @@ export const settingsSchema = z.object({
   GRAPHQL_MAX_ALIASES: int(0, 10_000).default(15),
   GRAPHQL_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(16 * 1024 * 1024),
   GRAPHQL_MAX_TOKENS: int(100, 1_000_000).default(5000),
-  GRAPHQL_BODY_BYTES_PER_SECOND: int(1024, 2 ** 31 - 1).default(1024 * 1024),
+  GRAPHQL_BODY_BYTES_PER_SECOND: int(1024, 2 ** 31 - 1).default(4 * 1024 * 1024),
   GRAPHQL_BODY_BURST_BYTES: int(1024, 2 ** 31 - 1).default(16 * 1024 * 1024),
   // The bytes answered per key (/v1 and GraphQL): http/response-pacing.ts; 0 = off.
   RESPONSE_BYTES_PER_SECOND: int(0, 2 ** 31 - 1).default(8 * 1024 * 1024),

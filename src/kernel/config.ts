@@ -3,6 +3,7 @@
 // the service that reads them, with what each means. A new setting is written in the schema and in
 // buildConfig, nowhere else in the code.
 import { existsSync } from 'node:fs';
+import { MAX_WAIT_MS } from './byte-pace.ts';
 import { type Settings, settingsSchema } from './config-schema.ts';
 import type { QueryGateLimits } from './query-gate.ts';
 
@@ -107,6 +108,12 @@ function checkTogether(e: Settings): void {
     );
   if (e.HTTP_HEADERS_TIMEOUT_MS !== undefined && e.HTTP_HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS)
     problems.push('HTTP_HEADERS_TIMEOUT_MS: must be <= REQUEST_TIMEOUT_MS (the headers are part of the request)');
+  // A body the pace could not take within MAX_WAIT_MS even from a key that owes nothing is refused for ever.
+  const paceable = e.GRAPHQL_BODY_BURST_BYTES + (MAX_WAIT_MS / 1000) * e.GRAPHQL_BODY_BYTES_PER_SECOND;
+  if (e.GRAPHQL_MAX_BODY_BYTES > paceable)
+    problems.push(
+      `GRAPHQL_MAX_BODY_BYTES: must be at most GRAPHQL_BODY_BURST_BYTES + ${MAX_WAIT_MS / 1000} s of GRAPHQL_BODY_BYTES_PER_SECOND (${paceable}): a larger body would wait longer than the pace lets a body wait, and be refused every time`,
+    );
   if (problems.length) throw new ConfigError(problems);
 }
 

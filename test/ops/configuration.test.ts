@@ -64,6 +64,19 @@ describe('refusals of invalid settings', () => {
     ]);
   });
 
+  it('refuses a GraphQL body limit that the body pace could never take', () => {
+    // 20 kB bodies at 1 KiB/s after a 1 KiB burst were answered 429 however long their key waited.
+    const pace = { GRAPHQL_BODY_BYTES_PER_SECOND: '1024', GRAPHQL_BODY_BURST_BYTES: '1024' };
+    expect(problemsOf({ ...pace, GRAPHQL_MAX_BODY_BYTES: '20000' })).to.deep.equal([
+      'GRAPHQL_MAX_BODY_BYTES: must be at most GRAPHQL_BODY_BURST_BYTES + 10 s of GRAPHQL_BODY_BYTES_PER_SECOND (11264): a larger body would wait longer than the pace lets a body wait, and be refused every time',
+    ]);
+    expect(loadConfig({ ...pace, GRAPHQL_MAX_BODY_BYTES: '11264' }).http.graphqlMaxBodyBytes).to.equal(11264);
+    // The defaults take the largest limit the setting allows.
+    expect(loadConfig({ GRAPHQL_MAX_BODY_BYTES: String(50 * 1024 * 1024) }).http.graphqlMaxBodyBytes).to.equal(
+      50 * 1024 * 1024,
+    );
+  });
+
   it('keeps the long polls below the connection cap: half of it by default, refused at or above it', () => {
     expect(loadConfig({}).feed).to.deep.equal({ maxWaiters: 512, maxWaitersPerKey: 51 });
     expect(loadConfig({ HTTP_MAX_CONNECTIONS: '100' }).feed.maxWaiters).to.equal(50);
