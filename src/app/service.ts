@@ -34,7 +34,7 @@ import { closedSignal } from '../http/closed-signal.ts';
 import { buildSchema, createGraphQLMiddleware } from '../graphql/server.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { ReceiverDeps } from '../webhooks/receivers/receivers.ts';
-import { answerHostRefusal, hostRefusal } from '../http/host-header.ts';
+import { answerBeforeRouting, hostRefusal } from '../http/host-header.ts';
 
 export type Api = {
   server: Server;
@@ -232,7 +232,7 @@ function requestHandler(
   });
   return (req: IncomingMessage, res: ServerResponse) => {
     const refused = hostRefusal(req);
-    if (refused) return answerHostRefusal(logger, req, res, refused);
+    if (refused) return answerBeforeRouting(logger, req, res, refused);
     return v1(req, res) || app(req, res);
   };
 }

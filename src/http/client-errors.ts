@@ -1,10 +1,9 @@
 // What Node's HTTP parser refuses before any route sees the request (headers too large, malformed
 // HTTP, a request not received within the timeouts) Node answers itself with a bare status line
 // and no body. This clientError listener answers the same statuses as problem+json instead, with
-// Connection: close, whenever the socket can still carry an answer; otherwise it only closes it. An
-// `Expect` other than 100-continue, which Node also answers bare (417), is answered the same way.
+// Connection: close, whenever the socket can still carry an answer; otherwise it only closes it.
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode, InvalidParam } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/logger.ts';
@@ -57,26 +56,5 @@ export function answerClientError(logger: Logger): (error: ClientError, socket: 
     const { status, bytes } = clientErrorResponse(error.code, requestId);
     logger.info({ requestId, status, code: error.code }, 'request refused by the HTTP parser');
     socket.end(bytes, () => socket.destroy());
-  };
-}
-
-/** The 'checkExpectation' listener: an `Expect` other than 100-continue gets a 417 problem, and the connection closes. */
-export function answerUnknownExpectation(logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const requestId = randomUUID();
-    const { status, body } = problemBody(
-      'EXPECTATION_FAILED',
-      'The Expect header asks for what this server does not do: only 100-continue is understood',
-      `urn:uuid:${requestId}`,
-      [{ name: 'Expect', reason: 'only 100-continue is understood' }],
-    );
-    logger.info({ requestId, status }, 'request refused: unknown Expect');
-    res.writeHead(status, {
-      'Content-Type': PROBLEM_CONTENT_TYPE,
-      'Content-Length': Buffer.byteLength(body),
-      [REQUEST_ID_HEADER]: requestId,
-      Connection: 'close',
-    });
-    res.end(body);
   };
 }

@@ -32,8 +32,12 @@ export function hostRefusal(req: IncomingMessage): AppError | null {
   });
 }
 
-/** Answers a refused Host as problem+json (its instance names this occurrence: the path may be anything). */
-export function answerHostRefusal(logger: Logger, req: IncomingMessage, res: ServerResponse, error: AppError): void {
+/**
+ * Answers a request refused before routing (its Host, an unknown Expect) as problem+json, tracked like
+ * any other (access line, metrics, the caller's request id); its instance names this occurrence: the
+ * path may be anything.
+ */
+export function answerBeforeRouting(logger: Logger, req: IncomingMessage, res: ServerResponse, error: AppError): void {
   const { requestId } = trackRequest(logger, req, res, {
     started: process.hrtime.bigint(),
     route: () => UNMATCHED_ROUTE,

@@ -4,7 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../kernel/config.ts';
 import type { Logger } from '../kernel/logger.ts';
-import { answerClientError, answerUnknownExpectation } from './client-errors.ts';
+import { answerClientError } from './client-errors.ts';
+import { answerUnknownExpectation } from './expectation.ts';
 
 export type HttpLimits = Pick<
   Config['http'],

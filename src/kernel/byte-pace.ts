@@ -31,7 +31,9 @@ export function createBytePace(options: { bytesPerSecond: number; burstBytes: nu
       if (paidUntil.size > 10_000) forget();
       const until = paidWith(keyId, bytes, t);
       const wait = Math.max(0, until - t - burstMs);
-      if (wait > maxWaitMs) return null;
+      // The tolerance: a body of exactly the burst and MAX_WAIT_MS of pace (the largest the settings
+      // allow, config.ts) came out a hair over it in floating point, and was refused every time.
+      if (wait > maxWaitMs + 1e-6) return null;
       paidUntil.set(keyId, until);
       return wait;
     },

@@ -246,6 +246,19 @@ describe('GraphQL body pacing', function () {
   });
 });
 
+describe('GraphQL body pacing: the largest body the settings allow', () => {
+  it('takes a body of exactly the burst and 10 s of pace from a key that owes nothing', () => {
+    // config.ts allows GRAPHQL_MAX_BODY_BYTES up to this; in floating point the wait came out a hair
+    // over 10 s for some rates, and such bodies were refused every time.
+    for (const bytesPerSecond of [1024, 5_000_000, 3 * 1024 * 1024 + 7, 4 * 1024 * 1024, 999_999]) {
+      const burstBytes = 16 * 1024 * 1024;
+      const pacing = createBytePace({ bytesPerSecond, burstBytes, now: () => 1234.5678 });
+      const wait = pacing.reserve('k', burstBytes + (MAX_WAIT_MS / 1000) * bytesPerSecond);
+      expect(wait, `at ${bytesPerSecond} B/s`).to.be.closeTo(MAX_WAIT_MS, 1e-3);
+    }
+  });
+});
+
 describe('GraphQL body pacing: the chunked debt', () => {
   it('pauses reading while the key is past its burst, and tells how long it owes', () => {
     let t = 0;

@@ -47,6 +47,14 @@ describe('HTTP parser errors', () => {
       expect(problem.type).to.equal('/problems/expectation-failed');
       expect(problem.invalidParams).to.deep.equal([{ name: 'Expect', reason: 'only 100-continue is understood' }]);
     }
+    // The caller's request id is kept, as for every answer; HEAD gets the status without a body.
+    const traced = await send('GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: trace-417\r\n\r\n');
+    expect([traced.status, traced.headers['x-request-id']]).to.deep.equal([417, 'trace-417']);
+    const head = await send('HEAD /v1/learning-opportunities HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n');
+    expect([head.status, head.body, head.headers.connection]).to.deep.equal([417, '', 'close']);
+    // Without a Host, the Host is what is wrong (RFC 9112): 400, not 417.
+    const hostless = expectRawProblem(await send('GET /healthz HTTP/1.1\r\nExpect: foo\r\n\r\n'), 400);
+    expect(hostless.invalidParams).to.deep.equal([{ name: 'Host', reason: 'is required in HTTP/1.1' }]);
   });
 
   it('answers a malformed request with a 400 problem naming the request', async () => {

@@ -220,16 +220,19 @@ describe('the OpenAPI document', () => {
       statuses.push(status);
     }
     // Every status /v1 can answer with a problem is documented.
-    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 408, 410, 429, 431, 500, 503]);
+    expect(statuses.sort()).to.deep.equal([400, 401, 403, 404, 405, 408, 410, 417, 429, 431, 500, 503]);
   });
 
-  it('lists 408 and 431 on every operation: the HTTP server answers them on every path, before any route', () => {
+  it('lists 408, 417 and 431 on every operation: the HTTP server answers them on every path, before any route', () => {
     const missing = operations.flatMap(({ path, method, op }) =>
-      ['408', '431'].filter((status) => !(status in op.responses)).map((status) => `${method} ${path}: ${status}`),
+      ['408', '417', '431']
+        .filter((status) => !(status in op.responses))
+        .map((status) => `${method} ${path}: ${status}`),
     );
     expect(missing).to.deep.equal([]);
     for (const { method, op } of operations.filter((o) => o.method === 'get')) {
       expect(op.responses['408'], method).to.deep.equal({ $ref: '#/components/responses/RequestTimeout' });
+      expect(op.responses['417'], method).to.deep.equal({ $ref: '#/components/responses/ExpectationFailed' });
       expect(op.responses['431'], method).to.deep.equal({ $ref: '#/components/responses/RequestHeaderFieldsTooLarge' });
     }
   });
