@@ -54,7 +54,7 @@ function beforeWindow<T extends { inside: boolean }>(head: T[]): T[] {
 
 // Attempts in primary-key order from `last`, each flagged when it is inside the window.
 const ATTEMPTS_HEAD_SQL = `select id::text as id, event_id as "eventId", receiver_id as "receiverId", started_at >= now() - $3::int * interval '1 day' as inside
-  from delivery_attempt where id > $1 order by id limit $2`;
+  from delivery_attempt where id > $1 order by delivery_attempt.id limit $2`;
 
 /** One batch of attempts: the head from `last`, those before the window deleted unless a dead letter keeps them. */
 async function pruneAttemptBatch(pool: Pool, holds: Holds, last: string, batch: number, days: number) {

@@ -176,6 +176,28 @@ describe('retention prune', function () {
     }
   });
 
+  it('walks attempts by id as numbers: old ones past a power of ten are deleted too', async () => {
+    // The head was ordered by the id as text ("100000000" before "99999995"), so the walk met an
+    // attempt inside the window early and stopped, keeping old ones for ever (found from outside).
+    await resetWebhooks();
+    const { id: receiverId } = await stack.addReceiver('http://127.0.0.1:9/');
+    const eventId = (await eventIdsOf((await createRecord(stack.api.writes)).id))[0]!;
+    const ids = Array.from({ length: 11 }, (_, i) => 99_999_995 + i); // 99999995 .. 100000005
+    await pool().query(
+      `insert into delivery_attempt (id, event_id, receiver_id, attempt, started_at, duration_ms, status_code, outcome)
+       select id, $2, $3, 1, now() - case when id < 100000005 then interval '40 days' else interval '0' end, 5, 500, 'http_error'
+         from unnest($1::bigint[]) as u (id)`,
+      [ids, eventId, receiverId],
+    );
+    const result = await pruneRetention(pool(), { eventDays: 0, deliveryAttemptDays: 30, batchSize: 4 });
+    expect(result.deliveryAttempts).to.equal(10);
+    const { rows } = await pool().query<{ id: string }>(
+      'select id::text as id from delivery_attempt where receiver_id = $1 order by delivery_attempt.id',
+      [receiverId],
+    );
+    expect(rows.map((r) => r.id)).to.deep.equal(['100000005']);
+  });
+
   it('works in small batches, each up to the first row inside the window', async () => {
     await resetWebhooks();
     const start = await head(stack.api, key);
