@@ -112,7 +112,10 @@ const CONNECTION_ERROR_CODES = new Set([
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || depth > 5) return false;
-  const e = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  const e = error as { code?: unknown; severity?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  // FATAL ends the session: the server refused the connection (55000 a database not accepting
+  // connections, 28P01 a rotated password, 3D000 a database dropped for a restore) or closed it.
+  if (e.severity === 'FATAL' || e.severity === 'PANIC') return true;
   if (typeof e.code === 'string') {
     if (CONNECTION_ERROR_CODES.has(e.code)) return true;
     // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
