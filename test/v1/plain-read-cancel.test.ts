@@ -80,7 +80,7 @@ describe('a read whose client goes away', function () {
           ...(body ? { body } : {}),
           signal: gone.signal,
         }).catch(() => null);
-        await until(async () => (await blocked()) === 1, 3000, 'the read waiting for the lock');
+        await until(async () => (await blocked()) === 1, 10_000, 'the read waiting for the lock');
         const abortedAt = performance.now();
         gone.abort();
         await request;
