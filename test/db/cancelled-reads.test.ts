@@ -39,6 +39,18 @@ async function sleepers(marker: string): Promise<number> {
   return rows[0]!.n;
 }
 
+/** When a statement of this marker was last seen running, polling from now until it has been seen and is gone. */
+async function lastSeenRunning(marker: string): Promise<number> {
+  let seen = 0;
+  const until = performance.now() + 8000;
+  while (performance.now() < until) {
+    if ((await sleepers(marker)) > 0) seen = performance.now();
+    else if (seen > 0) return seen;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return seen;
+}
+
 describe('a read given up on before its statement reached the server', function () {
   this.timeout(20_000);
   let pool: QueryPool;
@@ -94,8 +106,8 @@ describe('a cancelled read whose backend runs on', function () {
         until timestamptz := clock_timestamp() + ms * interval '1 ms';
       begin
         -- Cancels come every 50 ms. One taken between statements outside a handler ends the
-        -- function (a loaded machine widens those windows): the wait runs inside one, and a cancel
-        -- taken in that handler's own statements is caught by a second one around it.
+        -- function: the wait runs inside one, whose handler is empty, and a cancel taken as that
+        -- handler ends (an empty list still checks for one) is caught by a second one around it.
         loop
           begin
             loop
@@ -104,10 +116,10 @@ describe('a cancelled read whose backend runs on', function () {
                   perform pg_sleep(0.02);
                 end loop;
                 return 1;
-              exception when query_canceled then null; -- the cancel is ignored
+              exception when query_canceled then -- the cancel is ignored
               end;
             end loop;
-          exception when query_canceled then null;
+          exception when query_canceled then
           end;
         end loop;
       end $$`);
@@ -117,41 +129,62 @@ describe('a cancelled read whose backend runs on', function () {
     await pool.end();
   });
 
-  it('holds ended() until the backend is idle, not only until the cancel is answered', async () => {
-    const marker = `stubborn_${Date.now()}`;
-    const reads = readsWithin(pool, 200);
-    const started = performance.now();
-    const error = await reads.query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }).then(
-      () => null,
-      (e: Error) => e,
-    );
-    expect(error?.message, 'the caller is answered at its deadline').to.match(/did not finish within 200 ms/);
-    expect(performance.now() - started).to.be.below(1500);
-    await reads.ended();
-    expect(await sleepers(marker), 'running when ended() resolved').to.equal(0);
-    expect(performance.now() - started, 'ended() waited for the backend').to.be.at.least(STUBBORN_MS - 100);
+  // Were the function stopped by a cancel after all, a run would test nothing: it is run again.
+  it('holds ended() until the backend is idle, not only until the cancel is answered', async function () {
+    this.timeout(3 * 8000);
+    for (let attempt = 1; ; attempt++) {
+      const marker = `stubborn_${Date.now()}`;
+      const reads = readsWithin(pool, 200);
+      const started = performance.now();
+      const lastSeen = lastSeenRunning(marker);
+      const error = await reads.query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(error?.message, 'the caller is answered at its deadline').to.match(/did not finish within 200 ms/);
+      expect(performance.now() - started).to.be.below(1500);
+      await reads.ended();
+      const endedAt = performance.now();
+      const runningAtEnd = await sleepers(marker);
+      const seen = await lastSeen;
+      if (seen - started < STUBBORN_MS - 500 && attempt < 3) continue;
+      expect(runningAtEnd, 'running when ended() resolved').to.equal(0);
+      expect(endedAt, 'ended() resolved after the backend was last seen running').to.be.at.least(seen);
+      expect(endedAt - started, 'ended() waited for the backend').to.be.at.least(STUBBORN_MS - 100);
+      return;
+    }
   });
 
-  it("keeps a key's slot of one request's read whose client left until the backend is idle (a view's page)", async () => {
+  it("keeps a key's slot of one request's read whose client left until the backend is idle (a view's page)", async function () {
     // The main pool's reads of a request are admitted per key (admittedBy; a view's page also by the
     // query class's gate): the slot was freed when the caller was answered, while the statement ran on.
-    const marker = `stubborn_slot_${Date.now()}`;
-    const reads = admittedBy(createQueryGate({ perKey: 1, total: 10, queueWaitMs: 10_000 }))(readsWithin(pool, 0));
-    const gone = new AbortController();
-    const first = runAsKey('k', () =>
-      reads.within!(gone.signal).query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }),
-    ).then(
-      () => null,
-      (e: Error) => e,
-    );
-    while ((await sleepers(marker)) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    const goneAt = performance.now();
-    gone.abort(new Error('client gone'));
-    expect(await first, 'the caller is answered at once').to.be.an('error');
-    expect(performance.now() - goneAt).to.be.below(1000);
-    // The key's next read waits for the slot: until the first statement has stopped.
-    await runAsKey('k', () => reads.query({ text: 'select 1 as one' }));
-    expect(await sleepers(marker), 'running when the next read was admitted').to.equal(0);
-    expect(performance.now() - goneAt).to.be.at.least(STUBBORN_MS - 500);
+    this.timeout(3 * 8000);
+    for (let attempt = 1; ; attempt++) {
+      const marker = `stubborn_slot_${Date.now()}`;
+      const reads = admittedBy(createQueryGate({ perKey: 1, total: 10, queueWaitMs: 10_000 }))(readsWithin(pool, 0));
+      const gone = new AbortController();
+      const lastSeen = lastSeenRunning(marker);
+      const first = runAsKey('k', () =>
+        reads.within!(gone.signal).query({ text: `select test_stubborn(${STUBBORN_MS}) as ${marker}` }),
+      ).then(
+        () => null,
+        (e: Error) => e,
+      );
+      while ((await sleepers(marker)) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const goneAt = performance.now();
+      gone.abort(new Error('client gone'));
+      expect(await first, 'the caller is answered at once').to.be.an('error');
+      expect(performance.now() - goneAt).to.be.below(1000);
+      // The key's next read waits for the slot: until the first statement has stopped.
+      await runAsKey('k', () => reads.query({ text: 'select 1 as one' }));
+      const admittedAt = performance.now();
+      const runningAtAdmission = await sleepers(marker);
+      const seen = await lastSeen;
+      if (seen - goneAt < STUBBORN_MS - 1000 && attempt < 3) continue;
+      expect(runningAtAdmission, 'running when the next read was admitted').to.equal(0);
+      expect(admittedAt, 'admitted after the first statement was last seen running').to.be.at.least(seen);
+      expect(admittedAt - goneAt).to.be.at.least(STUBBORN_MS - 1000);
+      return;
+    }
   });
 });
