@@ -5,10 +5,10 @@
 // at its first save, or would start over from a file it cannot read, refuses at once (exit 2).
 import { type FileHandle, open, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { SyncState, LearningOpportunity } from '@lods/client';
 import { renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { ConsumerError } from './consumer-tools.ts';
+import { jsonLine, readLines } from './json-lines.ts';
 
 /**
  * A record of the copy: its JSON line, or the record as the walk or the feed parsed it, until it is
@@ -83,7 +83,7 @@ export async function readCopy(path: string): Promise<Map<string, CopyRecord> | 
   const lines = new Map<string, CopyRecord>();
   let number = 0;
   try {
-    for await (const line of createInterface({ input: file.createReadStream(), crlfDelay: Infinity })) {
+    for await (const line of readLines(file.createReadStream())) {
       number++;
       if (!line) continue;
       const id = idOf(line);
@@ -174,7 +174,7 @@ function* copyChunks(records: Map<string, CopyRecord>): Iterable<string> {
   for (const [id, record] of records) {
     if (typeof record === 'string') chunk.push(record);
     else {
-      const line = JSON.stringify(record);
+      const line = jsonLine(record);
       records.set(id, line); // an existing key: the iteration neither revisits nor reorders it
       chunk.push(line);
     }

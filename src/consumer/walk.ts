@@ -6,10 +6,10 @@
 // line of each id. The output file is replaced (durable-files.ts) only when everything succeeded.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { createCatalogClient, CatalogHttpError, CatalogNetworkError, walk, type WalkResult } from '@lods/client';
 import { ConsumerError, type Progress, type ToolReport } from './consumer-tools.ts';
+import { jsonLine, readLines } from './json-lines.ts';
 import { removeLeftoverTemps, renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 
 /** What a walk needs, checked (cli/walk.ts parses them): `out` is an absolute path, `limit` the page size. */
@@ -81,7 +81,7 @@ async function writeWalk(out: string, run: (onPage: OnPage) => Promise<WalkResul
   const file = await open(partial, 'w');
   try {
     const result = await run(async (records) => {
-      if (records.length) await file.write(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      if (records.length) await file.write(records.map((r) => `${jsonLine(r)}\n`).join(''));
     });
     await file.close();
     if (result.duplicates === 0) {
@@ -100,10 +100,9 @@ async function writeWalk(out: string, run: (onPage: OnPage) => Promise<WalkResul
 
 /** Copies the lines whose (0-based) numbers are in `keep`: line n of the partial file is sequence number n. */
 async function keepLines(from: string, to: string, keep: Set<number>): Promise<void> {
-  const lines = createInterface({ input: createReadStream(from), crlfDelay: Infinity });
   await pipeline(async function* () {
     let n = 0;
-    for await (const line of lines) if (keep.has(n++)) yield `${line}\n`;
+    for await (const line of readLines(createReadStream(from))) if (keep.has(n++)) yield `${line}\n`;
   }, createWriteStream(to));
 }
 

@@ -94,6 +94,36 @@ describe('cli walk', () => {
     }
   });
 
+  it('keeps one whole line per record when titles hold U+2028 or U+2029, duplicates or not', async function () {
+    this.timeout(30_000);
+    // The same shift as above: the copy without duplicates is made by reading the partial file back
+    // line by line, where these two characters ended lines (a record split in three, and the wrong
+    // lines kept after it).
+    const at = (minute: number) => `2026-05-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+    const [a, c, b, d] = [8, 7, 6, 5].map((m) => fakeRecord(randomUUID(), at(m), `Line\u2028${m}\u2029end`));
+    const bNew = { ...b!, title: 'B\u2028new', updatedAt: at(9) };
+    const fresh = inListOrder([bNew, a!, c!, d!]);
+    const lagging = inListOrder([a!, c!, b!, d!]);
+    const fake = await startFakeCatalog((n) => (n === 0 ? fresh : lagging));
+    try {
+      const out = join(dir, 'separators.jsonl');
+      const run = await cli(['walk', '--base-url', fake.url, '--out', out, '--limit', '2', '--json'], {
+        LODS_API_KEY: 'any',
+      });
+      expect(run.code, run.stderr).to.equal(0);
+      expect(JSON.parse(run.stdout)).to.include({ count: 3, duplicates: 1 });
+      const text = await readFile(out, 'utf8');
+      expect(text, 'escaped in the file').not.to.match(/[\u2028\u2029]/);
+      const records = text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: string });
+      expect(records).to.deep.equal([bNew, a!, d!]);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('exits non-zero with the problem detail when the key is refused, and writes no file', async function () {
     this.timeout(30_000);
     const out = join(dir, 'refused.jsonl');

@@ -60,7 +60,10 @@ describe('sync over the change feed', function () {
   it('cli: a full walk first, then only the changes; a record deleted or archived between two runs is gone from the file', async () => {
     const records = [];
     const start = await head(api, key);
-    for (let i = 0; i < 4; i++) records.push(await createRecord(api.writes, { title: `Sync ${i}` }));
+    // U+2028 and U+2029 are valid in JSON text, and line readers (Node's readline, Python's
+    // splitlines) end lines at them: the second run read its own copy as fragments and refused it.
+    for (let i = 0; i < 4; i++)
+      records.push(await createRecord(api.writes, { title: i === 0 ? 'Sync\u2028one\u2029two' : `Sync ${i}` }));
     await collect(api, key, start, 4); // readable, so the first run's head is past them
     const [out, state] = [join(dir, 'catalog.jsonl'), join(dir, 'state.json')];
     const args = ['sync', '--base-url', api.url, '--state', state, '--out', out, '--json'];
@@ -69,6 +72,7 @@ describe('sync over the change feed', function () {
     expect(first.code, first.stderr).to.equal(0);
     expect(JSON.parse(first.stdout)).to.deep.include({ mode: 'full', restarted: false, walked: 4, records: 4 });
     expect(await fileCopy(out)).to.deep.equal(await publicCatalog(api, key));
+    expect(await readFile(out, 'utf8'), 'escaped in the file').not.to.match(/[\u2028\u2029]/);
 
     await changeCatalog(api, key, records);
     const second = await cli(args, { LODS_API_KEY: key });
