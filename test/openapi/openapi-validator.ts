@@ -56,6 +56,18 @@ export function matchPathTemplate(doc: OpenApiDoc, path: string): string | undef
   });
 }
 
+/** Headers the service sets itself (not Node's nor the HTTP layer's, as Date or Content-Length). */
+const OWN_HEADERS = [
+  'x-request-id',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after',
+  'etag',
+  'cache-control',
+  'www-authenticate',
+  'allow',
+];
+
 export type ObservedResponse = { method: string; path: string; status: number; headers: Headers; text: string };
 
 export class OpenApiValidator {
@@ -120,6 +132,11 @@ export class OpenApiValidator {
       const validate = this.schemaAt(`${header.pointer}/schema`);
       if (!validate(value)) problems.push(`${where}: header ${name}=${value}: ${this.ajv.errorsText(validate.errors)}`);
     }
+
+    // The service's own headers, when sent, are declared (a generated client reads only those).
+    const declared = new Set(Object.keys((response.headers ?? {}) as Json).map((name) => name.toLowerCase()));
+    for (const name of OWN_HEADERS)
+      if (res.headers.has(name) && !declared.has(name)) problems.push(`${where}: header ${name} not declared`);
 
     const content = response.content as Record<string, Json> | undefined;
     if (res.method === 'HEAD' || !content) {
