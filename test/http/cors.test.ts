@@ -61,7 +61,13 @@ describe('CORS on /v1', () => {
       expect(allowed).to.include.members(['authorization', 'if-none-match']);
       expect(pre.headers.get('access-control-allow-credentials')).to.equal(null);
       expect(pre.headers.get('vary')).to.match(/Origin/);
+      expect(pre.headers.get('x-request-id'), 'a request id, as every answer').to.match(/^[0-9a-f-]{36}$/);
     }
+    const traced = await fetch(`${api.url}/v1/events`, {
+      method: 'OPTIONS',
+      headers: { origin: APP, 'access-control-request-method': 'GET', 'x-request-id': 'preflight-1' },
+    });
+    expect([traced.status, traced.headers.get('x-request-id')]).to.deep.equal([204, 'preflight-1']);
     const get = await fetch(`${api.url}${recordPath}`, { headers: { origin: APP, authorization: `Bearer ${key}` } });
     expect(get.status).to.equal(200);
     expect(get.headers.get('access-control-allow-origin')).to.equal(APP);

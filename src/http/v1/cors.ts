@@ -14,17 +14,23 @@ const EXPOSE_HEADERS = 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Reques
 // How long a browser may reuse a preflight's answer.
 const MAX_AGE_S = '600';
 
-/** The request listener of CORS: true when it answered (a preflight); otherwise it only set headers. */
-export function cors(origins: readonly string[]): ((req: IncomingMessage, res: ServerResponse) => boolean) | null {
+/**
+ * The request listener of CORS: true when it answered (a preflight, after `answering()`, which gives
+ * it its request id, access line and metrics as any request); otherwise it only set headers.
+ */
+export function cors(
+  origins: readonly string[],
+): ((req: IncomingMessage, res: ServerResponse, answering: () => void) => boolean) | null {
   if (origins.length === 0) return null;
   const allowed = new Set(origins);
-  return (req, res) => {
+  return (req, res, answering) => {
     // The answer depends on Origin: caches must keep one per origin.
     res.setHeader('Vary', 'Origin');
     const origin = req.headers.origin;
     if (origin === undefined || !allowed.has(origin)) return false;
     res.setHeader('Access-Control-Allow-Origin', origin);
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+      answering();
       res.statusCode = 204;
       res.setHeader('Access-Control-Allow-Methods', ALLOW_METHODS);
       res.setHeader('Access-Control-Allow-Headers', ALLOW_HEADERS);

@@ -69,12 +69,14 @@ export function v1Dispatcher(deps: V1Deps): (req: IncomingMessage, res: ServerRe
     const started = process.hrtime.bigint();
     const url = originForm(req.url ?? '');
     if (!url.startsWith(V1_PREFIX)) return false;
-    if (corsHeaders?.(req, res)) return true;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const route = routeOf(path);
+    const track = () =>
+      trackRequest(deps.logger, req, res, { started, route: () => route ?? undefined, path: () => url });
+    if (corsHeaders?.(req, res, track)) return true;
     if (route === null) return false;
-    const tracked = trackRequest(deps.logger, req, res, { started, route: () => route, path: () => url });
+    const tracked = track();
     const query = q < 0 ? '' : url.slice(q + 1);
     serve(route, req, res, path, query).catch((error: unknown) => answerError(tracked.log(), req, res, error, url));
     return true;
