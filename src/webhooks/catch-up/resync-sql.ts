@@ -6,6 +6,7 @@
 // and a published record whose events are all gone gets one made of its current state.
 import { isoSql } from '../../db/iso-sql.ts';
 import { deadLetterEventsSql } from '../queue/dead-letters.ts';
+import { pendingTopSql } from '../queue/lanes.ts';
 import { latestEventSql, pickSql, progressJsonSql } from './catch-up-sql.ts';
 import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 
@@ -90,7 +91,7 @@ const madeBodySql = (m: string, lo: string) =>
  * $1 receiver id, $2 the picked record ids (their locks held): each record's latest event of a
  * subscribed type (one made for a published record that has no stored event, see above), and
  * whether to send it (`missed`): always, unless that version is already on its way in the record's
- * lane (a head, and queued_version at least that version: the receiver gets it anyway). A view
+ * lane (that version or a newer one pending there: the receiver gets it anyway). A view
  * change's rows (`restated`) are sent even then: the delivery on its way was routed by the view
  * before (a record that left the view would get its PUBLISHED and never the LEFT_VIEW). The rows are
  * marked queued with that event in the same statement, unless the receiver is disabled (then nothing
@@ -133,7 +134,7 @@ const resyncBatchSql = (restated: boolean) => `
      where c.receiver_id = $1 and c.resource_id = x.resource_id and (select enabled from r)
     returning c.resource_id)
   select (select enabled from r) as enabled, x.event_id::text as "eventId",
-         x.event_id is not null${restated ? '' : ' and not coalesce(l.head_job is not null and l.queued_version >= x.version, false)'} as missed
+         x.event_id is not null${restated ? '' : ` and not coalesce(${pendingTopSql('l')} >= x.version, false)`} as missed
     from chosen x
     left join delivery_lane l on l.receiver_id = $1 and l.resource_id = x.resource_id`;
 /**

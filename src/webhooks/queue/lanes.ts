@@ -27,8 +27,17 @@ export const JOB_SETTINGS_COLUMNS =
 export const jobSettings = (q: string) =>
   `${q}.expire_seconds, ${q}.deletion_seconds, ${q}.retry_limit, ${q}.retry_delay, ${q}.retry_backoff, ${q}.retry_delay_max, ${q}.policy, ${q}.dead_letter, ${q}.heartbeat_seconds`;
 
+/**
+ * The highest version pending in lane `lane` (its head's and its waiting events'), null when none is.
+ * Not `queued_version`, the highest ever queued: that one may have been dead-lettered while an older
+ * one, replayed, is the head now (a replay skipping a version below it left the receiver on the older
+ * one for good, found from outside).
+ */
+export const pendingTopSql = (lane: string) =>
+  `(select max(p.version) from event p where ${lane}.head_job is not null and (p.id = ${lane}.head_event or p.id = any(${lane}.waiting)))`;
+
 // $1 event ids, $2 receiver ids, $3 priorities, $4 replay (skip superseded ones), $5 skip also the
-// version the receiver already has.
+// version the receiver already has (only with $4).
 // d: each delivery with its resource, version and the lane's state as of this statement's snapshot.
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
 // newer one pending, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
@@ -43,11 +52,13 @@ export const jobSettings = (q: string) =>
 const ENQUEUE_SQL = `
   with d as (
     select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
-           ($4::boolean and (e.version < coalesce(l.delivered_version, 0) or (l.head_job is not null and e.version < l.queued_version)))
-             or ($5::boolean and coalesce(e.version = l.delivered_version, false))
-             or case when $5::boolean and l.head_job is not null and e.version = l.queued_version
-                     then exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state <= 'active')
-                     else false end as skip
+           case when not $4::boolean then false
+                when e.version < coalesce(l.delivered_version, 0) then true
+                when e.version < ${pendingTopSql('l')} then true
+                when $5::boolean and e.version = l.delivered_version then true
+                when $5::boolean and e.version = ${pendingTopSql('l')}
+                  then exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state <= 'active')
+                else false end as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
       join receiver r on r.id = u.receiver_id
