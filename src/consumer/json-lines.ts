@@ -10,7 +10,12 @@ const LINE_SEPARATORS = /[\u2028\u2029]/g;
 
 /** `value` as one line of JSON, without its "\n": nothing in it a line reader takes for a line end. */
 export function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(LINE_SEPARATORS, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+  return escapeSeparators(JSON.stringify(value));
+}
+
+/** A line of JSON with U+2028 and U+2029 escaped (in JSON text they can only be inside strings). */
+export function escapeSeparators(line: string): string {
+  return line.replace(LINE_SEPARATORS, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
 }
 
 /** The lines of a UTF-8 stream, split at "\n" only (a "\r" before it is dropped); a last line without one too. */

@@ -8,7 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import type { SyncState, LearningOpportunity } from '@lods/client';
 import { renameDurably, requireFileBeside, tempPathBeside } from './durable-files.ts';
 import { ConsumerError } from './consumer-tools.ts';
-import { jsonLine, readLines } from './json-lines.ts';
+import { escapeSeparators, jsonLine, readLines } from './json-lines.ts';
 
 /**
  * A record of the copy: its JSON line, or the record as the walk or the feed parsed it, until it is
@@ -92,7 +92,7 @@ export async function readCopy(path: string): Promise<Map<string, CopyRecord> | 
           `--out ${path}: line ${number} is not a JSON record with an "id" (not a copy that sync wrote?)`,
           2,
         );
-      lines.set(id, line);
+      lines.set(id, escapeSeparators(line)); // a copy written before they were escaped
     }
   } finally {
     await file.close();

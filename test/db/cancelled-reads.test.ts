@@ -44,7 +44,8 @@ async function lastSeenRunning(marker: string): Promise<number> {
   let seen = 0;
   const until = performance.now() + 8000;
   while (performance.now() < until) {
-    if ((await sleepers(marker)) > 0) seen = performance.now();
+    const at = performance.now(); // before the poll: it saw the statement no earlier than this
+    if ((await sleepers(marker)) > 0) seen = at;
     else if (seen > 0) return seen;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

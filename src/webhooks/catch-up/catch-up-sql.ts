@@ -4,6 +4,7 @@
 // deliveries to the lanes in one enqueueing statement.
 import { isoSql } from '../../db/iso-sql.ts';
 import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
+import { pendingTopSql } from '../queue/lanes.ts';
 
 // The newest event of record `resourceSql` of a type receiver `r` subscribes to (an empty subscription
 // is every type): its stored body is the record's latest state as the events render it (type of
@@ -18,10 +19,10 @@ export const latestEventSql = (resourceSql: string) => `
      and (cardinality(r.event_types) = 0 or e.type = any(r.event_types))
    order by e.version desc, e.xid is null limit 1`;
 
-// A record the receiver missed: its latest subscribed version was never queued to it, or was queued
-// and is neither delivered nor pending any more (a dead letter, or set aside when it was disabled).
+// A record the receiver missed: its latest subscribed version is above what it got and not on its way
+// in the record's lane (never queued, or queued and dead-lettered or set aside when it was disabled).
 const missedSql = (version: string, lane: string) =>
-  `${version} > coalesce(${lane}.queued_version, 0) or (${lane}.head_job is null and ${version} > coalesce(${lane}.delivered_version, 0))`;
+  `${version} > coalesce(${lane}.delivered_version, 0) and not coalesce(${pendingTopSql(lane)} >= ${version}, false)`;
 
 /**
  * $1 receiver id, $2 include the receiver's lanes whose last queued delivery never arrived. Adds to

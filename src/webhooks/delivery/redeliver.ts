@@ -21,7 +21,7 @@ import {
 } from './view-routing.ts';
 import { inTransaction } from '../../db/pg-transaction.ts';
 import { REPLAY_PRIORITY } from '../queue/boss.ts';
-import { enqueueOrdered } from '../queue/lanes.ts';
+import { enqueueOrdered, lockRecordsOfEvents } from '../queue/lanes.ts';
 import { countDeadLetters, selectDeadLetters, takeDeadLetters } from '../queue/dead-letters.ts';
 import { WEBHOOK_TEST_EVENT_TYPE } from './test-event.ts';
 
@@ -74,6 +74,7 @@ export async function redeliverEvent(
       await storeAsides((text, values) => client.query(text, values), routed.asides);
       deliveries = routed.deliveries;
     }
+    await lockRecordsOfEvents((text, values) => client.query(text, values), [eventId]);
     const { superseded } = await enqueueOrdered((text, values) => client.query(text, values), deliveries, {
       replay: !options.includeSuperseded,
     });
@@ -151,6 +152,10 @@ export async function replayDeadLetters(
   for (;;) {
     const moved = await inTransaction(deps.pool, async (client) => {
       const letters = await takeDeadLetters(client, receiverId, options.batchSize ?? 500, options.eventId ?? null);
+      await lockRecordsOfEvents(
+        (text, values) => client.query(text, values),
+        letters.map((l) => l.eventId),
+      );
       // A superseded letter leaves the dead letters too (its attempt row says `superseded`).
       const result = await enqueueOrdered(
         (text, values) => client.query(text, values),

@@ -28,41 +28,54 @@ export const jobSettings = (q: string) =>
   `${q}.expire_seconds, ${q}.deletion_seconds, ${q}.retry_limit, ${q}.retry_delay, ${q}.retry_backoff, ${q}.retry_delay_max, ${q}.policy, ${q}.dead_letter, ${q}.heartbeat_seconds`;
 
 /**
- * The highest version pending in lane `lane` (its head's and its waiting events'), null when none is.
- * Not `queued_version`, the highest ever queued: that one may have been dead-lettered while an older
- * one, replayed, is the head now (a replay skipping a version below it left the receiver on the older
- * one for good, found from outside).
+ * The highest version on its way in lane `lane`, null when none is: its waiting events' (the settling
+ * statement or the sweeper moves them up, whatever becomes of the head) and its head's while the head
+ * job is live (waiting, retrying or in flight; one pg-boss dead-lettered, a lost worker's, is not on
+ * its way: a replay is the only way it arrives). Not `queued_version`, the highest ever queued: that
+ * one may have been dead-lettered while an older one, replayed, is the head now (replays skipping the
+ * newest as pending left receivers on an older version for good, found from outside).
  */
-export const pendingTopSql = (lane: string) =>
-  `(select max(p.version) from event p where ${lane}.head_job is not null and (p.id = ${lane}.head_event or p.id = any(${lane}.waiting)))`;
+export const pendingTopSql = (lane: string) => `greatest(
+    (select max(p.version) from event p where p.id = any(${lane}.waiting)),
+    (select p.version from event p where p.id = ${lane}.head_event and exists (
+       select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = ${lane}.head_job and j.state <= 'active')))`;
 
 // $1 event ids, $2 receiver ids, $3 priorities, $4 replay (skip superseded ones), $5 skip also the
 // version the receiver already has (only with $4).
-// d: each delivery with its resource, version and the lane's state as of this statement's snapshot.
+// pending: replays only (nothing is read without $4: the writers' fan-out never pays for it), each
+// lane of this call once: the highest version on its way in it (a lane of thousands of waiting
+// events is read once per batch, not once per delivery).
+// d: each delivery with its resource, version and the lane's state as of this statement's snapshot
+// (the caller holds the records' locks: redeliver.ts, so no writer's fan-out is between its lane
+// update and its commit).
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
-// newer one pending, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
+// newer one on its way, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
 // (dead letters replayed), one of the version it already got (a catch-up on enable delivers a
-// record's latest event, often the very one that was dead-lettered) would repeat it, as would the version
-// pending behind a live head job (the catch-up's, still waiting). A head pg-boss itself dead-lettered (a
-// lost worker's job, state failed) still reads as pending: there the replay is the only way it arrives.
+// record's latest event, often the very one that was dead-lettered) would repeat it, as would the
+// version on its way (the catch-up's, still waiting).
 // g: per lane, the new events in version order, and the id of the job that becomes the head if the
 // lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
 // alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
 // jobs deferred until then (`not_before`).
 const ENQUEUE_SQL = `
-  with d as (
+  with pending as materialized (
+    select l.receiver_id, l.resource_id, ${pendingTopSql('l')} as top
+      from (select distinct u.receiver_id, e.resource_id from unnest($1::uuid[], $2::uuid[]) as u (event_id, receiver_id)
+              join event e on e.id = u.event_id) k
+      join delivery_lane l on l.receiver_id = k.receiver_id and l.resource_id = k.resource_id
+     where $4::boolean),
+  d as (
     select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
            case when not $4::boolean then false
                 when e.version < coalesce(l.delivered_version, 0) then true
-                when e.version < ${pendingTopSql('l')} then true
-                when $5::boolean and e.version = l.delivered_version then true
-                when $5::boolean and e.version = ${pendingTopSql('l')}
-                  then exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = l.head_job and j.state <= 'active')
+                when e.version < pt.top then true
+                when $5::boolean then coalesce(e.version = l.delivered_version or e.version = pt.top, false)
                 else false end as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
       join receiver r on r.id = u.receiver_id
-      left join delivery_lane l on l.receiver_id = u.receiver_id and l.resource_id = e.resource_id),
+      left join delivery_lane l on l.receiver_id = u.receiver_id and l.resource_id = e.resource_id
+      left join pending pt on pt.receiver_id = u.receiver_id and pt.resource_id = e.resource_id),
   g as materialized (
     select receiver_id, resource_id, bool_or(latest) as latest, max(priority) as priority, max(version) as top_version,
            array_agg(event_id order by version, event_id) as events, gen_random_uuid() as job_id, max(throttled_until) as not_before
@@ -127,6 +140,22 @@ const RECORD_SUPERSEDED_SQL = `
   insert into delivery_attempt (event_id, receiver_id, attempt, started_at, duration_ms, outcome)
   select s.event_id, s.receiver_id, 1, now(), 0, 'superseded' from unnest($1::uuid[], $2::uuid[]) as s (event_id, receiver_id)
    where exists (select 1 from event e where e.id = s.event_id) and exists (select 1 from receiver r where r.id = s.receiver_id)`;
+
+/**
+ * Takes, in the caller's transaction, the locks of the records of `eventIds` as the catalog's writers
+ * take them (catalog/catalog-writes.ts: hashtextextended of the id as text, in that order), before a
+ * replay's enqueue: a writer holds its records' locks from its fan-out to its commit, so the replay's
+ * statement then sees that writer's lane as committed. Without them a replay judged the lane by a
+ * snapshot from before a write committing beside it, and could queue a version behind a newer one.
+ */
+export async function lockRecordsOfEvents(run: RunQuery, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await run(
+    `select count(pg_advisory_xact_lock(hashtextextended(id, 0))) from (
+       select distinct e.resource_id::text as id from event e where e.id = any($1::uuid[]) and e.resource_id is not null order by 1) ordered`,
+    [eventIds],
+  );
+}
 
 /** A delivery to enqueue: an event to a receiver (attempt 1), with an optional pg-boss priority. */
 export type OrderedDelivery = { eventId: string; receiverId: string; priority?: number };
