@@ -6,7 +6,7 @@
 // the lane's `waiting` (event ids, oldest first) and are not in the queue at all. So pg-boss's fetch
 // is the plain one (no per-key policy to evaluate: the queue holds only lane heads), per-receiver
 // concurrency and priorities stay what they were, and order needs no help from the fetch:
-// - enqueueing (the writers' fan-out, redelivery, replays: ENQUEUE_SQL) upserts the lanes, in key
+// - enqueueing (the writers' fan-out, redelivery, replays: enqueueSql) upserts the lanes, in key
 //   order, and inserts a job only for a lane that had no head; the lane's row lock serialises it with
 //   the settling statement, and the decision is made on the locked row, so neither can miss the other;
 // - the settling statement (settle-jobs.ts, LANE_CTES) keeps the head on a retry (the new job's id
@@ -40,16 +40,16 @@ export const pendingTopSql = (lane: string) => `greatest(
     (select p.version from event p where p.id = ${lane}.head_event and exists (
        select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = ${lane}.head_job and j.state <= 'active')))`;
 
-// $1 event ids, $2 receiver ids, $3 priorities, $4 replay (skip superseded ones), $5 skip also the
-// version the receiver already has (only with $4).
-// pending: replays only (nothing is read without $4: the writers' fan-out never pays for it), each
-// lane of this call once: the highest version on its way in it (a lane of thousands of waiting
-// events is read once per batch, not once per delivery).
+// $1 event ids, $2 receiver ids, $3 priorities; a replay's statement (`replay`) also $4, skip also
+// the version the receiver already has. The writers' fan-out runs the statement without the replay's
+// parts (no CTE, join or condition of theirs to plan or run in every write).
+// pending: each lane of this call once, the highest version on its way in it (a lane of thousands of
+// waiting events is read once per batch, not once per delivery).
 // d: each delivery with its resource, version and the lane's state as of this statement's snapshot
-// (the caller holds the records' locks: redeliver.ts, so no writer's fan-out is between its lane
-// update and its commit).
+// (a replay's caller holds the records' locks: redeliver.ts, so no writer's fan-out is between its
+// lane update and its commit).
 // skip: replays only; a delivery whose record has a newer successful delivery to the receiver, or a
-// newer one on its way, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $5
+// newer one on its way, would regress the receiver (docs/contract.md, "Delivery guarantees"); with $4
 // (dead letters replayed), one of the version it already got (a catch-up on enable delivers a
 // record's latest event, often the very one that was dead-lettered) would repeat it, as would the
 // version on its way (the catch-up's, still waiting).
@@ -57,25 +57,35 @@ export const pendingTopSql = (lane: string) => `greatest(
 // lane has none (or a LATEST_STATE head still waiting, dropped_heads). A receiver that asked to be left
 // alone (receiver.throttled_until: a 429/503 with Retry-After, delivery/retry-policy.ts) gets its new
 // jobs deferred until then (`not_before`).
-const ENQUEUE_SQL = `
-  with pending as materialized (
+const enqueueSql = (replay: boolean) => `
+  with ${
+    replay
+      ? `pending as materialized (
     select l.receiver_id, l.resource_id, ${pendingTopSql('l')} as top
       from (select distinct u.receiver_id, e.resource_id from unnest($1::uuid[], $2::uuid[]) as u (event_id, receiver_id)
               join event e on e.id = u.event_id) k
-      join delivery_lane l on l.receiver_id = k.receiver_id and l.resource_id = k.resource_id
-     where $4::boolean),
+      join delivery_lane l on l.receiver_id = k.receiver_id and l.resource_id = k.resource_id),`
+      : ''
+  }
   d as (
     select u.event_id, u.receiver_id, u.priority, e.resource_id, e.version, r.delivery_mode = 'latest_state' as latest, r.throttled_until,
-           case when not $4::boolean then false
-                when e.version < coalesce(l.delivered_version, 0) then true
+           ${
+             replay
+               ? `case when e.version < coalesce(l.delivered_version, 0) then true
                 when e.version < pt.top then true
-                when $5::boolean then coalesce(e.version = l.delivered_version or e.version = pt.top, false)
-                else false end as skip
+                when $4::boolean then coalesce(e.version = l.delivered_version or e.version = pt.top, false)
+                else false end`
+               : 'false'
+           } as skip
       from unnest($1::uuid[], $2::uuid[], $3::int[]) with ordinality as u (event_id, receiver_id, priority, n)
       join event e on e.id = u.event_id
       join receiver r on r.id = u.receiver_id
-      left join delivery_lane l on l.receiver_id = u.receiver_id and l.resource_id = e.resource_id
-      left join pending pt on pt.receiver_id = u.receiver_id and pt.resource_id = e.resource_id),
+      left join delivery_lane l on l.receiver_id = u.receiver_id and l.resource_id = e.resource_id${
+        replay
+          ? `
+      left join pending pt on pt.receiver_id = u.receiver_id and pt.resource_id = e.resource_id`
+          : ''
+      }),
   g as materialized (
     select receiver_id, resource_id, bool_or(latest) as latest, max(priority) as priority, max(version) as top_version,
            array_agg(event_id order by version, event_id) as events, gen_random_uuid() as job_id, max(throttled_until) as not_before
@@ -132,6 +142,8 @@ const ENQUEUE_SQL = `
          (select array_agg(event_id) from superseded) as superseded_events,
          (select array_agg(receiver_id) from superseded) as superseded_receivers,
          (select count(*)::int from woken) as woken`;
+const ENQUEUE_SQL = enqueueSql(false);
+const REPLAY_ENQUEUE_SQL = enqueueSql(true);
 
 // The `superseded` attempt rows, written by a statement of their own only when there are any: an
 // insert into delivery_attempt in every enqueueing statement would make each writer take that
@@ -177,13 +189,14 @@ export async function enqueueOrdered(
   options: { replay?: boolean; skipDelivered?: boolean } = {},
 ): Promise<EnqueueResult> {
   if (deliveries.length === 0) return { queued: 0, superseded: [] };
-  const { rows } = await run(ENQUEUE_SQL, [
+  const values = [
     deliveries.map((d) => d.eventId),
     deliveries.map((d) => d.receiverId),
     deliveries.map((d) => d.priority ?? 0),
-    options.replay ?? false,
-    options.skipDelivered ?? false,
-  ]);
+  ];
+  const { rows } = await (options.replay
+    ? run(REPLAY_ENQUEUE_SQL, [...values, options.skipDelivered ?? false])
+    : run(ENQUEUE_SQL, values));
   const row = rows[0] as {
     queued: number;
     skipped_receivers: string[] | null;
