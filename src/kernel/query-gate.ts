@@ -4,8 +4,9 @@
 // none waits in line at most QUERY_QUEUE_WAIT_MS, then is refused with 429 and Retry-After. One key
 // can therefore never hold more than its share, and the query class never more than its own
 // connections: the record, the plain list, the feed and writes use another pool and never wait here.
-// A free slot goes to the waiting key that runs the fewest reads (first come among equals), so one
-// key's queue, or several keys', never blocks another key's turn.
+// A free slot goes to the waiting key that runs the fewest reads (among equals, the one waiting
+// longest, counted from its first try refused since it last got a slot), so one key's queue, or
+// several keys', never blocks another key's turn.
 import { AppError } from './errors.ts';
 import { queryGateRefused, queryGateRunning, queryGateWaiting } from './metrics.ts';
 
@@ -22,7 +23,11 @@ export type QueryGate = {
   run<T>(keyId: string, read: () => Promise<T>, signal?: AbortSignal, ended?: () => Promise<void>): Promise<T>;
 };
 
-type Waiter = { keyId: string; admitted: () => void; timer: NodeJS.Timeout | undefined };
+/** `since`: when it joined the line (performance.now()). */
+type Waiter = { keyId: string; admitted: () => void; timer: NodeJS.Timeout | undefined; since: number };
+
+// Keys remembered as refused (for their first refusal's wait) until they get a slot: this many at most.
+const STARVED_KEYS_MAX = 10_000;
 
 /** What a gate reports: its counts as they change, and the 429 of a read not admitted in time (keyFull: its key's limit was the full one). */
 export type GateReporting = {
@@ -46,9 +51,13 @@ export function createQueryGate(
   const perKey = new Map<string, number>();
   let running = 0;
   const line: Waiter[] = [];
+  // Keys refused since they last got a slot: when the first of those tries joined the line.
+  const starvedSince = new Map<string, number>();
+  const waitingSince = (w: Waiter) => Math.min(w.since, starvedSince.get(w.keyId) ?? Infinity);
 
   const fits = (keyId: string) => running < limits.total && (perKey.get(keyId) ?? 0) < limits.perKey;
   const take = (keyId: string) => {
+    starvedSince.delete(keyId);
     running++;
     perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
     reporting.running(running);
@@ -70,20 +79,26 @@ export function createQueryGate(
     clearTimeout(waiter.timer);
     reporting.waiting(line.length);
   };
-  // A free slot goes to the waiter whose key runs the fewest reads, first come among equals: keys
-  // take turns. Served first come, first served, three keys sending more than their two slots each
-  // (six wanted, five in the process) kept a waiter of theirs always ahead of any other key's: found
-  // from outside, another key's searches got 429 on 13 to 19 of 16 to 20 requests.
+  // A free slot goes to the waiter whose key runs the fewest reads: keys take turns. Served first
+  // come, first served, three keys sending more than their two slots each (six wanted, five in the
+  // process) kept a waiter of theirs always ahead of any other key's: found from outside, another
+  // key's searches got 429 on 13 to 19 of 16 to 20 requests. Among equals, the key waiting longest,
+  // its refused tries included: first come alone, keys whose clients retried together after each
+  // 429 lined up in the same order every time, and the last key of that order got no slot in 20 s
+  // (found from outside, 10 keys of 5 connections).
   function serveLine(): void {
     while (running < limits.total) {
       let next: Waiter | undefined;
       let fewest = limits.perKey;
+      let oldest = Infinity;
       for (const waiter of line) {
         const n = perKey.get(waiter.keyId) ?? 0;
-        if (n >= fewest) continue;
+        if (n >= limits.perKey || n > fewest) continue;
+        const since = waitingSince(waiter);
+        if (n === fewest && since >= oldest) continue;
         next = waiter;
         fewest = n;
-        if (n === 0) break;
+        oldest = since;
       }
       if (!next) return;
       leaveLine(next);
@@ -97,6 +112,7 @@ export function createQueryGate(
       const waiter: Waiter = {
         keyId,
         timer: undefined,
+        since: performance.now(),
         admitted: () => {
           signal?.removeEventListener('abort', onAbort);
           resolve(take(keyId));
@@ -109,6 +125,8 @@ export function createQueryGate(
       waiter.timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         leaveLine(waiter);
+        if (starvedSince.size >= STARVED_KEYS_MAX) starvedSince.clear();
+        starvedSince.set(keyId, waitingSince(waiter));
         reject(reporting.refusal((perKey.get(keyId) ?? 0) >= limits.perKey));
         serveLine(); // a refused head of the line may have held back others that fit
       }, limits.queueWaitMs);

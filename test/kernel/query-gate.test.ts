@@ -70,4 +70,27 @@ describe('query gate', () => {
     }
     await Promise.all(asked);
   });
+  it('among equals, gives the slot to the key refused before: keys retrying together take turns', async () => {
+    // Each round the slot is busy when k1, then k2 ask (their clients retry together after each 429,
+    // in the same order); when it frees, one of them gets it and holds it past the other's wait.
+    // First come among equals, k1 got it every round and k2 never did (found from outside).
+    const gate = createQueryGate({ perKey: 1, total: 1, queueWaitMs: 200 });
+    const admitted: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const busy = await gate.admit('busy');
+      const tries = ['k1', 'k2'].map((keyId) =>
+        gate.admit(keyId).then(
+          (release) => {
+            admitted.push(keyId);
+            setTimeout(release, 400); // past the other's wait
+          },
+          () => {},
+        ),
+      );
+      setTimeout(busy, 20);
+      await Promise.all(tries);
+      await sleep(450); // the slot free again
+    }
+    expect(admitted).to.deep.equal(['k1', 'k2', 'k1', 'k2']);
+  });
 });
