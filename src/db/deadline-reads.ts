@@ -5,8 +5,8 @@
 // HTTP client disconnected, http/closed-signal.ts) the statement is cancelled at once with the
 // protocol's cancel request (a separate short connection carrying the backend's pid and secret, as
 // psql's Ctrl-C does), and the caller is answered without waiting for the server: a frozen server
-// still fails fast. The connection is closed once the cancelled statement's backend is idle, or
-// after CANCEL_GIVE_UP_MS if it is not.
+// still fails fast. The connection is handed back once the cancelled statement's backend is idle
+// (closed if it is not after CANCEL_GIVE_UP_MS, or if a cancel request went unanswered).
 import { connect } from 'node:net';
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, ClientGone } from '../kernel/errors.ts';
@@ -199,23 +199,35 @@ function afterIdle(client: PoolClient, after: Promise<unknown>, done: (error?: u
 }
 
 /**
- * Cancels the statement `client` runs, again every CANCEL_REPEAT_MS until its backend is idle; then
- * the connection is closed, not reused: a cancel request still on its way could otherwise stop the
- * next statement run on it, another caller's. `ended` then, and only then: the error that answers a
- * cancelled statement comes before the backend has aborted it (it waits for its parallel workers to
- * stop and removes its temporary files first, over a second on a busy server, still `active` in
- * pg_stat_activity), so the end is a probe's answer on the same connection, which PostgreSQL runs
- * only once that is done. A backend that is still not idle CANCEL_GIVE_UP_MS after the cancel (a
- * frozen or unreachable server) has its connection closed and counts as ended.
+ * Cancels the statement `client` runs, again every CANCEL_REPEAT_MS until its backend is idle. The
+ * end is a probe's answer on the same connection, which PostgreSQL runs only once the statement has
+ * ended: the error that answers a cancelled statement comes before the backend has aborted it (it
+ * waits for its parallel workers to stop and removes its temporary files first, over a second on a
+ * busy server, still `active` in pg_stat_activity). Then, once the server has closed every cancel
+ * request's connection (it has signalled the backend: a signal that finds the backend idle is
+ * dropped there, before it reads another statement), the connection goes back to the pool and
+ * `ended` is called. A cancel request that could not be sent or was not answered may still be on
+ * its way, and could stop the next statement run on the connection, another caller's: then the
+ * connection is closed instead, as it is when the backend is still not idle CANCEL_GIVE_UP_MS after
+ * the cancel (a frozen or unreachable server). Closed after every cancel, as before, one key's
+ * clients leaving mid-read (a hundred a second) made the pool open a connection for each, and every
+ * key's reads and the writes waited behind those connection starts (found from outside: another
+ * key's p50 from 2 to 230 ms).
  */
 function handBackAfterCancel(client: PoolClient, running: Promise<unknown>, ended: () => void): void {
-  const repeat = setInterval(() => sendCancel(client), CANCEL_REPEAT_MS);
+  const cancels: Promise<boolean>[] = [];
+  const cancel = () => cancels.push(sendCancel(client));
+  const repeat = setInterval(cancel, CANCEL_REPEAT_MS);
   repeat.unref();
-  sendCancel(client);
-  afterIdle(client, running, () => {
+  cancel();
+  afterIdle(client, running, (error) => {
     clearInterval(repeat);
-    discardConnection(client, new Error('statement cancelled'));
-    ended();
+    void Promise.all(cancels).then((answered) => {
+      if (error !== undefined || !answered.every(Boolean))
+        discardConnection(client, (error as Error | undefined) ?? new Error('a cancel request was not answered'));
+      else client.release();
+      ended();
+    });
   });
 }
 // Run on a connection only after the server's ReadyForQuery for what ran before it.
@@ -226,17 +238,31 @@ type Backend = { host?: string; port?: number; processID?: number | null; secret
 // CancelRequest: length 16, the code 80877102, the backend's pid and secret (protocol 3.0).
 const CANCEL_REQUEST_CODE = 80877102;
 
-/** The protocol's CancelRequest for the statement `client` is running, on a short connection of its own. */
-function sendCancel(client: PoolClient): void {
+/**
+ * The protocol's CancelRequest for the statement `client` is running, on a short connection of its
+ * own. True once the server has closed that connection after reading it (it has passed the cancel on
+ * to the backend); false when it could not be sent, or was not answered within CANCEL_SEND_TIMEOUT_MS.
+ */
+function sendCancel(client: PoolClient): Promise<boolean> {
   const { host, port, processID, secretKey } = client as unknown as Backend;
-  if (processID == null || secretKey == null || port === undefined) return;
+  if (processID == null || secretKey == null || port === undefined) return Promise.resolve(false);
   const message = Buffer.alloc(16);
   message.writeInt32BE(16, 0);
   message.writeInt32BE(CANCEL_REQUEST_CODE, 4);
   message.writeInt32BE(processID, 8);
   message.writeInt32BE(secretKey, 12);
-  const socket = host?.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
-  socket.setTimeout(CANCEL_SEND_TIMEOUT_MS, () => socket.destroy());
-  socket.on('error', () => {}); // a server that cannot be reached: the give-up timer drops the connection
-  socket.on('connect', () => socket.end(message));
+  return new Promise((resolve) => {
+    let answered = false;
+    let failed = false;
+    const socket = host?.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
+    socket.setTimeout(CANCEL_SEND_TIMEOUT_MS, () => {
+      failed = true;
+      socket.destroy();
+    });
+    socket.on('error', () => (failed = true)); // a server that cannot be reached: the give-up timer drops the connection
+    socket.on('connect', () => socket.end(message));
+    socket.on('end', () => (answered = true)); // the server closed its side: the request was read
+    socket.resume(); // (no data comes; flowing, the stream reports its end)
+    socket.on('close', () => resolve(answered && !failed));
+  });
 }
