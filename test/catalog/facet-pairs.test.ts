@@ -148,7 +148,7 @@ describe('facets of one facet value from the counts of pairs (facet_pair_counts,
         async () =>
           (
             await pool.query(
-              `select 1 from pg_stat_activity where query like '%fold_search%' and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+              `select 1 from pg_stat_activity where datname = current_database() and query like '%fold_search%' and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
             )
           ).rowCount,
         10_000,

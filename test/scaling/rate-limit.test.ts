@@ -89,10 +89,11 @@ describe('rate limits of /v1', () => {
     expect((await getJson(api, path, created.key)).status).to.equal(200);
     expectProblem(await getJson(api, path, created.key), 429);
     await revokeApiKey(testDb().orm.em.fork(), created.id);
-    // 429 until the revocation reaches the key cache (milliseconds), then 401.
+    // 429 until the revocation reaches the key cache (milliseconds; half a second on a loaded
+    // machine), then 401: within half the cache's 10 s age bound, so only the notification can do it.
     const started = performance.now();
     let status = 429;
-    while (status === 429 && performance.now() - started < 1000)
+    while (status === 429 && performance.now() - started < 5000)
       status = (await getJson(api, path, created.key)).status;
     expect(status).to.equal(401);
     expectProblem(await getJson(api, path, null), 401);

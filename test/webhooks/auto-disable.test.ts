@@ -63,7 +63,7 @@ describe('automatic disabling of failing receivers', function () {
         (await getReceiver({ pool: testDb().pool }, id))?.enabled === false
           ? await getReceiver({ pool: testDb().pool }, id)
           : null,
-      5000,
+      20_000,
       'disabled',
     );
 
@@ -112,7 +112,7 @@ describe('automatic disabling of failing receivers', function () {
     await publish();
     expect(await disabled(long.id)).to.include({ disabledReason: 'failing', deadDeliveries: 1 });
     expect(await deadLetteredFlags(long.id)).to.deep.equal([true]);
-    await eventually(async () => (await attempts(short.id)) === 1, 5000, 'the other attempt');
+    await eventually(async () => (await attempts(short.id)) === 1, 20_000, 'the other attempt');
     expect(await getReceiver({ pool: testDb().pool }, short.id)).to.include({
       enabled: true,
       disabledReason: null,
@@ -132,10 +132,10 @@ describe('automatic disabling of failing receivers', function () {
     await enableReceiver({ pool: testDb().pool }, id);
     // Failed attempts are retried within 50-400 ms here: count at least, not exactly (a loaded run
     // polled past the moment there were exactly two).
-    await eventually(async () => (await attempts(id)) >= 2, 5000, 'the catch-up attempt');
+    await eventually(async () => (await attempts(id)) >= 2, 20_000, 'the catch-up attempt');
     const afterCatchUp = await attempts(id);
     await publish();
-    await eventually(async () => (await attempts(id)) > afterCatchUp, 5000, 'the attempt after enable');
+    await eventually(async () => (await attempts(id)) > afterCatchUp, 20_000, 'the attempt after enable');
     // Health is written by the statement that records the attempt: visible with it.
     const health = async () =>
       (
@@ -156,7 +156,7 @@ describe('automatic disabling of failing receivers', function () {
           )
         ).rows[0].n,
       );
-    await eventually(async () => (await successes()) > 0, 5000, 'a successful attempt');
+    await eventually(async () => (await successes()) > 0, 20_000, 'a successful attempt');
     const healed = async () =>
       (
         await testDb().pool.query(
@@ -176,7 +176,7 @@ describe('automatic disabling of failing receivers', function () {
     const { id } = await stack.addReceiver(receiver.url);
     await testDb().pool.query(`update receiver set failing_since = now() - interval '10000 hours' where id = $1`, [id]);
     await publish();
-    await eventually(async () => (await attempts(id)) === 1, 5000, 'an attempt');
+    await eventually(async () => (await attempts(id)) === 1, 20_000, 'an attempt');
     expect(await getReceiver({ pool: testDb().pool }, id)).to.include({ enabled: true, lastSuccessAt: null });
   });
 

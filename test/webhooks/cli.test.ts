@@ -169,7 +169,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const eventId = await publishOne(stack);
 
     // One attempt (WEBHOOK_MAX_ATTEMPTS = 1 here), then a dead letter.
-    await eventually(async () => (await listDeadLetters(testDb().pool)).length > 0, 5000, 'a dead letter');
+    await eventually(async () => (await listDeadLetters(testDb().pool)).length > 0, 20_000, 'a dead letter');
     const dead = json<{ eventId: string; receiverId: string; attempts: number; lastError: string }[]>(
       (await cli('deliveries', 'dead', '--json')).stdout,
     );
@@ -223,7 +223,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     const first = rows[0]!.id;
     await eventually(
       async () => receiver.requests.filter((r) => JSON.parse(r.body.toString()).resource.id === id).length === 2,
-      5000,
+      20_000,
       'both events delivered',
     );
     const skipped = await cli('events', 'redeliver', first, '--receiver', info.id);
@@ -243,7 +243,7 @@ describe('webhook commands (receivers, events, deliveries)', function () {
     for (let i = 0; i < 2; i++) eventIds.push(await publishOne(stack));
     await eventually(
       async () => (await listDeadLetters(testDb().pool, { receiverId: info.id })).length === 2,
-      5000,
+      20_000,
       'two dead letters',
     );
 

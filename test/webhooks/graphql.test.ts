@@ -51,7 +51,7 @@ describe('GraphQL: events and delivery attempts', () => {
     await eventually(
       async () =>
         (await testDb().pool.query('select 1 from delivery_attempt where event_id = $1', [eventId])).rowCount === 4,
-      5000,
+      20_000,
       'four attempts',
     );
   });

@@ -85,7 +85,7 @@ describe('per-record order of deliveries', function () {
     await changes(id, 2);
     await eventually(
       async () => versionsOf(world.receiver.requests, id).length === 4,
-      5000,
+      20_000,
       'two failures of version 1, then versions 2 and 3',
     );
     expect(versionsOf(world.receiver.requests, id)).to.deep.equal([1, 1, 2, 3]);
@@ -242,7 +242,7 @@ describe('per-record order of deliveries', function () {
     // A's delivery is answered once B's next event is written (it holds the receiver's one slot meanwhile).
     world.receiver.reply((r) => (bodyOf(r).resource.id === a ? { hang: true } : { status: 200 }));
     await changes(a, 0);
-    await eventually(async () => versionsOf(world.receiver.requests, a).length === 1, 5000, "A's delivery in flight");
+    await eventually(async () => versionsOf(world.receiver.requests, a).length === 1, 20_000, "A's delivery in flight");
     await changes(b, 0);
     const { rows: first } = await testDb().pool.query<{ id: string }>(
       'select id from event where resource_id = $1 and version = 1',
@@ -256,7 +256,7 @@ describe('per-record order of deliveries', function () {
             [DELIVERY_QUEUE, first[0]!.id],
           )
         ).rowCount === 1,
-      5000,
+      20_000,
       "B's first delivery fetched while A's is in flight",
     );
     // B's next event, written while A's delivery still holds the receiver's one slot; then A is answered.
@@ -289,7 +289,7 @@ describe('per-record order of deliveries', function () {
     const { id: receiverId } = await world.stack.addReceiver(world.receiver.url);
     const id = randomUUID();
     await changes(id, 2);
-    await eventually(async () => versionsOf(world.receiver.requests, id).length === 3, 5000, 'three deliveries');
+    await eventually(async () => versionsOf(world.receiver.requests, id).length === 3, 20_000, 'three deliveries');
     const { rows: events } = await testDb().pool.query<{ id: string }>(
       'select id from event where resource_id = $1 order by version',
       [id],
@@ -309,7 +309,11 @@ describe('per-record order of deliveries', function () {
     expect(
       (await redeliverEvent({ pool: testDb().pool, boss: world.stack.boss }, v3!, receiverId)).superseded,
     ).to.equal(0);
-    await eventually(async () => versionsOf(world.receiver.requests, id).length === 4, 5000, 'the redelivered latest');
+    await eventually(
+      async () => versionsOf(world.receiver.requests, id).length === 4,
+      20_000,
+      'the redelivered latest',
+    );
     // --include-superseded sends the old one anyway.
     expect(
       (
@@ -318,7 +322,11 @@ describe('per-record order of deliveries', function () {
         })
       ).superseded,
     ).to.equal(0);
-    await eventually(async () => versionsOf(world.receiver.requests, id).length === 5, 5000, 'the old one, on request');
+    await eventually(
+      async () => versionsOf(world.receiver.requests, id).length === 5,
+      20_000,
+      'the old one, on request',
+    );
     expect(versionsOf(world.receiver.requests, id)).to.deep.equal([1, 2, 3, 3, 1]);
   });
 });

@@ -114,7 +114,7 @@ describe('webhook redelivery and dead-letter replay', () => {
         const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
         return d.length === 2 ? d : null;
       },
-      5000,
+      20_000,
       'two dead letters',
     );
     expect(dead.map((d) => d.eventId).toSorted()).to.deep.equal(events.map((e) => e.id).toSorted());
@@ -154,7 +154,7 @@ describe('webhook redelivery and dead-letter replay', () => {
         const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
         return d.length === 1 ? d : null;
       },
-      5000,
+      20_000,
       'a dead letter',
     );
     // The same event sent again to the same receiver, successfully, after the letter died.
@@ -168,7 +168,7 @@ describe('webhook redelivery and dead-letter replay', () => {
             info.id,
           ])
         ).rowCount === 1,
-      5000,
+      20_000,
       'the success recorded',
     );
     const [listed] = await listDeadLetters(testDb().pool, { receiverId: info.id });

@@ -94,7 +94,7 @@ describe('webhook subscriptions', () => {
       const second = await lifecycle(stack);
       await eventually(
         async () => about(off, first).length >= 1 && about(off, second).length >= 3,
-        5000,
+        20_000,
         'both records',
       );
       const bodies = off.requests.map(
@@ -133,7 +133,7 @@ describe('webhook subscriptions', () => {
             const d = await listDeadLetters(testDb().pool, { receiverId: info.id });
             return d.length === 3 ? d : null;
           },
-          5000,
+          20_000,
           'three dead letters',
         );
         expect(dead.map((d) => d.lastError)).to.deep.equal([
@@ -148,7 +148,7 @@ describe('webhook subscriptions', () => {
         ).to.deep.equal({ replayed: 0, superseded: 0, remaining: 3 });
         // Enabled, it gets its catch-up first: the record's latest state, the last of the three.
         await enableReceiver({ pool: testDb().pool }, info.id);
-        await eventually(async () => about(receiver, id).length >= 1, 5000, 'the catch-up');
+        await eventually(async () => about(receiver, id).length >= 1, 20_000, 'the catch-up');
         expect(about(receiver, id)[0]!.headers['x-service-event-id']).to.equal(pending[2]);
         // Which makes the older two superseded for a replay; sent anyway when asked.
         expect(
@@ -157,7 +157,7 @@ describe('webhook subscriptions', () => {
             { receiverId: info.id, includeSuperseded: true },
           ),
         ).to.deep.equal({ replayed: 3, superseded: 0, remaining: 0 });
-        await eventually(async () => about(receiver, id).length >= 4, 5000, 'the replays');
+        await eventually(async () => about(receiver, id).length >= 4, 20_000, 'the replays');
         expect(new Set(about(receiver, id).map((r) => r.headers['x-service-event-id']))).to.deep.equal(
           new Set(pending),
         );
@@ -244,7 +244,7 @@ describe('webhook subscriptions', () => {
         await stays.waitFor(2, 10_000);
         await eventually(
           async () => (await jobs(DELIVERY_QUEUE, { receiverId: goneInfo.id })).length === 0,
-          5000,
+          20_000,
           "the removed receiver's job dropped",
         );
         expect(gone.requests).to.have.length(0);
