@@ -29,16 +29,23 @@ export const jobSettings = (q: string) =>
 
 /**
  * The highest version on its way in lane `lane`, null when none is: its waiting events' (the settling
- * statement or the sweeper moves them up, whatever becomes of the head) and its head's while the head
- * job is live (waiting, retrying or in flight; one pg-boss dead-lettered, a lost worker's, is not on
- * its way: a replay is the only way it arrives). Not `queued_version`, the highest ever queued: that
- * one may have been dead-lettered while an older one, replayed, is the head now (replays skipping the
- * newest as pending left receivers on an older version for good, found from outside).
+ * statement or the sweeper moves them up, whatever becomes of the head) and its head's. Not
+ * `queued_version`, the highest ever queued: that one may have been dead-lettered while an older
+ * one, replayed, is the head now (replays skipping the newest as pending left receivers on an older
+ * version for good, found from outside). `liveHead`: the head counts only while its job is live
+ * (waiting, retrying or in flight; one pg-boss dead-lettered, a lost worker's, is not on its way: a
+ * replay is the only way it arrives). That reads pg-boss's table, which the catch-up and the resync
+ * must not: the CLI runs them on a database whose queue pg-boss has not made yet (they count a
+ * head while it is there, and the sweeper moves a lane whose head job is gone).
  */
-export const pendingTopSql = (lane: string) => `greatest(
+export const pendingTopSql = (lane: string, liveHead = false) => `greatest(
     (select max(p.version) from event p where p.id = any(${lane}.waiting)),
-    (select p.version from event p where p.id = ${lane}.head_event and exists (
-       select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = ${lane}.head_job and j.state <= 'active')))`;
+    (select p.version from event p where p.id = ${lane}.head_event and ${lane}.head_job is not null${
+      liveHead
+        ? ` and exists (
+       select 1 from ${BOSS_SCHEMA}.job j where j.name = '${DELIVERY_QUEUE}' and j.id = ${lane}.head_job and j.state <= 'active')`
+        : ''
+    }))`;
 
 // $1 event ids, $2 receiver ids, $3 priorities; a replay's statement (`replay`) also $4, skip also
 // the version the receiver already has. The writers' fan-out runs the statement without the replay's
@@ -61,7 +68,7 @@ const enqueueSql = (replay: boolean) => `
   with ${
     replay
       ? `pending as materialized (
-    select l.receiver_id, l.resource_id, ${pendingTopSql('l')} as top
+    select l.receiver_id, l.resource_id, ${pendingTopSql('l', true)} as top
       from (select distinct u.receiver_id, e.resource_id from unnest($1::uuid[], $2::uuid[]) as u (event_id, receiver_id)
               join event e on e.id = u.event_id) k
       join delivery_lane l on l.receiver_id = k.receiver_id and l.resource_id = k.resource_id),`
