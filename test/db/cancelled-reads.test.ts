@@ -16,13 +16,20 @@ import { testDb } from '../hooks.ts';
 const LATE_MS = 150;
 const SLEEP_S = 4;
 
+const ownQuery = new WeakMap<object, unknown>();
+
 /** The query pool's connections, each sending its statements LATE_MS after they are asked for. */
 function lateSource(pool: QueryPool): QueryPool {
   return {
     ...pool,
     async connect() {
       const client = await pool.connect();
-      const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+      // Once per connection: a cancelled read's connection goes back to the pool, and wrapped again
+      // its statements would be sent twice as late.
+      const query = (ownQuery.get(client) ?? client.query.bind(client)) as (
+        config: pg.QueryConfig,
+      ) => Promise<pg.QueryResult>;
+      ownQuery.set(client, query);
       (client as { query: unknown }).query = (config: pg.QueryConfig) =>
         new Promise((resolve) => setTimeout(resolve, LATE_MS)).then(() => query(config));
       return client;
