@@ -26,6 +26,7 @@ import {
   type Transition,
 } from './write-plans.ts';
 import { type RunSql, sqlOf } from '../db/transaction-sql.ts';
+import { recordLockSql } from '../db/record-locks.ts';
 import { deleteNestedRows, writeDocs } from './write-docs.ts';
 import { createIdGate, type IdGate } from './id-gate.ts';
 import { ROUTING_LOCK_KEY } from '../db/routing-lock.ts';
@@ -39,7 +40,7 @@ async function lockIds(run: RunSql, ids: readonly string[]): Promise<void> {
   // The locks are taken in the subquery's order (a sort above the call would not order the calls);
   // and, shared, the lock that a change of a receiver's view takes exclusive (db/routing-lock.ts).
   await run(
-    `select pg_advisory_xact_lock_shared(${ROUTING_LOCK_KEY}), (select count(pg_advisory_xact_lock(hashtextextended(id, 0)))
+    `select pg_advisory_xact_lock_shared(${ROUTING_LOCK_KEY}), (select count(${recordLockSql('id')})
        from (select id from unnest($1::text[]) as id order by id) ordered)`,
     [ids],
   );

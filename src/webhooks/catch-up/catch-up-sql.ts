@@ -3,6 +3,7 @@
 // receiver_catch_up). No job per missed event: the records are found in SQL, and each batch hands its
 // deliveries to the lanes in one enqueueing statement.
 import { isoSql } from '../../db/iso-sql.ts';
+import { recordLockSql } from '../../db/record-locks.ts';
 import { LEFT_VIEW_EVENT_TYPE } from '../../views/left-view.ts';
 import { pendingTopSql } from '../queue/lanes.ts';
 
@@ -64,9 +65,8 @@ export const START_SQL = `update receiver set catch_up_from = $2::xid8, catch_up
 /**
  * $1 receiver id, $2 batch size: the next records to queue from `table` (receiver_catch_up here, or
  * receiver_resync: resync-sql.ts), locked (two runs of one catch-up share the work), and each record's
- * advisory lock taken as the catalog's writers take it (catalog/catalog-writes.ts lockIds:
- * hashtextextended of the id as text, in the order of the id as text), so no writer of these records
- * is between its fan-out and its commit while the batch reads their latest events and enqueues: a
+ * advisory lock taken as the catalog's writers take it (db/record-locks.ts), so no writer of these
+ * records is between its fan-out and its commit while the batch reads their latest events and enqueues: a
  * later change of one is fanned out behind its catch-up delivery, in its lane. The locks are taken in
  * the subquery's order.
  */
@@ -76,7 +76,7 @@ export const pickSql = (table: string) => `
      where receiver_id = $1 and queued_at is null
      order by resource_id limit $2
        for update skip locked)
-  select id, pg_advisory_xact_lock(hashtextextended(id, 0)) from (select id from picked order by id) ordered`;
+  select id, ${recordLockSql('id')} from (select id from picked order by id) ordered`;
 export const PICK_SQL = pickSql('receiver_catch_up');
 
 /**

@@ -20,6 +20,7 @@
 // attempt row.
 import type { Pool } from 'pg';
 import { BOSS_SCHEMA, DELIVERY_QUEUE, NOTIFY_CHANNEL_SQL } from './boss.ts';
+import { recordLockSql } from '../../db/record-locks.ts';
 
 /** The pg-boss columns of a new delivery job with the queue's own settings (what boss.insert() writes; boss-schema.test.ts compares). */
 export const JOB_SETTINGS_COLUMNS =
@@ -161,16 +162,15 @@ const RECORD_SUPERSEDED_SQL = `
    where exists (select 1 from event e where e.id = s.event_id) and exists (select 1 from receiver r where r.id = s.receiver_id)`;
 
 /**
- * Takes, in the caller's transaction, the locks of the records of `eventIds` as the catalog's writers
- * take them (catalog/catalog-writes.ts: hashtextextended of the id as text, in that order), before a
- * replay's enqueue: a writer holds its records' locks from its fan-out to its commit, so the replay's
- * statement then sees that writer's lane as committed. Without them a replay judged the lane by a
+ * Takes, in the caller's transaction, the locks of the records of `eventIds` (db/record-locks.ts),
+ * before a replay's enqueue: a writer holds its records' locks from its fan-out to its commit, so the
+ * replay's statement then sees that writer's lane as committed. Without them a replay judged the lane by a
  * snapshot from before a write committing beside it, and could queue a version behind a newer one.
  */
 export async function lockRecordsOfEvents(run: RunQuery, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
   await run(
-    `select count(pg_advisory_xact_lock(hashtextextended(id, 0))) from (
+    `select count(${recordLockSql('id')}) from (
        select distinct e.resource_id::text as id from event e where e.id = any($1::uuid[]) and e.resource_id is not null order by 1) ordered`,
     [eventIds],
   );
